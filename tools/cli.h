@@ -1,0 +1,67 @@
+// The `hotpage` command: subcommand registry and a small, strict flag
+// parser shared by every subcommand.
+//
+// Each subcommand lives in its own cmd_<name>.cc and is listed in
+// hotpage_main.cc's table. Flags are `--name value`, `--name=value` or a
+// bare `--name` for booleans; anything unknown, missing or malformed is an
+// error that names the flag and points at `--help` (exit status 2).
+
+#ifndef HOTPAGE_TOOLS_CLI_H_
+#define HOTPAGE_TOOLS_CLI_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hotpage {
+
+// Exit statuses of the hotpage command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the work failed (message on stderr)
+inline constexpr int kExitUsage = 2;    // bad command line
+
+struct FlagSpec {
+  std::string name;        // without "--"
+  std::string value_name;  // empty for a boolean flag
+  std::string help;
+};
+
+class ParsedFlags {
+ public:
+  bool Has(absl::string_view name) const;
+  std::optional<std::string> Get(absl::string_view name) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  friend absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
+                                                const std::vector<FlagSpec>& specs);
+  std::map<std::string, std::string, std::less<>> values_;
+  std::vector<std::string> positional_;
+};
+
+// Parses args (after the subcommand name). "--help"/"-h" are always known
+// (as the boolean "help"). "--" ends flags.
+absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
+                                       const std::vector<FlagSpec>& specs);
+
+// Usage text for a subcommand: synopsis, description, flags.
+std::string FormatUsage(absl::string_view command, absl::string_view synopsis,
+                        absl::string_view description, const std::vector<FlagSpec>& specs);
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+// Subcommand entry points.
+int RunTopology(const std::vector<std::string>& args);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_CLI_H_

@@ -1,0 +1,71 @@
+#!/bin/bash
+# End-to-end checks of the built `hotpage` binary: help, usage errors and
+# exit statuses, and `topology` on a fake sysfs tree built here.
+set -u
+HOTPAGE="$(dirname "$0")/hotpage"
+[ -x "$HOTPAGE" ] || HOTPAGE="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hotpage"
+fails=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+contains() { grep -qF -- "$2" <<<"$1"; }
+
+out=$("$HOTPAGE" --help); rc=$?
+check "--help exits 0" test $rc -eq 0
+check "--help lists topology" contains "$out" "topology"
+
+out=$("$HOTPAGE" 2>&1); rc=$?
+check "no command is a usage error" test $rc -eq 2
+
+out=$("$HOTPAGE" frobnicate 2>&1); rc=$?
+check "unknown command exits 2" test $rc -eq 2
+check "unknown command is named" contains "$out" "unknown command 'frobnicate'"
+
+out=$("$HOTPAGE" topology --bogus 2>&1); rc=$?
+check "unknown flag exits 2" test $rc -eq 2
+check "unknown flag is named" contains "$out" "unknown option '--bogus'"
+
+out=$("$HOTPAGE" topology --help); rc=$?
+check "topology --help exits 0" test $rc -eq 0
+check "topology --help documents --sysfs-root" contains "$out" "--sysfs-root DIR"
+check "topology --help documents --json" contains "$out" "--json"
+
+out=$("$HOTPAGE" topology --sysfs-root /nonexistent/x 2>&1); rc=$?
+check "missing root exits 1" test $rc -eq 1
+check "missing root is named" contains "$out" "/nonexistent/x"
+
+# A fake two-node tree: DRAM node 0 with CPUs, CPU-less node 1 with HMAT.
+T=$(mktemp -d "${TEST_TMPDIR:-/tmp}/tree.XXXXXX")
+N=$T/sys/devices/system/node
+mkdir -p $N/node0 $N/node1/access0/initiators $T/sys/devices/system/cpu/cpu0/topology
+echo 0-1 > $N/online
+echo 0 > $N/node0/cpulist; echo > $N/node1/cpulist
+printf 'Node 0 MemTotal: 1048576 kB\nNode 0 MemFree: 524288 kB\n' > $N/node0/meminfo
+printf 'Node 1 MemTotal: 2097152 kB\nNode 1 MemFree: 2097152 kB\n' > $N/node1/meminfo
+echo "10 20" > $N/node0/distance; echo "20 10" > $N/node1/distance
+echo 0 > $T/sys/devices/system/cpu/cpu0/topology/physical_package_id
+echo 250 > $N/node1/access0/initiators/read_latency
+echo 8192 > $N/node1/access0/initiators/read_bandwidth
+ln -s ../../../node0 $N/node1/access0/initiators/node0
+
+out=$("$HOTPAGE" topology --sysfs-root "$T" --json); rc=$?
+check "fake tree json exits 0" test $rc -eq 0
+check "json has tier_source distance" contains "$out" '"tier_source": "distance"'
+check "json has node 1 latency" contains "$out" '"read_latency_ns": 250'
+check "json has null write latency" contains "$out" '"write_latency_ns": null'
+check "json node 1 memory" contains "$out" '"memory_bytes": 2147483648'
+
+out=$("$HOTPAGE" topology --sysfs-root "$T"); rc=$?
+check "fake tree table exits 0" test $rc -eq 0
+check "table shows the CPU-less node" contains "$out" "(none)"
+check "table names the package rule" contains "$out" "memory-only, by HMAT initiator"
+
+echo garbage > $N/node1/distance
+out=$("$HOTPAGE" topology --sysfs-root "$T" 2>&1); rc=$?
+check "garbage distance exits 1" test $rc -eq 1
+check "garbage distance names the file" contains "$out" "$N/node1/distance"
+rm -rf "$T"
+
+echo "$fails failed"
+[ $fails -eq 0 ]

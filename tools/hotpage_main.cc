@@ -1,0 +1,56 @@
+// hotpage: keeps a workload's hot pages in fast memory and its cold pages
+// out of the way, on tiered-memory Linux machines.
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+
+namespace hotpage {
+namespace {
+
+constexpr Subcommand kSubcommands[] = {
+    {"topology", "show NUMA nodes, memory tiers, HMAT, packages and kernel features",
+     &RunTopology},
+};
+
+void PrintUsage(std::ostream& os) {
+  os << "Usage: hotpage COMMAND [OPTIONS]\n\n"
+        "A page-placement engine for tiered memory (DRAM + CXL or slower NUMA nodes).\n\n"
+        "Commands:\n";
+  for (const Subcommand& c : kSubcommands) {
+    std::string name = c.name;
+    os << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ')
+       << c.summary << "\n";
+  }
+  os << "\nRun 'hotpage COMMAND --help' for a command's options.\n";
+}
+
+}  // namespace
+}  // namespace hotpage
+
+int main(int argc, char** argv) {
+  using hotpage::kSubcommands;
+  if (argc < 2) {
+    hotpage::PrintUsage(std::cerr);
+    return hotpage::kExitUsage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    if (cmd == "help" && argc >= 3) {
+      for (const hotpage::Subcommand& c : kSubcommands) {
+        if (c.name == std::string(argv[2])) return c.run({"--help"});
+      }
+    }
+    hotpage::PrintUsage(std::cout);
+    return hotpage::kExitOk;
+  }
+  for (const hotpage::Subcommand& c : kSubcommands) {
+    if (cmd == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
+  }
+  std::cerr << "hotpage: unknown command '" << cmd << "'\n\n";
+  hotpage::PrintUsage(std::cerr);
+  return hotpage::kExitUsage;
+}
