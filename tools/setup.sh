@@ -1,0 +1,48 @@
+#!/bin/bash
+# Installs what hotpage needs to build and test on Debian bookworm, from
+# Debian's archive only (no other network access is needed or used).
+#
+#   tools/setup.sh          build dependencies (Bazel, abseil, TBB, ...)
+#   tools/setup.sh --vm     also the QEMU guest kernel and tools for tests/vm
+#
+# Runs apt-get only for packages that are missing. Needs root (or sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_vm=0
+for a in "$@"; do
+  case "$a" in
+    --vm) want_vm=1 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$a' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO=sudo; else
+    echo "setup.sh: needs root to install packages (no sudo found)" >&2; exit 1
+  fi
+fi
+
+pkgs=(bazel-bootstrap g++ libabsl-dev libtbb-dev libpfm4-dev libgtest-dev
+      libbenchmark-dev libnuma-dev linux-libc-dev pkg-config)
+if [ $want_vm -eq 1 ]; then
+  while read -r p; do [ -n "$p" ] && pkgs+=("$p"); done < <(grep -v '^#' tests/vm/packages.txt)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ $want_vm -eq 1 ]; then
+  $SUDO bash tests/vm/fetch_kernel.sh
+fi
+echo "setup.sh: ready" >&2
