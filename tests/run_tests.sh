@@ -12,6 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 mode=all
+start=$(date +%s)
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,6 +73,7 @@ if [ $status -ne 0 ] && [ $failed -eq 0 ]; then
   echo "run_tests.sh: bazel failed before any test ran (see above)" >&2
   failed=1
 fi
+echo "run_tests.sh: $mode tests took $(( $(date +%s) - start )) s" >&2
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
 echo "$line"
