@@ -1,0 +1,87 @@
+// Sample: one memory access observed by a sampler (PEBS, IBS, a software
+// event, DAMON) or read back from a trace. Every source produces this one
+// type; every consumer (hotness table, trace writer, simulator) reads it.
+//
+// The record is a fixed-size POD of 64 bytes (one cache line) so that rings
+// of them are copied with memcpy and never allocate. Fields the source
+// cannot provide are 0 (paddr, weight) or kUnknown (level, tlb).
+
+#ifndef HOTPAGE_SAMPLER_SAMPLE_H_
+#define HOTPAGE_SAMPLER_SAMPLE_H_
+
+#include <cstdint>
+#include <type_traits>
+
+namespace hotpage {
+
+// Where the access was served, decoded from perf's data_src.
+enum class MemLevel : uint8_t {
+  kUnknown = 0,
+  kL1 = 1,
+  kL2 = 2,
+  kL3 = 3,
+  kLfb = 4,          // line fill buffer (miss already in flight)
+  kLocalDram = 5,
+  kRemoteDram = 6,   // another node's DRAM (mem_remote, or REM_RAM1/2)
+  kRemoteCache = 7,  // another package's cache (REM_CCE1/2)
+  kCxl = 8,          // CXL- or PMEM-like memory (LVLNUM_CXL, LVLNUM_PMEM)
+  kIo = 9,
+};
+inline constexpr int kNumMemLevels = 10;
+const char* MemLevelName(MemLevel level);
+
+enum class TlbOutcome : uint8_t {
+  kUnknown = 0,
+  kL1Hit = 1,
+  kL2Hit = 2,
+  kMiss = 3,  // page walk (hardware walker or OS)
+};
+const char* TlbOutcomeName(TlbOutcome tlb);
+
+// Which sampler produced a sample.
+enum class SampleSource : uint8_t {
+  kUnknown = 0,
+  kPebsLoad = 1,
+  kPebsStore = 2,
+  kIbsOp = 3,
+  kPageFault = 4,
+  kDamon = 5,
+  kPerfData = 6,  // imported from a perf.data file
+};
+const char* SampleSourceName(SampleSource source);
+
+struct Sample {
+  uint64_t time_ns = 0;   // perf clock (CLOCK_MONOTONIC unless configured)
+  uint64_t vaddr = 0;     // virtual data address; never 0 once accepted
+  uint64_t paddr = 0;     // physical address, 0 when unknown
+  uint64_t data_src = 0;  // raw perf_mem_data_src
+  uint64_t period = 0;    // effective sample period when this was taken
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t cpu = 0;
+  uint32_t weight = 0;    // load latency in cycles, 0 when unknown
+  MemLevel level = MemLevel::kUnknown;
+  TlbOutcome tlb = TlbOutcome::kUnknown;
+  SampleSource source = SampleSource::kUnknown;
+  uint8_t flags = 0;      // kSampleStore, ...
+  uint32_t reserved = 0;  // keeps the record at 64 bytes; always 0
+};
+static_assert(sizeof(Sample) == 64, "Sample is one cache line");
+static_assert(std::is_trivially_copyable_v<Sample>);
+
+inline constexpr uint8_t kSampleStore = 1 << 0;  // the access was a store
+
+struct DecodedDataSrc {
+  MemLevel level = MemLevel::kUnknown;
+  TlbOutcome tlb = TlbOutcome::kUnknown;
+  bool is_store = false;
+};
+
+// Decodes perf_mem_data_src (linux/perf_event.h). Prefers the newer
+// mem_lvl_num/mem_remote fields (Linux 4.14+) and falls back to the old
+// mem_lvl bit set. Pure; no allocation; safe on any 64-bit value.
+DecodedDataSrc DecodeDataSrc(uint64_t data_src);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_SAMPLER_SAMPLE_H_
