@@ -211,8 +211,7 @@ std::string TopologyToTable(const Topology& topo) {
   absl::StrAppend(&out, "\nTiers (source: ", TierSourceName(topo.tier_source), ")\n");
   rows.clear();
   for (const Tier& t : topo.tiers) {
-    std::string role = t.rank == 0 ? "fast" : (t.rank + 1 == static_cast<int>(topo.tiers.size()) ? "slowest" : "slower");
-    if (topo.tiers.size() == 1) role = "only tier";
+    std::string role = topo.tiers.size() == 1 ? "only tier" : t.rank == 0 ? "fast" : "slow";
     rows.push_back({absl::StrCat("rank ", t.rank), role,
                     absl::StrCat("nodes ", FormatKernelList(t.nodes))});
   }

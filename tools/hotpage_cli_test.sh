@@ -67,5 +67,21 @@ check "garbage distance exits 1" test $rc -eq 1
 check "garbage distance names the file" contains "$out" "$N/node1/distance"
 rm -rf "$T"
 
+# Golden tables from sysfs trees captured in real 6.12 guests.
+HOTPAGE_ABS=$(cd "$(dirname "$HOTPAGE")" && pwd)/$(basename "$HOTPAGE")
+# Runfiles are symlinks out of the tree, which KernelFs (rightly) refuses
+# to follow out of a --sysfs-root: copy the trees, dereferenced.
+dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/trees.XXXXXX")
+cp -rL "$TEST_SRCDIR/$TEST_WORKSPACE/tests/testdata/sysfs/." "$dir/"
+for tree in 2pkg-cxl dram-cxl; do
+  out=$(cd "$dir" && "$HOTPAGE_ABS" topology --sysfs-root "$tree"); rc=$?
+  check "$tree table exits 0" test $rc -eq 0
+  if diff -u "$dir/$tree.topology.txt" <(printf '%s\n' "$out"); then
+    echo "ok   $tree table matches golden"
+  else
+    echo "FAIL $tree table differs from golden (above)"; fails=$((fails + 1))
+  fi
+done
+
 echo "$fails failed"
 [ $fails -eq 0 ]
