@@ -1,0 +1,22 @@
+// Fuzz target for policy/numa_maps.h: numa_maps and maps parsers.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "absl/strings/string_view.h"
+#include "policy/numa_maps.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  absl::string_view text(reinterpret_cast<const char*>(data), size);
+  auto ranges = hotpage::ParseNumaMaps(text);
+  auto maps = hotpage::ParseProcMaps(text);
+  if (ranges.ok() && maps.ok()) {
+    size_t unmatched = hotpage::JoinWithMaps(*ranges, *maps);
+    if (unmatched > ranges->size()) std::abort();
+    for (const auto& r : *ranges) {
+      if (r.end != 0 && r.end <= r.start) std::abort();
+    }
+  }
+  return 0;
+}
