@@ -221,6 +221,7 @@ cp "${script}" "${root}/test.sh"
 ld_path="$(printf '%s\n' "${!lib_dirs[@]}" | sort | paste -sd: -)"
 token="$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 marker="@@HOTPAGE-VM-RESULT token=${token}"
+init_marker="@@HOTPAGE-VM-INIT token=${token}@@"
 cat >"${root}/init" <<EOF
 #!/bin/busybox sh
 /bin/busybox --install -s
@@ -233,6 +234,7 @@ mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 [ -w /proc/sys/kernel/numa_balancing ] && echo 0 >/proc/sys/kernel/numa_balancing
+echo "${init_marker}"
 cd /tmp
 /bin/sh /test.sh </dev/null
 rc=\$?
@@ -266,10 +268,24 @@ qemu_cmd=(
 )
 ((verbose)) && note "running: ${qemu_cmd[*]}"
 log="${work}/console.log"
-t_boot="$(now)"
-timeout -k 5 "${timeout_sec}" "${qemu_cmd[@]}" </dev/null | tr -d '\r' | tee "${log}"
-qemu_rc="${PIPESTATUS[0]}"
-t_end="$(now)"
+# Under multi-threaded TCG, a 6.12 guest occasionally oopses on an int3 left
+# by the kernel's own code patching (text_poke_bp) while the other vCPU runs
+# a stale translation: seen here about once in 30 boots, always before
+# /init. Such a boot says nothing about the test, so it is retried (at most
+# twice, loudly); an oops after /init started is always a failure.
+for attempt in 1 2 3; do
+  t_boot="$(now)"
+  timeout -k 5 "${timeout_sec}" "${qemu_cmd[@]}" </dev/null | tr -d '\r' | tee "${log}"
+  qemu_rc="${PIPESTATUS[0]}"
+  t_end="$(now)"
+  if ! grep -a -q -F "${init_marker}" "${log}" && grep -a -q -F 'Oops: int3' "${log}" \
+     && ((attempt < 3)); then
+    note "warning: guest kernel oops before /init (TCG code-patching race); retrying, attempt $((attempt + 1)) of 3"
+    grep -a -E 'Kernel panic|Oops: ' "${log}" | head -n 2 | sed "s/^/${PROG}:   /" >&2
+    continue
+  fi
+  break
+done
 
 # --- Result ------------------------------------------------------------------
 
