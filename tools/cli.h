@@ -29,18 +29,23 @@ struct FlagSpec {
   std::string name;        // without "--"
   std::string value_name;  // empty for a boolean flag
   std::string help;
+  bool repeatable = false;  // may be given several times (GetAll)
+  char short_name = 0;      // e.g. 'o' for "-o FILE"
 };
 
 class ParsedFlags {
  public:
   bool Has(absl::string_view name) const;
+  // The last value of a flag (the only one unless repeatable).
   std::optional<std::string> Get(absl::string_view name) const;
+  // Every value of a repeatable flag, in order.
+  std::vector<std::string> GetAll(absl::string_view name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
   friend absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                                 const std::vector<FlagSpec>& specs);
-  std::map<std::string, std::string, std::less<>> values_;
+  std::map<std::string, std::vector<std::string>, std::less<>> values_;
   std::vector<std::string> positional_;
 };
 
@@ -48,6 +53,13 @@ class ParsedFlags {
 // (as the boolean "help"). "--" ends flags.
 absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::vector<FlagSpec>& specs);
+
+// Parses a flag value as an integer in [lo, hi]; the error names the flag.
+absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags, absl::string_view name,
+                                int64_t default_value, int64_t lo, int64_t hi);
+// Same for a floating-point value.
+absl::StatusOr<double> FlagDouble(const ParsedFlags& flags, absl::string_view name,
+                                  double default_value, double lo, double hi);
 
 // Usage text for a subcommand: synopsis, description, flags.
 std::string FormatUsage(absl::string_view command, absl::string_view synopsis,

@@ -41,6 +41,28 @@ TEST(ParseFlags, ErrorsNameTheFlag) {
   EXPECT_FALSE(dash.ok());
 }
 
+TEST(ParseFlags, RepeatableShortAndNumbers) {
+  const std::vector<FlagSpec> specs = {
+      {"pid", "PID", "target", /*repeatable=*/true},
+      {"output", "FILE", "out", false, 'o'},
+      {"period", "N", "p"},
+      {"budget", "PCT", "b"},
+  };
+  auto f = ParseFlags({"--pid", "1", "--pid=2", "-o", "x.hpt", "--period", "12", "--budget", "2.5"}, specs);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->GetAll("pid"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(f->Get("output"), "x.hpt");
+  EXPECT_EQ(*FlagInt(*f, "period", 0, 1, 100), 12);
+  EXPECT_EQ(*FlagInt(*f, "missing", 7, 1, 100), 7);
+  EXPECT_DOUBLE_EQ(*FlagDouble(*f, "budget", 0, 0, 100), 2.5);
+  auto range = FlagInt(*f, "period", 0, 20, 100);
+  ASSERT_FALSE(range.ok());
+  EXPECT_NE(range.status().message().find("from 20 to 100, got '12'"), std::string::npos);
+  EXPECT_FALSE(ParseFlags({"-x"}, specs).ok());
+  EXPECT_NE(FormatUsage("record", "", "", specs).find("-o, --output FILE"), std::string::npos);
+  EXPECT_NE(FormatUsage("record", "", "", specs).find("--pid PID ..."), std::string::npos);
+}
+
 TEST(ParseFlags, HelpIsAlwaysKnown) {
   auto f = ParseFlags({"-h"}, kSpecs);
   ASSERT_TRUE(f.ok());
