@@ -3,6 +3,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <cerrno>
 #include <limits>
 #include <utility>
@@ -28,6 +30,10 @@ constexpr char kScheme[] = "kdamonds/0/contexts/0/schemes/0";
 constexpr int kBusyRetries = 40;
 constexpr absl::Duration kBusyBackoff = absl::Milliseconds(5);
 
+constexpr char kNeedsRoot[] =
+    "DAMON's sysfs files are root's, mode 0600 (reading and writing them needs root or "
+    "CAP_DAC_OVERRIDE); run hotpage as root: ";
+
 // Upper bound on tried regions read per Poll, whatever the options say.
 constexpr size_t kMaxTriedRegionsHard = size_t{1} << 17;
 
@@ -37,8 +43,8 @@ uint64_t MonotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-absl::Mutex& RegistryMu() {
-  static absl::Mutex* mu = new absl::Mutex;
+Mutex& RegistryMu() {
+  static Mutex* mu = new Mutex;
   return *mu;
 }
 
@@ -77,7 +83,7 @@ absl::Status ValidateDamonOptions(const DamonOptions& o) {
       o.max_nr_regions > 65536) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DAMON nr_regions min ", o.min_nr_regions, " max ", o.max_nr_regions,
-        ": need 3 <= min <= max <= 65536 (default 10 and 1000)"));
+        ": need 3 <= min <= max <= 65536 (default 100 and 1000)"));
   }
   if (o.chunk_bytes < 4096 || o.chunk_bytes > (uint64_t{1} << 30) ||
       (o.chunk_bytes & (o.chunk_bytes - 1)) != 0) {
@@ -95,22 +101,22 @@ absl::Status ValidateDamonOptions(const DamonOptions& o) {
 // --- Registry ------------------------------------------------------------
 
 void DamonSource::Register(DamonSource* s) {
-  absl::MutexLock l(&RegistryMu());
+  MutexLock l(&RegistryMu());
   Registry().push_back(s);
 }
 
 void DamonSource::Unregister(DamonSource* s) {
-  absl::MutexLock l(&RegistryMu());
+  MutexLock l(&RegistryMu());
   auto& r = Registry();
   r.erase(std::remove(r.begin(), r.end(), s), r.end());
 }
 
 absl::Status DamonSource::TeardownAll() {
   // Lock order everywhere: registry, then a source's mu_.
-  absl::MutexLock l(&RegistryMu());
+  MutexLock l(&RegistryMu());
   absl::Status first;
   for (DamonSource* s : Registry()) {
-    absl::MutexLock sl(&s->mu_);
+    MutexLock sl(&s->mu_);
     absl::Status st = s->TeardownLocked("torn down by TeardownAll (termination signal)");
     if (first.ok() && !st.ok()) first = st;
   }
@@ -153,22 +159,22 @@ absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(
 
 DamonSource::~DamonSource() {
   Unregister(this);
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   (void)TeardownLocked("source destroyed");
 }
 
 absl::Status DamonSource::Stop() {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   return TeardownLocked("stopped");
 }
 
 bool DamonSource::running() const {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   return owned_ && !torn_down_;
 }
 
 DamonStats DamonSource::stats() const {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   return stats_;
 }
 
@@ -190,6 +196,33 @@ int DamonSource::WriteRetry(absl::string_view rel, absl::string_view value) {
   return err;
 }
 
+// DAMON's show() handlers also take its lock with trylock: a read while a
+// command is in flight (this or another process's update) fails EBUSY, which
+// KernelFs reports as Unavailable. Retry like writes.
+absl::StatusOr<std::string> DamonSource::ReadRetry(absl::string_view rel) {
+  const std::string path = AdminPath(rel);
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<std::string> s = fs_.ReadTrimmed(path);
+    if (s.ok() || s.status().code() != absl::StatusCode::kUnavailable ||
+        attempt >= kBusyRetries) {
+      return s;
+    }
+    ++stats_.ebusy_retries;
+    absl::SleepFor(kBusyBackoff);
+  }
+}
+
+absl::StatusOr<int64_t> DamonSource::ReadIntRetry(absl::string_view rel) {
+  HOTPAGE_ASSIGN_OR_RETURN(std::string s, ReadRetry(rel));
+  std::optional<uint64_t> v = ParseUnsigned(s, uint64_t{1} << 62);
+  if (!v) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        fs_.Display(AdminPath(rel)), ": expected a decimal integer, found \"",
+        s.substr(0, 40), "\""));
+  }
+  return static_cast<int64_t>(*v);
+}
+
 absl::Status DamonSource::Write(absl::string_view rel, absl::string_view value) {
   int err = WriteRetry(rel, value);
   if (err == 0) return absl::OkStatus();
@@ -199,7 +232,7 @@ absl::Status DamonSource::Write(absl::string_view rel, absl::string_view value) 
 // --- Setup ---------------------------------------------------------------
 
 absl::Status DamonSource::Setup() {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   if (torn_down_) {
     return absl::CancelledError(absl::StrCat("DAMON setup for pid ", pid_,
                                              " cancelled: ", teardown_why_));
@@ -221,17 +254,23 @@ absl::Status DamonSource::CheckFree() {
         " does not exist. This kernel lacks CONFIG_DAMON_SYSFS (Linux 5.18+) or sysfs is "
         "not mounted; use another sample source (e.g. --source pagefault)"));
   }
-  HOTPAGE_ASSIGN_OR_RETURN(int64_t nr, fs_.ReadInt(AdminPath(kNrKdamonds)));
+  auto nr_or = ReadIntRetry(kNrKdamonds);
+  if (!nr_or.ok()) {
+    if (nr_or.status().code() == absl::StatusCode::kPermissionDenied) {
+      return Annotate(nr_or.status(), kNeedsRoot);
+    }
+    return nr_or.status();
+  }
+  const int64_t nr = *nr_or;
   if (nr != 0) {
     // Say who holds it, as far as sysfs tells.
     std::vector<std::string> holders;
     for (int64_t i = 0; i < std::min<int64_t>(nr, 4); ++i) {
       const std::string k = absl::StrCat("kdamonds/", i);
-      auto state = fs_.ReadTrimmed(AdminPath(absl::StrCat(k, "/state")));
-      auto kpid = fs_.ReadTrimmed(AdminPath(absl::StrCat(k, "/pid")));
-      auto ops = fs_.ReadTrimmed(AdminPath(absl::StrCat(k, "/contexts/0/operations")));
-      auto target =
-          fs_.ReadTrimmed(AdminPath(absl::StrCat(k, "/contexts/0/targets/0/pid_target")));
+      auto state = ReadRetry(absl::StrCat(k, "/state"));
+      auto kpid = ReadRetry(absl::StrCat(k, "/pid"));
+      auto ops = ReadRetry(absl::StrCat(k, "/contexts/0/operations"));
+      auto target = ReadRetry(absl::StrCat(k, "/contexts/0/targets/0/pid_target"));
       std::string h = absl::StrCat("kdamond ", i, ": state ", state.ok() ? *state : "?",
                                    ", thread pid ", kpid.ok() ? *kpid : "?");
       if (ops.ok()) absl::StrAppend(&h, ", ", *ops);
@@ -267,14 +306,15 @@ absl::Status DamonSource::SetupLocked() {
         return Annotate(s, "DAMON became busy (another user started a kdamond after hotpage "
                            "found none): ");
       }
+      if (err == EACCES || err == EPERM) return Annotate(s, kNeedsRoot);
       return s;
     }
   }
   owned_ = true;
   HOTPAGE_RETURN_IF_ERROR(Annotate(Configure(), absl::StrCat("configuring DAMON for pid ",
                                                              pid_, ": ")));
-  auto kpid = fs_.ReadInt(AdminPath(absl::StrCat(kKdamond, "/pid")));
-  if (kpid.ok()) stats_.kdamond_pid = static_cast<int>(*kpid);
+  auto kpid = ReadRetry(absl::StrCat(kKdamond, "/pid"));
+  if (kpid.ok()) stats_.kdamond_pid = std::atoi(kpid->c_str());
   return absl::OkStatus();
 }
 
@@ -331,7 +371,7 @@ absl::Status DamonSource::Configure() {
 
 absl::Status DamonSource::VerifyOwnership() {
   const std::string nr_path = fs_.Display(AdminPath(kNrKdamonds));
-  auto nr = fs_.ReadInt(AdminPath(kNrKdamonds));
+  auto nr = ReadIntRetry(kNrKdamonds);
   if (!nr.ok()) {
     return Annotate(nr.status(), "cannot tell whether DAMON's kdamond is still hotpage's, so "
                                  "not removing it: ");
@@ -343,8 +383,8 @@ absl::Status DamonSource::VerifyOwnership() {
   }
   // What we wrote so far must still be there. A context that was not yet
   // configured has no target or operations to compare.
-  auto target = fs_.ReadInt(AdminPath(absl::StrCat(kContext, "/targets/0/pid_target")));
-  auto ops = fs_.ReadTrimmed(AdminPath(absl::StrCat(kContext, "/operations")));
+  auto target = ReadIntRetry(absl::StrCat(kContext, "/targets/0/pid_target"));
+  auto ops = ReadRetry(absl::StrCat(kContext, "/operations"));
   const bool foreign_ops = ops.ok() && *ops != "vaddr";  // vaddr is also the default
   const bool foreign_target =
       target.ok() && (wrote_target_ ? *target != pid_ : (*target != 0 && *target != pid_));
@@ -371,7 +411,7 @@ absl::Status DamonSource::TeardownLocked(absl::string_view why) {
   }
   const std::string state_rel = absl::StrCat(kKdamond, "/state");
   absl::Status off_status;
-  auto state = fs_.ReadTrimmed(AdminPath(state_rel));
+  auto state = ReadRetry(state_rel);
   if (!state.ok() || *state != "off") {
     int err = WriteRetry(state_rel, "off");
     // EPERM: the kdamond stopped by itself between the read and the write.
@@ -439,22 +479,28 @@ absl::Status DamonSource::PollLocked() {
         "DAMON source for pid ", pid_, " is no longer running (", teardown_why_, ")"));
   }
   const std::string state_rel = absl::StrCat(kKdamond, "/state");
+  const uint64_t t0 = MonotonicNs();
   int err = WriteRetry(state_rel, "update_schemes_tried_regions");
+  const uint64_t t1 = MonotonicNs();
+  stats_.update_ns += t1 - t0;
   if (err != 0) {
-    auto state = fs_.ReadTrimmed(AdminPath(state_rel));
+    auto state = ReadRetry(state_rel);
     if (state.ok() && *state == "off") return KdamondStopped();
     return WriteErrorStatus(err, "update_schemes_tried_regions",
                             writer_->Display(AdminPath(state_rel)));
   }
   ++stats_.polls;
-  return ReadRegions();
+  absl::Status read = ReadRegions();
+  stats_.read_ns += MonotonicNs() - t1;
+  if (read.ok() && regions_.empty()) ++stats_.empty_updates;
+  return read;
 }
 
 absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
   {
     // Holds mu_ only for the sysfs part, so that TeardownAll waits at most
     // for one update; the conversion below touches owner-thread state only.
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     HOTPAGE_RETURN_IF_ERROR(PollLocked());
   }
   const uint64_t now_ns = MonotonicNs();
@@ -489,7 +535,7 @@ absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
     sink(absl::MakeConstSpan(batch, fill));
     delivered += fill;
   }
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   stats_.samples += delivered;
   stats_.samples_dropped += dropped;
   return delivered;

@@ -1,5 +1,6 @@
 #include "sampler/damon_source.h"
 
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <functional>
@@ -11,7 +12,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "tools/base/fake_sysfs_writer.h"
 #include "tools/base/fake_tree.h"
@@ -207,7 +207,7 @@ const std::vector<std::string> kSetup = {
     "kdamonds/0/contexts/0/monitoring_attrs/intervals/sample_us=5000",
     "kdamonds/0/contexts/0/monitoring_attrs/intervals/aggr_us=100000",
     "kdamonds/0/contexts/0/monitoring_attrs/intervals/update_us=1000000",
-    "kdamonds/0/contexts/0/monitoring_attrs/nr_regions/min=10",
+    "kdamonds/0/contexts/0/monitoring_attrs/nr_regions/min=100",
     "kdamonds/0/contexts/0/monitoring_attrs/nr_regions/max=1000",
     "kdamonds/0/contexts/0/targets/nr_targets=1",
     "kdamonds/0/contexts/0/targets/0/pid_target=4321",
@@ -601,6 +601,18 @@ TEST(DamonSource, EbusyIsRetried) {
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
 }
 
+TEST(DamonSource, PermissionDeniedNamesWhatIsNeeded) {
+  FakeDamon k;
+  k.Inject("kdamonds/nr_kdamonds=1", EACCES);
+  auto src = k.Start();
+  ASSERT_FALSE(src.ok());
+  EXPECT_EQ(src.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "run hotpage as root")) << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "CAP_DAC_OVERRIDE")) << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "nr_kdamonds: EACCES")) << src.status();
+  EXPECT_EQ(k.Writes(), (std::vector<std::string>{"kdamonds/nr_kdamonds=1 !EACCES"}));
+}
+
 TEST(DamonSource, PersistentEbusyOnTakeIsNotTornDown) {
   FakeDamon k;
   k.Inject("kdamonds/nr_kdamonds=1", EBUSY);
@@ -650,19 +662,21 @@ TEST(DamonSource, TeardownAllRacesWithPoll) {
     k.SetRegions({{kBase, kBase + 8 * kMiB, 10, 0}});
     auto src = k.Start();
     ASSERT_TRUE(src.ok());
-    absl::Notification polling;
+    // std::atomic rather than absl::Notification: Debian's abseil is not
+    // TSan-instrumented (see tools/base/mutex.h).
+    std::atomic<bool> polling{false};
     absl::Status end;
     std::thread owner([&] {
-      for (bool first = true;; first = false) {
+      for (;;) {
         auto n = (*src)->Poll([](absl::Span<const Sample>) {});
-        if (first) polling.Notify();
+        polling.store(true, std::memory_order_release);
         if (!n.ok()) {
           end = n.status();
           return;
         }
       }
     });
-    polling.WaitForNotification();
+    while (!polling.load(std::memory_order_acquire)) std::this_thread::yield();
     ASSERT_TRUE(DamonSource::TeardownAll().ok());
     owner.join();
     EXPECT_EQ(end.code(), absl::StatusCode::kFailedPrecondition) << end;
