@@ -57,6 +57,15 @@ kill -TERM $wl
 wait $wl
 ws=$?
 [ "$ws" = 0 ] || fail "small workload exited with $ws"
-no_kdamond_left "at the end"
+
+# 4. The target exits by itself while polls run back to back (an update
+# command is usually in flight when it dies).
+hot_set_workload --mib=32 --clusters=2 --cluster_mib=2 --duration_ms=2000 &
+wl=$!
+damon_vm_check --mode=hold --pid=$wl
+hs=$?
+wait $wl
+[ "$hs" = 3 ] || fail "holder exited with $hs when its target exited (want 3)"
+no_kdamond_left "after the target exited under polling"
 [ "$rc" = 0 ] && echo "guest: all DAMON checks passed"
 exit $rc
