@@ -81,6 +81,12 @@
 // max_samples_per_poll (the excess is counted, not delivered).
 // ----------------------------------------------------------------------
 //
+// Limits: one DamonSource per machine at a time (it takes kdamond 0 and
+// needs nr_kdamonds to be 0); several pids would be several targets of its
+// one context (not implemented). A SIGKILLed hotpage cannot tear down: its
+// kdamond runs until the target exits (then stops by itself), nr_kdamonds
+// stays 1, and the next Start refuses with instructions to clean up.
+//
 // Threading: one owner thread calls Poll/Stop; any thread may call
 // TeardownAll() (the SIGTERM/SIGINT path: see termination_signals.h; do NOT
 // call it from a signal handler: it takes locks and does file I/O). Every
@@ -123,12 +129,14 @@ struct DamonOptions {
   // DAMON never lets a region grow beyond (monitored bytes / min_nr_regions),
   // so min_nr_regions is the resolution knob: 100 keeps regions of a 200 MiB
   // process at about 2 MiB. Measured in the 6.12 TCG guest (192 MiB, 8 hot
-  // clusters of 2 MiB, tests/damon): with 100, 90% of a new hot set was
-  // found 1.7-2.3 s after a switch (4 refreshes) at precision 0.96-0.98;
-  // with DAMON's usual 10, 4.2-4.5 s (22-24 refreshes), and the first hot
-  // set was still at recall 0.5-0.6 after 3-5 s. Reading the regions costs
-  // per region per Poll (4 small files): 0.26 s for 121 regions under TCG,
-  // a few ms on hardware. The kernel wants min >= 3.
+  // clusters of 2 MiB, tests/damon, host shared with other builds): with
+  // 100, 90% of a new hot set was found 0.8-2.5 s after a switch (2-6
+  // refreshes; 5.7 s once on a heavily loaded host), precision 0.96-1.0
+  // once settled; with DAMON's usual 10, 4.2-4.5 s (22-24 refreshes), and
+  // the first hot set was still at recall 0.5-0.6 after 3-5 s. Reading the
+  // regions costs 4 small sysfs files per region per Poll: 0.15-0.26 s for
+  // about 125 regions under TCG (not measured on hardware). The kernel
+  // wants min >= 3.
   uint32_t min_nr_regions = 100;
   uint32_t max_nr_regions = 1000;
   // Evidence granularity of the Samples (power of two, 4 KiB .. 1 GiB).
@@ -178,7 +186,12 @@ class DamonSource {
   DamonSource& operator=(const DamonSource&) = delete;
 
   // Waits for the next aggregation interval's results and delivers them to
-  // `sink` as Samples in batches. Returns the number of Samples delivered.
+  // `sink` as Samples in batches (the sink must not call back into this
+  // source). Returns the number of Samples delivered. An update that
+  // yields no region at all (6.12 gives up after 2 aggregation intervals of
+  // jiffies, which a starved kdamond can miss; seen right after Start and
+  // under TCG on a loaded host) delivers nothing and counts in
+  // DamonStats::empty_updates; regions() is then empty.
   // Errors:
   //   NotFound: the kdamond stopped (state reads `off`): the target exited
   //     (the message says so when /proc/PID is gone) or someone turned it
