@@ -63,13 +63,16 @@ struct Sample {
   MemLevel level = MemLevel::kUnknown;
   TlbOutcome tlb = TlbOutcome::kUnknown;
   SampleSource source = SampleSource::kUnknown;
-  uint8_t flags = 0;      // kSampleStore, ...
+  uint8_t flags = 0;      // kSampleStore, kSampleRegion
   uint32_t reserved = 0;  // keeps the record at 64 bytes; always 0
 };
 static_assert(sizeof(Sample) == 64, "Sample is one cache line");
 static_assert(std::is_trivially_copyable_v<Sample>);
 
 inline constexpr uint8_t kSampleStore = 1 << 0;  // the access was a store
+// The sample is region-level evidence for a chunk of address space, not one
+// access at vaddr (DAMON: see sampler/damon_source.h for what it means).
+inline constexpr uint8_t kSampleRegion = 1 << 1;
 
 struct DecodedDataSrc {
   MemLevel level = MemLevel::kUnknown;

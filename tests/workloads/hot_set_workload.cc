@@ -1,0 +1,254 @@
+// hot_set_workload: a process with a known, switchable hot set, for testing
+// samplers and placement on a real kernel (tests/vm guests).
+//
+// It maps --mib MiB of anonymous memory (2 MiB aligned), writes every page,
+// then keeps touching a hot set of --clusters contiguous clusters of
+// --cluster_mib MiB each, as fast as it can. On SIGUSR1 (or after
+// --switch_after_ms) it switches to a second, disjoint hot set, and back on
+// the next switch. Cluster placement: the area is cut into --clusters equal
+// stripes; set A's cluster sits a quarter into each stripe, set B's three
+// quarters in, so the sets never touch each other and are spread over the
+// whole area (regions of DAMON must be split to isolate them).
+//
+// Ground truth for checkers: --layout FILE is rewritten atomically (temp +
+// rename) at start and after every switch:
+//   base 0x7f...        first byte of the area
+//   bytes N             its size
+//   phase K             0 = set A, 1 = set B, 2 = A again, ...
+//   switch_ns T         CLOCK_MONOTONIC of the switch into this phase
+//   hot START END       one line per cluster of the current set, [START, END)
+//
+// Data check: every page holds its index (xor a seed) in word 0, verified
+// on every hot touch and over the whole area at exit; word 1 counts that
+// page's hot touches, and their sum must equal the touches made. Exit
+// status 0 = data intact, 1 = corruption (printed), 2 = usage or setup error.
+// SIGTERM/SIGINT or --duration_ms end the run (with the final check).
+//
+// Options: --mib=192 --clusters=8 --cluster_mib=2 --layout=FILE
+//   --switch_after_ms=0 (0: only on SIGUSR1) --duration_ms=0 (0: until a
+//   signal) --thp=default|never|always (madvise) --bind_node=-1 (mbind the
+//   area to one node before it is touched; for placement tests)
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+volatile sig_atomic_t g_switch = 0;
+volatile sig_atomic_t g_stop = 0;
+
+void OnSwitch(int) { g_switch = 1; }
+void OnStop(int) { g_stop = 1; }
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+struct Options {
+  uint64_t mib = 192;
+  uint64_t clusters = 8;
+  uint64_t cluster_mib = 2;
+  std::string layout;
+  uint64_t switch_after_ms = 0;
+  uint64_t duration_ms = 0;
+  std::string thp = "default";
+  int bind_node = -1;
+};
+
+bool ParseFlag(const char* arg, const char* name, std::string* out) {
+  const size_t n = std::strlen(name);
+  if (std::strncmp(arg, name, n) != 0 || arg[n] != '=') return false;
+  *out = arg + n + 1;
+  return true;
+}
+
+bool ParseU64(const std::string& s, uint64_t* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+[[noreturn]] void Usage(const char* why) {
+  std::fprintf(stderr, "hot_set_workload: %s (see the header of hot_set_workload.cc)\n", why);
+  std::exit(2);
+}
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kSeed = 0x5eed5eed5eed5eedULL;
+
+// First page index of cluster i of set `which` (0 = A, 1 = B).
+uint64_t ClusterStartPage(const Options& o, uint64_t i, int which) {
+  const uint64_t area_pages = o.mib * kMiB / kPage;
+  const uint64_t stripe = area_pages / o.clusters;
+  const uint64_t cluster_pages = o.cluster_mib * kMiB / kPage;
+  const uint64_t offset = which == 0 ? stripe / 4 : 3 * stripe / 4;
+  // Align to the cluster size so that a 2 MiB cluster is one huge page.
+  uint64_t p = i * stripe + offset;
+  p -= p % cluster_pages;
+  return p;
+}
+
+void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switch_ns) {
+  if (o.layout.empty()) return;
+  const std::string tmp = o.layout + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) {
+    std::perror("hot_set_workload: layout");
+    std::exit(2);
+  }
+  const uint64_t b = reinterpret_cast<uint64_t>(base);
+  std::fprintf(f, "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64 "\nswitch_ns %" PRIu64 "\n",
+               b, o.mib * kMiB, phase, switch_ns);
+  for (uint64_t i = 0; i < o.clusters; ++i) {
+    const uint64_t s = b + ClusterStartPage(o, i, static_cast<int>(phase % 2)) * kPage;
+    std::fprintf(f, "hot 0x%" PRIx64 " 0x%" PRIx64 "\n", s, s + o.cluster_mib * kMiB);
+  }
+  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), o.layout.c_str()) != 0) {
+    std::perror("hot_set_workload: layout");
+    std::exit(2);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string v;
+    const char* a = argv[i];
+    if (ParseFlag(a, "--mib", &v)) {
+      if (!ParseU64(v, &o.mib) || o.mib == 0) Usage("bad --mib");
+    } else if (ParseFlag(a, "--clusters", &v)) {
+      if (!ParseU64(v, &o.clusters) || o.clusters == 0) Usage("bad --clusters");
+    } else if (ParseFlag(a, "--cluster_mib", &v)) {
+      if (!ParseU64(v, &o.cluster_mib) || o.cluster_mib == 0) Usage("bad --cluster_mib");
+    } else if (ParseFlag(a, "--layout", &v)) {
+      o.layout = v;
+    } else if (ParseFlag(a, "--switch_after_ms", &v)) {
+      if (!ParseU64(v, &o.switch_after_ms)) Usage("bad --switch_after_ms");
+    } else if (ParseFlag(a, "--duration_ms", &v)) {
+      if (!ParseU64(v, &o.duration_ms)) Usage("bad --duration_ms");
+    } else if (ParseFlag(a, "--thp", &v)) {
+      if (v != "default" && v != "never" && v != "always") Usage("bad --thp");
+      o.thp = v;
+    } else if (ParseFlag(a, "--bind_node", &v)) {
+      uint64_t n;
+      if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_node");
+      o.bind_node = static_cast<int>(n);
+    } else {
+      Usage("unknown argument");
+    }
+  }
+  // Two sets of clusters in stripes: each half-stripe must hold a cluster.
+  if (o.mib / o.clusters < 4 * o.cluster_mib) {
+    Usage("--mib / --clusters must be at least 4 x --cluster_mib");
+  }
+
+  const uint64_t bytes = o.mib * kMiB;
+  const uint64_t align = 2 * kMiB;
+  void* raw = mmap(nullptr, bytes + align, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) {
+    std::perror("hot_set_workload: mmap");
+    return 2;
+  }
+  uint8_t* base = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uint64_t>(raw) + align - 1) & ~(align - 1));
+  if (o.thp == "never") madvise(base, bytes, MADV_NOHUGEPAGE);
+  if (o.thp == "always") madvise(base, bytes, MADV_HUGEPAGE);
+  if (o.bind_node >= 0) {
+    unsigned long mask = 1UL << o.bind_node;
+    constexpr int kMpolBind = 2;
+    if (syscall(SYS_mbind, base, bytes, kMpolBind, &mask, 64, 0) != 0) {
+      std::perror("hot_set_workload: mbind");
+      return 2;
+    }
+  }
+  const uint64_t pages = bytes / kPage;
+  for (uint64_t p = 0; p < pages; ++p) {
+    uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
+    w[0] = p ^ kSeed;
+    w[1] = 0;
+  }
+
+  struct sigaction sa = {};
+  sa.sa_handler = OnSwitch;
+  sigaction(SIGUSR1, &sa, nullptr);
+  sa.sa_handler = OnStop;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+
+  const uint64_t start_ns = NowNs();
+  uint64_t phase = 0;
+  uint64_t phase_ns = start_ns;
+  WriteLayout(o, base, phase, phase_ns);
+  std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, %" PRIu64 " clusters of %" PRIu64
+              " MiB\n",
+              static_cast<int>(getpid()), o.mib, static_cast<void*>(base), o.clusters,
+              o.cluster_mib);
+  std::fflush(stdout);
+
+  const uint64_t cluster_pages = o.cluster_mib * kMiB / kPage;
+  uint64_t touches = 0, passes = 0, bad = 0;
+  std::vector<uint64_t> starts(o.clusters);
+  auto load_set = [&] {
+    for (uint64_t i = 0; i < o.clusters; ++i) {
+      starts[i] = ClusterStartPage(o, i, static_cast<int>(phase % 2));
+    }
+  };
+  load_set();
+  while (!g_stop) {
+    for (uint64_t i = 0; i < o.clusters; ++i) {
+      for (uint64_t p = starts[i]; p < starts[i] + cluster_pages; ++p) {
+        uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
+        if (w[0] != (p ^ kSeed)) ++bad;
+        ++w[1];
+        ++touches;
+      }
+    }
+    ++passes;
+    const uint64_t now = NowNs();
+    if (o.duration_ms != 0 && now - start_ns >= o.duration_ms * 1000000u) break;
+    if (g_switch || (o.switch_after_ms != 0 && now - phase_ns >= o.switch_after_ms * 1000000u)) {
+      g_switch = 0;
+      ++phase;
+      phase_ns = now;
+      load_set();
+      WriteLayout(o, base, phase, phase_ns);
+    }
+  }
+
+  uint64_t counted = 0;
+  for (uint64_t p = 0; p < pages; ++p) {
+    const uint64_t* w = reinterpret_cast<const uint64_t*>(base + p * kPage);
+    if (w[0] != (p ^ kSeed)) ++bad;
+    counted += w[1];
+  }
+  std::printf("hot_set_workload: %" PRIu64 " passes, %" PRIu64 " phases, %" PRIu64
+              " touches, %" PRIu64 " counted, %" PRIu64 " bad pages\n",
+              passes, phase + 1, touches, counted, bad);
+  if (bad != 0 || counted != touches) {
+    std::printf("hot_set_workload: DATA CORRUPTED\n");
+    return 1;
+  }
+  return 0;
+}
