@@ -3,6 +3,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include <cstring>
+#include <ctime>
 #include <mutex>
 
 #include "absl/strings/ascii.h"
@@ -27,6 +28,10 @@ perf_event_attr BaseAttr() {
   a.sample_type = kSampleType;
   a.sample_id_all = 1;
   a.disabled = 1;
+  // Timestamps on CLOCK_MONOTONIC (Linux 4.1+), so that samples line up
+  // with the recorder's own clock and with other tools.
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
   return a;
 }
 
@@ -213,6 +218,8 @@ absl::StatusOr<perf_event_attr> EncodeLibpfm(const std::string& event) {
   a.sample_type = kSampleType;
   a.sample_id_all = 1;
   a.disabled = 1;
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
   return a;
 }
 

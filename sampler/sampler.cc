@@ -163,8 +163,11 @@ absl::Status Sampler::OpenAll() {
                      e.layout.sample_type == decoders[0].layout.sample_type;
     }
     if (same_layout && !decoders.empty()) decoders.resize(1);
+    // Per-task events are restricted by the kernel to the targets and
+    // everything they spawn (inherit): no filter. System-wide rings see
+    // every process: filter unless --all.
     ring.reader = std::make_unique<RingReader>(ring.base, page, data_bytes, std::move(decoders),
-                                               config_.all ? nullptr : &filter_);
+                                               (config_.all || !system_wide_) ? nullptr : &filter_);
     rings_.push_back(std::move(ring));
   }
 

@@ -14,6 +14,7 @@ namespace {
 constexpr Subcommand kSubcommands[] = {
     {"topology", "show NUMA nodes, memory tiers, HMAT, packages and kernel features",
      &RunTopology},
+    {"record", "sample memory accesses of processes into an .hpt trace", &RunRecord},
     {"dump", "print an .hpt trace: one sample per line, then its counts", &RunDump},
 };
 

@@ -1,0 +1,403 @@
+// `hotpage record`: live memory-access sampling into a .hpt trace.
+//
+//   hotpage record (--pid PID ... | --all | -- COMMAND [ARGS]) -o FILE.hpt
+//
+// Threading: the main thread polls the per-CPU rings and writes the trace;
+// a TerminationSignalThread turns SIGINT/SIGTERM into a stop flag, so
+// Ctrl-C ends the recording between two polls and the file is always
+// closed properly (end block with the final counters).
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "policy/topology.h"
+#include "sampler/event_config.h"
+#include "sampler/sampler.h"
+#include "sampler/trace_writer.h"
+#include "tools/base/kernel_fs.h"
+#include "tools/base/status_macros.h"
+#include "tools/base/termination_signals.h"
+#include "tools/cli.h"
+
+namespace hotpage {
+namespace {
+
+double Now(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+uint64_t NowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// A target process, watched through a pidfd so that its exit is noticed and
+// a recycled pid is never mistaken for it.
+struct Target {
+  pid_t pid = 0;
+  int pidfd = -1;
+  bool exited = false;
+};
+
+absl::StatusOr<Target> OpenTarget(const KernelFs& fs, const std::string& text) {
+  int64_t pid = 0;
+  if (!absl::SimpleAtoi(text, &pid) || pid <= 0 || pid > (1 << 22)) {
+    return absl::InvalidArgumentError(absl::StrCat("--pid wants a process id, got '", text, "'"));
+  }
+  Target t;
+  t.pid = static_cast<pid_t>(pid);
+  long fd = syscall(SYS_pidfd_open, t.pid, 0);
+  if (fd < 0) {
+    if (errno == ESRCH) return absl::NotFoundError(absl::StrCat("no process with pid ", pid));
+    return ErrnoStatus(errno, absl::StrCat("pidfd_open ", pid));
+  }
+  t.pidfd = static_cast<int>(fd);
+  // Thread ids are valid pids for pidfd_open on newer kernels; the sampler
+  // wants thread-group ids.
+  absl::StatusOr<std::string> status = fs.ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  if (status.ok()) {
+    size_t at = status->find("\nTgid:");
+    int64_t tgid = 0;
+    if (at != std::string::npos) {
+      size_t end = status->find('\n', at + 1);
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(status->substr(at + 6, end - at - 6)), &tgid);
+    }
+    if (tgid != 0 && tgid != pid) {
+      close(t.pidfd);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pid ", pid, " is a thread of process ", tgid, "; give the process id (--pid ", tgid,
+          "): all its threads are sampled"));
+    }
+  }
+  return t;
+}
+
+bool TargetExited(Target& t) {
+  if (t.exited) return true;
+  pollfd p{t.pidfd, POLLIN, 0};
+  if (poll(&p, 1, 0) > 0) t.exited = true;  // a pidfd is readable once the process exits
+  return t.exited;
+}
+
+std::string Count(uint64_t n) {
+  if (n >= 10000000) return absl::StrFormat("%.1fM", n / 1e6);
+  if (n >= 10000) return absl::StrFormat("%.1fk", n / 1e3);
+  return absl::StrCat(n);
+}
+
+CpuCounters ToTraceCounters(int cpu, const RingCounters& c) {
+  CpuCounters out;
+  out.cpu = static_cast<uint32_t>(cpu);
+  out.lost = c.lost + c.lost_samples;
+  out.throttled = c.throttle;
+  out.unthrottled = c.unthrottle;
+  // Samples of the targets that could not be kept. (Other processes'
+  // samples in system-wide mode are not the target's: not counted here.)
+  out.skipped = c.filtered_zero + c.filtered_kernel + c.malformed + c.unknown_event;
+  return out;
+}
+
+}  // namespace
+
+int RunRecord(const std::vector<std::string>& args) {
+  const std::vector<FlagSpec> specs = {
+      {"pid", "PID", "sample this process and its threads and children (repeatable)", true},
+      {"all", "", "sample every process (system-wide; needs CAP_PERFMON or root)"},
+      {"output", "FILE", "write the trace here (required)", false, 'o'},
+      {"source", "SRC", "auto (default), pebs, ibs or pagefault"},
+      {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the targets exit)"},
+      {"sample-period", "N", "events per sample (default: 1000 PEBS, 65536 IBS, 1 page faults)"},
+      {"ldlat", "CYCLES", "PEBS load-latency threshold (default 30)"},
+      {"stores", "", "also sample stores (PEBS)"},
+      {"l3-miss-only", "", "IBS: only ops that missed L3 (Zen 4+)"},
+      {"cpu-budget", "PCT", "keep the sampling thread under PCT% of one core by raising the period (default 2; 0 = fixed period)"},
+      {"ring-kib", "KIB", "ring buffer per CPU (power of two, default 256)"},
+      {"system-wide", "", "one system-wide event per CPU with a pid filter, instead of per-task events"},
+      {"quiet", "", "no progress line"},
+  };
+  const char* synopsis = "(--pid PID ... | --all | -- COMMAND [ARGS...]) -o FILE.hpt [options]";
+  const char* description =
+      "Samples memory accesses (data address, CPU, pid/tid, latency, data source)\n"
+      "with the best source the machine has (--source auto: Intel PEBS, then AMD\n"
+      "IBS, then software page faults, which see first touches only) into a .hpt\n"
+      "trace. With -- COMMAND, hotpage starts the command and samples it from its\n"
+      "first instruction. Ctrl-C ends the recording cleanly; the trace is complete.\n"
+      "Progress (samples/s, lost, period) is shown on a terminal.";
+  // Everything after "--" is the command to run.
+  std::vector<std::string> own = args, command;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      own.assign(args.begin(), args.begin() + i);
+      command.assign(args.begin() + i + 1, args.end());
+      break;
+    }
+  }
+  auto usage_error = [](absl::string_view msg) {
+    std::cerr << "hotpage record: " << msg << "\nTry 'hotpage record --help'.\n";
+    return kExitUsage;
+  };
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(own, specs);
+  if (!flags.ok()) return usage_error(flags.status().message());
+  if (flags->Has("help")) {
+    std::cout << FormatUsage("record", synopsis, description, specs);
+    return kExitOk;
+  }
+  if (!flags->positional().empty()) {
+    return usage_error(absl::StrCat("unexpected argument '", flags->positional()[0],
+                                    "' (a command to run goes after --)"));
+  }
+  const std::vector<std::string> pid_args = flags->GetAll("pid");
+  const int modes = (pid_args.empty() ? 0 : 1) + (flags->Has("all") ? 1 : 0) + (command.empty() ? 0 : 1);
+  if (modes != 1) return usage_error("give exactly one of --pid PID, --all, or -- COMMAND");
+  std::optional<std::string> out_path = flags->Get("output");
+  if (!out_path) return usage_error("-o FILE.hpt is required");
+
+  absl::StatusOr<SourceRequest> source = ParseSourceRequest(flags->Get("source").value_or("auto"));
+  if (!source.ok()) return usage_error(source.status().message());
+  absl::StatusOr<double> duration = FlagDouble(*flags, "duration", 0, 0, 1e9);
+  absl::StatusOr<int64_t> period = FlagInt(*flags, "sample-period", 0, 1, int64_t{1} << 40);
+  absl::StatusOr<int64_t> ldlat = FlagInt(*flags, "ldlat", 30, 1, 65535);
+  absl::StatusOr<double> budget = FlagDouble(*flags, "cpu-budget", 2, 0, 100);
+  absl::StatusOr<int64_t> ring_kib = FlagInt(*flags, "ring-kib", 256, 8, 1 << 20);
+  for (const absl::Status& s : {duration.status(), period.status(), ldlat.status(), budget.status(), ring_kib.status()}) {
+    if (!s.ok()) return usage_error(s.message());
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t ring_pages = static_cast<size_t>(*ring_kib) * 1024 / page;
+  if (ring_pages == 0 || (ring_pages & (ring_pages - 1)) != 0) {
+    return usage_error(absl::StrCat("--ring-kib ", *ring_kib, " is not a power-of-two number of pages"));
+  }
+
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "hotpage record: " << s.message() << "\n";
+    return kExitFailure;
+  };
+  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
+  if (!fs.ok()) return fail(fs.status());
+
+  // Targets.
+  std::vector<Target> targets;
+  pid_t child = -1;
+  int go_fd = -1;
+  if (!command.empty()) {
+    // The child waits on a pipe until the events are open and enabled, so
+    // that its first access is sampled, then execs the command.
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) return fail(ErrnoStatus(errno, "pipe"));
+    child = fork();
+    if (child < 0) return fail(ErrnoStatus(errno, "fork"));
+    if (child == 0) {
+      close(go[1]);
+      char c;
+      if (read(go[0], &c, 1) != 1) _exit(127);  // the recorder gave up
+      std::vector<char*> argv;
+      for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::fprintf(stderr, "hotpage record: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    close(go[0]);
+    go_fd = go[1];
+    absl::StatusOr<Target> t = OpenTarget(*fs, absl::StrCat(child));
+    if (!t.ok()) return fail(t.status());
+    targets.push_back(*t);
+  }
+  auto kill_child = [&]() {
+    if (child > 0) {
+      if (go_fd >= 0) close(go_fd);
+      kill(child, SIGKILL);
+      waitpid(child, nullptr, 0);
+    }
+  };
+  for (const std::string& p : pid_args) {
+    absl::StatusOr<Target> t = OpenTarget(*fs, p);
+    if (!t.ok()) return fail(t.status());
+    targets.push_back(*t);
+  }
+
+  // Events.
+  SamplingOptions opt;
+  opt.sample_period = static_cast<uint64_t>(*period);
+  opt.ldlat_cycles = static_cast<int>(*ldlat);
+  opt.pebs_stores = flags->Has("stores");
+  opt.ibs_l3_miss_only = flags->Has("l3-miss-only");
+  std::string why;
+  absl::StatusOr<EventGroup> events = ChooseEvents(*fs, *source, opt, &why);
+  if (!events.ok()) {
+    kill_child();
+    return fail(events.status());
+  }
+  absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*fs);
+  if (!cpus.ok()) {
+    kill_child();
+    return fail(cpus.status());
+  }
+  SamplerConfig cfg;
+  cfg.events = *events;
+  cfg.all = flags->Has("all");
+  cfg.system_wide = flags->Has("system-wide");
+  for (const Target& t : targets) cfg.pids.push_back(t.pid);
+  cfg.cpus = *cpus;
+  cfg.ring_data_pages = ring_pages;
+  cfg.cpu_budget = *budget / 100.0;
+  LinuxPerfEventSystem sys;
+  absl::StatusOr<std::unique_ptr<Sampler>> sampler = Sampler::Open(cfg, &sys);
+  if (!sampler.ok()) {
+    kill_child();
+    return fail(sampler.status());
+  }
+
+  // Trace.
+  TraceHeader header;
+  header.sample_period = (*sampler)->period();
+  header.start_realtime_ns = NowNs(CLOCK_REALTIME);
+  header.start_clock_ns = NowNs(CLOCK_MONOTONIC);
+  header.source = SampleSourceName(events->events.back().source);
+  header.event_config = events->Describe();
+  SyscallMempolicyProbe probe;
+  if (absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe); topo.ok()) {
+    header.topology_json = TopologyToJson(*topo);
+  }
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(*out_path, header);
+  if (!writer.ok()) {
+    kill_child();
+    return fail(writer.status());
+  }
+
+  std::atomic<bool> stop{false};
+  absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
+      TerminationSignalThread::Start([&stop](int) { stop.store(true, std::memory_order_relaxed); });
+  if (!signals.ok()) {
+    kill_child();
+    return fail(signals.status());
+  }
+
+  const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
+  std::cerr << "hotpage record: " << why << "\n  events: " << events->Describe() << " on "
+            << cpus->size() << " CPUs, " << ((*sampler)->system_wide() ? "system-wide" : "per task")
+            << "\n";
+  if (absl::Status s = (*sampler)->Enable(); !s.ok()) {
+    kill_child();
+    return fail(s);
+  }
+  if (go_fd >= 0) {
+    if (write(go_fd, "g", 1) != 1) {
+      kill_child();
+      return fail(ErrnoStatus(errno, "starting the command"));
+    }
+    close(go_fd);
+    go_fd = -1;
+  }
+
+  absl::Status write_status;
+  uint64_t samples = 0;
+  auto sink = [&](absl::Span<const Sample> batch) {
+    samples += batch.size();
+    if (write_status.ok()) write_status = (*writer)->Append(batch);
+  };
+  auto sync_counters = [&]() {
+    for (const auto& [cpu, c] : (*sampler)->PerCpu()) {
+      absl::Status s = (*writer)->SetCounters(ToTraceCounters(cpu, c));
+      if (write_status.ok() && !s.ok()) write_status = s;
+    }
+  };
+  const double start = Now(CLOCK_MONOTONIC);
+  double last_tick = start, last_cpu = Now(CLOCK_THREAD_CPUTIME_ID), cpu_total = 0;
+  uint64_t last_samples = 0;
+  std::string stop_reason = "the targets exited";
+  int child_status = 0;
+  for (;;) {
+    absl::StatusOr<size_t> n = (*sampler)->Poll(100, sink);
+    if (!n.ok()) write_status = n.status();
+    if (!write_status.ok()) break;
+    const double now = Now(CLOCK_MONOTONIC);
+    if (stop.load(std::memory_order_relaxed)) {
+      stop_reason = "interrupted";
+      break;
+    }
+    if (*duration > 0 && now - start >= *duration) {
+      stop_reason = absl::StrCat("--duration ", *duration, " s reached");
+      break;
+    }
+    if (!cfg.all) {
+      bool all_gone = true;
+      for (Target& t : targets) all_gone &= TargetExited(t);
+      if (all_gone) break;
+    }
+    if (now - last_tick >= 1.0) {
+      const double cpu_now = Now(CLOCK_THREAD_CPUTIME_ID);
+      cpu_total += cpu_now - last_cpu;
+      (*sampler)->AdaptPeriod(cpu_now - last_cpu, now - last_tick);
+      sync_counters();
+      if (write_status.ok()) write_status = (*writer)->Flush();
+      if (progress) {
+        RingCounters t = (*sampler)->Totals();
+        std::fprintf(stderr, "\r  %6.1f s  %8s samples  %8s/s  lost %s  throttled %s  period %llu   ",
+                     now - start, Count(samples).c_str(),
+                     Count(static_cast<uint64_t>((samples - last_samples) / (now - last_tick))).c_str(),
+                     Count(t.lost + t.lost_samples).c_str(), Count(t.throttle).c_str(),
+                     static_cast<unsigned long long>((*sampler)->period()));
+      }
+      last_tick = now;
+      last_cpu = cpu_now;
+      last_samples = samples;
+    }
+  }
+  if (progress) std::fputs("\n", stderr);
+  (void)(*sampler)->Disable();
+  (*sampler)->Flush(sink);
+  sync_counters();
+  if (write_status.ok()) write_status = (*writer)->Close();
+  cpu_total += Now(CLOCK_THREAD_CPUTIME_ID) - last_cpu;
+  const double elapsed = Now(CLOCK_MONOTONIC) - start;
+  if (child > 0) {
+    if (stop_reason != "the targets exited") kill(child, SIGTERM);
+    waitpid(child, &child_status, 0);
+  }
+  for (Target& t : targets) close(t.pidfd);
+  if (!write_status.ok()) return fail(write_status);
+
+  RingCounters t = (*sampler)->Totals();
+  std::cerr << absl::StrFormat(
+      "hotpage record: %s; %llu samples in %.1f s to %s (%.1f MB, %.1f bytes/sample)\n"
+      "  lost %llu, throttled %llu, skipped %llu (no/kernel address), other processes' %llu; "
+      "period %llu; sampler CPU %.2f%% of one core\n",
+      stop_reason, static_cast<unsigned long long>(samples), elapsed, *out_path,
+      (*writer)->bytes_written() / 1e6,
+      samples ? static_cast<double>((*writer)->bytes_written()) / static_cast<double>(samples) : 0.0,
+      static_cast<unsigned long long>(t.lost + t.lost_samples),
+      static_cast<unsigned long long>(t.throttle),
+      static_cast<unsigned long long>(t.filtered_zero + t.filtered_kernel),
+      static_cast<unsigned long long>(t.filtered_pid),
+      static_cast<unsigned long long>((*sampler)->period()), elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+  if (child > 0 && WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0 &&
+      stop_reason == "the targets exited") {
+    std::cerr << "hotpage record: the command exited with status " << WEXITSTATUS(child_status) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace hotpage
