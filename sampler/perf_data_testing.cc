@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "sampler/perf_data_format.h"
 
@@ -13,6 +14,8 @@ namespace hotpage::testing {
 namespace {
 
 namespace pf = ::hotpage::perf_format;
+
+constexpr int kFeatCompressed = 27;  // HEADER_COMPRESSED
 
 void Put64(std::string* out, uint64_t v) {
   out->append(reinterpret_cast<const char*>(&v), 8);
@@ -315,8 +318,10 @@ std::string PerfDataBuilder::File(const Options& o) const {
   }
   const uint64_t data_off = f.size();
   f += data;
-  std::string desc;
+  // Feature sections, in bit order, after a table of {offset, size}.
+  std::vector<std::pair<int, std::string>> features;
   if (o.names) {
+    std::string desc;
     Put32(&desc, static_cast<uint32_t>(attrs_.size()));
     Put32(&desc, attr_len);
     for (const TestAttr& a : attrs_) {
@@ -329,10 +334,24 @@ std::string PerfDataBuilder::File(const Options& o) const {
       desc += name;
       for (uint64_t id : a.ids) Put64(&desc, id);
     }
-    Put64(&f, f.size() + 16);  // the table's one entry: EVENT_DESC
-    Put64(&f, desc.size());
-    f += desc;
+    features.emplace_back(pf::kFeatEventDesc, desc);
   }
+  if (o.compress) {
+    // HEADER_COMPRESSED {u32 version, type (1: zstd), level, ratio,
+    // mmap_len}: perf sizes its decompression buffer by mmap_len.
+    std::string comp;
+    for (uint32_t v : {1u, 1u, 1u, 4u, 1u << 20}) Put32(&comp, v);
+    features.emplace_back(kFeatCompressed, comp);
+  }
+  uint64_t feature_bits = 0;
+  uint64_t section = f.size() + 16 * features.size();
+  for (const auto& [bit, bytes] : features) {
+    feature_bits |= uint64_t{1} << bit;
+    Put64(&f, section);
+    Put64(&f, bytes.size());
+    section += bytes.size();
+  }
+  for (const auto& [bit, bytes] : features) f += bytes;
   Set64(&f, pf::kFhMagic, pf::kMagic2);
   Set64(&f, pf::kFhSize, pf::kFileHeaderSize);
   Set64(&f, pf::kFhAttrSize, attr_len + 16);
@@ -340,7 +359,7 @@ std::string PerfDataBuilder::File(const Options& o) const {
   Set64(&f, pf::kFhAttrs + 8, data_off - attrs_off);
   Set64(&f, pf::kFhData, data_off);
   Set64(&f, pf::kFhData + 8, data.size());
-  if (o.names) Set64(&f, pf::kFhFeatures, uint64_t{1} << pf::kFeatEventDesc);
+  Set64(&f, pf::kFhFeatures, feature_bits);
   return f;
 }
 

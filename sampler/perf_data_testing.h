@@ -30,7 +30,7 @@ struct TestAttr {
   uint64_t sample_regs_intr = 0;
   // Bytes of perf_event_attr stored in the file: 64 (VER0) ... 136 (VER8)
   // or more (a newer perf). attr.size holds it, or 0 when size_field_zero.
-  uint32_t attr_size = 136;
+  uint32_t attr_size = 128;  // what perf 6.1 writes (VER7); perf rejects larger
   bool size_field_zero = false;
   std::vector<uint64_t> ids;
   std::string name;  // written as EVENT_DESC (file) or EVENT_UPDATE (pipe)
