@@ -548,35 +548,40 @@ absl::Status PerfDataReader::Impl::InitFile() {
   end_ = std::min(data_end, size_);
 
   // Feature sections: an array of {offset, size}, one per set bit, right
-  // after the data. Only the event names (HEADER_EVENT_DESC) are used.
+  // after the data. Only the event names (HEADER_EVENT_DESC) are used, but
+  // every section must lie in the file: one that does not means the file
+  // was cut (reported after the data, which are intact).
   if (any_feature) {
     uint64_t nr_features = 0;
-    for (uint64_t w : features)
+    for (uint64_t w : features) {
       nr_features += static_cast<uint64_t>(std::popcount(w));
+    }
     const uint64_t table = data_end;
     if (table > size_ || nr_features * 16 > size_ - table) {
       pending_error_ = absl::StrFormat(
-          "the feature section table (%d entries at byte %d) runs past the end "
-          "of the file at "
-          "byte %d: truncated",
+          "the feature section table (%d entries at byte %d) runs past the "
+          "end of the file at byte %d: truncated",
           nr_features, table, size_);
       pending_error_offset_ = std::min(table, size_);
-    } else if (features[pf::kFeatEventDesc / 64] >> (pf::kFeatEventDesc % 64) &
-               1) {
-      uint64_t index = static_cast<uint64_t>(std::popcount(
-          features[0] & ((uint64_t{1} << pf::kFeatEventDesc) - 1)));
+      return absl::OkStatus();
+    }
+    uint64_t index = 0;
+    for (int bit = 0; bit < pf::kFeatureBits; ++bit) {
+      if (!((features[bit / 64] >> (bit % 64)) & 1)) continue;
       const uint64_t sec_off = Load64(base_ + table + 16 * index);
       const uint64_t sec_len = Load64(base_ + table + 16 * index + 8);
+      ++index;
       if (sec_off > size_ || sec_len > size_ - sec_off) {
-        pending_error_ = absl::StrFormat(
-            "the event description section [%d, +%d) runs past the end of the "
-            "file at byte %d: "
-            "truncated",
-            sec_off, sec_len, size_);
-        pending_error_offset_ = std::min(sec_off, size_);
-      } else {
-        ReadEventDesc(base_ + sec_off, sec_len);
+        if (pending_error_.empty()) {
+          pending_error_ = absl::StrFormat(
+              "feature section %d [%d, +%d) runs past the end of the file at "
+              "byte %d: truncated",
+              bit, sec_off, sec_len, size_);
+          pending_error_offset_ = std::min(sec_off, size_);
+        }
+        continue;
       }
+      if (bit == pf::kFeatEventDesc) ReadEventDesc(base_ + sec_off, sec_len);
     }
   }
   return absl::OkStatus();
