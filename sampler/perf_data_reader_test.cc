@@ -825,6 +825,28 @@ TEST(PerfDataReaderErrors, TruncationAtEveryOffset) {
   CheckEveryTruncation(zpipe, true, RecordEnds(zpipe), 1);
 }
 
+// The same on files perf recorded: cuts every 3 bytes, and at and around
+// every record boundary of the pipe file.
+TEST(PerfDataReaderErrors, TruncatedRecordingsKeepAValidPrefix) {
+  const std::string file = ReadFile(TestdataPath("touch16.file.perf.data"));
+  const std::string pipe = ReadFile(TestdataPath("touch16.pipe.perf.data"));
+  const std::string zstd = ReadFile(TestdataPath("touch16.zstd.perf.data"));
+  ASSERT_FALSE(file.empty() || pipe.empty() || zstd.empty());
+  CheckEveryTruncation(file, false, {}, 3);
+  CheckEveryTruncation(zstd, false, {}, 1);
+  const std::vector<size_t> ends = RecordEnds(pipe);
+  CheckEveryTruncation(pipe, true, ends, 3);
+  for (size_t end : ends) {
+    for (size_t len : {end - 1, end, end + 1}) {
+      if (len >= pipe.size()) continue;
+      auto r = PerfDataReader::OpenBuffer(absl::string_view(pipe.data(), len));
+      if (!r.ok()) continue;
+      Drained d = Drain(*r);
+      EXPECT_EQ(d.status.ok(), len == end) << len;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Real files
 
