@@ -403,6 +403,7 @@ struct PerfDataReader::Impl {
   }
   // Every entry starts as the decoding of 0 (all unknown), which is right.
   SrcCacheEntry src_cache_[kSrcCacheSize];
+
   bool LookupId(uint64_t id, uint32_t* attr) const;
 
   std::string name_;
@@ -415,10 +416,10 @@ struct PerfDataReader::Impl {
   uint64_t pos_ = 0;               // next outer record
   uint64_t end_ = 0;               // end of the readable data
   uint64_t data_end_claimed_ = 0;  // where the header says the data end
-  uint64_t outer_skip_ =
-      0;  // payload bytes after an AUXTRACE / TRACING_DATA record
-  std::string
-      pending_error_;  // reported after the data (e.g. truncated feature table)
+  // Payload bytes after an AUXTRACE / TRACING_DATA record.
+  uint64_t outer_skip_ = 0;
+  // Reported after the data (e.g. a truncated feature section).
+  std::string pending_error_;
   uint64_t pending_error_offset_ = 0;
 
   std::vector<Attr> attrs_;
@@ -436,14 +437,14 @@ struct PerfDataReader::Impl {
   size_t wbeg_ = 0, wend_ = 0;
   const uint8_t* zin_ = nullptr;
   size_t zin_size_ = 0, zin_pos_ = 0;
-  bool zflush_pending_ =
-      false;  // the last call filled the window; zstd may hold more
+  // The last call filled the window; zstd may hold more output.
+  bool zflush_pending_ = false;
   bool inner_active_ = false;
   uint64_t zrec_offset_ = 0;  // file offset of the current COMPRESSED record
   uint64_t dstream_pos_ = 0;  // decompressed-stream offset of window_[wbeg_]
-  uint64_t zrec_dstart_ =
-      0;  // decompressed-stream offset where that record's output began
-  uint64_t inner_skip_ = 0;
+  // Decompressed-stream offset where that record's output began.
+  uint64_t zrec_dstart_ = 0;
+  uint64_t inner_skip_ = 0;  // payload bytes to skip in the decompressed data
 
   PerfDataStats stats_;
   absl::Status status_;

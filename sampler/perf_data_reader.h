@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -134,6 +135,15 @@ class PerfDataReader {
   // the reader is used. `name` stands for the file in messages.
   static absl::StatusOr<PerfDataReader> OpenBuffer(
       absl::string_view data, absl::string_view name = "<memory>");
+  // The reader does not own the buffer: passing a temporary std::string
+  // would leave it dangling, so that does not compile.
+  template <
+      typename T,
+      std::enable_if_t<std::is_same_v<std::remove_cvref_t<T>, std::string> &&
+                           !std::is_lvalue_reference_v<T>,
+                       int> = 0>
+  static absl::StatusOr<PerfDataReader> OpenBuffer(
+      T&& data, absl::string_view name = "<memory>") = delete;
 
   PerfDataReader(PerfDataReader&&) noexcept;
   PerfDataReader& operator=(PerfDataReader&&) noexcept;

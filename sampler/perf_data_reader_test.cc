@@ -416,7 +416,8 @@ TEST(PerfDataReader, EventsThatPlaceTheIdDifferentlyAreRejected) {
       (y.sample_type & ~uint64_t{pf::kSampleIdentifier}) | pf::kSampleId;
   b.AddAttr(x);
   b.AddAttr(y);
-  auto r = PerfDataReader::OpenBuffer(b.File(), "mixed.data");
+  const std::string file = b.File();
+  auto r = PerfDataReader::OpenBuffer(file, "mixed.data");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("mixed.data"), std::string::npos)
       << r.status();
@@ -459,7 +460,8 @@ TEST(PerfDataReader, PipeModeMatchesFileMode) {
   PerfDataBuilder b;
   const int a = b.AddAttr(PebsAttr(5));
   for (int i = 0; i < 50; ++i) b.AddSample(a, PebsSample(5, i));
-  auto r = PerfDataReader::OpenBuffer(b.Pipe(), "pipe.data");
+  const std::string pipe = b.Pipe();
+  auto r = PerfDataReader::OpenBuffer(pipe, "pipe.data");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->mode(), PerfDataMode::kPipe);
   Drained p = Drain(*r);
