@@ -30,6 +30,8 @@ pkgs=(bazel-bootstrap g++ libabsl-dev libtbb-dev libpfm4-dev libgtest-dev
 if [ $want_vm -eq 1 ]; then
   while read -r p; do [ -n "$p" ] && pkgs+=("$p"); done < <(grep -v '^#' tests/vm/packages.txt)
 fi
+# The perf.data reader's tests record real files with Debian's perf.
+pkgs+=(linux-perf)
 
 missing=()
 for p in "${pkgs[@]}"; do
