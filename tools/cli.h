@@ -74,6 +74,7 @@ struct Subcommand {
 // Subcommand entry points.
 int RunTopology(const std::vector<std::string>& args);
 int RunRecord(const std::vector<std::string>& args);
+int RunImport(const std::vector<std::string>& args);
 int RunDump(const std::vector<std::string>& args);
 
 }  // namespace hotpage

@@ -234,6 +234,7 @@ int RunRecord(const std::vector<std::string>& args) {
   };
   for (const std::string& p : pid_args) {
     absl::StatusOr<Target> t = OpenTarget(*fs, p);
+    if (!t.ok() && absl::IsInvalidArgument(t.status())) return usage_error(t.status().message());
     if (!t.ok()) return fail(t.status());
     targets.push_back(*t);
   }

@@ -15,6 +15,7 @@ constexpr Subcommand kSubcommands[] = {
     {"topology", "show NUMA nodes, memory tiers, HMAT, packages and kernel features",
      &RunTopology},
     {"record", "sample memory accesses of processes into an .hpt trace", &RunRecord},
+    {"import", "convert a perf.data file into an .hpt trace", &RunImport},
     {"dump", "print an .hpt trace: one sample per line, then its counts", &RunDump},
 };
 

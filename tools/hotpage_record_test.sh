@@ -1,0 +1,84 @@
+#!/bin/bash
+# `hotpage record` for real on this machine with the software page-fault
+# source (no PMU needed): every touched address is in the trace, per task
+# and system-wide; Ctrl-C and --duration end cleanly with a complete trace;
+# bad command lines and unusable sources give clear errors.
+set -u
+RUNFILES="${TEST_SRCDIR:-$PWD}/${TEST_WORKSPACE:-hotpage}"
+HOTPAGE="$RUNFILES/tools/hotpage"
+TOUCH="$RUNFILES/sampler/touch_pages"
+T=$(mktemp -d "${TEST_TMPDIR:-/tmp}/record.XXXXXX")
+fails=0
+check() { local name=$1; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi; }
+contains() { grep -qF -- "$2" <<<"$1"; }
+
+PAGES=256
+for mode in per-task system-wide; do
+  extra=(); [ $mode = system-wide ] && extra=(--system-wide)
+  out=$("$HOTPAGE" record --source pagefault --cpu-budget 0 "${extra[@]}" -o "$T/$mode.hpt" \
+        -- "$TOUCH" --pages $PAGES --threads 2 --out "$T/$mode.addr" 2>&1); rc=$?
+  check "$mode: record exits 0" test $rc -eq 0
+  check "$mode: says which source and why" contains "$out" "page-fault source requested"
+  check "$mode: summary names the file" contains "$out" "to $T/$mode.hpt"
+  base=$(sed -E 's/.*base=(0x[0-9a-f]+).*/\1/' "$T/$mode.addr")
+  # Expected addresses: base + i*4096 + (i*64 % 4096).
+  for ((i = 0; i < PAGES; i++)); do printf '0x%x\n' $((base + i * 4096 + (i * 64) % 4096)); done | sort >"$T/want"
+  "$HOTPAGE" dump "$T/$mode.hpt" >"$T/dump"; rc=$?
+  check "$mode: the trace is complete (dump exits 0)" test $rc -eq 0
+  awk '!/^#/ { print $5 }' "$T/dump" | sort >"$T/all"
+  comm -12 "$T/want" "$T/all" >"$T/got"
+  check "$mode: all $PAGES touched addresses recorded ($(wc -l <"$T/got"))" test "$(wc -l <"$T/got")" -eq $PAGES
+  check "$mode: each exactly once" test "$(grep -cxFf "$T/want" "$T/all")" -eq $PAGES
+  ntids=$(awk '!/^#/ { print $2 }' "$T/dump" | sort -u | wc -l)
+  check "$mode: samples from the threads too ($ntids tids)" test "$ntids" -ge 3
+done
+
+# A long-running target: --duration, then Ctrl-C.
+sleep 30 & SLEEPER=$!
+start=$(date +%s%N)
+out=$("$HOTPAGE" record --pid $SLEEPER --source pagefault --duration 1 -o "$T/d.hpt" 2>&1); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "--duration 1: exits 0" test $rc -eq 0
+check "--duration 1: stops in about a second ($ms ms)" test $ms -lt 5000
+check "--duration: says why it stopped" contains "$out" "--duration 1 s reached"
+"$HOTPAGE" record --pid $SLEEPER --source pagefault -o "$T/c.hpt" 2>"$T/c.err" & REC=$!
+sleep 1
+kill -INT $REC
+wait $REC; rc=$?
+check "Ctrl-C: exits 0" test $rc -eq 0
+check "Ctrl-C: says so" grep -q "interrupted" "$T/c.err"
+"$HOTPAGE" dump --stats "$T/c.hpt" >/dev/null; rc=$?
+check "Ctrl-C: the trace is complete" test $rc -eq 0
+kill $SLEEPER 2>/dev/null; wait $SLEEPER 2>/dev/null
+
+# The target exiting ends the recording.
+sleep 1 & S2=$!
+out=$("$HOTPAGE" record --pid $S2 --source pagefault -o "$T/e.hpt" 2>&1); rc=$?
+check "target exit: exits 0" test $rc -eq 0
+check "target exit: says so" contains "$out" "the targets exited"
+
+# Errors.
+out=$("$HOTPAGE" record --pid 4194000 -o "$T/x.hpt" 2>&1); rc=$?
+check "missing pid: exit 1" test $rc -eq 1
+check "missing pid: named" contains "$out" "no process with pid 4194000"
+out=$("$HOTPAGE" record --pid 1 2>&1); rc=$?
+check "no -o: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" record --pid 1 --all -o "$T/x.hpt" 2>&1); rc=$?
+check "--pid with --all: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" record --pid abc -o "$T/x.hpt" 2>&1); rc=$?
+check "bad pid: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" record --pid 1 --source magic -o "$T/x.hpt" 2>&1); rc=$?
+check "bad source: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" record --pid 1 --ring-kib 12 -o "$T/x.hpt" 2>&1); rc=$?
+check "bad ring size: exit 2" test $rc -eq 2
+if [ ! -e /sys/bus/event_source/devices/cpu/events/mem-loads ]; then
+  out=$("$HOTPAGE" record --pid $$ --source pebs -o "$T/x.hpt" 2>&1); rc=$?
+  check "pebs without PEBS: exit 1" test $rc -eq 1
+  check "pebs without PEBS: explains and offers alternatives" contains "$out" "--source pagefault"
+fi
+out=$("$HOTPAGE" record -o "$T/x.hpt" -- /nonexistent/prog 2>&1); rc=$?
+check "unrunnable command: reported" contains "$out" "cannot run /nonexistent/prog"
+
+rm -rf "$T"
+echo "$fails failed"
+[ $fails -eq 0 ]
