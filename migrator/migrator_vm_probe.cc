@@ -1,0 +1,398 @@
+// migrator_vm_probe: the guest program of //migrator:migrator_vm_test. Runs
+// the live Migrator (SyscallPageMover, ProcessHandle with a pidfd on
+// itself, the real clock) against its own memory on a real kernel with two
+// NUMA nodes (topology dram+cxl: node 0 DRAM with the CPUs, node 1
+// CPU-less):
+//
+//  1. promote: maps --mib MiB of 4 KiB pages on node 1 (mbind), fills them
+//     with a pattern, submits one promote request per page with the default
+//     options (256 MB/s, a quarter of a CPU), waits, and checks with
+//     move_pages(nodes=NULL) that every page is on node 0 and the data is
+//     intact;
+//  2. rate limit: demotes the whole region to node 1 at --rate_mbps MB/s
+//     (CPU unlimited) and checks time ~ (bytes - one burst) / rate, as a
+//     ratio within a loose tolerance (TCG timing is noisy);
+//  3. huge pages: when the guest gives transparent huge pages, promotes 2
+//     MiB pages with ONE request (one address) each and checks all 512 4 KiB
+//     parts moved;
+//  4. batch sweep: pages/s for batch sizes 1, 64, 1024, 4096, both raw
+//     move_pages(2) and through the Migrator (TCG numbers: compare as
+//     ratios only).
+//
+// Prints "probe: ..." lines and MIGRATOR_VM_OK last; exits 0 on success,
+// 1 on a failed check, 2 on bad usage, 77 when the guest cannot run it.
+
+#include <linux/mempolicy.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "migrator/migrator.h"
+#include "migrator/page_mover.h"
+#include "tools/base/kernel_fs.h"
+
+namespace hotpage {
+namespace {
+
+constexpr size_t k4K = 4096;
+
+struct Flags {
+  int64_t mib = 64;
+  int64_t rate_mbps = 32;
+  int64_t sweep_pages = 4096;
+  int64_t huge_pages = 8;
+};
+
+bool FlagValue(absl::string_view arg, absl::string_view name, int64_t* out) {
+  if (!absl::ConsumePrefix(&arg, name) || !absl::ConsumePrefix(&arg, "=")) {
+    return false;
+  }
+  if (!absl::SimpleAtoi(arg, out) || *out <= 0) {
+    std::fprintf(stderr, "probe: bad value for %s\n", std::string(name).c_str());
+    std::exit(2);
+  }
+  return true;
+}
+
+int Fail(const std::string& what) {
+  std::printf("probe: FAIL: %s\n", what.c_str());
+  std::fflush(stdout);
+  return 1;
+}
+
+double Seconds(absl::Time since) { return absl::ToDoubleSeconds(absl::Now() - since); }
+
+// An anonymous region of `pages` pages of `page` bytes, aligned to `page`.
+struct Region {
+  char* base = nullptr;
+  size_t len = 0;
+  char* raw = nullptr;
+  size_t raw_len = 0;
+  ~Region() {
+    if (raw != nullptr) munmap(raw, raw_len);
+  }
+};
+
+bool MapRegion(Region* r, size_t len, size_t align, bool huge) {
+  r->raw_len = len + align;
+  void* p = mmap(nullptr, r->raw_len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  r->raw = static_cast<char*>(p);
+  const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + align - 1) & ~(align - 1);
+  r->base = reinterpret_cast<char*>(a);
+  r->len = len;
+  madvise(r->base, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  return true;
+}
+
+// Places the region's future pages on `node` (MPOL_BIND), faults them in
+// with `fill`, then drops the binding so only the migrator moves them.
+bool PlaceOn(const Region& r, int node, bool fill) {
+  unsigned long mask = 1ul << node;
+  if (syscall(SYS_mbind, r.base, r.len, MPOL_BIND, &mask, 64, 0) != 0) {
+    std::printf("probe: mbind node %d: %s\n", node, std::strerror(errno));
+    return false;
+  }
+  auto* words = reinterpret_cast<uint64_t*>(r.base);
+  for (size_t i = 0; i < r.len / 8; i += fill ? 1 : k4K / 8) {
+    words[i] = fill ? i * 0x9E3779B97F4A7C15ull : 1;
+  }
+  if (syscall(SYS_mbind, r.base, r.len, MPOL_DEFAULT, nullptr, 0, 0) != 0) {
+    std::printf("probe: mbind default: %s\n", std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+size_t BadWords(const Region& r) {
+  const auto* words = reinterpret_cast<const uint64_t*>(r.base);
+  size_t bad = 0;
+  for (size_t i = 0; i < r.len / 8; ++i) {
+    bad += words[i] != i * 0x9E3779B97F4A7C15ull;
+  }
+  return bad;
+}
+
+std::vector<uint64_t> Addresses(const char* base, size_t count, size_t step) {
+  std::vector<uint64_t> v(count);
+  for (size_t i = 0; i < count; ++i) {
+    v[i] = reinterpret_cast<uint64_t>(base) + i * step;
+  }
+  return v;
+}
+
+// Pages of `pages` on `node`, by move_pages(nodes=NULL); -1 on error.
+long CountOnNode(const std::vector<uint64_t>& pages, int node) {
+  SyscallPageMover mover;
+  std::vector<int> status(pages.size(), kPageStatusUnset);
+  if (mover.Query(0, pages, absl::MakeSpan(status)) != 0) return -1;
+  return std::count(status.begin(), status.end(), node);
+}
+
+std::vector<MoveRequest> Requests(const std::vector<uint64_t>& pages,
+                                  uint32_t bytes, int from, int to) {
+  std::vector<MoveRequest> v(pages.size());
+  for (size_t i = 0; i < pages.size(); ++i) {
+    v[i].vaddr = pages[i];
+    v[i].page_bytes = bytes;
+    v[i].from_node = from;
+    v[i].to_node = to;
+    v[i].reason = to < from ? MoveReason::kPromote : MoveReason::kDemote;
+  }
+  return v;
+}
+
+// Runs a live Migrator on ourselves over `reqs`; returns its final stats
+// and the wall time from the first Submit() to idle.
+bool RunMigrator(const KernelFs& fs, const MigratorOptions& o,
+                 const std::vector<MoveRequest>& reqs, MigratorStats* stats,
+                 double* seconds) {
+  auto h = ProcessHandle::Attach(getpid(), &fs);
+  if (!h.ok()) {
+    std::printf("probe: attach: %s\n", std::string(h.status().message()).c_str());
+    return false;
+  }
+  SyscallPageMover mover;
+  Migrator m(o, std::move(*h), &mover);
+  if (!m.Start().ok()) return false;
+  const absl::Time t0 = absl::Now();
+  size_t accepted = m.Submit(reqs);
+  const bool idle = m.WaitUntilIdle(absl::Seconds(120));
+  *seconds = Seconds(t0);
+  m.Stop();
+  *stats = m.Snapshot();
+  if (accepted != reqs.size() || !idle) {
+    std::printf("probe: accepted %zu of %zu, idle=%d: %s\n", accepted,
+                reqs.size(), idle, stats->ToString().c_str());
+    return false;
+  }
+  return true;
+}
+
+bool ThpAvailable() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(in, line);
+  return line.find("[never]") == std::string::npos && !line.empty();
+}
+
+// AnonHugePages of the mapping that contains `addr`, in kB; -1 unknown.
+long AnonHugeKb(const void* addr) {
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  bool in_vma = false;
+  while (std::getline(in, line)) {
+    unsigned long lo, hi;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 &&
+        line.find(':') > line.find(' ')) {
+      in_vma = lo <= a && a < hi;
+      continue;
+    }
+    if (in_vma && line.rfind("AnonHugePages:", 0) == 0) {
+      return std::strtol(line.c_str() + 14, nullptr, 10);
+    }
+  }
+  return -1;
+}
+
+int Main(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    if (!FlagValue(argv[i], "--mib", &f.mib) &&
+        !FlagValue(argv[i], "--rate_mbps", &f.rate_mbps) &&
+        !FlagValue(argv[i], "--sweep_pages", &f.sweep_pages) &&
+        !FlagValue(argv[i], "--huge_pages", &f.huge_pages)) {
+      std::fprintf(stderr,
+                   "usage: migrator_vm_probe [--mib=N] [--rate_mbps=N] "
+                   "[--sweep_pages=N] [--huge_pages=N]\n");
+      return 2;
+    }
+  }
+  auto fs = KernelFs::Open("/");
+  if (!fs.ok()) return Fail("KernelFs::Open(/)");
+  if (!fs->Exists("/sys/devices/system/node/node1")) {
+    std::printf("probe: SKIP: needs NUMA node 1 (run in tests/vm dram+cxl)\n");
+    return 77;
+  }
+  auto nb = fs->ReadInt("/proc/sys/kernel/numa_balancing");
+  if (nb.ok() && *nb != 0) return Fail("numa_balancing is on: it moves pages");
+
+  // --- 1. promote every page, default limits ---------------------------------
+  const size_t pages = static_cast<size_t>(f.mib) * (1 << 20) / k4K;
+  Region r;
+  if (!MapRegion(&r, pages * k4K, k4K, false)) return Fail("mmap");
+  if (!PlaceOn(r, 1, true)) return Fail("placing the region on node 1");
+  const std::vector<uint64_t> addrs = Addresses(r.base, pages, k4K);
+  if (CountOnNode(addrs, 1) != static_cast<long>(pages)) {
+    return Fail("the region is not all on node 1 after mbind");
+  }
+  std::printf("probe: %zu pages (%lld MiB) on node 1\n", pages,
+              static_cast<long long>(f.mib));
+
+  MigratorOptions defaults;  // 256 MB/s, 0.25 CPU, batch 1024
+  defaults.queue_capacity = std::max(pages, defaults.queue_capacity);
+  MigratorStats s;
+  double secs = 0;
+  if (!RunMigrator(*fs, defaults, Requests(addrs, k4K, 1, 0), &s, &secs)) {
+    return Fail("promotion run");
+  }
+  const long on0 = CountOnNode(addrs, 0);
+  std::printf("probe: promote: %s\n", s.ToString().c_str());
+  std::printf(
+      "probe: promote: %zu pages in %.3f s = %.0f pages/s, %.1f MB/s; "
+      "cpu %.3f s = %.2f of a CPU (budget %.2f); pages on node 0: %ld\n",
+      pages, secs, pages / secs, pages * k4K / secs / 1e6,
+      absl::ToDoubleSeconds(s.cpu_time),
+      absl::ToDoubleSeconds(s.cpu_time) / secs, defaults.cpu_budget, on0);
+  if (s.promoted_pages != pages) return Fail("not every page was promoted");
+  if (on0 != static_cast<long>(pages)) return Fail("pages not on node 0");
+  if (const size_t bad = BadWords(r); bad != 0) {
+    return Fail(absl::StrCat(bad, " words changed by the migration"));
+  }
+  std::printf("probe: promote: data intact (%zu words checked)\n",
+              r.len / 8);
+
+  // --- 2. rate limit -----------------------------------------------------------
+  MigratorOptions limited;
+  limited.rate_limit_bytes_per_sec = f.rate_mbps * 1e6;
+  limited.cpu_budget = 0;
+  limited.queue_capacity = pages;
+  if (!RunMigrator(*fs, limited, Requests(addrs, k4K, 0, 1), &s, &secs)) {
+    return Fail("rate-limited demotion run");
+  }
+  const double bytes = static_cast<double>(pages) * k4K;
+  const double burst = std::max(
+      {limited.rate_limit_bytes_per_sec * 0.05,
+       static_cast<double>(limited.batch_pages) * k4K, 2.0 * (1 << 20)});
+  const double expect = (bytes - burst) / limited.rate_limit_bytes_per_sec;
+  const double ratio = secs / expect;
+  std::printf("probe: rate: %s\n", s.ToString().c_str());
+  std::printf(
+      "probe: rate: demoted %.1f MiB at limit %lld MB/s in %.3f s; expected "
+      "%.3f s (bytes - %.1f MiB burst) / rate; ratio %.3f; achieved %.1f "
+      "MB/s\n",
+      bytes / 1048576, static_cast<long long>(f.rate_mbps), secs, expect,
+      burst / 1048576, ratio, bytes / secs / 1e6);
+  if (s.demoted_pages != pages || CountOnNode(addrs, 1) != static_cast<long>(pages)) {
+    return Fail("rate-limited demotion did not move every page");
+  }
+  if (ratio < 0.8 || ratio > 1.6) {
+    return Fail("rate limit not honoured within [0.8, 1.6] x expected");
+  }
+  if (BadWords(r) != 0) return Fail("data changed by the demotion");
+
+  // --- 3. transparent huge pages ----------------------------------------------
+  if (!ThpAvailable()) {
+    std::printf("probe: thp: SKIP: transparent huge pages disabled\n");
+  } else {
+    Region h;
+    const size_t n = static_cast<size_t>(f.huge_pages);
+    if (!MapRegion(&h, n * kHugePageBytes, kHugePageBytes, true)) {
+      return Fail("mmap huge");
+    }
+    if (!PlaceOn(h, 1, true)) return Fail("placing huge pages on node 1");
+    const long kb = AnonHugeKb(h.base);
+    if (kb < static_cast<long>(n * 2048)) {
+      std::printf("probe: thp: SKIP: only %ld kB of AnonHugePages\n", kb);
+    } else {
+      const std::vector<uint64_t> huge = Addresses(h.base, n, kHugePageBytes);
+      const std::vector<uint64_t> small =
+          Addresses(h.base, n * kHugePageBytes / k4K, k4K);
+      if (!RunMigrator(*fs, defaults, Requests(huge, kHugePageBytes, 1, 0), &s,
+                       &secs)) {
+        return Fail("huge page run");
+      }
+      const long moved = CountOnNode(small, 0);
+      std::printf(
+          "probe: thp: %zu huge pages (%ld kB AnonHugePages), %zu requests, "
+          "%zu pages named in move calls; 4 KiB parts now on node 0: %ld of "
+          "%zu; %s\n",
+          n, kb, n, static_cast<size_t>(s.pages_attempted), moved, small.size(),
+          s.ToString().c_str());
+      if (s.promoted_pages != n || s.promoted_bytes != n * kHugePageBytes) {
+        return Fail("huge pages not accounted as 2 MiB moves");
+      }
+      if (moved != static_cast<long>(small.size())) {
+        return Fail("a huge page did not move as a whole");
+      }
+      if (BadWords(h) != 0) return Fail("huge page data changed");
+    }
+  }
+
+  // --- 4. pages/s by batch size ------------------------------------------------
+  const size_t sweep = std::min(static_cast<size_t>(f.sweep_pages), pages);
+  const std::vector<uint64_t> part(addrs.begin(), addrs.begin() + sweep);
+  std::printf("probe: sweep: %zu pages per run, node 1 -> 0 raw, 0 -> 1 "
+              "through the Migrator (no rate limit, no CPU budget)\n",
+              sweep);
+  std::vector<std::pair<size_t, std::pair<double, double>>> results;
+  for (size_t batch : {1, 64, 1024, 4096}) {
+    // Raw move_pages(2), `batch` pages per call.
+    SyscallPageMover mover;
+    std::vector<int> nodes(sweep, 0), status(sweep, kPageStatusUnset);
+    const absl::Time t0 = absl::Now();
+    for (size_t i = 0; i < sweep; i += batch) {
+      const size_t n = std::min(batch, sweep - i);
+      if (mover.Move(0, absl::MakeConstSpan(&part[i], n),
+                     absl::MakeConstSpan(&nodes[i], n),
+                     absl::MakeSpan(&status[i], n)) != 0) {
+        return Fail("raw move_pages in the sweep");
+      }
+    }
+    const double raw = sweep / Seconds(t0);
+    if (CountOnNode(part, 0) != static_cast<long>(sweep)) {
+      return Fail("raw sweep left pages behind");
+    }
+    MigratorOptions o;
+    o.rate_limit_bytes_per_sec = 0;
+    o.cpu_budget = 0;
+    o.batch_pages = batch;
+    o.queue_capacity = sweep;
+    if (!RunMigrator(*fs, o, Requests(part, k4K, 0, 1), &s, &secs)) {
+      return Fail("migrator sweep run");
+    }
+    if (s.demoted_pages != sweep) return Fail("migrator sweep left pages");
+    const double mig = sweep / secs;
+    results.push_back({batch, {raw, mig}});
+    std::printf(
+        "probe: sweep: batch=%zu raw_move_pages=%.0f pages/s migrator=%.0f "
+        "pages/s (move calls %llu, query calls %llu)\n",
+        batch, raw, mig, static_cast<unsigned long long>(s.move_calls),
+        static_cast<unsigned long long>(s.query_calls));
+  }
+  const double ref_raw = results[2].second.first;
+  const double ref_mig = results[2].second.second;
+  for (const auto& [batch, v] : results) {
+    std::printf(
+        "probe: sweep-ratio: batch=%zu raw/raw@1024=%.2f "
+        "migrator/migrator@1024=%.2f migrator/raw=%.2f\n",
+        batch, v.first / ref_raw, v.second / ref_mig, v.second / v.first);
+  }
+  if (BadWords(r) != 0) return Fail("data changed by the sweep");
+
+  std::printf("MIGRATOR_VM_OK\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace hotpage
+
+int main(int argc, char** argv) { return hotpage::Main(argc, argv); }
