@@ -27,22 +27,22 @@ absl::Duration RealMigratorClock::ThreadCpuTime() {
 }
 
 absl::Time FakeMigratorClock::Now() {
-  absl::MutexLock lock(&mu_);
+  migrator_internal::MutexLock lock(&mu_);
   return now_;
 }
 
 absl::Duration FakeMigratorClock::ThreadCpuTime() {
-  absl::MutexLock lock(&mu_);
+  migrator_internal::MutexLock lock(&mu_);
   return cpu_;
 }
 
 void FakeMigratorClock::Advance(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
+  migrator_internal::MutexLock lock(&mu_);
   now_ += d;
 }
 
 void FakeMigratorClock::AdvanceCpu(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
+  migrator_internal::MutexLock lock(&mu_);
   cpu_ += d;
 }
 

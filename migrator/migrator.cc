@@ -63,7 +63,7 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
                     clock_->Now()),
       cpu_bucket_(options_.cpu_budget, CpuBurst(options_.cpu_budget),
                   clock_->Now()) {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   ring_.resize(options_.queue_capacity);
   work_.reserve(options_.batch_pages);
   addrs_.reserve(options_.batch_pages);
@@ -74,7 +74,7 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
 Migrator::~Migrator() { Stop(); }
 
 absl::Status Migrator::Start() {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   if (state_ != MigratorState::kNotStarted || threaded_) {
     return absl::FailedPreconditionError(
         absl::StrCat("migrator for ", target_.Describe(), " is ",
@@ -88,12 +88,13 @@ absl::Status Migrator::Start() {
 
 void Migrator::Stop() {
   {
-    absl::MutexLock lock(&queue_mu_);
+    migrator_internal::MutexLock lock(&queue_mu_);
     stop_requested_ = true;
+    cv_.NotifyAll();
   }
   if (worker_.joinable()) worker_.join();
   // The worker has ended (or never ran): its round-private state is ours.
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   if (!Terminal(state_)) {
     state_ = MigratorState::kStopped;
   }
@@ -102,6 +103,7 @@ void Migrator::Stop() {
   in_flight_ = 0;
   work_.clear();
   retry_ = {};
+  cv_.NotifyAll();
 }
 
 bool Migrator::Valid(const MoveRequest& r) {
@@ -129,7 +131,7 @@ size_t Migrator::Submit(absl::Span<const MoveRequest> requests) {
       ok.push_back(&r);
     }
   }
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   dropped_invalid_ += invalid;
   dropped_node_backoff_ += backed_off;
   if (Terminal(state_)) {
@@ -147,29 +149,30 @@ size_t Migrator::Submit(absl::Span<const MoveRequest> requests) {
   }
   submitted_ += n;
   dropped_queue_full_ += ok.size() - n;
+  if (n > 0) cv_.NotifyAll();  // the worker may wait for work
   return n;
 }
 
 bool Migrator::WaitUntilIdle(absl::Duration timeout) {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
     return (size_ == 0 && in_flight_ == 0) || Terminal(state_);
   };
-  return queue_mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
+  return cv_.WaitWithTimeout(&queue_mu_, timeout, idle);
 }
 
 MigratorState Migrator::state() const {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   return state_;
 }
 
 absl::Status Migrator::status() const {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   return status_;
 }
 
 bool Migrator::Running() const {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   return state_ == MigratorState::kRunning && !stop_requested_;
 }
 
@@ -178,7 +181,7 @@ bool Migrator::IsHeld(uint64_t vaddr) const {
 }
 
 bool Migrator::NodeBackedOffAt(int node, absl::Time now) const {
-  absl::MutexLock lock(&node_mu_);
+  migrator_internal::MutexLock lock(&node_mu_);
   auto it = backoff_until_.find(node);
   return it != backoff_until_.end() && it->second > now;
 }
@@ -189,7 +192,7 @@ bool Migrator::IsNodeBackedOff(int node) const {
 
 std::vector<int> Migrator::BackedOffNodes() const {
   const absl::Time now = clock_->Now();
-  absl::MutexLock lock(&node_mu_);
+  migrator_internal::MutexLock lock(&node_mu_);
   std::vector<int> nodes;
   for (const auto& [node, until] : backoff_until_) {
     if (until > now) nodes.push_back(node);
@@ -199,27 +202,28 @@ std::vector<int> Migrator::BackedOffNodes() const {
 }
 
 void Migrator::ClearNodeBackoff(int node) {
-  absl::MutexLock lock(&node_mu_);
+  migrator_internal::MutexLock lock(&node_mu_);
   backoff_until_.erase(node);
 }
 
 void Migrator::BackOffNode(int node, absl::Time now) {
-  absl::MutexLock lock(&node_mu_);
+  migrator_internal::MutexLock lock(&node_mu_);
   backoff_until_[node] = options_.enomem_backoff > absl::ZeroDuration()
                              ? now + options_.enomem_backoff
                              : absl::InfiniteFuture();
 }
 
 void Migrator::SetRateLimit(double bytes_per_sec) {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   new_rate_ = bytes_per_sec;
   rate_changed_ = true;
+  cv_.NotifyAll();
 }
 
 MigratorStats Migrator::Snapshot() const {
   MigratorStats s;
   {
-    absl::MutexLock lock(&queue_mu_);
+    migrator_internal::MutexLock lock(&queue_mu_);
     s.state = state_;
     s.submitted = submitted_;
     s.dropped_queue_full = dropped_queue_full_;
@@ -232,7 +236,7 @@ MigratorStats Migrator::Snapshot() const {
     s.in_flight = in_flight_;
   }
   {
-    absl::MutexLock lock(&stats_mu_);
+    migrator_internal::MutexLock lock(&stats_mu_);
     const Counters& c = counters_;
     s.promoted_pages = c.promoted_pages;
     s.promoted_bytes = c.promoted_bytes;
@@ -271,7 +275,7 @@ void Migrator::ThreadMain() {
   for (;;) {
     const MigratorRound r = RunRound();
     if (r.next == MigratorRound::Next::kDone) return;
-    absl::MutexLock lock(&queue_mu_);
+    migrator_internal::MutexLock lock(&queue_mu_);
     if (stop_requested_) return;
     switch (r.next) {
       case MigratorRound::Next::kMore:
@@ -282,7 +286,7 @@ void Migrator::ThreadMain() {
         auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
           return stop_requested_ || size_ > 0;
         };
-        queue_mu_.AwaitWithTimeout(absl::Condition(&wake), r.wait);
+        cv_.WaitWithTimeout(&queue_mu_, r.wait, wake);
         break;
       }
       case MigratorRound::Next::kWaitLimit: {
@@ -291,7 +295,7 @@ void Migrator::ThreadMain() {
         auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
           return stop_requested_ || rate_changed_;
         };
-        queue_mu_.AwaitWithTimeout(absl::Condition(&wake), r.wait);
+        cv_.WaitWithTimeout(&queue_mu_, r.wait, wake);
         break;
       }
     }
@@ -300,7 +304,7 @@ void Migrator::ThreadMain() {
 
 MigratorRound Migrator::RunOnce() {
   {
-    absl::MutexLock lock(&queue_mu_);
+    migrator_internal::MutexLock lock(&queue_mu_);
     if (threaded_) {
       // Misuse: the thread owns the round state.
       return MigratorRound{MigratorRound::Next::kDone, absl::ZeroDuration(), 0};
@@ -314,7 +318,7 @@ MigratorRound Migrator::RunRound() {
   const absl::Duration cpu0 = clock_->ThreadCpuTime();
   const absl::Time now = clock_->Now();
   {
-    absl::MutexLock lock(&queue_mu_);
+    migrator_internal::MutexLock lock(&queue_mu_);
     if (rate_changed_) {
       bytes_bucket_.SetRate(new_rate_, BurstBytes(options_, new_rate_), now);
       rate_changed_ = false;
@@ -324,7 +328,7 @@ MigratorRound Migrator::RunRound() {
   const absl::Duration cpu = clock_->ThreadCpuTime() - cpu0;
   cpu_bucket_.Take(absl::ToDoubleSeconds(cpu), clock_->Now());
   {
-    absl::MutexLock lock(&stats_mu_);
+    migrator_internal::MutexLock lock(&stats_mu_);
     counters_.cpu_time += cpu;
   }
   PublishInFlight();
@@ -332,8 +336,9 @@ MigratorRound Migrator::RunRound() {
 }
 
 void Migrator::PublishInFlight() {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   in_flight_ = work_.size() + retry_.size();
+  cv_.NotifyAll();  // WaitUntilIdle()
 }
 
 MigratorRound Migrator::DoRound(absl::Time now) {
@@ -344,7 +349,7 @@ MigratorRound Migrator::DoRound(absl::Time now) {
   // CPU budget: a round that overspent leaves a debt to wait out first.
   if (cpu_bucket_.Available(now) < 0) {
     const absl::Duration d = cpu_bucket_.TimeUntil(0, now);
-    absl::MutexLock lock(&stats_mu_);
+    migrator_internal::MutexLock lock(&stats_mu_);
     counters_.cpu_budget_wait += d;
     return MigratorRound{Next::kWaitLimit, d, 0};
   }
@@ -381,7 +386,7 @@ MigratorRound Migrator::DoRound(absl::Time now) {
   const double avail = bytes_bucket_.Available(now);
   if (avail < need) {
     const absl::Duration d = bytes_bucket_.TimeUntil(need, now);
-    absl::MutexLock lock(&stats_mu_);
+    migrator_internal::MutexLock lock(&stats_mu_);
     counters_.rate_limit_wait += d;
     return MigratorRound{Next::kWaitLimit, d, 0};
   }
@@ -408,7 +413,7 @@ void Migrator::TakeWork(absl::Time now) {
     work_.push_back(retry_.top());
     retry_.pop();
   }
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   const size_t cap = ring_.size();
   while (work_.size() < batch && size_ > 0) {
     Entry e;
@@ -423,7 +428,7 @@ void Migrator::TakeWork(absl::Time now) {
 }
 
 void Migrator::Admit(absl::Time now) {
-  absl::MutexLock lock(&stats_mu_);
+  migrator_internal::MutexLock lock(&stats_mu_);
   auto refused = [&](const Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(stats_mu_) {
     if (pingpong_.IsHeld(e.req.vaddr, now)) {
       ++counters_.skipped_held;
@@ -469,7 +474,7 @@ bool Migrator::CheckTarget() {
 }
 
 MigratorRound Migrator::End(MigratorState state, absl::Status status) {
-  absl::MutexLock lock(&queue_mu_);
+  migrator_internal::MutexLock lock(&queue_mu_);
   if (!Terminal(state_)) {
     state_ = state;
     status_ = std::move(status);
@@ -479,6 +484,7 @@ MigratorRound Migrator::End(MigratorState state, absl::Status status) {
   work_.clear();
   retry_ = {};
   in_flight_ = 0;
+  cv_.NotifyAll();
   return MigratorRound{MigratorRound::Next::kDone, absl::ZeroDuration(), 0};
 }
 
@@ -500,7 +506,7 @@ bool Migrator::QueryPlacement(absl::Time now) {
                                 absl::MakeSpan(status_buf_));
   std::vector<bool> drop(work_.size(), false);
   {
-    absl::MutexLock lock(&stats_mu_);
+    migrator_internal::MutexLock lock(&stats_mu_);
     ++counters_.query_calls;
     counters_.pages_queried += addrs_.size();
     if (rc < 0) {
@@ -604,7 +610,7 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
   double unmoved_bytes = 0;
   bool backoff = false;
   {
-    absl::MutexLock lock(&stats_mu_);
+    migrator_internal::MutexLock lock(&stats_mu_);
     ++counters_.move_calls;
     counters_.pages_attempted += n;
     const int call_err = rc < 0 ? static_cast<int>(-rc) : 0;

@@ -26,13 +26,17 @@
 // Between rounds it sleeps on the rate limit, the CPU budget (its thread's
 // CPU time, page copies included), the next due retry, or new work.
 //
-// Batch size. Each call costs a system call, an mmap_lock round trip per
-// page, and, since Linux 6.3, one TLB flush per batch of up to 512 pages
-// (migrate_pages_batch); per-round costs here (the /proc stat check, one
-// query call) are per batch too. 1024 pages per call (4 MiB) amortises
-// them; larger batches gain little and make the rate limit burstier
-// (4096 x 4 KiB = 64 ms of the default 256 MB/s at once). Measured: see
-// migrator_vm_probe.cc and migrator_benchmark.cc (README numbers).
+// Batch size. Every move call pays a fixed cost on all CPUs
+// (lru_cache_disable(): an RCU grace period and a drain of each CPU's LRU
+// caches) plus the system call, then an mmap_lock round trip per page and,
+// since Linux 6.3, one TLB flush per batch of up to 512 pages
+// (migrate_pages_batch). This migrator adds per-batch costs of its own (the
+// /proc/PID/stat check, one query call). 1024 pages per call (4 MiB)
+// amortises them all; larger batches gained nothing measurable and make the
+// rate limit burstier (4096 x 4 KiB = 16 MiB, 64 ms of the default 256 MB/s
+// at once). Measured in the 6.12 guest (migrator_vm_test, TCG, as ratios to
+// batch 1024): batch 1 ~0.002-0.003x, 64 ~0.25x, 4096 ~0.8-1.0x; see
+// migrator/README.md.
 //
 // Huge pages: a request with page_bytes = 2 MiB names the base address of a
 // transparent huge page; the kernel moves the whole 2 MiB unit (moving any
@@ -69,7 +73,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "migrator/sync.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "migrator/clock.h"
@@ -257,7 +261,10 @@ class Migrator {
   PingPongTracker pingpong_;
 
   // Queue and lifecycle.
-  mutable absl::Mutex queue_mu_;
+  mutable migrator_internal::Mutex queue_mu_;
+  // Signalled on new work, Stop(), a rate change, progress and the end;
+  // waited on with queue_mu_ by the worker and WaitUntilIdle().
+  migrator_internal::CondVar cv_;
   std::vector<MoveRequest> ring_ ABSL_GUARDED_BY(queue_mu_);
   size_t head_ ABSL_GUARDED_BY(queue_mu_) = 0;
   size_t size_ ABSL_GUARDED_BY(queue_mu_) = 0;
@@ -277,11 +284,11 @@ class Migrator {
   std::thread worker_;
 
   // Worker counters.
-  mutable absl::Mutex stats_mu_;
+  mutable migrator_internal::Mutex stats_mu_;
   Counters counters_ ABSL_GUARDED_BY(stats_mu_);
 
   // ENOMEM back-offs: node -> until (InfiniteFuture: until cleared).
-  mutable absl::Mutex node_mu_;
+  mutable migrator_internal::Mutex node_mu_;
   absl::flat_hash_map<int, absl::Time> backoff_until_ ABSL_GUARDED_BY(node_mu_);
 
   // Round-private: the worker thread's (or the RunOnce() caller's).

@@ -23,7 +23,7 @@ namespace {
 constexpr uint64_t kBase = 0x7f0000000000;
 constexpr size_t kPages = 8192;
 constexpr int kSubmitters = 4;
-constexpr int kBatchesPerSubmitter = 400;
+constexpr int kBatchesPerSubmitter = 1500;
 constexpr int kPerBatch = 16;
 
 MigratorOptions StressOptions() {

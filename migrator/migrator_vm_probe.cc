@@ -263,6 +263,11 @@ int Main(int argc, char** argv) {
       absl::ToDoubleSeconds(s.cpu_time),
       absl::ToDoubleSeconds(s.cpu_time) / secs, defaults.cpu_budget, on0);
   if (s.promoted_pages != pages) return Fail("not every page was promoted");
+  // The budget is enforced on the thread's own CPU clock: allow the first
+  // burst (25 ms) and rounding.
+  if (absl::ToDoubleSeconds(s.cpu_time) / secs > 1.6 * defaults.cpu_budget) {
+    return Fail("the migrator thread overran its CPU budget");
+  }
   if (on0 != static_cast<long>(pages)) return Fail("pages not on node 0");
   if (const size_t bad = BadWords(r); bad != 0) {
     return Fail(absl::StrCat(bad, " words changed by the migration"));
@@ -338,13 +343,20 @@ int Main(int argc, char** argv) {
   }
 
   // --- 4. pages/s by batch size ------------------------------------------------
-  const size_t sweep = std::min(static_cast<size_t>(f.sweep_pages), pages);
-  const std::vector<uint64_t> part(addrs.begin(), addrs.begin() + sweep);
-  std::printf("probe: sweep: %zu pages per run, node 1 -> 0 raw, 0 -> 1 "
+  const size_t full_sweep =
+      std::min(static_cast<size_t>(f.sweep_pages), pages);
+  std::printf("probe: sweep: %zu pages per run (256 at batch 1), node 1 -> 0 "
+              "raw, 0 -> 1 "
               "through the Migrator (no rate limit, no CPU budget)\n",
-              sweep);
+              full_sweep);
   std::vector<std::pair<size_t, std::pair<double, double>>> results;
   for (size_t batch : {1, 64, 1024, 4096}) {
+    // One page per call costs milliseconds under TCG (every move call
+    // starts with lru_cache_disable(): an RCU grace period and a drain of
+    // every CPU's LRU caches): fewer pages there.
+    const size_t sweep = batch == 1 ? std::min<size_t>(full_sweep, 256)
+                                    : full_sweep;
+    const std::vector<uint64_t> part(addrs.begin(), addrs.begin() + sweep);
     // Raw move_pages(2), `batch` pages per call.
     SyscallPageMover mover;
     std::vector<int> nodes(sweep, 0), status(sweep, kPageStatusUnset);
@@ -373,9 +385,9 @@ int Main(int argc, char** argv) {
     const double mig = sweep / secs;
     results.push_back({batch, {raw, mig}});
     std::printf(
-        "probe: sweep: batch=%zu raw_move_pages=%.0f pages/s migrator=%.0f "
-        "pages/s (move calls %llu, query calls %llu)\n",
-        batch, raw, mig, static_cast<unsigned long long>(s.move_calls),
+        "probe: sweep: batch=%zu pages=%zu raw_move_pages=%.0f pages/s "
+        "migrator=%.0f pages/s (move calls %llu, query calls %llu)\n",
+        batch, sweep, raw, mig, static_cast<unsigned long long>(s.move_calls),
         static_cast<unsigned long long>(s.query_calls));
   }
   const double ref_raw = results[2].second.first;

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "migrator/sync.h"
 #include "absl/time/time.h"
 
 namespace hotpage {
@@ -80,7 +80,7 @@ class PingPongTracker {
 
   const PingPongOptions options_;
   size_t set_mask_ = 0;
-  mutable absl::Mutex mu_;
+  mutable migrator_internal::Mutex mu_;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
   uint64_t pingpong_pages_ ABSL_GUARDED_BY(mu_) = 0;
 };
