@@ -14,7 +14,7 @@ void FakePageMover::AddPages(uint64_t vaddr, size_t count, uint32_t page_bytes,
 }
 
 std::map<uint64_t, FakePageMover::Page>::iterator FakePageMover::FindPage(
-    uint64_t vaddr) {
+    uint64_t vaddr) const {
   auto it = pages_.upper_bound(vaddr);
   if (it == pages_.begin()) return pages_.end();
   --it;
@@ -24,9 +24,8 @@ std::map<uint64_t, FakePageMover::Page>::iterator FakePageMover::FindPage(
 
 std::optional<int> FakePageMover::NodeOf(uint64_t vaddr) const {
   migrator_internal::MutexLock lock(&mu_);
-  auto* self = const_cast<FakePageMover*>(this);
-  auto it = self->FindPage(vaddr);
-  if (it == self->pages_.end()) return std::nullopt;
+  auto it = FindPage(vaddr);
+  if (it == pages_.end()) return std::nullopt;
   return it->second.node;
 }
 
@@ -181,7 +180,7 @@ long FakePageMover::Move(pid_t pid, absl::Span<const uint64_t> pages,
   std::vector<size_t> group;  // indices queued for `group_node`
   std::set<uint64_t> isolated;  // base addresses of the queued pages
   int group_node = -1;
-  auto flush = [&]() -> long {
+  auto flush = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> long {
     if (group.empty()) return 0;
     auto full = full_nodes_.find(group_node);
     if (full != full_nodes_.end()) {

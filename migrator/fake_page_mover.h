@@ -112,7 +112,7 @@ class FakePageMover : public PageMover {
   };
 
   // The page containing `vaddr`: iterator into pages_ or end().
-  std::map<uint64_t, Page>::iterator FindPage(uint64_t vaddr)
+  std::map<uint64_t, Page>::iterator FindPage(uint64_t vaddr) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Consumes one use of an injected error for the page at `base`.
   static std::optional<int> TakeInjected(std::map<uint64_t, Injected>& m,
@@ -123,7 +123,8 @@ class FakePageMover : public PageMover {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable migrator_internal::Mutex mu_;
-  std::map<uint64_t, Page> pages_ ABSL_GUARDED_BY(mu_);  // by base address
+  // By base address; mutable so that const lookups can share FindPage().
+  mutable std::map<uint64_t, Page> pages_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Injected> move_errors_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Injected> query_errors_ ABSL_GUARDED_BY(mu_);
   std::map<int, bool> full_nodes_ ABSL_GUARDED_BY(mu_);  // node -> call level

@@ -69,6 +69,9 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
   addrs_.reserve(options_.batch_pages);
   nodes_.reserve(options_.batch_pages);
   status_buf_.reserve(options_.batch_pages);
+  group_.reserve(options_.batch_pages);
+  index_.reserve(options_.batch_pages);
+  flags_.reserve(options_.batch_pages);
 }
 
 Migrator::~Migrator() { Stop(); }
@@ -118,37 +121,29 @@ bool Migrator::Valid(const MoveRequest& r) {
 
 size_t Migrator::Submit(absl::Span<const MoveRequest> requests) {
   const absl::Time now = clock_->Now();
-  // Screen outside the queue lock (the back-off check takes node_mu_).
-  size_t invalid = 0, backed_off = 0;
-  std::vector<const MoveRequest*> ok;
-  ok.reserve(requests.size());
-  for (const MoveRequest& r : requests) {
-    if (!Valid(r)) {
-      ++invalid;
-    } else if (NodeBackedOffAt(r.to_node, now)) {
-      ++backed_off;
-    } else {
-      ok.push_back(&r);
-    }
-  }
   migrator_internal::MutexLock lock(&queue_mu_);
-  dropped_invalid_ += invalid;
-  dropped_node_backoff_ += backed_off;
   if (Terminal(state_)) {
-    dropped_not_running_ += ok.size();
+    dropped_not_running_ += requests.size();
     return 0;
   }
   const size_t cap = ring_.size();
-  const size_t room = cap - size_;
-  const size_t n = std::min(room, ok.size());
-  for (size_t i = 0; i < n; ++i) {
-    MoveRequest& slot = ring_[(head_ + size_) % cap];
-    slot = *ok[i];
-    if (slot.hot_since == absl::InfinitePast()) slot.hot_since = now;
-    ++size_;
+  size_t n = 0;
+  for (const MoveRequest& r : requests) {
+    if (!Valid(r)) {
+      ++dropped_invalid_;
+    } else if (NodeBackedOffAt(r.to_node, now)) {  // node_mu_: a leaf
+      ++dropped_node_backoff_;
+    } else if (size_ == cap) {
+      ++dropped_queue_full_;
+    } else {
+      MoveRequest& slot = ring_[(head_ + size_) % cap];
+      slot = r;
+      if (slot.hot_since == absl::InfinitePast()) slot.hot_since = now;
+      ++size_;
+      ++n;
+    }
   }
   submitted_ += n;
-  dropped_queue_full_ += ok.size() - n;
   if (n > 0) cv_.NotifyAll();  // the worker may wait for work
   return n;
 }
@@ -372,8 +367,8 @@ MigratorRound Migrator::DoRound(absl::Time now) {
 
   // One target node per call: the oldest request's.
   const int node = work_.front().req.to_node;
-  std::vector<size_t> group;
-  group.reserve(work_.size());
+  std::vector<size_t>& group = group_;
+  group.clear();
   double group_bytes = 0;
   for (size_t i = 0; i < work_.size(); ++i) {
     if (work_[i].req.to_node != node) continue;
@@ -494,8 +489,8 @@ void Migrator::Fail(int err) {
 
 bool Migrator::QueryPlacement(absl::Time now) {
   addrs_.clear();
-  std::vector<size_t> idx;
-  idx.reserve(work_.size());
+  std::vector<size_t>& idx = index_;
+  idx.clear();
   for (size_t i = 0; i < work_.size(); ++i) {
     if (work_[i].queried) continue;
     idx.push_back(i);
@@ -504,7 +499,8 @@ bool Migrator::QueryPlacement(absl::Time now) {
   status_buf_.assign(addrs_.size(), kPageStatusUnset);
   const long rc = mover_->Query(target_.pid(), addrs_,
                                 absl::MakeSpan(status_buf_));
-  std::vector<bool> drop(work_.size(), false);
+  std::vector<char>& drop = flags_;
+  drop.assign(work_.size(), 0);
   {
     migrator_internal::MutexLock lock(&stats_mu_);
     ++counters_.query_calls;
@@ -515,7 +511,7 @@ bool Migrator::QueryPlacement(absl::Time now) {
       if (err != ESRCH && err != EPERM) {
         for (size_t k = 0; k < idx.size(); ++k) {
           Fail(err);
-          drop[idx[k]] = true;
+          drop[idx[k]] = 1;
         }
       }
     } else {
@@ -524,20 +520,20 @@ bool Migrator::QueryPlacement(absl::Time now) {
         const int s = status_buf_[k];
         if (s == kPageStatusUnset) {
           Fail(EIO);  // the kernel wrote nothing: never seen; be safe
-          drop[idx[k]] = true;
+          drop[idx[k]] = 1;
         } else if (s < 0) {
           Fail(-s);  // -ENOENT (not present), -EFAULT (not mapped), ...
-          drop[idx[k]] = true;
+          drop[idx[k]] = 1;
         } else if (s == e.req.to_node) {
           if (e.maybe_moved) {
             Moved(e, now);  // our aborted group did move it after all
           } else {
             ++counters_.already_on_target;
           }
-          drop[idx[k]] = true;
+          drop[idx[k]] = 1;
         } else if (e.req.from_node >= 0 && s != e.req.from_node) {
           ++counters_.skipped_stale;
-          drop[idx[k]] = true;
+          drop[idx[k]] = 1;
         } else {
           e.queried = true;
           e.actual_from = s;
@@ -666,8 +662,9 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
     return false;
   }
   // Remove the group's first n entries from work_ (all are settled).
-  std::vector<bool> done(work_.size(), false);
-  for (size_t k = 0; k < n; ++k) done[group[k]] = true;
+  std::vector<char>& done = flags_;
+  done.assign(work_.size(), 0);
+  for (size_t k = 0; k < n; ++k) done[group[k]] = 1;
   size_t out = 0;
   for (size_t i = 0; i < work_.size(); ++i) {
     if (!done[i]) work_[out++] = work_[i];

@@ -54,7 +54,8 @@
 // SetRateLimit() and WaitUntilIdle() are thread-safe. Locks: queue_mu_
 // (queue, state, submit-side counters), stats_mu_ (worker counters),
 // node_mu_ (back-offs) and the ping-pong tracker's own; queue_mu_ and
-// stats_mu_ are never held together, node_mu_ and the tracker's are leaves.
+// stats_mu_ are never held together, node_mu_ and the tracker's are leaves
+// (taken under either). Locks are std::mutex (sync.h) so TSan sees them.
 // Round-private state (work list, retries, token buckets) belongs to the
 // worker thread, or to the RunOnce() caller in synchronous mode.
 
@@ -159,7 +160,7 @@ class Migrator {
 
   // Queues requests; returns how many were accepted. Refusals are counted:
   // invalid, node backed off, queue full, migrator ended. Never blocks on
-  // the migrator's work (only on the queue lock).
+  // the migrator's work (only on the queue lock) and never allocates.
   size_t Submit(absl::Span<const MoveRequest> requests)
       ABSL_LOCKS_EXCLUDED(queue_mu_);
   bool Submit(const MoveRequest& request) ABSL_LOCKS_EXCLUDED(queue_mu_) {
@@ -297,9 +298,13 @@ class Migrator {
   size_t retry_capacity_;
   TokenBucket bytes_bucket_;
   TokenBucket cpu_bucket_;
+  // Scratch space, sized once: rounds do not allocate.
   std::vector<uint64_t> addrs_;
   std::vector<int> nodes_;
   std::vector<int> status_buf_;
+  std::vector<size_t> group_;
+  std::vector<size_t> index_;
+  std::vector<char> flags_;
 };
 
 }  // namespace hotpage

@@ -8,4 +8,5 @@ if [ "${nb}" != 0 ]; then
   echo "guest: FAIL: numa_balancing is ${nb}, the harness must set it to 0"
   exit 1
 fi
-migrator_vm_probe --mib=64 --rate_mbps=32 --sweep_pages=4096 --huge_pages=8
+migrator_vm_probe --mib=64 --rate_mbps=32 --sweep_pages=4096 --huge_pages=8 \
+  --warm_mib=256 --reps=3

@@ -19,6 +19,7 @@ size_t RoundUpPow2(size_t n) {
 PingPongTracker::PingPongTracker(const PingPongOptions& options)
     : options_(options) {
   const size_t n = RoundUpPow2(std::max<size_t>(options.slots, kWays));
+  num_slots_ = n;
   set_mask_ = n / kWays - 1;
   migrator_internal::MutexLock lock(&mu_);
   slots_.resize(n);

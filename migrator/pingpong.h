@@ -59,7 +59,7 @@ class PingPongTracker {
   // Pages on hold at `now` (scans the table; for statistics).
   size_t HeldCount(absl::Time now) const ABSL_LOCKS_EXCLUDED(mu_);
 
-  size_t slots() const { return slots_.size(); }
+  size_t slots() const { return num_slots_; }
 
  private:
   static constexpr int kWays = 4;
@@ -79,6 +79,7 @@ class PingPongTracker {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const PingPongOptions options_;
+  size_t num_slots_ = 0;
   size_t set_mask_ = 0;
   mutable migrator_internal::Mutex mu_;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
