@@ -109,7 +109,16 @@ absl::StatusOr<ProcessHandle> ProcessHandle::Attach(pid_t pid,
     if (err == ESRCH) {
       return absl::NotFoundError(absl::StrCat("pid ", pid, ": no such process"));
     }
-    if (err != ENOSYS && err != EPERM && err != EINVAL) {
+    if (err == EINVAL || err == ENOENT) {
+      // pidfd_open() without PIDFD_THREAD takes thread-group leaders only:
+      // older kernels answer EINVAL for another thread, newer ones ENOENT
+      // (seen on 6.18).
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pid ", pid, " is a thread, not a process (pidfd_open: ",
+          ErrnoName(err), "): attach to its process id, Tgid in /proc/",
+          pid, "/status"));
+    }
+    if (err != ENOSYS && err != EPERM) {
       return ErrnoStatus(err, absl::StrCat("pidfd_open pid ", pid));
     }
     pidfd = -1;  // Pre-5.3 kernel or a sandbox: start time alone.

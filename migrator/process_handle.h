@@ -69,8 +69,9 @@ class ProcessHandle {
  public:
   // Attaches to `pid` (> 0): opens a pidfd, reads the start time through
   // `fs`. `fs` must outlive the handle. Errors: NotFound "pid 123: no such
-  // process" (ESRCH, or no /proc/123/stat), InvalidArgument for pid <= 0 or
-  // an unparsable stat, FailedPrecondition if it is already a zombie.
+  // process" (ESRCH, or no /proc/123/stat), InvalidArgument for pid <= 0, a
+  // thread id that is not a process id, or an unparsable stat,
+  // FailedPrecondition if it is already a zombie.
   static absl::StatusOr<ProcessHandle> Attach(pid_t pid, const KernelFs* fs);
 
   ProcessHandle(ProcessHandle&& other) noexcept;

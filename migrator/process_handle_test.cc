@@ -1,8 +1,12 @@
 #include "migrator/process_handle.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <fstream>
 #include <iterator>
@@ -133,6 +137,24 @@ TEST(ProcessHandleTest, ChildExitIsSeenBeforeAndAfterReaping) {
   EXPECT_EQ(h->StillSame(), TargetState::kExited);
   auto gone = ProcessHandle::Attach(child, &*fs);
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound) << gone.status();
+}
+
+TEST(ProcessHandleTest, ThreadIdIsNotAProcess) {
+  auto fs = KernelFs::Open("/");
+  ASSERT_TRUE(fs.ok());
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> release{false};
+  std::thread waiter([&] {
+    tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  auto h = ProcessHandle::Attach(tid.load(), &*fs);
+  release.store(true);
+  waiter.join();
+  EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument)
+      << h.status();
+  EXPECT_NE(h.status().message().find("thread"), absl::string_view::npos);
 }
 
 TEST(ProcessHandleTest, BadPid) {
