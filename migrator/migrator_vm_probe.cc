@@ -24,6 +24,7 @@
 // 1 on a failed check, 2 on bad usage, 77 when the guest cannot run it.
 
 #include <linux/mempolicy.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -380,6 +381,15 @@ int Main(int argc, char** argv) {
               "and back, raw move_pages(2) and the Migrator (no rate limit, "
               "no CPU budget), best of %lld\n",
               full_sweep, static_cast<long long>(f.reps));
+  // Pin to CPU 0 (threads created from here on inherit it): the raw calls
+  // run on the main thread, the Migrator's on its own; with both on one
+  // CPU neither pays cross-CPU TLB shootdowns the other does not (under
+  // TCG an IPI waits for the other vCPU's host thread: milliseconds).
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  const bool pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  std::printf("probe: sweep: pinned to CPU 0: %s\n", pinned ? "yes" : "no");
   const std::vector<size_t> batches = {1, 64, 1024, 4096};
   std::vector<double> best_raw(batches.size(), 0), best_mig(batches.size(), 0);
   for (int64_t rep = 0; rep < f.reps; ++rep) {
