@@ -438,6 +438,16 @@ void Migrator::Admit(absl::Time now) {
   work_.erase(std::remove_if(work_.begin(), work_.end(), refused), work_.end());
 }
 
+bool Migrator::TargetStillThere(long rc) {
+  // A process that exited between the check and the call is a zombie (or
+  // gone) by now: move_pages answers EINVAL for a zombie (no mm), not
+  // ESRCH. Re-check before blaming the pages.
+  if (CheckTarget()) return true;
+  migrator_internal::MutexLock lock(&stats_mu_);
+  ++counters_.call_errors[ErrnoSlot(static_cast<int>(-rc), kErrnoSlots)];
+  return false;
+}
+
 bool Migrator::CheckTarget() {
   switch (target_.StillSame()) {
     case TargetState::kSame:
@@ -499,6 +509,9 @@ bool Migrator::QueryPlacement(absl::Time now) {
   status_buf_.assign(addrs_.size(), kPageStatusUnset);
   const long rc = mover_->Query(target_.pid(), addrs_,
                                 absl::MakeSpan(status_buf_));
+  if (rc < 0 && rc != -ESRCH && rc != -EPERM && !TargetStillThere(rc)) {
+    return false;
+  }
   std::vector<char>& drop = flags_;
   drop.assign(work_.size(), 0);
   {
@@ -602,6 +615,9 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
   status_buf_.assign(n, kPageStatusUnset);
   const long rc = mover_->Move(target_.pid(), addrs_, nodes_,
                                absl::MakeSpan(status_buf_));
+  if (rc < 0 && rc != -ESRCH && rc != -EPERM && !TargetStillThere(rc)) {
+    return false;
+  }
   const absl::Time after = clock_->Now();
   double unmoved_bytes = 0;
   bool backoff = false;

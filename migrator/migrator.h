@@ -236,6 +236,10 @@ class Migrator {
   void Admit(absl::Time now) ABSL_LOCKS_EXCLUDED(stats_mu_);
   // False (and the migrator ended) unless the target is still the same.
   bool CheckTarget() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  // After a call-level error `rc` (not ESRCH/EPERM): CheckTarget(), and
+  // count the error if the target is gone (the call's pages are then
+  // abandoned, not failed).
+  bool TargetStillThere(long rc) ABSL_LOCKS_EXCLUDED(queue_mu_, stats_mu_);
   // Queries unqueried entries; false if the migrator ended.
   bool QueryPlacement(absl::Time now) ABSL_LOCKS_EXCLUDED(stats_mu_);
   // Moves the first `n` entries of `group` (indices into work_).

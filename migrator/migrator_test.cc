@@ -447,6 +447,25 @@ TEST_F(MigratorTest, OtherCallErrorsDropTheBatchAndGoOn) {
   ExpectSettled(s);
 }
 
+TEST_F(MigratorTest, CallErrorFromAnExitedTargetEndsCleanly) {
+  // The target exits between the check and the call: move_pages answers
+  // EINVAL for a zombie. The pages are abandoned, not failed.
+  mover_.AddPages(kBase, 10, k4K, 1);
+  mover_.SetCallHook([this](FakePageMover::Op op) {
+    if (op == FakePageMover::Op::kMove) WriteStat(kStart, 'Z');
+  });
+  mover_.InjectCallError(FakePageMover::Op::kMove, EINVAL);
+  auto m = Make(Unlimited());
+  ASSERT_EQ(m->Submit(Promotions(kBase, 10)), 10u);
+  Drain(*m);
+  EXPECT_EQ(m->state(), MigratorState::kTargetExited);
+  const MigratorStats s = m->Snapshot();
+  EXPECT_EQ(s.failed_pages(), 0u);
+  EXPECT_EQ(s.abandoned, 10u);
+  EXPECT_EQ(s.call_errors_by_errno.at(EINVAL), 1u);
+  ExpectSettled(s);
+}
+
 TEST_F(MigratorTest, ReusedPidIsNeverActedOn) {
   mover_.AddPages(kBase, 10, k4K, 1);
   auto m = Make(Unlimited());

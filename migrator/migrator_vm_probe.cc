@@ -15,6 +15,10 @@
 //  3. huge pages: when the guest gives transparent huge pages, promotes 2
 //     MiB pages with ONE request (one address) each and checks all 512 4 KiB
 //     parts moved;
+//  5. (run before 4) a child process as the target: promotes its private
+//     pages, sees -EACCES for pages it shares with us, -ENOENT for untouched
+//     and -EFAULT for unmapped addresses, then the child exits while a
+//     rate-limited Migrator works on it: kTargetExited, data intact;
 //  4. batch sweep: pages/s for batch sizes 1, 64, 1024, 4096, both raw
 //     move_pages(2) and through the Migrator, each moving pages to node 0
 //     and back, best of --reps interleaved repetitions (TCG numbers on a
@@ -27,6 +31,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +49,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "absl/types/span.h"
 #include "absl/time/time.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
@@ -217,6 +223,141 @@ long AnonHugeKb(const void* addr) {
   return -1;
 }
 
+bool Bind(const Region& r, int node) {
+  unsigned long mask = 1ul << node;
+  return syscall(SYS_mbind, r.base, r.len, MPOL_BIND, &mask, 64, 0) == 0;
+}
+
+void Fill(const Region& r) {
+  auto* words = reinterpret_cast<uint64_t*>(r.base);
+  for (size_t i = 0; i < r.len / 8; ++i) words[i] = i * 0x9E3779B97F4A7C15ull;
+}
+
+// Phase 5: a child process as the target. Its private pages are promoted
+// for real; its shared pages answer -EACCES, its untouched pages -ENOENT,
+// unmapped addresses -EFAULT; then it exits while a rate-limited Migrator
+// is still working on it, which must end cleanly (kTargetExited), and the
+// child must have seen its data intact throughout.
+int ChildTargetPhase(const KernelFs& fs) {
+  constexpr size_t kPrivate = 1024, kShared = 16, kUntouched = 4, kHoles = 4;
+  Region priv, untouched, holes;
+  if (!MapRegion(&priv, kPrivate * k4K, k4K, false) || !Bind(priv, 1) ||
+      !MapRegion(&untouched, kUntouched * k4K, k4K, false) ||
+      !MapRegion(&holes, kHoles * k4K, k4K, false)) {
+    return Fail("child phase: mapping");
+  }
+  void* sh = mmap(nullptr, kShared * k4K, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) return Fail("child phase: shared mapping");
+  std::memset(sh, 7, kShared * k4K);  // faulted in here, on node 0
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) return Fail("child phase: pipe");
+  // Unmapped last, so that no mapping made before the fork reuses the hole.
+  const std::vector<uint64_t> hole_addrs = Addresses(holes.base, kHoles, k4K);
+  munmap(holes.raw, holes.raw_len);
+  holes.raw = nullptr;
+  const pid_t child = fork();
+  if (child < 0) return Fail("child phase: fork");
+  if (child == 0) {
+    // fork() does not copy the page tables of a shared mapping: read it so
+    // that the child maps those pages too (mapcount 2: -EACCES to move).
+    uint64_t sum = 0;
+    for (size_t i = 0; i < kShared * k4K; i += k4K) {
+      sum += static_cast<volatile char*>(sh)[i];
+    }
+    if (sum != 7 * kShared) _exit(5);
+    Fill(priv);  // faults in on node 1 (MPOL_BIND inherited)
+    syscall(SYS_mbind, priv.base, priv.len, MPOL_DEFAULT, nullptr, 0, 0);
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1) _exit(3);
+    if (read(go[0], &c, 1) != 1) _exit(4);
+    _exit(BadWords(priv) == 0 ? 0 : 1);
+  }
+  char c;
+  if (read(ready[0], &c, 1) != 1) return Fail("child phase: child not ready");
+  std::vector<uint64_t> pages = Addresses(priv.base, kPrivate, k4K);
+  std::vector<MoveRequest> reqs = Requests(pages, k4K, 1, 0);
+  // The shared pages were faulted in by us, on node 0: ask for node 1.
+  for (uint64_t a : Addresses(static_cast<char*>(sh), kShared, k4K)) {
+    reqs.push_back(Requests({a}, k4K, -1, 1)[0]);
+  }
+  for (uint64_t a : Addresses(untouched.base, kUntouched, k4K)) {
+    reqs.push_back(Requests({a}, k4K, -1, 0)[0]);
+  }
+  for (uint64_t a : hole_addrs) reqs.push_back(Requests({a}, k4K, -1, 0)[0]);
+
+  auto h = ProcessHandle::Attach(child, &fs);
+  if (!h.ok()) return Fail(std::string(h.status().message()));
+  SyscallPageMover mover;
+  MigratorStats s;
+  {
+    Migrator m(MigratorOptions(), std::move(*h), &mover);
+    if (!m.Start().ok()) return Fail("child phase: start");
+    const absl::Time t0 = absl::Now();
+    if (m.Submit(reqs) != reqs.size()) return Fail("child phase: submit");
+    if (!m.WaitUntilIdle(absl::Seconds(60))) return Fail("child phase: idle");
+    m.Stop();
+    s = m.Snapshot();
+    std::printf("probe: child: pid %d, %.3f s: %s\n", child, Seconds(t0),
+                s.ToString().c_str());
+  }
+  std::vector<int> status(kPrivate, kPageStatusUnset);
+  const long q = mover.Query(child, pages, absl::MakeSpan(status));
+  const long on0 = std::count(status.begin(), status.end(), 0);
+  std::printf("probe: child: private pages on node 0 (queried by pid): %ld of "
+              "%zu; shared skipped %llu, ENOENT %llu, EFAULT %llu\n",
+              q == 0 ? on0 : -1, kPrivate,
+              static_cast<unsigned long long>(s.shared_skipped),
+              static_cast<unsigned long long>(s.failed(ENOENT)),
+              static_cast<unsigned long long>(s.failed(EFAULT)));
+  if (s.promoted_pages != kPrivate || on0 != static_cast<long>(kPrivate)) {
+    return Fail("child phase: private pages not promoted");
+  }
+  if (s.shared_skipped != kShared || s.failed(EACCES) != kShared) {
+    return Fail("child phase: shared pages not skipped as EACCES");
+  }
+  if (s.failed(ENOENT) != kUntouched || s.failed(EFAULT) != kHoles) {
+    return Fail("child phase: ENOENT/EFAULT not counted");
+  }
+
+  // The target exits while a slow Migrator demotes its pages.
+  auto h2 = ProcessHandle::Attach(child, &fs);
+  if (!h2.ok()) return Fail(std::string(h2.status().message()));
+  MigratorOptions slow;
+  slow.batch_pages = 64;
+  slow.rate_limit_bytes_per_sec = 1e6;  // 2 MiB burst, then ~2 s for the rest
+  Migrator m2(slow, std::move(*h2), &mover);
+  if (!m2.Start().ok()) return Fail("child phase: start 2");
+  m2.Submit(Requests(pages, k4K, 0, 1));
+  absl::SleepFor(absl::Milliseconds(300));
+  if (write(go[1], &c, 1) != 1) return Fail("child phase: release");
+  const absl::Time t_exit = absl::Now();
+  const bool ended = m2.WaitUntilIdle(absl::Seconds(20));
+  const double reaction = Seconds(t_exit);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  m2.Stop();
+  s = m2.Snapshot();
+  std::printf(
+      "probe: child-exit: state=%s status=%s after %.3f s; demoted %llu of "
+      "%zu, abandoned %llu; child exit code %d\n",
+      MigratorStateName(s.state), m2.status().ok() ? "OK" : "error",
+      reaction, static_cast<unsigned long long>(s.demoted_pages), kPrivate,
+      static_cast<unsigned long long>(s.abandoned),
+      WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+  if (!ended || s.state != MigratorState::kTargetExited || !m2.status().ok()) {
+    return Fail("child phase: the target's exit did not end the work cleanly");
+  }
+  if (s.demoted_pages == 0 || s.abandoned == 0) {
+    return Fail("child phase: the exit did not happen mid-run");
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Fail("child phase: the child saw its data change");
+  }
+  munmap(sh, kShared * k4K);
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Flags f;
   for (int i = 1; i < argc; ++i) {
@@ -369,6 +510,9 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // --- 5. another process as the target ----------------------------------------
+  if (int rc = ChildTargetPhase(*fs); rc != 0) return rc;
+
   // --- 4. pages/s by batch size ------------------------------------------------
   // Each measurement moves the pages 1 -> 0 and back 0 -> 1 (the two
   // directions differ in cost: node 1 has no CPU), raw and then through
@@ -456,8 +600,9 @@ int Main(int argc, char** argv) {
         best_mig[bi] / best_mig[2], best_mig[bi] / best_raw[bi]);
   }
   // The one robust conclusion on a noisy host: calls of one page are far
-  // slower per page than calls of 1024 (measured 50-100x).
-  if (best_mig[2] < 5 * best_mig[0] || best_raw[2] < 5 * best_raw[0]) {
+  // slower per page than calls of 1024 (measured 11x on an idle host,
+  // 100x+ on a busy one).
+  if (best_mig[2] < 3 * best_mig[0] || best_raw[2] < 3 * best_raw[0]) {
     return Fail("batch 1024 is not clearly faster than batch 1");
   }
   if (BadWords(r) != 0) return Fail("data changed by the sweep");
