@@ -1,0 +1,221 @@
+#include "migrator/process_handle.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tools/base/fake_tree.h"
+#include "tools/base/kernel_fs.h"
+
+namespace hotpage {
+namespace {
+
+// A stat line as the kernel prints it (52 fields; starttime is field 22).
+std::string StatLine(int64_t pid, absl::string_view comm, char state,
+                     uint64_t start) {
+  return absl::StrCat(pid, " (", comm, ") ", std::string(1, state),
+                      " 1 100 100 0 -1 4194560 1234 0 0 0 5 7 0 0 20 0 1 0 ",
+                      start,
+                      " 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 0 "
+                      "0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+}
+
+TEST(ParseProcStatTest, PlainLine) {
+  auto st = ParseProcStat(StatLine(4242, "cat", 'R', 987654321));
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->pid, 4242);
+  EXPECT_EQ(st->comm, "cat");
+  EXPECT_EQ(st->state, 'R');
+  EXPECT_EQ(st->ppid, 1);
+  EXPECT_EQ(st->start_time_ticks, 987654321u);
+}
+
+TEST(ParseProcStatTest, CommWithSpacesAndParentheses) {
+  for (absl::string_view comm :
+       {"a b", "(x)", ") R 1 2 3 4", "((", "))", "a) (b", "", " ",
+        "x) S 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 77 (y"}) {
+    auto st = ParseProcStat(StatLine(7, comm, 'S', 5555));
+    ASSERT_TRUE(st.has_value()) << "comm '" << comm << "'";
+    EXPECT_EQ(st->comm, comm);
+    EXPECT_EQ(st->start_time_ticks, 5555u) << "comm '" << comm << "'";
+    EXPECT_EQ(st->state, 'S');
+  }
+}
+
+TEST(ParseProcStatTest, RejectsMalformed) {
+  EXPECT_FALSE(ParseProcStat(""));
+  EXPECT_FALSE(ParseProcStat("12 (cat"));
+  EXPECT_FALSE(ParseProcStat("cat) R 1"));
+  EXPECT_FALSE(ParseProcStat("x (cat) R 1 2 3"));
+  EXPECT_FALSE(ParseProcStat("-3 (cat) R 1 2 3"));
+  EXPECT_FALSE(ParseProcStat("12 (cat) R 1 2 3 4 5 6 7 8 9"));  // too short
+  EXPECT_FALSE(ParseProcStat("12 (cat)R 1"));
+  std::string bad_start = StatLine(1, "a", 'S', 1);
+  bad_start.replace(bad_start.find(" 1 12345678"), 2, " x");
+  EXPECT_FALSE(ParseProcStat(bad_start));
+  EXPECT_FALSE(ParseProcStat(StatLine(1, "a", 'S', 1).substr(0, 40)));
+  // State must be one character.
+  std::string two_state = StatLine(1, "a", 'S', 1);
+  two_state.replace(two_state.find(") S"), 3, ") SS");
+  EXPECT_FALSE(ParseProcStat(two_state));
+  // A start time that overflows uint64.
+  std::string big = absl::StrCat(
+      "1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 ",
+      "99999999999999999999999 1\n");
+  EXPECT_FALSE(ParseProcStat(big));
+}
+
+TEST(ParseProcStatTest, ToleratesTabsAndMissingNewline) {
+  std::string line = StatLine(9, "t", 'S', 42);
+  line.pop_back();
+  for (char& c : line) {
+    if (c == ' ' && &c > &line[line.find(')')]) c = '\t';
+  }
+  line[line.find(")") + 1] = ' ';
+  auto st = ParseProcStat(line);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->start_time_ticks, 42u);
+}
+
+// --- Live processes --------------------------------------------------------
+
+std::string ReadProc(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+TEST(ProcessHandleTest, AttachToSelf) {
+  auto fs = KernelFs::Open("/");
+  ASSERT_TRUE(fs.ok());
+  auto h = ProcessHandle::Attach(getpid(), &*fs);
+  ASSERT_TRUE(h.ok()) << h.status();
+  auto own = ParseProcStat(ReadProc("/proc/self/stat"));
+  ASSERT_TRUE(own.has_value());
+  EXPECT_EQ(h->start_time_ticks(), own->start_time_ticks);
+  EXPECT_TRUE(h->has_pidfd());
+  EXPECT_TRUE(h->Alive());
+  EXPECT_EQ(h->StillSame(), TargetState::kSame);
+  EXPECT_NE(h->Describe().find(absl::StrCat("pid ", getpid())),
+            std::string::npos);
+}
+
+TEST(ProcessHandleTest, ChildExitIsSeenBeforeAndAfterReaping) {
+  auto fs = KernelFs::Open("/");
+  ASSERT_TRUE(fs.ok());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  auto h = ProcessHandle::Attach(child, &*fs);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->StillSame(), TargetState::kSame);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  // Zombie: the pidfd is readable, /proc still has it (state Z).
+  siginfo_t info;
+  ASSERT_EQ(waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);
+  EXPECT_FALSE(h->Alive());
+  EXPECT_EQ(h->StillSame(), TargetState::kExited);
+  // A zombie cannot be attached to.
+  auto z = ProcessHandle::Attach(child, &*fs);
+  EXPECT_EQ(z.status().code(), absl::StatusCode::kFailedPrecondition)
+      << z.status();
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  EXPECT_FALSE(h->Alive());
+  EXPECT_EQ(h->StillSame(), TargetState::kExited);
+  auto gone = ProcessHandle::Attach(child, &*fs);
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound) << gone.status();
+}
+
+TEST(ProcessHandleTest, ThreadIdIsNotAProcess) {
+  auto fs = KernelFs::Open("/");
+  ASSERT_TRUE(fs.ok());
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> release{false};
+  std::thread waiter([&] {
+    tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  auto h = ProcessHandle::Attach(tid.load(), &*fs);
+  release.store(true);
+  waiter.join();
+  EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument)
+      << h.status();
+  EXPECT_NE(h.status().message().find("thread"), absl::string_view::npos);
+}
+
+TEST(ProcessHandleTest, BadPid) {
+  auto fs = KernelFs::Open("/");
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(ProcessHandle::Attach(0, &*fs).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ProcessHandle::Attach(-5, &*fs).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// A fake /proc for our own pid: the pidfd is real (on self, alive), the
+// stat file is the test's, so pid reuse can be staged.
+class FakeProcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteStat(1000, 'S');
+    auto fs = KernelFs::Open(tree_.root());
+    ASSERT_TRUE(fs.ok());
+    fs_.emplace(std::move(*fs));
+  }
+  void WriteStat(uint64_t start, char state, int64_t pid = getpid()) {
+    tree_.Write(absl::StrCat("/proc/", getpid(), "/stat"),
+                StatLine(pid, "fake (target)", state, start));
+  }
+  FakeTree tree_;
+  std::optional<KernelFs> fs_;
+};
+
+TEST_F(FakeProcTest, StartTimeChangeIsReuse) {
+  auto h = ProcessHandle::Attach(getpid(), &*fs_);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->start_time_ticks(), 1000u);
+  EXPECT_EQ(h->comm(), "fake (target)");
+  EXPECT_EQ(h->StillSame(), TargetState::kSame);
+  WriteStat(2000, 'S');
+  EXPECT_EQ(h->StillSame(), TargetState::kReused);
+  WriteStat(1000, 'S', getpid() + 1);  // another pid's line: not ours
+  EXPECT_EQ(h->StillSame(), TargetState::kReused);
+  WriteStat(1000, 'Z');
+  EXPECT_EQ(h->StillSame(), TargetState::kExited);
+  tree_.Write(absl::StrCat("/proc/", getpid(), "/stat"), "garbage");
+  EXPECT_EQ(h->StillSame(), TargetState::kUnverified);
+  tree_.Remove(absl::StrCat("/proc/", getpid(), "/stat"));
+  EXPECT_EQ(h->StillSame(), TargetState::kUnverified);
+}
+
+TEST_F(FakeProcTest, MoveKeepsThePidfd) {
+  auto h = ProcessHandle::Attach(getpid(), &*fs_);
+  ASSERT_TRUE(h.ok());
+  ProcessHandle moved = std::move(*h);
+  EXPECT_TRUE(moved.has_pidfd());
+  EXPECT_FALSE(h->has_pidfd());
+  EXPECT_EQ(moved.StillSame(), TargetState::kSame);
+}
+
+TEST_F(FakeProcTest, UnparsableStatRefusesAttach) {
+  tree_.Write(absl::StrCat("/proc/", getpid(), "/stat"), "1 (x) S");
+  EXPECT_EQ(ProcessHandle::Attach(getpid(), &*fs_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace hotpage
