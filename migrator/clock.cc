@@ -27,22 +27,22 @@ absl::Duration RealMigratorClock::ThreadCpuTime() {
 }
 
 absl::Time FakeMigratorClock::Now() {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return now_;
 }
 
 absl::Duration FakeMigratorClock::ThreadCpuTime() {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return cpu_;
 }
 
 void FakeMigratorClock::Advance(absl::Duration d) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   now_ += d;
 }
 
 void FakeMigratorClock::AdvanceCpu(absl::Duration d) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   cpu_ += d;
 }
 

@@ -11,7 +11,7 @@
 #define HOTPAGE_MIGRATOR_CLOCK_H_
 
 #include "absl/base/thread_annotations.h"
-#include "migrator/sync.h"
+#include "tools/base/mutex.h"
 #include "absl/time/time.h"
 
 namespace hotpage {
@@ -50,7 +50,7 @@ class FakeMigratorClock : public MigratorClock {
   void AdvanceCpu(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  mutable migrator_internal::Mutex mu_;
+  mutable Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   absl::Duration cpu_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
 };

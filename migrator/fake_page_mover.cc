@@ -7,7 +7,7 @@ namespace hotpage {
 
 void FakePageMover::AddPages(uint64_t vaddr, size_t count, uint32_t page_bytes,
                              int node) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (size_t i = 0; i < count; ++i) {
     pages_[vaddr + i * page_bytes] = Page{page_bytes, node};
   }
@@ -23,39 +23,39 @@ std::map<uint64_t, FakePageMover::Page>::iterator FakePageMover::FindPage(
 }
 
 std::optional<int> FakePageMover::NodeOf(uint64_t vaddr) const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = FindPage(vaddr);
   if (it == pages_.end()) return std::nullopt;
   return it->second.node;
 }
 
 size_t FakePageMover::CountOn(int node) const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   size_t n = 0;
   for (const auto& [base, page] : pages_) n += page.node == node;
   return n;
 }
 
 void FakePageMover::SetNode(uint64_t vaddr, int node) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = FindPage(vaddr);
   if (it != pages_.end()) it->second.node = node;
 }
 
 void FakePageMover::InjectMoveError(uint64_t vaddr, int err, int times) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = FindPage(vaddr);
   move_errors_[it == pages_.end() ? vaddr : it->first] = Injected{err, times};
 }
 
 void FakePageMover::InjectQueryError(uint64_t vaddr, int err, int times) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = FindPage(vaddr);
   query_errors_[it == pages_.end() ? vaddr : it->first] = Injected{err, times};
 }
 
 void FakePageMover::SetNodeFull(int node, bool full, bool call_level) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (full) {
     full_nodes_[node] = call_level;
   } else {
@@ -64,42 +64,42 @@ void FakePageMover::SetNodeFull(int node, bool full, bool call_level) {
 }
 
 void FakePageMover::InjectCallError(Op op, int err, int times) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   call_errors_[op] = CallError{err, times};
 }
 
 void FakePageMover::InjectPartialGroup(size_t n) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   partial_group_ = n;
 }
 
 void FakePageMover::SetCallHook(std::function<void(Op)> hook) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   hook_ = std::move(hook);
 }
 
 std::vector<FakePageMover::Call> FakePageMover::calls() const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return calls_;
 }
 
 size_t FakePageMover::query_calls() const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return query_calls_;
 }
 
 size_t FakePageMover::move_calls() const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return move_calls_;
 }
 
 uint64_t FakePageMover::pages_migrated() const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return pages_migrated_;
 }
 
 void FakePageMover::set_record_calls(bool on) {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   record_calls_ = on;
 }
 
@@ -136,11 +136,11 @@ long FakePageMover::Query(pid_t pid, absl::Span<const uint64_t> pages,
                           absl::Span<int> status) {
   std::function<void(Op)> hook;
   {
-    migrator_internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     hook = hook_;
   }
   if (hook) hook(Op::kQuery);
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (std::optional<int> err = TakeCallError(Op::kQuery)) {
     Record(Op::kQuery, pid, pages, {}, -*err);
     return -*err;
@@ -165,11 +165,11 @@ long FakePageMover::Move(pid_t pid, absl::Span<const uint64_t> pages,
                          absl::Span<const int> nodes, absl::Span<int> status) {
   std::function<void(Op)> hook;
   {
-    migrator_internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     hook = hook_;
   }
   if (hook) hook(Op::kMove);
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (std::optional<int> err = TakeCallError(Op::kMove)) {
     Record(Op::kMove, pid, pages, nodes, -*err);
     return -*err;

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "migrator/sync.h"
+#include "tools/base/mutex.h"
 #include "migrator/page_mover.h"
 
 namespace hotpage {
@@ -122,7 +122,7 @@ class FakePageMover : public PageMover {
               absl::Span<const int> nodes, long result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable migrator_internal::Mutex mu_;
+  mutable Mutex mu_;
   // By base address; mutable so that const lookups can share FindPage().
   mutable std::map<uint64_t, Page> pages_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Injected> move_errors_ ABSL_GUARDED_BY(mu_);

@@ -63,7 +63,7 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
                     clock_->Now()),
       cpu_bucket_(options_.cpu_budget, CpuBurst(options_.cpu_budget),
                   clock_->Now()) {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   ring_.resize(options_.queue_capacity);
   work_.reserve(options_.batch_pages);
   addrs_.reserve(options_.batch_pages);
@@ -77,7 +77,7 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
 Migrator::~Migrator() { Stop(); }
 
 absl::Status Migrator::Start() {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   if (state_ != MigratorState::kNotStarted || threaded_) {
     return absl::FailedPreconditionError(
         absl::StrCat("migrator for ", target_.Describe(), " is ",
@@ -91,13 +91,13 @@ absl::Status Migrator::Start() {
 
 void Migrator::Stop() {
   {
-    migrator_internal::MutexLock lock(&queue_mu_);
+    MutexLock lock(&queue_mu_);
     stop_requested_ = true;
     cv_.NotifyAll();
   }
   if (worker_.joinable()) worker_.join();
   // The worker has ended (or never ran): its round-private state is ours.
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   if (!Terminal(state_)) {
     state_ = MigratorState::kStopped;
   }
@@ -121,7 +121,7 @@ bool Migrator::Valid(const MoveRequest& r) {
 
 size_t Migrator::Submit(absl::Span<const MoveRequest> requests) {
   const absl::Time now = clock_->Now();
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   if (Terminal(state_)) {
     dropped_not_running_ += requests.size();
     return 0;
@@ -149,7 +149,7 @@ size_t Migrator::Submit(absl::Span<const MoveRequest> requests) {
 }
 
 bool Migrator::WaitUntilIdle(absl::Duration timeout) {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
     return (size_ == 0 && in_flight_ == 0) || Terminal(state_);
   };
@@ -157,17 +157,17 @@ bool Migrator::WaitUntilIdle(absl::Duration timeout) {
 }
 
 MigratorState Migrator::state() const {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   return state_;
 }
 
 absl::Status Migrator::status() const {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   return status_;
 }
 
 bool Migrator::Running() const {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   return state_ == MigratorState::kRunning && !stop_requested_;
 }
 
@@ -176,7 +176,7 @@ bool Migrator::IsHeld(uint64_t vaddr) const {
 }
 
 bool Migrator::NodeBackedOffAt(int node, absl::Time now) const {
-  migrator_internal::MutexLock lock(&node_mu_);
+  MutexLock lock(&node_mu_);
   auto it = backoff_until_.find(node);
   return it != backoff_until_.end() && it->second > now;
 }
@@ -187,7 +187,7 @@ bool Migrator::IsNodeBackedOff(int node) const {
 
 std::vector<int> Migrator::BackedOffNodes() const {
   const absl::Time now = clock_->Now();
-  migrator_internal::MutexLock lock(&node_mu_);
+  MutexLock lock(&node_mu_);
   std::vector<int> nodes;
   for (const auto& [node, until] : backoff_until_) {
     if (until > now) nodes.push_back(node);
@@ -197,19 +197,19 @@ std::vector<int> Migrator::BackedOffNodes() const {
 }
 
 void Migrator::ClearNodeBackoff(int node) {
-  migrator_internal::MutexLock lock(&node_mu_);
+  MutexLock lock(&node_mu_);
   backoff_until_.erase(node);
 }
 
 void Migrator::BackOffNode(int node, absl::Time now) {
-  migrator_internal::MutexLock lock(&node_mu_);
+  MutexLock lock(&node_mu_);
   backoff_until_[node] = options_.enomem_backoff > absl::ZeroDuration()
                              ? now + options_.enomem_backoff
                              : absl::InfiniteFuture();
 }
 
 void Migrator::SetRateLimit(double bytes_per_sec) {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   new_rate_ = bytes_per_sec;
   rate_changed_ = true;
   cv_.NotifyAll();
@@ -218,7 +218,7 @@ void Migrator::SetRateLimit(double bytes_per_sec) {
 MigratorStats Migrator::Snapshot() const {
   MigratorStats s;
   {
-    migrator_internal::MutexLock lock(&queue_mu_);
+    MutexLock lock(&queue_mu_);
     s.state = state_;
     s.submitted = submitted_;
     s.dropped_queue_full = dropped_queue_full_;
@@ -231,7 +231,7 @@ MigratorStats Migrator::Snapshot() const {
     s.in_flight = in_flight_;
   }
   {
-    migrator_internal::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     const Counters& c = counters_;
     s.promoted_pages = c.promoted_pages;
     s.promoted_bytes = c.promoted_bytes;
@@ -270,7 +270,7 @@ void Migrator::ThreadMain() {
   for (;;) {
     const MigratorRound r = RunRound();
     if (r.next == MigratorRound::Next::kDone) return;
-    migrator_internal::MutexLock lock(&queue_mu_);
+    MutexLock lock(&queue_mu_);
     if (stop_requested_) return;
     switch (r.next) {
       case MigratorRound::Next::kMore:
@@ -299,7 +299,7 @@ void Migrator::ThreadMain() {
 
 MigratorRound Migrator::RunOnce() {
   {
-    migrator_internal::MutexLock lock(&queue_mu_);
+    MutexLock lock(&queue_mu_);
     if (threaded_) {
       // Misuse: the thread owns the round state.
       return MigratorRound{MigratorRound::Next::kDone, absl::ZeroDuration(), 0};
@@ -313,7 +313,7 @@ MigratorRound Migrator::RunRound() {
   const absl::Duration cpu0 = clock_->ThreadCpuTime();
   const absl::Time now = clock_->Now();
   {
-    migrator_internal::MutexLock lock(&queue_mu_);
+    MutexLock lock(&queue_mu_);
     if (rate_changed_) {
       bytes_bucket_.SetRate(new_rate_, BurstBytes(options_, new_rate_), now);
       rate_changed_ = false;
@@ -323,7 +323,7 @@ MigratorRound Migrator::RunRound() {
   const absl::Duration cpu = clock_->ThreadCpuTime() - cpu0;
   cpu_bucket_.Take(absl::ToDoubleSeconds(cpu), clock_->Now());
   {
-    migrator_internal::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     counters_.cpu_time += cpu;
   }
   PublishInFlight();
@@ -331,7 +331,7 @@ MigratorRound Migrator::RunRound() {
 }
 
 void Migrator::PublishInFlight() {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   in_flight_ = work_.size() + retry_.size();
   cv_.NotifyAll();  // WaitUntilIdle()
 }
@@ -344,7 +344,7 @@ MigratorRound Migrator::DoRound(absl::Time now) {
   // CPU budget: a round that overspent leaves a debt to wait out first.
   if (cpu_bucket_.Available(now) < 0) {
     const absl::Duration d = cpu_bucket_.TimeUntil(0, now);
-    migrator_internal::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     counters_.cpu_budget_wait += d;
     return MigratorRound{Next::kWaitLimit, d, 0};
   }
@@ -381,7 +381,7 @@ MigratorRound Migrator::DoRound(absl::Time now) {
   const double avail = bytes_bucket_.Available(now);
   if (avail < need) {
     const absl::Duration d = bytes_bucket_.TimeUntil(need, now);
-    migrator_internal::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     counters_.rate_limit_wait += d;
     return MigratorRound{Next::kWaitLimit, d, 0};
   }
@@ -408,7 +408,7 @@ void Migrator::TakeWork(absl::Time now) {
     work_.push_back(retry_.top());
     retry_.pop();
   }
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   const size_t cap = ring_.size();
   while (work_.size() < batch && size_ > 0) {
     Entry e;
@@ -423,7 +423,7 @@ void Migrator::TakeWork(absl::Time now) {
 }
 
 void Migrator::Admit(absl::Time now) {
-  migrator_internal::MutexLock lock(&stats_mu_);
+  MutexLock lock(&stats_mu_);
   auto refused = [&](const Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(stats_mu_) {
     if (pingpong_.IsHeld(e.req.vaddr, now)) {
       ++counters_.skipped_held;
@@ -443,7 +443,7 @@ bool Migrator::TargetStillThere(long rc) {
   // gone) by now: move_pages answers EINVAL for a zombie (no mm), not
   // ESRCH. Re-check before blaming the pages.
   if (CheckTarget()) return true;
-  migrator_internal::MutexLock lock(&stats_mu_);
+  MutexLock lock(&stats_mu_);
   ++counters_.call_errors[ErrnoSlot(static_cast<int>(-rc), kErrnoSlots)];
   return false;
 }
@@ -479,7 +479,7 @@ bool Migrator::CheckTarget() {
 }
 
 MigratorRound Migrator::End(MigratorState state, absl::Status status) {
-  migrator_internal::MutexLock lock(&queue_mu_);
+  MutexLock lock(&queue_mu_);
   if (!Terminal(state_)) {
     state_ = state;
     status_ = std::move(status);
@@ -515,7 +515,7 @@ bool Migrator::QueryPlacement(absl::Time now) {
   std::vector<char>& drop = flags_;
   drop.assign(work_.size(), 0);
   {
-    migrator_internal::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     ++counters_.query_calls;
     counters_.pages_queried += addrs_.size();
     if (rc < 0) {
@@ -622,7 +622,7 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
   double unmoved_bytes = 0;
   bool backoff = false;
   {
-    migrator_internal::MutexLock lock(&stats_mu_);
+    MutexLock lock(&stats_mu_);
     ++counters_.move_calls;
     counters_.pages_attempted += n;
     const int call_err = rc < 0 ? static_cast<int>(-rc) : 0;

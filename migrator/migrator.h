@@ -57,7 +57,7 @@
 // (queue, state, submit-side counters), stats_mu_ (worker counters),
 // node_mu_ (back-offs) and the ping-pong tracker's own; queue_mu_ and
 // stats_mu_ are never held together, node_mu_ and the tracker's are leaves
-// (taken under either). Locks are std::mutex (sync.h) so TSan sees them.
+// (taken under either). Locks are std::mutex (tools/base/mutex.h) so TSan sees them.
 // Round-private state (work list, retries, token buckets) belongs to the
 // worker thread, or to the RunOnce() caller in synchronous mode.
 
@@ -76,7 +76,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "migrator/sync.h"
+#include "tools/base/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "migrator/clock.h"
@@ -268,10 +268,10 @@ class Migrator {
   PingPongTracker pingpong_;
 
   // Queue and lifecycle.
-  mutable migrator_internal::Mutex queue_mu_;
+  mutable Mutex queue_mu_;
   // Signalled on new work, Stop(), a rate change, progress and the end;
   // waited on with queue_mu_ by the worker and WaitUntilIdle().
-  migrator_internal::CondVar cv_;
+  CondVar cv_;
   std::vector<MoveRequest> ring_ ABSL_GUARDED_BY(queue_mu_);
   size_t head_ ABSL_GUARDED_BY(queue_mu_) = 0;
   size_t size_ ABSL_GUARDED_BY(queue_mu_) = 0;
@@ -291,11 +291,11 @@ class Migrator {
   std::thread worker_;
 
   // Worker counters.
-  mutable migrator_internal::Mutex stats_mu_;
+  mutable Mutex stats_mu_;
   Counters counters_ ABSL_GUARDED_BY(stats_mu_);
 
   // ENOMEM back-offs: node -> until (InfiniteFuture: until cleared).
-  mutable migrator_internal::Mutex node_mu_;
+  mutable Mutex node_mu_;
   absl::flat_hash_map<int, absl::Time> backoff_until_ ABSL_GUARDED_BY(node_mu_);
 
   // Round-private: the worker thread's (or the RunOnce() caller's).

@@ -21,7 +21,7 @@ PingPongTracker::PingPongTracker(const PingPongOptions& options)
   const size_t n = RoundUpPow2(std::max<size_t>(options.slots, kWays));
   num_slots_ = n;
   set_mask_ = n / kWays - 1;
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   slots_.resize(n);
 }
 
@@ -73,7 +73,7 @@ PingPongTracker::Slot* PingPongTracker::FindOrEvict(uint64_t key,
 bool PingPongTracker::RecordMove(uint64_t page_addr, int from, int to,
                                  absl::Time now) {
   const uint64_t key = (page_addr >> kPageShift) + 1;
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Slot* s = FindOrEvict(key, now);
   if (now - s->window_start > options_.window) {
     s->window_start = now;
@@ -99,18 +99,18 @@ bool PingPongTracker::RecordMove(uint64_t page_addr, int from, int to,
 
 bool PingPongTracker::IsHeld(uint64_t page_addr, absl::Time now) const {
   const uint64_t key = (page_addr >> kPageShift) + 1;
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const Slot* s = Find(key);
   return s != nullptr && s->held_until > now;
 }
 
 uint64_t PingPongTracker::pingpong_pages() const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return pingpong_pages_;
 }
 
 size_t PingPongTracker::HeldCount(absl::Time now) const {
-  migrator_internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   size_t n = 0;
   for (const Slot& s : slots_) {
     if (s.key != 0 && s.held_until > now) ++n;

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "migrator/sync.h"
+#include "tools/base/mutex.h"
 #include "absl/time/time.h"
 
 namespace hotpage {
@@ -81,7 +81,7 @@ class PingPongTracker {
   const PingPongOptions options_;
   size_t num_slots_ = 0;
   size_t set_mask_ = 0;
-  mutable migrator_internal::Mutex mu_;
+  mutable Mutex mu_;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
   uint64_t pingpong_pages_ ABSL_GUARDED_BY(mu_) = 0;
 };
