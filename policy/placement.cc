@@ -407,8 +407,13 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   for (size_t k = t.cursor; k < t.victims.size() && freed < c.page_bytes; ++k) {
     const uint32_t vi = t.victims[k];
     if (victim_state_[vi] != VictimState::kAvailable) continue;
-    any_victim = true;
     const PageHeat& v = victims_[vi];
+    if (v.vaddr == c.vaddr) {  // listed as both: inconsistent input
+      ++decision_.demote_skipped[SkipReason::kDuplicate];
+      victim_state_[vi] = VictimState::kUsed;
+      continue;
+    }
+    any_victim = true;
     // Victims are coldest first by rate_hi: if this one is not provably
     // colder, none after it is.
     if (!(c.rate_lo > v.rate_hi)) {

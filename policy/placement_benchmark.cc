@@ -3,7 +3,12 @@
 // topology, with bind and preferred-many ranges. Items are candidates plus
 // victims decided on (decisions/s).
 //
-//   bazel run -c opt //policy:placement_benchmark
+//   bazel run //policy:placement_benchmark   (.bazelrc builds with -O2)
+//
+// Measured (this 2-vCPU dev VM, shared, load ~2): room 43 ms per round
+// (4.7M decisions/s), swap 68 ms (3.0M/s, 200K moves), pressure 49 ms
+// (4.1M/s). A round of 100K promotions is 400 MB of migration, ~1.5 s at
+// the migrator's default 256 MB/s: the decision is ~3% of that.
 //
 // Cases: "room" (fast nodes have room for every promotion), "swap" (fast
 // nodes full: every promotion displaces a victim), "pressure" (both fast
