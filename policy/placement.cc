@@ -14,36 +14,54 @@ namespace hotpage {
 
 const char* PlacementReasonName(PlacementReason r) {
   switch (r) {
-    case PlacementReason::kPromote: return "promote";
-    case PlacementReason::kDemote: return "demote";
+    case PlacementReason::kPromote:
+      return "promote";
+    case PlacementReason::kDemote:
+      return "demote";
   }
   return "?";
 }
 
 const char* PlacementTriggerName(PlacementTrigger t) {
   switch (t) {
-    case PlacementTrigger::kRoom: return "room";
-    case PlacementTrigger::kSwap: return "swap";
-    case PlacementTrigger::kWatermark: return "watermark";
+    case PlacementTrigger::kRoom:
+      return "room";
+    case PlacementTrigger::kSwap:
+      return "swap";
+    case PlacementTrigger::kWatermark:
+      return "watermark";
   }
   return "?";
 }
 
 const char* SkipReasonName(SkipReason r) {
   switch (r) {
-    case SkipReason::kHeld: return "held";
-    case SkipReason::kBindForbidden: return "bind_forbidden";
-    case SkipReason::kOutsidePreferredMany: return "outside_preferred_many";
-    case SkipReason::kNotEnoughEvidence: return "not_enough_evidence";
-    case SkipReason::kNotHotterThanVictim: return "not_hotter_than_victim";
-    case SkipReason::kTargetBackedOff: return "target_backed_off";
-    case SkipReason::kNoRoom: return "no_room";
-    case SkipReason::kBudget: return "budget";
-    case SkipReason::kWrongTier: return "wrong_tier";
-    case SkipReason::kUnknownNode: return "unknown_node";
-    case SkipReason::kInvalidPage: return "invalid_page";
-    case SkipReason::kDuplicate: return "duplicate";
-    case SkipReason::kCount: break;
+    case SkipReason::kHeld:
+      return "held";
+    case SkipReason::kBindForbidden:
+      return "bind_forbidden";
+    case SkipReason::kOutsidePreferredMany:
+      return "outside_preferred_many";
+    case SkipReason::kNotEnoughEvidence:
+      return "not_enough_evidence";
+    case SkipReason::kNotHotterThanVictim:
+      return "not_hotter_than_victim";
+    case SkipReason::kTargetBackedOff:
+      return "target_backed_off";
+    case SkipReason::kNoRoom:
+      return "no_room";
+    case SkipReason::kBudget:
+      return "budget";
+    case SkipReason::kWrongTier:
+      return "wrong_tier";
+    case SkipReason::kUnknownNode:
+      return "unknown_node";
+    case SkipReason::kInvalidPage:
+      return "invalid_page";
+    case SkipReason::kDuplicate:
+      return "duplicate";
+    case SkipReason::kCount:
+      break;
   }
   return "?";
 }
@@ -61,9 +79,11 @@ bool Contains(const std::vector<int>& v, int x) {
 }
 
 bool ValidPage(const PageHeat& p) {
-  if (p.page_bytes < 4096 || (p.page_bytes & (p.page_bytes - 1)) != 0) return false;
+  if (p.page_bytes < 4096 || (p.page_bytes & (p.page_bytes - 1)) != 0)
+    return false;
   if (p.vaddr % p.page_bytes != 0) return false;
-  if (std::isnan(p.rate) || std::isnan(p.rate_lo) || std::isnan(p.rate_hi)) return false;
+  if (std::isnan(p.rate) || std::isnan(p.rate_lo) || std::isnan(p.rate_hi))
+    return false;
   return true;
 }
 
@@ -113,7 +133,8 @@ class Engine final : public PlacementContext {
   bool HasRoomToPromote(int node, uint64_t bytes) const override {
     const NodeState* n = Find(node);
     return n != nullptr && n->known && !n->backed_off &&
-           n->free - static_cast<int64_t>(bytes) >= static_cast<int64_t>(n->high);
+           n->free - static_cast<int64_t>(bytes) >=
+               static_cast<int64_t>(n->high);
   }
   bool BackedOff(int node) const override {
     const NodeState* n = Find(node);
@@ -137,7 +158,7 @@ class Engine final : public PlacementContext {
     uint64_t low = 0, high = 0;
     bool backed_off = false;
     bool below_low = false;
-    bool has_lower = false;  // a slower tier exists below it
+    bool has_lower = false;         // a slower tier exists below it
     std::vector<uint32_t> victims;  // indices into victims_, coldest first
     size_t cursor = 0;              // victims before it are used up
   };
@@ -156,7 +177,9 @@ class Engine final : public PlacementContext {
   const NumaMapsRange* RangeOf(uint64_t vaddr) const {
     return FindRange(sorted_ranges_, vaddr);
   }
-  bool Held(const PageHeat& p) const { return in_.is_held && in_.is_held(p.vaddr); }
+  bool Held(const PageHeat& p) const {
+    return in_.is_held && in_.is_held(p.vaddr);
+  }
   bool BudgetAllows(uint64_t bytes, size_t moves) const {
     return spent_bytes_ + bytes <= config_.max_move_bytes &&
            decision_.moves.size() + moves <= config_.max_moves;
@@ -227,10 +250,12 @@ void Engine::Setup() {
   for (const NodeFree& f : in_.free) {
     NodeState* s = Find(f.node);
     if (s == nullptr) continue;
-    uint64_t v = s->known ? std::min(s->free_before, f.free_bytes) : f.free_bytes;
+    uint64_t v =
+        s->known ? std::min(s->free_before, f.free_bytes) : f.free_bytes;
     s->known = true;
     s->free_before = v;
-    s->free = static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max() / 2));
+    s->free = static_cast<int64_t>(
+        std::min<uint64_t>(v, std::numeric_limits<int64_t>::max() / 2));
   }
   for (int b : in_.backed_off_nodes) {
     if (NodeState* s = Find(b)) s->backed_off = true;
@@ -244,7 +269,8 @@ void Engine::Setup() {
             });
 
   // The promotion mask: --promote-to, else the fastest tier.
-  promote_mask_ = config_.promote_to.empty() ? topo_.FastNodes() : config_.promote_to;
+  promote_mask_ =
+      config_.promote_to.empty() ? topo_.FastNodes() : config_.promote_to;
   std::sort(promote_mask_.begin(), promote_mask_.end());
   promote_mask_.erase(std::unique(promote_mask_.begin(), promote_mask_.end()),
                       promote_mask_.end());
@@ -346,8 +372,8 @@ DemoteResult Engine::TryDemote(uint32_t vi, PlacementTrigger trigger,
   for (int t : order_) {
     if (!std::binary_search(allowed_.begin(), allowed_.end(), t)) continue;
     const NodeState& dst = *Find(t);
-    if (!dst.known ||
-        dst.free - static_cast<int64_t>(v.page_bytes) < static_cast<int64_t>(dst.low)) {
+    if (!dst.known || dst.free - static_cast<int64_t>(v.page_bytes) <
+                          static_cast<int64_t>(dst.low)) {
       continue;
     }
     if (!BudgetAllows(v.page_bytes, 1)) {
@@ -366,7 +392,8 @@ DemoteResult Engine::TryDemote(uint32_t vi, PlacementTrigger trigger,
 
 void Engine::WatermarkDemotions() {
   for (NodeState& n : nodes_) {
-    if (!n.known || !n.has_lower || n.free >= static_cast<int64_t>(n.low)) continue;
+    if (!n.known || !n.has_lower || n.free >= static_cast<int64_t>(n.low))
+      continue;
     n.below_low = true;
     for (size_t k = n.cursor; k < n.victims.size(); ++k) {
       if (n.free >= static_cast<int64_t>(n.high)) break;
@@ -490,7 +517,8 @@ void Engine::PromoteOne(const PageHeat& c) {
     faster = true;
     if (range != nullptr && range->Forbids(n.id)) continue;
     bound = true;
-    if (!std::binary_search(promote_mask_.begin(), promote_mask_.end(), n.id)) continue;
+    if (!std::binary_search(promote_mask_.begin(), promote_mask_.end(), n.id))
+      continue;
     if (prefer_many && !Contains(range->nodes, n.id)) continue;
     masked = true;
     if (n.backed_off) continue;
@@ -513,7 +541,8 @@ void Engine::PromoteOne(const PageHeat& c) {
   std::vector<int>& order = filtered_;
   order.clear();
   for (int t : order_) {
-    if (std::binary_search(allowed_.begin(), allowed_.end(), t) && !Contains(order, t)) {
+    if (std::binary_search(allowed_.begin(), allowed_.end(), t) &&
+        !Contains(order, t)) {
       order.push_back(t);
     }
   }
@@ -524,7 +553,8 @@ void Engine::PromoteOne(const PageHeat& c) {
   // Room first, in strategy order.
   for (size_t i = 0; i < order.size(); ++i) {
     if (HasRoomToPromote(order[i], c.page_bytes)) {
-      AddMove(c, order[i], PlacementReason::kPromote, PlacementTrigger::kRoom, 0);
+      AddMove(c, order[i], PlacementReason::kPromote, PlacementTrigger::kRoom,
+              0);
       ++decision_.promoted_pages;
       decision_.promoted_bytes += c.page_bytes;
       if (i > 0) ++decision_.fallback_targets;
@@ -562,8 +592,9 @@ void Engine::Promotions() {
       ++decision_.promote_skipped[SkipReason::kInvalidPage];
     }
   }
-  std::sort(cands.begin(), cands.end(),
-            [](const PageHeat* a, const PageHeat* b) { return HotterFirst(*a, *b); });
+  std::sort(
+      cands.begin(), cands.end(),
+      [](const PageHeat* a, const PageHeat* b) { return HotterFirst(*a, *b); });
   absl::flat_hash_set<uint64_t> seen;
   seen.reserve(cands.size());
   for (const PageHeat* c : cands) {
@@ -581,15 +612,17 @@ void Engine::Finish() {
     NodePlan p;
     p.node = n.id;
     if (n.known) p.free_before = n.free_before;
-    p.free_after = n.known ? static_cast<uint64_t>(std::max<int64_t>(n.free, 0)) : 0;
+    p.free_after =
+        n.known ? static_cast<uint64_t>(std::max<int64_t>(n.free, 0)) : 0;
     p.low_bytes = n.low;
     p.high_bytes = n.high;
     p.backed_off = n.backed_off;
     p.below_low = n.below_low;
     decision_.nodes.push_back(p);
   }
-  std::sort(decision_.nodes.begin(), decision_.nodes.end(),
-            [](const NodePlan& a, const NodePlan& b) { return a.node < b.node; });
+  std::sort(
+      decision_.nodes.begin(), decision_.nodes.end(),
+      [](const NodePlan& a, const NodePlan& b) { return a.node < b.node; });
 }
 
 PlacementDecision Engine::Run() {
@@ -619,7 +652,8 @@ const NumaMapsRange* FindRange(absl::Span<const NumaMapsRange* const> sorted,
 NodeWatermarks WatermarksFor(const PlacementConfig& config,
                              const Topology& topology, int node) {
   // The last override for a node wins.
-  for (auto it = config.watermarks.rbegin(); it != config.watermarks.rend(); ++it) {
+  for (auto it = config.watermarks.rbegin(); it != config.watermarks.rend();
+       ++it) {
     if (it->node == node) return *it;
   }
   NodeWatermarks wm;
@@ -627,7 +661,8 @@ NodeWatermarks WatermarksFor(const PlacementConfig& config,
   if (const NodeInfo* n = topology.FindNode(node)) {
     const double bytes = static_cast<double>(n->memory_bytes);
     wm.low_bytes = static_cast<uint64_t>(bytes * config.low_watermark_fraction);
-    wm.high_bytes = static_cast<uint64_t>(bytes * config.high_watermark_fraction);
+    wm.high_bytes =
+        static_cast<uint64_t>(bytes * config.high_watermark_fraction);
   }
   return wm;
 }
@@ -637,7 +672,8 @@ absl::Status ValidatePlacementConfig(const PlacementConfig& config,
   for (int n : config.promote_to) {
     if (topology.FindNode(n) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--promote-to: node ", n, " is not an online memory node; see `hotpage topology`"));
+          "--promote-to: node ", n,
+          " is not an online memory node; see `hotpage topology`"));
     }
   }
   auto fraction_ok = [](double f) { return f >= 0 && f <= 1; };
@@ -654,8 +690,9 @@ absl::Status ValidatePlacementConfig(const PlacementConfig& config,
           absl::StrCat("watermark for node ", w.node, ": no such online node"));
     }
     if (w.low_bytes > w.high_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "watermark for node ", w.node, ": low ", w.low_bytes, " > high ", w.high_bytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat("watermark for node ", w.node, ": low ", w.low_bytes,
+                       " > high ", w.high_bytes));
     }
   }
   return absl::OkStatus();
@@ -712,24 +749,27 @@ std::string DecisionToString(const PlacementDecision& d) {
   for (const PlannedMove& m : d.moves) {
     absl::StrAppendFormat(&out, "%s 0x%x %u %d->%d %s rate=%g [%g,%g]",
                           PlacementReasonName(m.reason), m.vaddr, m.page_bytes,
-                          m.from_node, m.to_node, PlacementTriggerName(m.trigger),
-                          m.rate, m.rate_lo, m.rate_hi);
-    if (m.paired_vaddr != 0) absl::StrAppendFormat(&out, " for 0x%x", m.paired_vaddr);
+                          m.from_node, m.to_node,
+                          PlacementTriggerName(m.trigger), m.rate, m.rate_lo,
+                          m.rate_hi);
+    if (m.paired_vaddr != 0)
+      absl::StrAppendFormat(&out, " for 0x%x", m.paired_vaddr);
     out += "\n";
   }
   auto counts = [&](const char* what, const SkipCounts& c) {
     absl::StrAppend(&out, what, ":");
     for (size_t i = 0; i < kNumSkipReasons; ++i) {
       if (c.pages[i] != 0) {
-        absl::StrAppend(&out, " ", SkipReasonName(static_cast<SkipReason>(i)), "=",
-                        c.pages[i]);
+        absl::StrAppend(&out, " ", SkipReasonName(static_cast<SkipReason>(i)),
+                        "=", c.pages[i]);
       }
     }
     out += "\n";
   };
   counts("promote_skipped", d.promote_skipped);
   counts("demote_skipped", d.demote_skipped);
-  absl::StrAppend(&out, "promoted=", d.promoted_pages, " demoted=", d.demoted_pages,
+  absl::StrAppend(&out, "promoted=", d.promoted_pages,
+                  " demoted=", d.demoted_pages,
                   " fallback_targets=", d.fallback_targets, "\n");
   return out;
 }

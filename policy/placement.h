@@ -232,7 +232,8 @@ enum class SkipReason : uint8_t {
   kDuplicate,             // page already listed or moved this round
   kCount,
 };
-inline constexpr size_t kNumSkipReasons = static_cast<size_t>(SkipReason::kCount);
+inline constexpr size_t kNumSkipReasons =
+    static_cast<size_t>(SkipReason::kCount);
 const char* SkipReasonName(SkipReason r);
 
 struct SkipCounts {

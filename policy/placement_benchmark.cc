@@ -12,8 +12,8 @@
 //
 // Cases: "room" (fast nodes have room for every promotion), "swap" (fast
 // nodes full: every promotion displaces a victim), "pressure" (both fast
-// nodes below their low watermark: watermark demotions first, promotions
-// then blocked by evidence).
+// nodes far below their low watermark: every victim is demoted, and the
+// promotions then find neither room nor victims).
 
 #include <random>
 #include <vector>
@@ -29,7 +29,8 @@ constexpr uint64_t kPage = 4096;
 
 Topology ThreeNodes() {
   Topology t;
-  auto node = [](int id, std::vector<int> cpus, std::vector<int> dist, int tier) {
+  auto node = [](int id, std::vector<int> cpus, std::vector<int> dist,
+                 int tier) {
     NodeInfo n;
     n.id = id;
     n.cpus = std::move(cpus);
@@ -77,13 +78,14 @@ struct Data {
       NumaMapsRange r;
       r.start = base + uint64_t(i) * (n / 32) * kPage;
       r.end = r.start + (n / 32) * kPage;
-      r.mode = i % 4 == 0 ? MempolicyMode::kBind
+      r.mode = i % 4 == 0   ? MempolicyMode::kBind
                : i % 4 == 1 ? MempolicyMode::kPreferredMany
                             : MempolicyMode::kDefault;
       r.nodes = i % 4 == 0 ? std::vector<int>{0, 2} : std::vector<int>{1};
       ranges.push_back(r);
     }
-    free = {{0, fast_free_pages * kPage}, {1, fast_free_pages * kPage},
+    free = {{0, fast_free_pages * kPage},
+            {1, fast_free_pages * kPage},
             {2, uint64_t{8} << 30}};
     config.max_move_bytes = uint64_t{1} << 40;
     config.max_moves = 1 << 30;

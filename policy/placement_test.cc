@@ -22,8 +22,8 @@ namespace {
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier,
-              int package) {
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, int package) {
   NodeInfo n;
   n.id = id;
   n.cpus = std::move(cpus);
@@ -46,7 +46,8 @@ Topology ThreeNodes(int d20 = 24, int d21 = 24) {
   return t;
 }
 
-PageHeat Page(uint64_t vaddr, int node, double lo, double hi, int accessor = -1) {
+PageHeat Page(uint64_t vaddr, int node, double lo, double hi,
+              int accessor = -1) {
   PageHeat p;
   p.vaddr = vaddr;
   p.page_bytes = kPage;
@@ -74,13 +75,15 @@ struct Round {
   Topology topo = ThreeNodes();
   std::vector<PageHeat> candidates, victims;
   std::vector<NumaMapsRange> ranges;
-  std::vector<NodeFree> free = {{0, 1000 * kPage}, {1, 1000 * kPage}, {2, 1000 * kPage}};
+  std::vector<NodeFree> free = {
+      {0, 1000 * kPage}, {1, 1000 * kPage}, {2, 1000 * kPage}};
   std::vector<int> backed_off;
   std::set<uint64_t> held;
   PlacementConfig config;
 
   Round() {
-    for (int n = 0; n < 3; ++n) config.watermarks.push_back({n, 100 * kPage, 200 * kPage});
+    for (int n = 0; n < 3; ++n)
+      config.watermarks.push_back({n, 100 * kPage, 200 * kPage});
   }
   void SetFree(int node, uint64_t pages) {
     for (NodeFree& f : free) {
@@ -95,7 +98,8 @@ struct Round {
     in.ranges = ranges;
     in.free = free;
     in.backed_off_nodes = backed_off;
-    if (!held.empty()) in.is_held = [this](uint64_t a) { return held.count(a) > 0; };
+    if (!held.empty())
+      in.is_held = [this](uint64_t a) { return held.count(a) > 0; };
     return in;
   }
   PlacementDecision Decide() const { return DecideMoves(Input(), config); }
@@ -192,7 +196,8 @@ TEST(Placement, UnknownFreeMemoryIsNeverATarget) {
 TEST(Placement, NotEnoughEvidenceIsNotPromoted) {
   Round r;
   r.config.min_promote_rate_lo_per_sec = 5;
-  r.candidates = {Page(A(1), 2, 0, 3), Page(A(2), 2, 5, 9), Page(A(3), 2, 6, 9)};
+  r.candidates = {Page(A(1), 2, 0, 3), Page(A(2), 2, 5, 9),
+                  Page(A(3), 2, 6, 9)};
   PlacementDecision d = r.Decide();
   ASSERT_EQ(d.moves.size(), 1u);
   EXPECT_EQ(d.moves[0].vaddr, A(3));
@@ -220,7 +225,8 @@ TEST(Placement, InvalidAndDuplicatePagesAreCounted) {
   PageHeat unaligned = Page(A(1) + 8, 2, 10, 20);
   PageHeat bad_size = Page(A(2), 2, 10, 20);
   bad_size.page_bytes = 12288;
-  r.candidates = {unaligned, bad_size, Page(A(3), 2, 10, 20), Page(A(3), 2, 9, 20)};
+  r.candidates = {unaligned, bad_size, Page(A(3), 2, 10, 20),
+                  Page(A(3), 2, 9, 20)};
   PlacementDecision d = r.Decide();
   ASSERT_EQ(d.moves.size(), 1u);
   EXPECT_EQ(d.moves[0].rate_lo, 10);  // the hotter listing of A(3) wins
@@ -271,13 +277,18 @@ TEST(Placement, DemotionTargetIsNearestNodeOfNextTier) {
   Round r;
   r.topo = t;
   r.config.watermarks.clear();
-  for (int n = 0; n < 5; ++n) r.config.watermarks.push_back({n, 100 * kPage, 200 * kPage});
-  r.free = {{0, 199 * kPage}, {1, 199 * kPage}, {2, 1000 * kPage}, {3, 1000 * kPage},
+  for (int n = 0; n < 5; ++n)
+    r.config.watermarks.push_back({n, 100 * kPage, 200 * kPage});
+  r.free = {{0, 199 * kPage},
+            {1, 199 * kPage},
+            {2, 1000 * kPage},
+            {3, 1000 * kPage},
             {4, 1000 * kPage}};
   r.SetFree(0, 99);
   r.SetFree(1, 99);
   r.victims = {Page(A(1), 0, 0, 1)};
-  for (int i = 0; i < 200; ++i) r.victims.push_back(Page(A(10 + i), i < 100 ? 0 : 1, 0, 1));
+  for (int i = 0; i < 200; ++i)
+    r.victims.push_back(Page(A(10 + i), i < 100 ? 0 : 1, 0, 1));
   PlacementDecision d = r.Decide();
   ASSERT_FALSE(d.moves.empty());
   for (const PlannedMove& m : d.moves) {
@@ -331,7 +342,8 @@ TEST(Placement, SwapNeedsCandidateLoAboveVictimHi) {
   r.SetFree(0, 200);
   r.SetFree(1, 200);
   r.candidates = {Page(A(1), 2, 50, 80, 0)};
-  r.victims = {Page(A(100), 0, 1, 50), Page(A(101), 1, 10, 60)};  // lo == hi: no
+  r.victims = {Page(A(100), 0, 1, 50),
+               Page(A(101), 1, 10, 60)};  // lo == hi: no
   PlacementDecision d = r.Decide();
   EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
@@ -351,7 +363,7 @@ TEST(Placement, NeverPromotesPageNotHotterThanADemotedOne) {
   Round r;
   r.SetFree(0, 199);  // below low after override
   r.config.watermarks[0] = {0, 200 * kPage, 201 * kPage};
-  r.victims = {Page(A(100), 0, 40, 50)};  // demoted by the watermark
+  r.victims = {Page(A(100), 0, 40, 50)};      // demoted by the watermark
   r.candidates = {Page(A(1), 2, 50, 90, 1),   // lo == demoted hi: not proven
                   Page(A(2), 2, 51, 90, 1)};  // proven hotter
   PlacementDecision d = r.Decide();
@@ -486,7 +498,8 @@ TEST(Placement, HeldPagesAreNeverMovedAndCounted) {
 
 TEST(Placement, RespectsByteAndMoveBudget) {
   Round r;
-  for (int i = 0; i < 10; ++i) r.candidates.push_back(Page(A(i), 2, 100 - i, 200, 0));
+  for (int i = 0; i < 10; ++i)
+    r.candidates.push_back(Page(A(i), 2, 100 - i, 200, 0));
   r.config.max_move_bytes = 3 * kPage;
   PlacementDecision d = r.Decide();
   ASSERT_EQ(d.moves.size(), 3u);
@@ -516,9 +529,10 @@ TEST(Placement, HugePageCountsItsBytesAgainstBudget) {
 // Helpers and configuration.
 
 TEST(Placement, FindRangeHonoursEndsAndUnjoinedRanges) {
-  std::vector<NumaMapsRange> ranges = {Range(0x1000, 0x3000, MempolicyMode::kBind, {0}),
-                                       Range(0x5000, 0, MempolicyMode::kBind, {1}),
-                                       Range(0x8000, 0, MempolicyMode::kBind, {2})};
+  std::vector<NumaMapsRange> ranges = {
+      Range(0x1000, 0x3000, MempolicyMode::kBind, {0}),
+      Range(0x5000, 0, MempolicyMode::kBind, {1}),
+      Range(0x8000, 0, MempolicyMode::kBind, {2})};
   std::vector<const NumaMapsRange*> sorted;
   for (const auto& r : ranges) sorted.push_back(&r);
   EXPECT_EQ(FindRange(sorted, 0x0fff), nullptr);
@@ -538,7 +552,8 @@ TEST(Placement, DefaultWatermarksAreTwoAndFourPercentOfNode) {
   EXPECT_EQ(wm.high_bytes, static_cast<uint64_t>(kGiB * 0.04));
   c.watermarks = {{1, 5, 6}};
   EXPECT_EQ(WatermarksFor(c, t, 1).high_bytes, 6u);
-  EXPECT_EQ(WatermarksFor(c, t, 0).low_bytes, static_cast<uint64_t>(kGiB * 0.02));
+  EXPECT_EQ(WatermarksFor(c, t, 0).low_bytes,
+            static_cast<uint64_t>(kGiB * 0.02));
 }
 
 TEST(Placement, ValidateConfigNamesTheProblem) {
@@ -562,12 +577,15 @@ TEST(Placement, ValidateConfigNamesTheProblem) {
 class GreedyStrategy : public NearestTargetStrategy {
  public:
   void RankPromotionTargets(const PageHeat& page, const NumaMapsRange* range,
-                            absl::Span<const int> allowed, const PlacementContext& ctx,
+                            absl::Span<const int> allowed,
+                            const PlacementContext& ctx,
                             std::vector<int>& order) override {
     order = {0, 2, 1};
     ++calls;
   }
-  void Promoted(const PageHeat& page, int node) override { placed.push_back(node); }
+  void Promoted(const PageHeat& page, int node) override {
+    placed.push_back(node);
+  }
   int calls = 0;
   std::vector<int> placed;
 };
@@ -593,13 +611,16 @@ TEST(Placement, CombinedScenarioOnThreeNodes) {
   r.SetFree(1, 205);  // room for 5 promotions
   r.ranges = {Range(A(0), A(1000), MempolicyMode::kBind, {0, 2}),
               Range(A(1000), A(2000), MempolicyMode::kPreferredMany, {1})};
-  for (int i = 0; i < 120; ++i) r.victims.push_back(Page(A(3000 + i), 0, 0, 1 + i * 0.01));
-  for (int i = 0; i < 20; ++i) r.victims.push_back(Page(A(4000 + i), 1, 0, 0.5));
+  for (int i = 0; i < 120; ++i)
+    r.victims.push_back(Page(A(3000 + i), 0, 0, 1 + i * 0.01));
+  for (int i = 0; i < 20; ++i)
+    r.victims.push_back(Page(A(4000 + i), 1, 0, 0.5));
   // Bound to {0, 2}: promoted to 0 only (after its demotions).
   r.candidates.push_back(Page(A(5), 2, 100, 200, 1));
   // Preferred-many {1}: to node 1.
   r.candidates.push_back(Page(A(1005), 2, 90, 200, 0));
-  for (int i = 0; i < 10; ++i) r.candidates.push_back(Page(A(2000 + i), 2, 80 - i, 200, 1));
+  for (int i = 0; i < 10; ++i)
+    r.candidates.push_back(Page(A(2000 + i), 2, 80 - i, 200, 1));
   r.held = {A(2009)};
   PlacementDecision d = r.Decide();
   std::string all = DecisionToString(d);
@@ -614,7 +635,8 @@ TEST(Placement, CombinedScenarioOnThreeNodes) {
   // Node 0 demoted to its high watermark, then took A(5): 110 + 1 moves.
   size_t demoted_from_0 = 0;
   for (const PlannedMove& m : d.moves) {
-    if (m.reason == PlacementReason::kDemote && m.from_node == 0) ++demoted_from_0;
+    if (m.reason == PlacementReason::kDemote && m.from_node == 0)
+      ++demoted_from_0;
   }
   EXPECT_GE(demoted_from_0, 110u) << all;
   // Every promotion is provably hotter than every demotion.
@@ -671,7 +693,9 @@ struct RandomRound {
   Round round;
   explicit RandomRound(uint32_t seed) {
     std::mt19937 rng(seed);
-    auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    auto uni = [&](int lo, int hi) {
+      return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
     Round& r = round;
     r.topo = ThreeNodes(uni(20, 30), uni(20, 30));
     for (NodeFree& f : r.free) f.free_bytes = uint64_t(uni(0, 400)) * kPage;
@@ -680,15 +704,16 @@ struct RandomRound {
     if (uni(0, 2) == 0) r.config.promote_to = {uni(0, 2)};
     r.config.max_moves = uni(1, 300);
     r.config.max_move_bytes = uint64_t(uni(1, 400)) * kPage;
-    static const MempolicyMode kModes[] = {MempolicyMode::kBind, MempolicyMode::kPreferredMany,
-                                           MempolicyMode::kInterleave,
-                                           MempolicyMode::kDefault};
+    static const MempolicyMode kModes[] = {
+        MempolicyMode::kBind, MempolicyMode::kPreferredMany,
+        MempolicyMode::kInterleave, MempolicyMode::kDefault};
     for (int i = 0; i < 8; ++i) {
       std::vector<int> nodes;
       for (int n = 0; n < 3; ++n) {
         if (uni(0, 1)) nodes.push_back(n);
       }
-      r.ranges.push_back(Range(A(i * 64), uni(0, 3) ? A(i * 64 + uni(1, 64)) : 0,
+      r.ranges.push_back(Range(A(i * 64),
+                               uni(0, 3) ? A(i * 64 + uni(1, 64)) : 0,
                                kModes[uni(0, 3)], nodes));
     }
     auto page = [&](bool hot) {
@@ -696,11 +721,13 @@ struct RandomRound {
       PageHeat p;
       if (uni(0, 40) == 0) {
         p.page_bytes = 2u << 20;
-        p.vaddr = 0x7f0000000000ull + uint64_t(slot) * (2u << 20) + (1ull << 40);
+        p.vaddr =
+            0x7f0000000000ull + uint64_t(slot) * (2u << 20) + (1ull << 40);
       } else {
         p.vaddr = A(slot);
       }
-      p.current_node = hot ? (uni(0, 5) ? 2 : uni(-1, 1)) : (uni(0, 5) ? uni(0, 1) : 2);
+      p.current_node =
+          hot ? (uni(0, 5) ? 2 : uni(-1, 1)) : (uni(0, 5) ? uni(0, 1) : 2);
       p.accessor_node = uni(-1, 2);
       p.rate_lo = uni(0, 100);
       p.rate_hi = p.rate_lo + uni(0, 50);
@@ -739,7 +766,8 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
     RandomRound rr(seed);
     const Round& r = rr.round;
     PlacementDecision d = r.Decide();
-    const std::string ctx = "seed " + std::to_string(seed) + "\n" + DecisionToString(d);
+    const std::string ctx =
+        "seed " + std::to_string(seed) + "\n" + DecisionToString(d);
     std::vector<const NumaMapsRange*> sorted;
     for (const auto& g : r.ranges) sorted.push_back(&g);
     std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
@@ -750,14 +778,15 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
     absl::flat_hash_set<uint64_t> moved;
     uint64_t bytes = 0;
     double min_promoted_lo = 1e300, max_demoted_hi = -1e300;
-    std::vector<int> promote_mask =
-        r.config.promote_to.empty() ? std::vector<int>{0, 1} : r.config.promote_to;
+    std::vector<int> promote_mask = r.config.promote_to.empty()
+                                        ? std::vector<int>{0, 1}
+                                        : r.config.promote_to;
     for (size_t i = 0; i < d.moves.size(); ++i) {
       const PlannedMove& m = d.moves[i];
       const NumaMapsRange* range = FindRange(sorted, m.vaddr);
       ASSERT_TRUE(range == nullptr || !range->Forbids(m.to_node)) << ctx;
-      ASSERT_TRUE(std::find(r.backed_off.begin(), r.backed_off.end(), m.to_node) ==
-                  r.backed_off.end())
+      ASSERT_TRUE(std::find(r.backed_off.begin(), r.backed_off.end(),
+                            m.to_node) == r.backed_off.end())
           << ctx;
       ASSERT_TRUE(free.contains(m.to_node)) << "unknown-free target\n" << ctx;
       ASSERT_FALSE(r.held.count(m.vaddr)) << ctx;
@@ -767,13 +796,13 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
       const int from_rank = *r.topo.FindNode(m.from_node)->tier;
       if (m.reason == PlacementReason::kPromote) {
         ASSERT_LT(to_rank, from_rank) << ctx;
-        ASSERT_TRUE(std::find(promote_mask.begin(), promote_mask.end(), m.to_node) !=
-                    promote_mask.end())
+        ASSERT_TRUE(std::find(promote_mask.begin(), promote_mask.end(),
+                              m.to_node) != promote_mask.end())
             << ctx;
         if (range != nullptr && range->mode == MempolicyMode::kPreferredMany &&
             !range->nodes.empty()) {
-          ASSERT_TRUE(std::find(range->nodes.begin(), range->nodes.end(), m.to_node) !=
-                      range->nodes.end())
+          ASSERT_TRUE(std::find(range->nodes.begin(), range->nodes.end(),
+                                m.to_node) != range->nodes.end())
               << ctx;
         }
         min_promoted_lo = std::min(min_promoted_lo, m.rate_lo);
@@ -785,11 +814,13 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
       }
       // Room: a swap group (demotions paired with the promotion that
       // follows them) is applied as a whole before it is checked.
-      if (m.reason == PlacementReason::kDemote && m.trigger == PlacementTrigger::kSwap) {
+      if (m.reason == PlacementReason::kDemote &&
+          m.trigger == PlacementTrigger::kSwap) {
         continue;
       }
       size_t first = i;
-      while (first > 0 && d.moves[first - 1].trigger == PlacementTrigger::kSwap &&
+      while (first > 0 &&
+             d.moves[first - 1].trigger == PlacementTrigger::kSwap &&
              d.moves[first - 1].reason == PlacementReason::kDemote &&
              d.moves[first - 1].paired_vaddr == m.vaddr) {
         --first;
@@ -804,9 +835,13 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
         const PlannedMove& g = d.moves[k];
         const NodeWatermarks wm = WatermarksFor(r.config, r.topo, g.to_node);
         if (g.reason == PlacementReason::kDemote) {
-          ASSERT_GE(free[g.to_node], int64_t(wm.low_bytes)) << "full demotion target\n" << ctx;
+          ASSERT_GE(free[g.to_node], int64_t(wm.low_bytes))
+              << "full demotion target\n"
+              << ctx;
         } else if (g.trigger == PlacementTrigger::kRoom) {
-          ASSERT_GE(free[g.to_node], int64_t(wm.high_bytes)) << "full promotion target\n" << ctx;
+          ASSERT_GE(free[g.to_node], int64_t(wm.high_bytes))
+              << "full promotion target\n"
+              << ctx;
         } else {
           ++swaps;
           ASSERT_GE(swapped_out, int64_t(g.page_bytes)) << ctx;
@@ -817,8 +852,9 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
     ASSERT_LE(bytes, r.config.max_move_bytes) << ctx;
     ASSERT_LE(d.moves.size(), r.config.max_moves) << ctx;
     if (min_promoted_lo < 1e300 && max_demoted_hi > -1e300) {
-      ASSERT_GT(min_promoted_lo, max_demoted_hi) << "demoted a page hotter than a promoted one\n"
-                                                 << ctx;
+      ASSERT_GT(min_promoted_lo, max_demoted_hi)
+          << "demoted a page hotter than a promoted one\n"
+          << ctx;
     }
     total_moves += d.moves.size();
   }
