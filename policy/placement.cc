@@ -1,0 +1,777 @@
+#include "policy/placement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace hotpage {
+
+const char* PlacementReasonName(PlacementReason r) {
+  switch (r) {
+    case PlacementReason::kPromote:
+      return "promote";
+    case PlacementReason::kDemote:
+      return "demote";
+  }
+  return "?";
+}
+
+const char* PlacementTriggerName(PlacementTrigger t) {
+  switch (t) {
+    case PlacementTrigger::kRoom:
+      return "room";
+    case PlacementTrigger::kSwap:
+      return "swap";
+    case PlacementTrigger::kWatermark:
+      return "watermark";
+  }
+  return "?";
+}
+
+const char* SkipReasonName(SkipReason r) {
+  switch (r) {
+    case SkipReason::kHeld:
+      return "held";
+    case SkipReason::kBindForbidden:
+      return "bind_forbidden";
+    case SkipReason::kOutsidePreferredMany:
+      return "outside_preferred_many";
+    case SkipReason::kNotEnoughEvidence:
+      return "not_enough_evidence";
+    case SkipReason::kNotHotterThanVictim:
+      return "not_hotter_than_victim";
+    case SkipReason::kTargetBackedOff:
+      return "target_backed_off";
+    case SkipReason::kNoRoom:
+      return "no_room";
+    case SkipReason::kBudget:
+      return "budget";
+    case SkipReason::kWrongTier:
+      return "wrong_tier";
+    case SkipReason::kUnknownNode:
+      return "unknown_node";
+    case SkipReason::kInvalidPage:
+      return "invalid_page";
+    case SkipReason::kDuplicate:
+      return "duplicate";
+    case SkipReason::kCount:
+      break;
+  }
+  return "?";
+}
+
+uint64_t SkipCounts::total() const {
+  uint64_t t = 0;
+  for (uint64_t p : pages) t += p;
+  return t;
+}
+
+namespace {
+
+bool Contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+bool ValidPage(const PageHeat& p) {
+  if (p.page_bytes < 4096 || (p.page_bytes & (p.page_bytes - 1)) != 0)
+    return false;
+  if (p.vaddr % p.page_bytes != 0) return false;
+  if (std::isnan(p.rate) || std::isnan(p.rate_lo) || std::isnan(p.rate_hi))
+    return false;
+  return true;
+}
+
+// Total orders (every field takes part), so the sorted order does not
+// depend on the input order.
+auto HeatKey(const PageHeat& p) {
+  return std::make_tuple(p.vaddr, p.page_bytes, p.current_node, p.accessor_node,
+                         p.shared);
+}
+bool HotterFirst(const PageHeat& a, const PageHeat& b) {
+  if (a.rate_lo != b.rate_lo) return a.rate_lo > b.rate_lo;
+  if (a.rate != b.rate) return a.rate > b.rate;
+  if (a.rate_hi != b.rate_hi) return a.rate_hi > b.rate_hi;
+  return HeatKey(a) < HeatKey(b);
+}
+bool ColderFirst(const PageHeat& a, const PageHeat& b) {
+  if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
+  if (a.rate != b.rate) return a.rate < b.rate;
+  if (a.rate_lo != b.rate_lo) return a.rate_lo < b.rate_lo;
+  return HeatKey(a) < HeatKey(b);
+}
+
+constexpr int kFarDistance = 1 << 20;
+
+// Outcome of trying to demote one victim.
+enum class DemoteResult {
+  kOk,
+  kPermanent,  // cannot move this round (held, bind, tier, back-off)
+  kNoRoom,     // every allowed target is full for now
+};
+
+class Engine final : public PlacementContext {
+ public:
+  Engine(const PlacementInput& in, const PlacementConfig& config,
+         TargetStrategy& strategy)
+      : in_(in), config_(config), topo_(*in.topology), strategy_(strategy) {}
+
+  PlacementDecision Run();
+
+  // PlacementContext.
+  const Topology& topology() const override { return topo_; }
+  std::optional<uint64_t> FreeBytes(int node) const override {
+    const NodeState* n = Find(node);
+    if (n == nullptr || !n->known) return std::nullopt;
+    return static_cast<uint64_t>(n->free);
+  }
+  bool HasRoomToPromote(int node, uint64_t bytes) const override {
+    const NodeState* n = Find(node);
+    return n != nullptr && n->known && !n->backed_off &&
+           n->free - static_cast<int64_t>(bytes) >=
+               static_cast<int64_t>(n->high);
+  }
+  bool BackedOff(int node) const override {
+    const NodeState* n = Find(node);
+    return n != nullptr && n->backed_off;
+  }
+  int Distance(int from, int to) const override {
+    const NodeState* a = Find(from);
+    const NodeState* b = Find(to);
+    if (a == nullptr || b == nullptr) return kFarDistance;
+    return distance_[a->index * nodes_.size() + b->index];
+  }
+
+ private:
+  struct NodeState {
+    int id = -1;
+    size_t index = 0;
+    std::optional<int> rank;
+    bool known = false;
+    int64_t free = 0;  // projected
+    uint64_t free_before = 0;
+    uint64_t low = 0, high = 0;
+    bool backed_off = false;
+    bool below_low = false;
+    bool has_lower = false;         // a slower tier exists below it
+    std::vector<uint32_t> victims;  // indices into victims_, coldest first
+    size_t cursor = 0;              // victims before it are used up
+  };
+  enum class VictimState : uint8_t { kAvailable, kUsed };
+
+  const NodeState* Find(int id) const {
+    if (id < 0 || static_cast<size_t>(id) >= index_of_.size()) return nullptr;
+    int i = index_of_[id];
+    return i < 0 ? nullptr : &nodes_[i];
+  }
+  NodeState* Find(int id) {
+    return const_cast<NodeState*>(static_cast<const Engine*>(this)->Find(id));
+  }
+
+  void Setup();
+  const NumaMapsRange* RangeOf(uint64_t vaddr) const {
+    return FindRange(sorted_ranges_, vaddr);
+  }
+  bool Held(const PageHeat& p) const {
+    return in_.is_held && in_.is_held(p.vaddr);
+  }
+  bool BudgetAllows(uint64_t bytes, size_t moves) const {
+    return spent_bytes_ + bytes <= config_.max_move_bytes &&
+           decision_.moves.size() + moves <= config_.max_moves;
+  }
+  void WatermarkDemotions();
+  void Promotions();
+  void PromoteOne(const PageHeat& c);
+  bool TrySwap(const PageHeat& c, int target, SkipReason* why);
+  DemoteResult TryDemote(uint32_t victim, PlacementTrigger trigger,
+                         uint64_t paired, SkipReason* why);
+  void AddMove(const PageHeat& p, int to, PlacementReason reason,
+               PlacementTrigger trigger, uint64_t paired);
+  void UndoMovesTo(size_t moves_size);
+  void Finish();
+
+  const PlacementInput& in_;
+  const PlacementConfig& config_;
+  const Topology& topo_;
+  TargetStrategy& strategy_;
+
+  std::vector<NodeState> nodes_;
+  std::vector<int> index_of_;  // node id -> index in nodes_, -1
+  std::vector<int> distance_;  // nodes_.size()^2
+  std::vector<const NumaMapsRange*> sorted_ranges_;
+  std::vector<int> promote_mask_;  // sorted node ids
+  std::vector<PageHeat> victims_;  // sorted coldest first, valid only
+  std::vector<VictimState> victim_state_;
+  absl::flat_hash_set<uint64_t> moved_;
+  uint64_t spent_bytes_ = 0;
+  double max_demoted_hi_ = -std::numeric_limits<double>::infinity();
+  std::vector<int> allowed_, order_, filtered_;  // scratch
+  PlacementDecision decision_;
+};
+
+void Engine::Setup() {
+  int max_id = -1;
+  for (const NodeInfo& n : topo_.nodes) max_id = std::max(max_id, n.id);
+  index_of_.assign(max_id + 1, -1);
+  nodes_.reserve(topo_.nodes.size());
+  for (const NodeInfo& n : topo_.nodes) {
+    if (n.id < 0 || index_of_[n.id] >= 0) continue;
+    NodeState s;
+    s.id = n.id;
+    s.index = nodes_.size();
+    s.rank = n.tier;
+    NodeWatermarks wm = WatermarksFor(config_, topo_, n.id);
+    s.low = wm.low_bytes;
+    s.high = std::max(wm.high_bytes, wm.low_bytes);
+    index_of_[n.id] = static_cast<int>(nodes_.size());
+    nodes_.push_back(std::move(s));
+  }
+  for (NodeState& a : nodes_) {
+    for (const NodeState& b : nodes_) {
+      if (a.rank && b.rank && *b.rank > *a.rank) a.has_lower = true;
+    }
+  }
+  const size_t n = nodes_.size();
+  distance_.assign(n * n, kFarDistance);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if (std::optional<int> d = topo_.Distance(nodes_[i].id, nodes_[j].id)) {
+        distance_[i * n + j] = *d;
+      }
+    }
+  }
+  // Free bytes: a node listed twice takes its smallest value (conservative
+  // and independent of order).
+  for (const NodeFree& f : in_.free) {
+    NodeState* s = Find(f.node);
+    if (s == nullptr) continue;
+    uint64_t v =
+        s->known ? std::min(s->free_before, f.free_bytes) : f.free_bytes;
+    s->known = true;
+    s->free_before = v;
+    s->free = static_cast<int64_t>(
+        std::min<uint64_t>(v, std::numeric_limits<int64_t>::max() / 2));
+  }
+  for (int b : in_.backed_off_nodes) {
+    if (NodeState* s = Find(b)) s->backed_off = true;
+  }
+
+  sorted_ranges_.reserve(in_.ranges.size());
+  for (const NumaMapsRange& r : in_.ranges) sorted_ranges_.push_back(&r);
+  std::sort(sorted_ranges_.begin(), sorted_ranges_.end(),
+            [](const NumaMapsRange* a, const NumaMapsRange* b) {
+              return std::tie(a->start, a->end) < std::tie(b->start, b->end);
+            });
+
+  // The promotion mask: --promote-to, else the fastest tier.
+  promote_mask_ =
+      config_.promote_to.empty() ? topo_.FastNodes() : config_.promote_to;
+  std::sort(promote_mask_.begin(), promote_mask_.end());
+  promote_mask_.erase(std::unique(promote_mask_.begin(), promote_mask_.end()),
+                      promote_mask_.end());
+
+  // Victims: valid, sorted coldest first, deduplicated, grouped by node.
+  victims_.reserve(in_.victims.size());
+  for (const PageHeat& v : in_.victims) {
+    if (ValidPage(v)) {
+      victims_.push_back(v);
+    } else {
+      ++decision_.demote_skipped[SkipReason::kInvalidPage];
+    }
+  }
+  std::sort(victims_.begin(), victims_.end(), ColderFirst);
+  victim_state_.assign(victims_.size(), VictimState::kAvailable);
+  absl::flat_hash_set<uint64_t> seen;
+  seen.reserve(victims_.size());
+  for (uint32_t i = 0; i < victims_.size(); ++i) {
+    const PageHeat& v = victims_[i];
+    if (!seen.insert(v.vaddr).second) {
+      victim_state_[i] = VictimState::kUsed;
+      ++decision_.demote_skipped[SkipReason::kDuplicate];
+      continue;
+    }
+    NodeState* s = Find(v.current_node);
+    if (s == nullptr || !s->rank) {
+      victim_state_[i] = VictimState::kUsed;
+      ++decision_.demote_skipped[SkipReason::kUnknownNode];
+      continue;
+    }
+    s->victims.push_back(i);
+  }
+}
+
+void Engine::AddMove(const PageHeat& p, int to, PlacementReason reason,
+                     PlacementTrigger trigger, uint64_t paired) {
+  PlannedMove m;
+  m.vaddr = p.vaddr;
+  m.page_bytes = p.page_bytes;
+  m.from_node = p.current_node;
+  m.to_node = to;
+  m.reason = reason;
+  m.trigger = trigger;
+  m.rate = p.rate;
+  m.rate_lo = p.rate_lo;
+  m.rate_hi = p.rate_hi;
+  m.paired_vaddr = paired;
+  Find(p.current_node)->free += p.page_bytes;
+  Find(to)->free -= p.page_bytes;
+  spent_bytes_ += p.page_bytes;
+  moved_.insert(p.vaddr);
+  decision_.moves.push_back(m);
+}
+
+// Rolls back moves (and their free-byte and budget effects) past
+// `moves_size`. Used when a swap cannot be completed.
+void Engine::UndoMovesTo(size_t moves_size) {
+  while (decision_.moves.size() > moves_size) {
+    const PlannedMove& m = decision_.moves.back();
+    Find(m.from_node)->free -= m.page_bytes;
+    Find(m.to_node)->free += m.page_bytes;
+    spent_bytes_ -= m.page_bytes;
+    moved_.erase(m.vaddr);
+    decision_.moves.pop_back();
+  }
+}
+
+DemoteResult Engine::TryDemote(uint32_t vi, PlacementTrigger trigger,
+                               uint64_t paired, SkipReason* why) {
+  const PageHeat& v = victims_[vi];
+  if (moved_.contains(v.vaddr)) {
+    *why = SkipReason::kDuplicate;
+    return DemoteResult::kPermanent;
+  }
+  if (Held(v)) {
+    *why = SkipReason::kHeld;
+    return DemoteResult::kPermanent;
+  }
+  const NodeState& src = *Find(v.current_node);
+  const NumaMapsRange* range = RangeOf(v.vaddr);
+  allowed_.clear();
+  bool any_lower = false, any_bound = false;
+  for (const NodeState& n : nodes_) {
+    if (!n.rank || *n.rank <= *src.rank) continue;
+    any_lower = true;
+    if (range != nullptr && range->Forbids(n.id)) continue;
+    any_bound = true;
+    if (n.backed_off) continue;
+    allowed_.push_back(n.id);
+  }
+  if (allowed_.empty()) {
+    *why = !any_lower   ? SkipReason::kWrongTier
+           : !any_bound ? SkipReason::kBindForbidden
+                        : SkipReason::kTargetBackedOff;
+    return DemoteResult::kPermanent;
+  }
+  order_.clear();
+  strategy_.RankDemotionTargets(v, range, allowed_, *this, order_);
+  for (int t : order_) {
+    if (!std::binary_search(allowed_.begin(), allowed_.end(), t)) continue;
+    const NodeState& dst = *Find(t);
+    if (!dst.known || dst.free - static_cast<int64_t>(v.page_bytes) <
+                          static_cast<int64_t>(dst.low)) {
+      continue;
+    }
+    if (!BudgetAllows(v.page_bytes, 1)) {
+      *why = SkipReason::kBudget;
+      return DemoteResult::kNoRoom;
+    }
+    AddMove(v, t, PlacementReason::kDemote, trigger, paired);
+    ++decision_.demoted_pages;
+    decision_.demoted_bytes += v.page_bytes;
+    max_demoted_hi_ = std::max(max_demoted_hi_, v.rate_hi);
+    return DemoteResult::kOk;
+  }
+  *why = SkipReason::kNoRoom;
+  return DemoteResult::kNoRoom;
+}
+
+void Engine::WatermarkDemotions() {
+  for (NodeState& n : nodes_) {
+    if (!n.known || !n.has_lower || n.free >= static_cast<int64_t>(n.low))
+      continue;
+    n.below_low = true;
+    for (size_t k = n.cursor; k < n.victims.size(); ++k) {
+      if (n.free >= static_cast<int64_t>(n.high)) break;
+      const uint32_t vi = n.victims[k];
+      if (victim_state_[vi] != VictimState::kAvailable) continue;
+      SkipReason why = SkipReason::kCount;
+      DemoteResult r = TryDemote(vi, PlacementTrigger::kWatermark, 0, &why);
+      if (r == DemoteResult::kOk) {
+        victim_state_[vi] = VictimState::kUsed;
+        continue;
+      }
+      ++decision_.demote_skipped[why];
+      if (r == DemoteResult::kPermanent) victim_state_[vi] = VictimState::kUsed;
+      if (why == SkipReason::kBudget) return;
+    }
+  }
+}
+
+// Demotes the coldest available victims on `target` that `c` provably
+// beats until their bytes cover `c`, then promotes `c`; all or nothing.
+bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
+  NodeState& t = *Find(target);
+  const size_t mark = decision_.moves.size();
+  const size_t mark_demoted_pages = decision_.demoted_pages;
+  const uint64_t mark_demoted_bytes = decision_.demoted_bytes;
+  const double mark_hi = max_demoted_hi_;
+  // The candidate leaves its node: a victim may go into that room.
+  NodeState& src = *Find(c.current_node);
+  src.free += c.page_bytes;
+  uint64_t freed = 0;
+  bool any_victim = false;
+  *why = SkipReason::kNoRoom;
+  while (t.cursor < t.victims.size() &&
+         victim_state_[t.victims[t.cursor]] != VictimState::kAvailable) {
+    ++t.cursor;
+  }
+  std::vector<uint32_t> used;
+  for (size_t k = t.cursor; k < t.victims.size() && freed < c.page_bytes; ++k) {
+    const uint32_t vi = t.victims[k];
+    if (victim_state_[vi] != VictimState::kAvailable) continue;
+    const PageHeat& v = victims_[vi];
+    if (v.vaddr == c.vaddr) {  // listed as both: inconsistent input
+      ++decision_.demote_skipped[SkipReason::kDuplicate];
+      victim_state_[vi] = VictimState::kUsed;
+      continue;
+    }
+    any_victim = true;
+    // Victims are coldest first by rate_hi: if this one is not provably
+    // colder, none after it is.
+    if (!(c.rate_lo > v.rate_hi)) {
+      *why = SkipReason::kNotHotterThanVictim;
+      break;
+    }
+    // Budget for this victim and the promotion itself.
+    if (!BudgetAllows(v.page_bytes + c.page_bytes, 2)) {
+      *why = SkipReason::kBudget;
+      break;
+    }
+    SkipReason vwhy = SkipReason::kCount;
+    DemoteResult r = TryDemote(vi, PlacementTrigger::kSwap, c.vaddr, &vwhy);
+    if (r == DemoteResult::kOk) {
+      used.push_back(vi);
+      freed += v.page_bytes;
+    } else if (r == DemoteResult::kPermanent) {
+      ++decision_.demote_skipped[vwhy];
+      victim_state_[vi] = VictimState::kUsed;
+    } else {
+      *why = vwhy;  // no room below (or budget): stop here
+      break;
+    }
+  }
+  src.free -= c.page_bytes;
+  if (freed >= c.page_bytes && !t.backed_off && t.known &&
+      BudgetAllows(c.page_bytes, 1)) {
+    for (uint32_t vi : used) victim_state_[vi] = VictimState::kUsed;
+    AddMove(c, target, PlacementReason::kPromote, PlacementTrigger::kSwap,
+            decision_.moves[mark].vaddr);
+    return true;
+  }
+  UndoMovesTo(mark);
+  decision_.demoted_pages = mark_demoted_pages;
+  decision_.demoted_bytes = mark_demoted_bytes;
+  max_demoted_hi_ = mark_hi;
+  if (!any_victim) *why = SkipReason::kNoRoom;
+  return false;
+}
+
+void Engine::PromoteOne(const PageHeat& c) {
+  SkipCounts& skip = decision_.promote_skipped;
+  if (moved_.contains(c.vaddr)) {
+    ++skip[SkipReason::kDuplicate];
+    return;
+  }
+  const NodeState* cur = Find(c.current_node);
+  if (cur == nullptr || !cur->rank) {
+    ++skip[SkipReason::kUnknownNode];
+    return;
+  }
+  if (Held(c)) {
+    ++skip[SkipReason::kHeld];
+    return;
+  }
+  if (!(c.rate_lo > config_.min_promote_rate_lo_per_sec) ||
+      !(c.rate_lo > max_demoted_hi_)) {
+    ++skip[SkipReason::kNotEnoughEvidence];
+    return;
+  }
+  if (!BudgetAllows(c.page_bytes, 1)) {
+    ++skip[SkipReason::kBudget];
+    return;
+  }
+  const NumaMapsRange* range = RangeOf(c.vaddr);
+  const bool prefer_many = range != nullptr &&
+                           range->mode == MempolicyMode::kPreferredMany &&
+                           !range->nodes.empty();
+  // Narrow step by step so the first empty step names the reason.
+  allowed_.clear();
+  bool faster = false, bound = false, masked = false, up = false;
+  for (const NodeState& n : nodes_) {  // ascending id
+    if (!n.rank || *n.rank >= *cur->rank) continue;
+    faster = true;
+    if (range != nullptr && range->Forbids(n.id)) continue;
+    bound = true;
+    if (!std::binary_search(promote_mask_.begin(), promote_mask_.end(), n.id))
+      continue;
+    if (prefer_many && !Contains(range->nodes, n.id)) continue;
+    masked = true;
+    if (n.backed_off) continue;
+    up = true;
+    if (!n.known) continue;  // free memory unknown: never a target
+    allowed_.push_back(n.id);
+  }
+  if (allowed_.empty()) {
+    ++skip[!faster   ? SkipReason::kWrongTier
+           : !bound  ? SkipReason::kBindForbidden
+           : !masked ? SkipReason::kOutsidePreferredMany
+           : !up     ? SkipReason::kTargetBackedOff
+                     : SkipReason::kNoRoom];
+    return;
+  }
+  order_.clear();
+  strategy_.RankPromotionTargets(c, range, allowed_, *this, order_);
+  // Keep only allowed nodes, first occurrence each: a strategy cannot
+  // widen the set.
+  std::vector<int>& order = filtered_;
+  order.clear();
+  for (int t : order_) {
+    if (std::binary_search(allowed_.begin(), allowed_.end(), t) &&
+        !Contains(order, t)) {
+      order.push_back(t);
+    }
+  }
+  if (order.empty()) {
+    ++skip[SkipReason::kNoRoom];
+    return;
+  }
+  // Room first, in strategy order.
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (HasRoomToPromote(order[i], c.page_bytes)) {
+      AddMove(c, order[i], PlacementReason::kPromote, PlacementTrigger::kRoom,
+              0);
+      ++decision_.promoted_pages;
+      decision_.promoted_bytes += c.page_bytes;
+      if (i > 0) ++decision_.fallback_targets;
+      strategy_.Promoted(c, order[i]);
+      return;
+    }
+  }
+  // Then displacement, in the same order. The most telling reason wins:
+  // evidence over room over budget.
+  SkipReason reason = SkipReason::kNoRoom;
+  for (size_t i = 0; i < order.size(); ++i) {
+    SkipReason why = SkipReason::kNoRoom;
+    if (TrySwap(c, order[i], &why)) {
+      ++decision_.promoted_pages;
+      decision_.promoted_bytes += c.page_bytes;
+      if (i > 0) ++decision_.fallback_targets;
+      strategy_.Promoted(c, order[i]);
+      return;
+    }
+    if (why == SkipReason::kNotHotterThanVictim ||
+        (why == SkipReason::kBudget && reason == SkipReason::kNoRoom)) {
+      reason = why;
+    }
+  }
+  ++skip[reason];
+}
+
+void Engine::Promotions() {
+  std::vector<const PageHeat*> cands;
+  cands.reserve(in_.candidates.size());
+  for (const PageHeat& c : in_.candidates) {
+    if (ValidPage(c)) {
+      cands.push_back(&c);
+    } else {
+      ++decision_.promote_skipped[SkipReason::kInvalidPage];
+    }
+  }
+  std::sort(
+      cands.begin(), cands.end(),
+      [](const PageHeat* a, const PageHeat* b) { return HotterFirst(*a, *b); });
+  absl::flat_hash_set<uint64_t> seen;
+  seen.reserve(cands.size());
+  for (const PageHeat* c : cands) {
+    if (!seen.insert(c->vaddr).second) {
+      ++decision_.promote_skipped[SkipReason::kDuplicate];
+      continue;
+    }
+    PromoteOne(*c);
+  }
+}
+
+void Engine::Finish() {
+  decision_.nodes.reserve(nodes_.size());
+  for (const NodeState& n : nodes_) {
+    NodePlan p;
+    p.node = n.id;
+    if (n.known) p.free_before = n.free_before;
+    p.free_after =
+        n.known ? static_cast<uint64_t>(std::max<int64_t>(n.free, 0)) : 0;
+    p.low_bytes = n.low;
+    p.high_bytes = n.high;
+    p.backed_off = n.backed_off;
+    p.below_low = n.below_low;
+    decision_.nodes.push_back(p);
+  }
+  std::sort(
+      decision_.nodes.begin(), decision_.nodes.end(),
+      [](const NodePlan& a, const NodePlan& b) { return a.node < b.node; });
+}
+
+PlacementDecision Engine::Run() {
+  Setup();
+  strategy_.BeginRound(*this);
+  WatermarkDemotions();
+  Promotions();
+  Finish();
+  return std::move(decision_);
+}
+
+}  // namespace
+
+const NumaMapsRange* FindRange(absl::Span<const NumaMapsRange* const> sorted,
+                               uint64_t vaddr) {
+  auto it = std::upper_bound(
+      sorted.begin(), sorted.end(), vaddr,
+      [](uint64_t a, const NumaMapsRange* r) { return a < r->start; });
+  if (it == sorted.begin()) return nullptr;
+  const NumaMapsRange* r = *(it - 1);
+  // end == 0 (not joined with maps): up to the next range's start, which
+  // upper_bound already guarantees.
+  if (r->end != 0 && vaddr >= r->end) return nullptr;
+  return r;
+}
+
+NodeWatermarks WatermarksFor(const PlacementConfig& config,
+                             const Topology& topology, int node) {
+  // The last override for a node wins.
+  for (auto it = config.watermarks.rbegin(); it != config.watermarks.rend();
+       ++it) {
+    if (it->node == node) return *it;
+  }
+  NodeWatermarks wm;
+  wm.node = node;
+  if (const NodeInfo* n = topology.FindNode(node)) {
+    const double bytes = static_cast<double>(n->memory_bytes);
+    wm.low_bytes = static_cast<uint64_t>(bytes * config.low_watermark_fraction);
+    wm.high_bytes =
+        static_cast<uint64_t>(bytes * config.high_watermark_fraction);
+  }
+  return wm;
+}
+
+absl::Status ValidatePlacementConfig(const PlacementConfig& config,
+                                     const Topology& topology) {
+  for (int n : config.promote_to) {
+    if (topology.FindNode(n) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--promote-to: node ", n,
+          " is not an online memory node; see `hotpage topology`"));
+    }
+  }
+  auto fraction_ok = [](double f) { return f >= 0 && f <= 1; };
+  if (!fraction_ok(config.low_watermark_fraction) ||
+      !fraction_ok(config.high_watermark_fraction) ||
+      config.low_watermark_fraction > config.high_watermark_fraction) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "watermark fractions low=%g high=%g: need 0 <= low <= high <= 1",
+        config.low_watermark_fraction, config.high_watermark_fraction));
+  }
+  for (const NodeWatermarks& w : config.watermarks) {
+    if (topology.FindNode(w.node) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("watermark for node ", w.node, ": no such online node"));
+    }
+    if (w.low_bytes > w.high_bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("watermark for node ", w.node, ": low ", w.low_bytes,
+                       " > high ", w.high_bytes));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void NearestTargetStrategy::RankPromotionTargets(const PageHeat& page,
+                                                 const NumaMapsRange* range,
+                                                 absl::Span<const int> allowed,
+                                                 const PlacementContext& ctx,
+                                                 std::vector<int>& order) {
+  const int ref = page.accessor_node >= 0 &&
+                          ctx.topology().FindNode(page.accessor_node) != nullptr
+                      ? page.accessor_node
+                      : page.current_node;
+  order.assign(allowed.begin(), allowed.end());
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::make_tuple(a != page.accessor_node, ctx.Distance(ref, a), a) <
+           std::make_tuple(b != page.accessor_node, ctx.Distance(ref, b), b);
+  });
+}
+
+void NearestTargetStrategy::RankDemotionTargets(const PageHeat& page,
+                                                const NumaMapsRange* range,
+                                                absl::Span<const int> allowed,
+                                                const PlacementContext& ctx,
+                                                std::vector<int>& order) {
+  auto rank = [&](int node) {
+    const NodeInfo* n = ctx.topology().FindNode(node);
+    return n != nullptr && n->tier ? *n->tier : std::numeric_limits<int>::max();
+  };
+  order.assign(allowed.begin(), allowed.end());
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::make_tuple(rank(a), ctx.Distance(page.current_node, a), a) <
+           std::make_tuple(rank(b), ctx.Distance(page.current_node, b), b);
+  });
+}
+
+PlacementDecision DecideMoves(const PlacementInput& input,
+                              const PlacementConfig& config,
+                              TargetStrategy& strategy) {
+  if (input.topology == nullptr) return {};
+  Engine engine(input, config, strategy);
+  return engine.Run();
+}
+
+PlacementDecision DecideMoves(const PlacementInput& input,
+                              const PlacementConfig& config) {
+  NearestTargetStrategy strategy;
+  return DecideMoves(input, config, strategy);
+}
+
+std::string DecisionToString(const PlacementDecision& d) {
+  std::string out;
+  for (const PlannedMove& m : d.moves) {
+    absl::StrAppendFormat(&out, "%s 0x%x %u %d->%d %s rate=%g [%g,%g]",
+                          PlacementReasonName(m.reason), m.vaddr, m.page_bytes,
+                          m.from_node, m.to_node,
+                          PlacementTriggerName(m.trigger), m.rate, m.rate_lo,
+                          m.rate_hi);
+    if (m.paired_vaddr != 0)
+      absl::StrAppendFormat(&out, " for 0x%x", m.paired_vaddr);
+    out += "\n";
+  }
+  auto counts = [&](const char* what, const SkipCounts& c) {
+    absl::StrAppend(&out, what, ":");
+    for (size_t i = 0; i < kNumSkipReasons; ++i) {
+      if (c.pages[i] != 0) {
+        absl::StrAppend(&out, " ", SkipReasonName(static_cast<SkipReason>(i)),
+                        "=", c.pages[i]);
+      }
+    }
+    out += "\n";
+  };
+  counts("promote_skipped", d.promote_skipped);
+  counts("demote_skipped", d.demote_skipped);
+  absl::StrAppend(&out, "promoted=", d.promoted_pages,
+                  " demoted=", d.demoted_pages,
+                  " fallback_targets=", d.fallback_targets, "\n");
+  return out;
+}
+
+}  // namespace hotpage

@@ -1,0 +1,868 @@
+#include "policy/placement.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "gtest/gtest.h"
+#include "policy/numa_maps.h"
+#include "policy/topology.h"
+#include "tools/base/kernel_fs.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, int package) {
+  NodeInfo n;
+  n.id = id;
+  n.cpus = std::move(cpus);
+  n.memory_bytes = kGiB;
+  n.distance = std::move(distance);
+  n.tier = tier;
+  n.package = package;
+  return n;
+}
+
+// The 2pkg-cxl guest by hand: DRAM nodes 0 and 1 in packages 0 and 1, and a
+// CPU-less slower node 2 (package 1). `d2` are node 2's distances to 0, 1.
+Topology ThreeNodes(int d20 = 24, int d21 = 24) {
+  Topology t;
+  t.nodes.push_back(Node(0, {0}, {10, 21, d20}, 0, 0));
+  t.nodes.push_back(Node(1, {1}, {21, 10, d21}, 0, 1));
+  t.nodes.push_back(Node(2, {}, {d20, d21, 10}, 1, 1));
+  t.tiers = {Tier{0, {0, 1}}, Tier{1, {2}}};
+  t.packages = {Package{0, {0}}, Package{1, {1, 2}}};
+  return t;
+}
+
+PageHeat Page(uint64_t vaddr, int node, double lo, double hi,
+              int accessor = -1) {
+  PageHeat p;
+  p.vaddr = vaddr;
+  p.page_bytes = kPage;
+  p.current_node = node;
+  p.accessor_node = accessor;
+  p.rate_lo = lo;
+  p.rate_hi = hi;
+  p.rate = (lo + hi) / 2;
+  return p;
+}
+
+NumaMapsRange Range(uint64_t start, uint64_t end, MempolicyMode mode,
+                    std::vector<int> nodes) {
+  NumaMapsRange r;
+  r.start = start;
+  r.end = end;
+  r.mode = mode;
+  r.nodes = std::move(nodes);
+  return r;
+}
+
+// A test round: owns everything a PlacementInput points at. Watermarks are
+// explicit (low 100 pages, high 200 pages on every node) unless changed.
+struct Round {
+  Topology topo = ThreeNodes();
+  std::vector<PageHeat> candidates, victims;
+  std::vector<NumaMapsRange> ranges;
+  std::vector<NodeFree> free = {
+      {0, 1000 * kPage}, {1, 1000 * kPage}, {2, 1000 * kPage}};
+  std::vector<int> backed_off;
+  std::set<uint64_t> held;
+  PlacementConfig config;
+
+  Round() {
+    for (int n = 0; n < 3; ++n)
+      config.watermarks.push_back({n, 100 * kPage, 200 * kPage});
+  }
+  void SetFree(int node, uint64_t pages) {
+    for (NodeFree& f : free) {
+      if (f.node == node) f.free_bytes = pages * kPage;
+    }
+  }
+  PlacementInput Input() const {
+    PlacementInput in;
+    in.topology = &topo;
+    in.candidates = candidates;
+    in.victims = victims;
+    in.ranges = ranges;
+    in.free = free;
+    in.backed_off_nodes = backed_off;
+    if (!held.empty())
+      in.is_held = [this](uint64_t a) { return held.count(a) > 0; };
+    return in;
+  }
+  PlacementDecision Decide() const { return DecideMoves(Input(), config); }
+};
+
+uint64_t A(int i) { return 0x7f0000000000ull + uint64_t(i) * kPage; }
+
+// ---------------------------------------------------------------------------
+// Promotion.
+
+TEST(Placement, PromotesHotSlowPageToFastNode) {
+  Round r;
+  r.candidates = {Page(A(1), 2, 10, 20, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  const PlannedMove& m = d.moves[0];
+  EXPECT_EQ(m.vaddr, A(1));
+  EXPECT_EQ(m.from_node, 2);
+  EXPECT_EQ(m.to_node, 0);
+  EXPECT_EQ(m.reason, PlacementReason::kPromote);
+  EXPECT_EQ(m.trigger, PlacementTrigger::kRoom);
+  EXPECT_EQ(m.rate_lo, 10);
+  EXPECT_EQ(m.rate_hi, 20);
+  EXPECT_EQ(d.promoted_pages, 1u);
+  EXPECT_EQ(d.promoted_bytes, kPage);
+  EXPECT_EQ(d.promote_skipped.total(), 0u);
+}
+
+TEST(Placement, PrefersAccessorLocalNode) {
+  Round r;
+  r.candidates = {Page(A(1), 2, 10, 20, /*accessor=*/1),
+                  Page(A(2), 2, 10, 20, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u);
+  std::map<uint64_t, int> to;
+  for (const PlannedMove& m : d.moves) to[m.vaddr] = m.to_node;
+  EXPECT_EQ(to[A(1)], 1);
+  EXPECT_EQ(to[A(2)], 0);
+}
+
+TEST(Placement, UnknownAccessorGoesToNearestNodeFromCurrent) {
+  Round r;
+  r.topo = ThreeNodes(/*d20=*/30, /*d21=*/20);
+  r.candidates = {Page(A(1), 2, 10, 20, /*accessor=*/-1)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+}
+
+TEST(Placement, FallsBackToNearestNodeWithRoom) {
+  Round r;
+  r.SetFree(0, 200);  // exactly at high: a promotion would go below it
+  r.candidates = {Page(A(1), 2, 10, 20, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+  EXPECT_EQ(d.fallback_targets, 1u);
+}
+
+TEST(Placement, FillsTargetOnlyDownToHighWatermark) {
+  Round r;
+  r.SetFree(0, 205);
+  r.SetFree(1, 200);
+  for (int i = 0; i < 10; ++i) r.candidates.push_back(Page(A(i), 2, 10, 20, 0));
+  PlacementDecision d = r.Decide();
+  EXPECT_EQ(d.promoted_pages, 5u);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNoRoom], 5u);
+  EXPECT_EQ(d.nodes[0].free_after, 200 * kPage);
+}
+
+TEST(Placement, BackedOffNodeIsSkippedForNext) {
+  Round r;
+  r.backed_off = {0};
+  r.candidates = {Page(A(1), 2, 10, 20, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+
+  r.backed_off = {0, 1};
+  d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kTargetBackedOff], 1u);
+}
+
+TEST(Placement, UnknownFreeMemoryIsNeverATarget) {
+  Round r;
+  r.free = {{1, 1000 * kPage}, {2, 1000 * kPage}};  // node 0 unknown
+  r.candidates = {Page(A(1), 2, 10, 20, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+}
+
+TEST(Placement, NotEnoughEvidenceIsNotPromoted) {
+  Round r;
+  r.config.min_promote_rate_lo_per_sec = 5;
+  r.candidates = {Page(A(1), 2, 0, 3), Page(A(2), 2, 5, 9),
+                  Page(A(3), 2, 6, 9)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].vaddr, A(3));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 2u);
+}
+
+TEST(Placement, PageAlreadyOnFastestTierIsWrongTier) {
+  Round r;
+  r.candidates = {Page(A(1), 0, 10, 20)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kWrongTier], 1u);
+}
+
+TEST(Placement, UnknownCurrentNodeIsNotMoved) {
+  Round r;
+  r.candidates = {Page(A(1), -1, 10, 20), Page(A(2), 7, 10, 20)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kUnknownNode], 2u);
+}
+
+TEST(Placement, InvalidAndDuplicatePagesAreCounted) {
+  Round r;
+  PageHeat unaligned = Page(A(1) + 8, 2, 10, 20);
+  PageHeat bad_size = Page(A(2), 2, 10, 20);
+  bad_size.page_bytes = 12288;
+  r.candidates = {unaligned, bad_size, Page(A(3), 2, 10, 20),
+                  Page(A(3), 2, 9, 20)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].rate_lo, 10);  // the hotter listing of A(3) wins
+  EXPECT_EQ(d.promote_skipped[SkipReason::kInvalidPage], 2u);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kDuplicate], 1u);
+}
+
+// ---------------------------------------------------------------------------
+// Demotion.
+
+TEST(Placement, DemotesBelowLowUntilHighColdestFirst) {
+  Round r;
+  r.SetFree(0, 50);  // below low (100): demote until high (200): 150 pages
+  for (int i = 0; i < 300; ++i) r.victims.push_back(Page(A(i), 0, 0, 1000 - i));
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 150u);
+  EXPECT_EQ(d.demoted_pages, 150u);
+  for (const PlannedMove& m : d.moves) {
+    EXPECT_EQ(m.reason, PlacementReason::kDemote);
+    EXPECT_EQ(m.trigger, PlacementTrigger::kWatermark);
+    EXPECT_EQ(m.from_node, 0);
+    EXPECT_EQ(m.to_node, 2);
+    EXPECT_LE(m.rate_hi, 1000 - 150);  // the coldest 150 (hi 701..850)
+  }
+  EXPECT_EQ(d.moves.front().rate_hi, 701);
+  EXPECT_TRUE(d.nodes[0].below_low);
+  EXPECT_EQ(d.nodes[0].free_after, 200 * kPage);
+}
+
+TEST(Placement, NoDemotionBetweenLowAndHigh) {
+  Round r;
+  r.SetFree(0, 150);
+  for (int i = 0; i < 10; ++i) r.victims.push_back(Page(A(i), 0, 0, 1));
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_FALSE(d.nodes[0].below_low);
+}
+
+TEST(Placement, DemotionTargetIsNearestNodeOfNextTier) {
+  // Nodes 0, 1 fast; 2 and 3 in tier 1; 4 in tier 2 but nearest of all.
+  Topology t;
+  t.nodes.push_back(Node(0, {0}, {10, 20, 30, 25, 15}, 0, 0));
+  t.nodes.push_back(Node(1, {1}, {20, 10, 25, 30, 15}, 0, 1));
+  t.nodes.push_back(Node(2, {}, {30, 25, 10, 20, 20}, 1, 1));
+  t.nodes.push_back(Node(3, {}, {25, 30, 20, 10, 20}, 1, 0));
+  t.nodes.push_back(Node(4, {}, {15, 15, 20, 20, 10}, 2, 0));
+  t.tiers = {Tier{0, {0, 1}}, Tier{1, {2, 3}}, Tier{2, {4}}};
+  Round r;
+  r.topo = t;
+  r.config.watermarks.clear();
+  for (int n = 0; n < 5; ++n)
+    r.config.watermarks.push_back({n, 100 * kPage, 200 * kPage});
+  r.free = {{0, 199 * kPage},
+            {1, 199 * kPage},
+            {2, 1000 * kPage},
+            {3, 1000 * kPage},
+            {4, 1000 * kPage}};
+  r.SetFree(0, 99);
+  r.SetFree(1, 99);
+  r.victims = {Page(A(1), 0, 0, 1)};
+  for (int i = 0; i < 200; ++i)
+    r.victims.push_back(Page(A(10 + i), i < 100 ? 0 : 1, 0, 1));
+  PlacementDecision d = r.Decide();
+  ASSERT_FALSE(d.moves.empty());
+  for (const PlannedMove& m : d.moves) {
+    EXPECT_EQ(m.to_node, m.from_node == 0 ? 3 : 2) << DecisionToString(d);
+  }
+  // When tier 1 is full, the next tier takes them.
+  for (NodeFree& f : r.free) {
+    if (f.node == 2 || f.node == 3) f.free_bytes = 100 * kPage;
+  }
+  d = r.Decide();
+  ASSERT_FALSE(d.moves.empty());
+  for (const PlannedMove& m : d.moves) EXPECT_EQ(m.to_node, 4);
+}
+
+TEST(Placement, DemotionStopsWhenSlowNodeIsFull) {
+  Round r;
+  r.SetFree(0, 50);
+  r.SetFree(2, 110);  // room for 10 pages above its low watermark
+  for (int i = 0; i < 300; ++i) r.victims.push_back(Page(A(i), 0, 0, 1));
+  PlacementDecision d = r.Decide();
+  EXPECT_EQ(d.demoted_pages, 10u);
+  EXPECT_GT(d.demote_skipped[SkipReason::kNoRoom], 0u);
+  EXPECT_EQ(d.nodes[2].free_after, 100 * kPage);
+}
+
+// ---------------------------------------------------------------------------
+// Hotter-than rules.
+
+TEST(Placement, SwapDisplacesProvablyColderVictim) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);  // both fast nodes at high: no room
+  r.candidates = {Page(A(1), 2, 50, 80, /*accessor=*/0)};
+  r.victims = {Page(A(100), 0, 1, 49), Page(A(101), 0, 1, 2)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].reason, PlacementReason::kDemote);
+  EXPECT_EQ(d.moves[0].vaddr, A(101));  // the coldest
+  EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kSwap);
+  EXPECT_EQ(d.moves[0].paired_vaddr, A(1));
+  EXPECT_EQ(d.moves[0].to_node, 2);
+  EXPECT_EQ(d.moves[1].reason, PlacementReason::kPromote);
+  EXPECT_EQ(d.moves[1].trigger, PlacementTrigger::kSwap);
+  EXPECT_EQ(d.moves[1].to_node, 0);
+  EXPECT_EQ(d.moves[1].paired_vaddr, A(101));
+  EXPECT_EQ(d.nodes[0].free_after, 200 * kPage);
+}
+
+TEST(Placement, SwapNeedsCandidateLoAboveVictimHi) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  r.candidates = {Page(A(1), 2, 50, 80, 0)};
+  r.victims = {Page(A(100), 0, 1, 50),
+               Page(A(101), 1, 10, 60)};  // lo == hi: no
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+}
+
+TEST(Placement, FullTargetsWithoutVictimsIsNoRoom) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  r.candidates = {Page(A(1), 2, 50, 80, 0)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNoRoom], 1u);
+}
+
+TEST(Placement, NeverPromotesPageNotHotterThanADemotedOne) {
+  Round r;
+  r.SetFree(0, 199);  // below low after override
+  r.config.watermarks[0] = {0, 200 * kPage, 201 * kPage};
+  r.victims = {Page(A(100), 0, 40, 50)};      // demoted by the watermark
+  r.candidates = {Page(A(1), 2, 50, 90, 1),   // lo == demoted hi: not proven
+                  Page(A(2), 2, 51, 90, 1)};  // proven hotter
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].reason, PlacementReason::kDemote);
+  EXPECT_EQ(d.moves[1].vaddr, A(2));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 1u);
+}
+
+TEST(Placement, HugeCandidateSwapIsAllOrNothing) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  PageHeat huge = Page(0x7f0000200000ull, 2, 50, 80, 0);
+  huge.page_bytes = 2u << 20;
+  r.candidates = {huge};
+  for (int i = 0; i < 511; ++i) r.victims.push_back(Page(A(i), 0, 0, 1));
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << "511 victims cannot make room for 512 pages";
+  EXPECT_EQ(d.demoted_pages, 0u);
+  EXPECT_EQ(d.nodes[0].free_after, 200 * kPage);
+  EXPECT_EQ(d.nodes[2].free_after, 1000 * kPage);
+
+  r.victims.push_back(Page(A(511), 0, 0, 1));
+  r.SetFree(2, 1000);
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 513u);
+  EXPECT_EQ(d.moves.back().vaddr, huge.vaddr);
+  EXPECT_EQ(d.moves.back().page_bytes, 2u << 20);
+  EXPECT_EQ(d.demoted_pages, 512u);
+  // The huge page leaving node 2 made the room its victims use there.
+  EXPECT_EQ(d.nodes[2].free_after, 1000 * kPage);
+}
+
+// ---------------------------------------------------------------------------
+// Memory policies.
+
+TEST(Placement, BindRangeIsNeverPromotedOutsideItsNodes) {
+  Round r;
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kBind, {2}),
+              Range(A(10), A(20), MempolicyMode::kBind, {1, 2})};
+  r.candidates = {Page(A(1), 2, 10, 20, 0), Page(A(11), 2, 10, 20, 0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].vaddr, A(11));
+  EXPECT_EQ(d.moves[0].to_node, 1);  // not the accessor's node 0
+  EXPECT_EQ(d.promote_skipped[SkipReason::kBindForbidden], 1u);
+}
+
+TEST(Placement, BindRangeIsNeverDemotedOutsideItsNodes) {
+  Round r;
+  r.SetFree(0, 50);
+  r.config.watermarks[0] = {0, 100 * kPage, 101 * kPage};
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kBind, {0, 1})};
+  r.victims = {Page(A(1), 0, 0, 1), Page(A(20), 0, 0, 2)};
+  PlacementDecision d = r.Decide();
+  std::string all = DecisionToString(d);
+  for (const PlannedMove& m : d.moves) EXPECT_NE(m.vaddr, A(1)) << all;
+  EXPECT_EQ(d.demote_skipped[SkipReason::kBindForbidden], 1u);
+  EXPECT_EQ(d.demoted_pages, 1u);
+}
+
+TEST(Placement, PreferredManyRangeLimitsTargets) {
+  Round r;
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kPreferredMany, {1}),
+              Range(A(10), A(20), MempolicyMode::kPreferredMany, {0, 1}),
+              Range(A(20), A(30), MempolicyMode::kPreferredMany, {2})};
+  r.candidates = {Page(A(1), 2, 10, 20, 0),    // accessor outside mask: -> 1
+                  Page(A(11), 2, 10, 20, 1),   // accessor in mask: its node
+                  Page(A(21), 2, 10, 20, 0)};  // mask has no faster node
+  PlacementDecision d = r.Decide();
+  std::map<uint64_t, int> to;
+  for (const PlannedMove& m : d.moves) to[m.vaddr] = m.to_node;
+  EXPECT_EQ(to.size(), 2u);
+  EXPECT_EQ(to[A(1)], 1);
+  EXPECT_EQ(to[A(11)], 1);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kOutsidePreferredMany], 1u);
+}
+
+TEST(Placement, PreferredManyMaskStaysInMaskWhenFull) {
+  Round r;
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kPreferredMany, {1})};
+  r.SetFree(1, 200);  // node 1 full; node 0 has room but is outside the mask
+  r.candidates = {Page(A(1), 2, 10, 20, 0)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNoRoom], 1u);
+}
+
+TEST(Placement, PromoteToConfigIsAPreferredManyMask) {
+  Round r;
+  r.config.promote_to = {1};
+  r.candidates = {Page(A(1), 2, 10, 20, 0), Page(A(2), 2, 10, 20, 1)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u);
+  for (const PlannedMove& m : d.moves) EXPECT_EQ(m.to_node, 1);
+
+  r.config.promote_to = {2};
+  d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kOutsidePreferredMany], 2u);
+}
+
+TEST(Placement, InterleaveAndPreferredDoNotRestrict) {
+  Round r;
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kInterleave, {2}),
+              Range(A(10), A(20), MempolicyMode::kPreferred, {2})};
+  r.candidates = {Page(A(1), 2, 10, 20, 0), Page(A(11), 2, 10, 20, 0)};
+  EXPECT_EQ(r.Decide().promoted_pages, 2u);
+}
+
+// ---------------------------------------------------------------------------
+// Ping-pong, budget.
+
+TEST(Placement, HeldPagesAreNeverMovedAndCounted) {
+  Round r;
+  r.SetFree(0, 50);
+  r.config.watermarks[0] = {0, 100 * kPage, 101 * kPage};
+  r.candidates = {Page(A(1), 2, 10, 20, 1), Page(A(2), 2, 10, 20, 1)};
+  r.victims = {Page(A(100), 0, 0, 1), Page(A(101), 0, 0, 2)};
+  r.held = {A(1), A(100)};
+  PlacementDecision d = r.Decide();
+  for (const PlannedMove& m : d.moves) {
+    EXPECT_NE(m.vaddr, A(1));
+    EXPECT_NE(m.vaddr, A(100));
+  }
+  EXPECT_EQ(d.promoted_pages, 1u);
+  EXPECT_EQ(d.demoted_pages, 1u);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kHeld], 1u);
+  EXPECT_EQ(d.demote_skipped[SkipReason::kHeld], 1u);
+}
+
+TEST(Placement, RespectsByteAndMoveBudget) {
+  Round r;
+  for (int i = 0; i < 10; ++i)
+    r.candidates.push_back(Page(A(i), 2, 100 - i, 200, 0));
+  r.config.max_move_bytes = 3 * kPage;
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 3u);
+  EXPECT_EQ(d.moves[0].vaddr, A(0));  // hottest first
+  EXPECT_EQ(d.promote_skipped[SkipReason::kBudget], 7u);
+
+  r.config.max_move_bytes = uint64_t{1} << 40;
+  r.config.max_moves = 4;
+  d = r.Decide();
+  EXPECT_EQ(d.moves.size(), 4u);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kBudget], 6u);
+}
+
+TEST(Placement, HugePageCountsItsBytesAgainstBudget) {
+  Round r;
+  PageHeat huge = Page(0x7f0000200000ull, 2, 50, 80, 0);
+  huge.page_bytes = 2u << 20;
+  r.candidates = {huge, Page(A(1), 2, 10, 20, 0)};
+  r.config.max_move_bytes = (2u << 20);  // the huge page only
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].page_bytes, 2u << 20);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kBudget], 1u);
+}
+
+// ---------------------------------------------------------------------------
+// Helpers and configuration.
+
+TEST(Placement, FindRangeHonoursEndsAndUnjoinedRanges) {
+  std::vector<NumaMapsRange> ranges = {
+      Range(0x1000, 0x3000, MempolicyMode::kBind, {0}),
+      Range(0x5000, 0, MempolicyMode::kBind, {1}),
+      Range(0x8000, 0, MempolicyMode::kBind, {2})};
+  std::vector<const NumaMapsRange*> sorted;
+  for (const auto& r : ranges) sorted.push_back(&r);
+  EXPECT_EQ(FindRange(sorted, 0x0fff), nullptr);
+  EXPECT_EQ(FindRange(sorted, 0x1000), &ranges[0]);
+  EXPECT_EQ(FindRange(sorted, 0x2fff), &ranges[0]);
+  EXPECT_EQ(FindRange(sorted, 0x3000), nullptr);
+  EXPECT_EQ(FindRange(sorted, 0x7fff), &ranges[1]);
+  EXPECT_EQ(FindRange(sorted, 0x8000), &ranges[2]);
+  EXPECT_EQ(FindRange(sorted, ~0ull), &ranges[2]);
+}
+
+TEST(Placement, DefaultWatermarksAreTwoAndFourPercentOfNode) {
+  Topology t = ThreeNodes();
+  PlacementConfig c;
+  NodeWatermarks wm = WatermarksFor(c, t, 1);
+  EXPECT_EQ(wm.low_bytes, static_cast<uint64_t>(kGiB * 0.02));
+  EXPECT_EQ(wm.high_bytes, static_cast<uint64_t>(kGiB * 0.04));
+  c.watermarks = {{1, 5, 6}};
+  EXPECT_EQ(WatermarksFor(c, t, 1).high_bytes, 6u);
+  EXPECT_EQ(WatermarksFor(c, t, 0).low_bytes,
+            static_cast<uint64_t>(kGiB * 0.02));
+}
+
+TEST(Placement, ValidateConfigNamesTheProblem) {
+  Topology t = ThreeNodes();
+  PlacementConfig c;
+  EXPECT_TRUE(ValidatePlacementConfig(c, t).ok());
+  c.promote_to = {0, 5};
+  absl::Status s = ValidatePlacementConfig(c, t);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("node 5"), std::string::npos) << s;
+  c.promote_to = {};
+  c.low_watermark_fraction = 0.5;
+  c.high_watermark_fraction = 0.1;
+  EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
+  c = PlacementConfig{};
+  c.watermarks = {{1, 10, 5}};
+  EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
+}
+
+// A strategy that asks for a forbidden node first: the engine ignores it.
+class GreedyStrategy : public NearestTargetStrategy {
+ public:
+  void RankPromotionTargets(const PageHeat& page, const NumaMapsRange* range,
+                            absl::Span<const int> allowed,
+                            const PlacementContext& ctx,
+                            std::vector<int>& order) override {
+    order = {0, 2, 1};
+    ++calls;
+  }
+  void Promoted(const PageHeat& page, int node) override {
+    placed.push_back(node);
+  }
+  int calls = 0;
+  std::vector<int> placed;
+};
+
+TEST(Placement, StrategyCannotWidenAllowedTargets) {
+  Round r;
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kBind, {1, 2})};
+  r.candidates = {Page(A(1), 2, 10, 20, 0)};
+  GreedyStrategy s;
+  PlacementDecision d = DecideMoves(r.Input(), r.config, s);
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+  EXPECT_EQ(s.calls, 1);
+  EXPECT_EQ(s.placed, std::vector<int>{1});
+}
+
+// ---------------------------------------------------------------------------
+// Combined scenarios, determinism, properties.
+
+TEST(Placement, CombinedScenarioOnThreeNodes) {
+  Round r;
+  r.SetFree(0, 90);   // below low: demote 110 pages
+  r.SetFree(1, 205);  // room for 5 promotions
+  r.ranges = {Range(A(0), A(1000), MempolicyMode::kBind, {0, 2}),
+              Range(A(1000), A(2000), MempolicyMode::kPreferredMany, {1})};
+  for (int i = 0; i < 120; ++i)
+    r.victims.push_back(Page(A(3000 + i), 0, 0, 1 + i * 0.01));
+  for (int i = 0; i < 20; ++i)
+    r.victims.push_back(Page(A(4000 + i), 1, 0, 0.5));
+  // Bound to {0, 2}: promoted to 0 only (after its demotions).
+  r.candidates.push_back(Page(A(5), 2, 100, 200, 1));
+  // Preferred-many {1}: to node 1.
+  r.candidates.push_back(Page(A(1005), 2, 90, 200, 0));
+  for (int i = 0; i < 10; ++i)
+    r.candidates.push_back(Page(A(2000 + i), 2, 80 - i, 200, 1));
+  r.held = {A(2009)};
+  PlacementDecision d = r.Decide();
+  std::string all = DecisionToString(d);
+  std::map<uint64_t, const PlannedMove*> by;
+  for (const PlannedMove& m : d.moves) by[m.vaddr] = &m;
+  ASSERT_TRUE(by.count(A(5))) << all;
+  EXPECT_EQ(by[A(5)]->to_node, 0);
+  ASSERT_TRUE(by.count(A(1005))) << all;
+  EXPECT_EQ(by[A(1005)]->to_node, 1);
+  EXPECT_FALSE(by.count(A(2009)));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kHeld], 1u);
+  // Node 0 demoted to its high watermark, then took A(5): 110 + 1 moves.
+  size_t demoted_from_0 = 0;
+  for (const PlannedMove& m : d.moves) {
+    if (m.reason == PlacementReason::kDemote && m.from_node == 0)
+      ++demoted_from_0;
+  }
+  EXPECT_GE(demoted_from_0, 110u) << all;
+  // Every promotion is provably hotter than every demotion.
+  for (const PlannedMove& p : d.moves) {
+    if (p.reason != PlacementReason::kPromote) continue;
+    for (const PlannedMove& q : d.moves) {
+      if (q.reason == PlacementReason::kDemote) EXPECT_GT(p.rate_lo, q.rate_hi);
+    }
+  }
+}
+
+std::string RunfilesDir() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || ws == nullptr) return "";
+  return std::string(srcdir) + "/" + ws;
+}
+
+TEST(Placement, DiscoveredTwoPackageCxlTopology) {
+  const std::string src = RunfilesDir() + "/tests/testdata/sysfs/2pkg-cxl";
+  if (!std::filesystem::exists(src)) GTEST_SKIP() << "no runfiles at " << src;
+  // Runfiles are symlinks, which KernelFs (RESOLVE_IN_ROOT) does not follow
+  // out of the root: copy the tree with the links resolved.
+  const std::string dst = std::string(std::getenv("TEST_TMPDIR")) + "/2pkg-cxl";
+  std::filesystem::remove_all(dst);
+  std::filesystem::copy(src, dst, std::filesystem::copy_options::recursive);
+  absl::StatusOr<KernelFs> fs = KernelFs::Open(dst);
+  ASSERT_TRUE(fs.ok()) << fs.status();
+  absl::StatusOr<Topology> topo = DiscoverTopology(*fs, nullptr);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  ASSERT_EQ(topo->FastNodes(), (std::vector<int>{0, 1}));
+
+  Round r;
+  r.topo = *topo;
+  r.config = PlacementConfig{};  // watermarks from the captured node sizes
+  std::vector<NodeFree> free;
+  for (const NodeInfo& n : topo->nodes) free.push_back({n.id, n.free_bytes});
+  r.free = free;
+  r.candidates = {Page(A(1), 2, 10, 20, 1), Page(A(2), 2, 10, 20, 0),
+                  Page(A(3), 2, 10, 20, -1)};
+  PlacementDecision d = r.Decide();
+  std::map<uint64_t, int> to;
+  for (const PlannedMove& m : d.moves) to[m.vaddr] = m.to_node;
+  EXPECT_EQ(to[A(1)], 1);
+  EXPECT_EQ(to[A(2)], 0);
+  EXPECT_EQ(to[A(3)], 0);  // equal distances 24/24 from node 2: lowest id
+  ASSERT_EQ(d.nodes.size(), 3u);
+  EXPECT_EQ(d.nodes[0].low_bytes,
+            static_cast<uint64_t>(topo->nodes[0].memory_bytes * 0.02));
+}
+
+// Random rounds over the 3-node topology.
+struct RandomRound {
+  Round round;
+  explicit RandomRound(uint32_t seed) {
+    std::mt19937 rng(seed);
+    auto uni = [&](int lo, int hi) {
+      return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
+    Round& r = round;
+    r.topo = ThreeNodes(uni(20, 30), uni(20, 30));
+    for (NodeFree& f : r.free) f.free_bytes = uint64_t(uni(0, 400)) * kPage;
+    if (uni(0, 3) == 0) r.free.erase(r.free.begin() + uni(0, 2));
+    if (uni(0, 2) == 0) r.backed_off.push_back(uni(0, 2));
+    if (uni(0, 2) == 0) r.config.promote_to = {uni(0, 2)};
+    r.config.max_moves = uni(1, 300);
+    r.config.max_move_bytes = uint64_t(uni(1, 400)) * kPage;
+    static const MempolicyMode kModes[] = {
+        MempolicyMode::kBind, MempolicyMode::kPreferredMany,
+        MempolicyMode::kInterleave, MempolicyMode::kDefault};
+    for (int i = 0; i < 8; ++i) {
+      std::vector<int> nodes;
+      for (int n = 0; n < 3; ++n) {
+        if (uni(0, 1)) nodes.push_back(n);
+      }
+      r.ranges.push_back(Range(A(i * 64),
+                               uni(0, 3) ? A(i * 64 + uni(1, 64)) : 0,
+                               kModes[uni(0, 3)], nodes));
+    }
+    auto page = [&](bool hot) {
+      int slot = uni(0, 600);
+      PageHeat p;
+      if (uni(0, 40) == 0) {
+        p.page_bytes = 2u << 20;
+        p.vaddr =
+            0x7f0000000000ull + uint64_t(slot) * (2u << 20) + (1ull << 40);
+      } else {
+        p.vaddr = A(slot);
+      }
+      p.current_node =
+          hot ? (uni(0, 5) ? 2 : uni(-1, 1)) : (uni(0, 5) ? uni(0, 1) : 2);
+      p.accessor_node = uni(-1, 2);
+      p.rate_lo = uni(0, 100);
+      p.rate_hi = p.rate_lo + uni(0, 50);
+      p.rate = (p.rate_lo + p.rate_hi) / 2;
+      return p;
+    };
+    int nc = uni(0, 200), nv = uni(0, 200);
+    for (int i = 0; i < nc; ++i) r.candidates.push_back(page(true));
+    for (int i = 0; i < nv; ++i) r.victims.push_back(page(false));
+    for (int i = 0; i < 20; ++i) r.held.insert(A(uni(0, 600)));
+    for (int n = 0; n < 3; ++n) {
+      uint64_t low = uint64_t(uni(0, 150)) * kPage;
+      r.config.watermarks[n] = {n, low, low + uint64_t(uni(0, 150)) * kPage};
+    }
+  }
+};
+
+TEST(Placement, DeterministicUnderInputShuffle) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    RandomRound rr(seed);
+    const std::string want = DecisionToString(rr.round.Decide());
+    std::mt19937 rng(seed * 7919);
+    Round& r = rr.round;
+    std::shuffle(r.candidates.begin(), r.candidates.end(), rng);
+    std::shuffle(r.victims.begin(), r.victims.end(), rng);
+    std::shuffle(r.ranges.begin(), r.ranges.end(), rng);
+    std::shuffle(r.free.begin(), r.free.end(), rng);
+    std::reverse(r.backed_off.begin(), r.backed_off.end());
+    ASSERT_EQ(DecisionToString(r.Decide()), want) << "seed " << seed;
+  }
+}
+
+TEST(Placement, RandomRoundsKeepEveryInvariant) {
+  size_t total_moves = 0, promotions = 0, demotions = 0, swaps = 0;
+  for (uint32_t seed = 1; seed <= 2000; ++seed) {
+    RandomRound rr(seed);
+    const Round& r = rr.round;
+    PlacementDecision d = r.Decide();
+    const std::string ctx =
+        "seed " + std::to_string(seed) + "\n" + DecisionToString(d);
+    std::vector<const NumaMapsRange*> sorted;
+    for (const auto& g : r.ranges) sorted.push_back(&g);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+      return std::tie(a->start, a->end) < std::tie(b->start, b->end);
+    });
+    absl::flat_hash_map<int, int64_t> free;
+    for (const NodeFree& f : r.free) free[f.node] = f.free_bytes;
+    absl::flat_hash_set<uint64_t> moved;
+    uint64_t bytes = 0;
+    double min_promoted_lo = 1e300, max_demoted_hi = -1e300;
+    std::vector<int> promote_mask = r.config.promote_to.empty()
+                                        ? std::vector<int>{0, 1}
+                                        : r.config.promote_to;
+    for (size_t i = 0; i < d.moves.size(); ++i) {
+      const PlannedMove& m = d.moves[i];
+      const NumaMapsRange* range = FindRange(sorted, m.vaddr);
+      ASSERT_TRUE(range == nullptr || !range->Forbids(m.to_node)) << ctx;
+      ASSERT_TRUE(std::find(r.backed_off.begin(), r.backed_off.end(),
+                            m.to_node) == r.backed_off.end())
+          << ctx;
+      ASSERT_TRUE(free.contains(m.to_node)) << "unknown-free target\n" << ctx;
+      ASSERT_FALSE(r.held.count(m.vaddr)) << ctx;
+      ASSERT_TRUE(moved.insert(m.vaddr).second) << "moved twice\n" << ctx;
+      bytes += m.page_bytes;
+      const int to_rank = *r.topo.FindNode(m.to_node)->tier;
+      const int from_rank = *r.topo.FindNode(m.from_node)->tier;
+      if (m.reason == PlacementReason::kPromote) {
+        ASSERT_LT(to_rank, from_rank) << ctx;
+        ASSERT_TRUE(std::find(promote_mask.begin(), promote_mask.end(),
+                              m.to_node) != promote_mask.end())
+            << ctx;
+        if (range != nullptr && range->mode == MempolicyMode::kPreferredMany &&
+            !range->nodes.empty()) {
+          ASSERT_TRUE(std::find(range->nodes.begin(), range->nodes.end(),
+                                m.to_node) != range->nodes.end())
+              << ctx;
+        }
+        min_promoted_lo = std::min(min_promoted_lo, m.rate_lo);
+        ++promotions;
+      } else {
+        ASSERT_GT(to_rank, from_rank) << ctx;
+        max_demoted_hi = std::max(max_demoted_hi, m.rate_hi);
+        ++demotions;
+      }
+      // Room: a swap group (demotions paired with the promotion that
+      // follows them) is applied as a whole before it is checked.
+      if (m.reason == PlacementReason::kDemote &&
+          m.trigger == PlacementTrigger::kSwap) {
+        continue;
+      }
+      size_t first = i;
+      while (first > 0 &&
+             d.moves[first - 1].trigger == PlacementTrigger::kSwap &&
+             d.moves[first - 1].reason == PlacementReason::kDemote &&
+             d.moves[first - 1].paired_vaddr == m.vaddr) {
+        --first;
+      }
+      int64_t swapped_out = 0;
+      for (size_t k = first; k <= i; ++k) {
+        free[d.moves[k].from_node] += d.moves[k].page_bytes;
+        free[d.moves[k].to_node] -= d.moves[k].page_bytes;
+        if (k < i) swapped_out += d.moves[k].page_bytes;
+      }
+      for (size_t k = first; k <= i; ++k) {
+        const PlannedMove& g = d.moves[k];
+        const NodeWatermarks wm = WatermarksFor(r.config, r.topo, g.to_node);
+        if (g.reason == PlacementReason::kDemote) {
+          ASSERT_GE(free[g.to_node], int64_t(wm.low_bytes))
+              << "full demotion target\n"
+              << ctx;
+        } else if (g.trigger == PlacementTrigger::kRoom) {
+          ASSERT_GE(free[g.to_node], int64_t(wm.high_bytes))
+              << "full promotion target\n"
+              << ctx;
+        } else {
+          ++swaps;
+          ASSERT_GE(swapped_out, int64_t(g.page_bytes)) << ctx;
+          ASSERT_GT(g.rate_lo, d.moves[first].rate_hi) << ctx;
+        }
+      }
+    }
+    ASSERT_LE(bytes, r.config.max_move_bytes) << ctx;
+    ASSERT_LE(d.moves.size(), r.config.max_moves) << ctx;
+    if (min_promoted_lo < 1e300 && max_demoted_hi > -1e300) {
+      ASSERT_GT(min_promoted_lo, max_demoted_hi)
+          << "demoted a page hotter than a promoted one\n"
+          << ctx;
+    }
+    total_moves += d.moves.size();
+  }
+  // The generator must exercise every kind of move, or the test proves little.
+  EXPECT_GT(promotions, 1000u);
+  EXPECT_GT(demotions, 1000u);
+  EXPECT_GT(swaps, 10u);
+}
+
+}  // namespace
+}  // namespace hotpage
