@@ -286,9 +286,13 @@ class TbbImpl : public IngestImpl {
 // ---------------------------------------------------------------------------
 // absl::flat_hash_map under an absl::Mutex.
 
+// `per_batch`: one lock per Ingest() call instead of one per sample.
 class AbslMutexImpl : public IngestImpl {
  public:
-  explicit AbslMutexImpl(uint64_t pages) : pages_(pages) { Reset(); }
+  AbslMutexImpl(uint64_t pages, bool per_batch)
+      : pages_(pages), per_batch_(per_batch) {
+    Reset();
+  }
   void Reset() override {
     absl::MutexLock lock(&mu_);
     map_.reset();
@@ -296,9 +300,17 @@ class AbslMutexImpl : public IngestImpl {
     map_->reserve(pages_);
   }
   void Ingest(absl::Span<const AccessSample> batch) override {
-    absl::MutexLock lock(&mu_);
-    Map& m = *map_;
-    for (const AccessSample& s : batch) m[PageKey::PackSample(s)] += s.weight;
+    if (per_batch_) {
+      absl::MutexLock lock(&mu_);
+      Map& m = *map_;
+      for (const AccessSample& s : batch) m[PageKey::PackSample(s)] += s.weight;
+      return;
+    }
+    for (const AccessSample& s : batch) {
+      const uint64_t key = PageKey::PackSample(s);
+      absl::MutexLock lock(&mu_);
+      (*map_)[key] += s.weight;
+    }
   }
   Summary Summarize() override {
     absl::MutexLock lock(&mu_);
@@ -315,7 +327,8 @@ class AbslMutexImpl : public IngestImpl {
   using Map = absl::flat_hash_map<
       uint64_t, uint64_t, MixHash, std::equal_to<uint64_t>,
       CountingAllocator<std::pair<const uint64_t, uint64_t>, std::allocator>>;
-  uint64_t pages_;
+  const uint64_t pages_;
+  const bool per_batch_;
   absl::Mutex mu_;
   std::unique_ptr<Map> map_ ABSL_GUARDED_BY(mu_);
 };
@@ -357,14 +370,19 @@ std::vector<AccessSample> MakeSamples(Dist dist, uint64_t pages, size_t count,
 }
 
 std::vector<std::string> ImplNames() {
-  return {"hotpage", "hotpage_1x", "tbb", "absl_mutex", "libcds", "ceiling"};
+  return {"hotpage", "hotpage_1x",       "tbb",    "absl_mutex",
+          "libcds",  "absl_mutex_batch", "ceiling"};
 }
 
 std::unique_ptr<IngestImpl> MakeImpl(const std::string& name, uint64_t pages) {
   if (name == "hotpage") return std::make_unique<HotpageImpl>(pages, 2);
   if (name == "hotpage_1x") return std::make_unique<HotpageImpl>(pages, 1);
   if (name == "tbb") return std::make_unique<TbbImpl>(pages);
-  if (name == "absl_mutex") return std::make_unique<AbslMutexImpl>(pages);
+  if (name == "absl_mutex")
+    return std::make_unique<AbslMutexImpl>(pages, false);
+  if (name == "absl_mutex_batch") {
+    return std::make_unique<AbslMutexImpl>(pages, true);
+  }
   if (name == "libcds") return internal::MakeCdsImpl(pages);
   if (name == "ceiling") return std::make_unique<CeilingImpl>(pages);
   return nullptr;

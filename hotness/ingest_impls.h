@@ -6,10 +6,12 @@
 //   hotpage_1x   HotnessTable sized at the distinct pages: the table runs
 //                full and displaces the coldest entries (bounded mode)
 //   tbb          tbb::concurrent_hash_map (per-element locks)
-//   absl_mutex   absl::flat_hash_map under one absl::Mutex, taken once per
-//                batch (the cheapest way to use it; one lock per sample is
-//                slower)
+//   absl_mutex   absl::flat_hash_map under one absl::Mutex, locked per
+//                sample (the one-at-a-time API of a map behind a lock)
 //   libcds       libcds MichaelHashMap over MichaelKVList, hazard pointers
+//   absl_mutex_batch  the same map, locked once per batch: not a peer the
+//                issue names, but what a single-writer design achieves; it
+//                cannot run two writers at once (they take turns)
 //   ceiling      single-threaded open addressing with the same sets,
 //                hashing, batching and prefetching as hotpage, plain
 //                increments, no decay/eviction/accessor tracking
@@ -71,7 +73,8 @@ class IngestImpl {
   virtual Summary Summarize() = 0;
 };
 
-// "hotpage", "hotpage_1x", "tbb", "absl_mutex", "libcds", "ceiling".
+// "hotpage", "hotpage_1x", "tbb", "absl_mutex", "libcds", "absl_mutex_batch",
+// "ceiling".
 std::vector<std::string> ImplNames();
 std::unique_ptr<IngestImpl> MakeImpl(const std::string& name, uint64_t pages);
 
