@@ -523,8 +523,9 @@ bool HotnessTable::ViewOf(const Slot& slot, uint64_t expect_key, EntryView* out,
     out->sharing = Sharing::kUnknown;
   } else {
     out->node = static_cast<int>(d.home);
-    const bool shared = d.foreign >= 2 && (d.foreign >= internal::kMaxForeign ||
-                                           uint64_t{d.foreign} * 8 >= d.count);
+    const bool shared =
+        d.foreign >= 2 && (d.foreign >= internal::kForeignSticky ||
+                           uint64_t{d.foreign} * 8 >= d.count);
     out->sharing = shared ? Sharing::kShared : Sharing::kPrivate;
   }
   const uint64_t now_tick =

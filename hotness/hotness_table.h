@@ -110,8 +110,8 @@ namespace internal {
 
 // One 64-bit state word per entry:
 //
-//   bits  0-19  count    samples (weighted) in the decayed window, <= kMaxCount
-//   bits 20-28  epoch    epoch of the last decay, mod 512
+//   bits  0-20  count    samples (weighted) in the decayed window, <= kMaxCount
+//   bits 21-28  epoch    epoch of the last decay, mod 256
 //   bits 29-42  foreign  of those, samples from nodes other than `home`
 //   bits 43-48  home     the node whose CPUs access the page most; 63 = unknown
 //   bits 49-63  tick     last seen, in 2^24 ns (16.8 ms) units, mod 2^15
@@ -129,9 +129,9 @@ namespace internal {
 // The tick is the top field, so a tick delta computed from a stale tick
 // (two writers racing) can only leave a wrong tick, never carry into
 // another field; the next sample sets the tick right again.
-inline constexpr int kCountBits = 20;
-inline constexpr int kEpochShift = 20;
-inline constexpr int kEpochBits = 9;
+inline constexpr int kCountBits = 21;
+inline constexpr int kEpochShift = 21;
+inline constexpr int kEpochBits = 8;
 inline constexpr int kForeignShift = 29;
 inline constexpr int kForeignBits = 14;
 inline constexpr int kHomeShift = 43;
@@ -150,13 +150,17 @@ inline constexpr uint32_t kMaxForeign = kForeignMask;
 inline constexpr uint32_t kUnknownNode = kHomeMask;  // nodes 0..62 are tracked
 inline constexpr int kMaxNodes = static_cast<int>(kUnknownNode);
 
-// The fast path stops at the top bit of the count and foreign fields, so
-// that even 1024 writers that all passed the check at once with the
-// largest fast weight cannot carry into the next field (and the check is
-// one bit test). Heavier samples (pre-merged records) take the CAS path.
+// The fast path stops at the top bit of the count field, so that even 1024
+// writers that all passed the check at once with the largest fast weight
+// cannot carry into the next field (and the check is one bit test).
+// Heavier samples (pre-merged records) take the CAS path. The foreign
+// count is sticky at its top bit instead: 8192 foreign samples in the
+// window make a page shared whatever its count, so it stops counting there
+// (a hot shared page would otherwise leave the fast path for good).
 inline constexpr uint32_t kMaxFastWeight = 3;
 inline constexpr uint32_t kFastCountLimit = 1u << (kCountBits - 1);
 inline constexpr uint32_t kFastForeignLimit = 1u << (kForeignBits - 1);
+inline constexpr uint32_t kForeignSticky = kFastForeignLimit;
 static_assert(kFastCountLimit + 1024 * kMaxFastWeight <= kMaxCount);
 static_assert(kFastForeignLimit + 1024 * kMaxFastWeight <= kMaxForeign);
 
@@ -194,15 +198,15 @@ constexpr uint32_t NodeField(int node) {
              : kUnknownNode;
 }
 
-// Epochs elapsed from `stamp` to `now`, both mod 512, as a signed number in
-// [-256, 255]. Negative means the writer's view of the epoch is older than
+// Epochs elapsed from `stamp` to `now`, both mod 256, as a signed number in
+// [-128, 127]. Negative means the writer's view of the epoch is older than
 // the entry's (it loaded the epoch before another thread advanced it).
 constexpr int EpochLag(uint32_t now, uint32_t stamp) {
   return static_cast<int32_t>((now - stamp) << (32 - kEpochBits)) >>
          (32 - kEpochBits);
 }
 
-// Applies the halvings due between the entry's epoch and `epoch` (mod 512).
+// Applies the halvings due between the entry's epoch and `epoch` (mod 256).
 constexpr DecodedState DecayTo(DecodedState d, uint32_t epoch) {
   if (d.epoch == epoch) return d;
   if (d.count == 0 && d.foreign == 0) {
@@ -228,7 +232,7 @@ constexpr bool ShouldRehome(uint32_t count, uint32_t foreign) {
 
 // The full update: the state after one sample of `weight` from `node`
 // (-1 or >= 63: unknown) at `tick`, by a writer whose epoch is `epoch`
-// (mod 512).
+// (mod 256).
 constexpr uint64_t ApplySample(uint64_t s, uint32_t epoch, int node,
                                uint32_t weight, uint32_t tick) {
   DecodedState d = DecayTo(Decode(s), epoch);
@@ -243,8 +247,10 @@ constexpr uint64_t ApplySample(uint64_t s, uint32_t epoch, int node,
     if (d.home == kUnknownNode) {
       d.home = n;
     } else if (n != d.home) {
-      d.foreign =
-          d.foreign + weight > kMaxForeign ? kMaxForeign : d.foreign + weight;
+      if (d.foreign < kForeignSticky) {
+        d.foreign =
+            d.foreign + weight > kMaxForeign ? kMaxForeign : d.foreign + weight;
+      }
       if (ShouldRehome(count, d.foreign)) {
         d.home =
             n;  // the old home's samples (and any third node's) are now foreign
@@ -272,17 +278,23 @@ constexpr uint64_t FastDelta(uint64_t s, uint32_t epoch, int node,
   // 1% of the ingest rate; the re-homing test, moved to ApplySample, cost
   // 10%).
   const bool is_foreign = (n != kUnknownNode) & (n != home);
-  const uint64_t slow =
-      (((s >> kEpochShift) ^ epoch) & kEpochMask) |  // new epoch
-      (((s & kCountMask) - 1) & kFastCountLimit) |   // 0 or high
-      (weight > kMaxFastWeight) |                    // heavy
-      (is_foreign & ((home == kUnknownNode) |        // no home yet
-                     ((s >> kForeignShift) & kFastForeignLimit) != 0));  // high
+  const bool counts_foreign =
+      is_foreign & (((s >> kForeignShift) & kForeignSticky) == 0);
+  // Epoch and count in one test: count is the lowest field, so the count
+  // bits of s - 1 are count - 1, whose top fast bit is set for a count of 0
+  // or a high count, and (count >= 1) the epoch bits of s - 1 are those of
+  // s, which the XOR compares with the current epoch.
+  constexpr uint64_t kEpochField = uint64_t{kEpochMask} << kEpochShift;
+  const uint64_t slow = (((s - 1) ^ (uint64_t{epoch} << kEpochShift)) &
+                         (kEpochField | kFastCountLimit)) |
+                        (weight > kMaxFastWeight) |             // heavy
+                        (is_foreign & (home == kUnknownNode));  // no home yet
   if (slow) return 0;
   const uint64_t tick_delta =
       (tick - static_cast<uint32_t>(s >> kTickShift)) & kTickMask;
   return weight +
-         ((uint64_t{weight} << kForeignShift) & (0 - uint64_t{is_foreign})) +
+         ((uint64_t{weight} << kForeignShift) &
+          (0 - uint64_t{counts_foreign})) +
          (tick_delta << kTickShift);
 }
 
@@ -343,8 +355,8 @@ struct RateWindow {
 enum class Sharing : uint8_t {
   kUnknown = 0,  // no sample carried a node
   kPrivate = 1,  // (nearly) all recent samples came from the home node
-  kShared = 2,   // at least 2 recent samples, and at least 1/8 of them,
-                 // came from other nodes
+  kShared = 2,   // at least 2 recent samples, and at least 1/8 of them
+                 // (or 8192), came from other nodes
 };
 
 // A consistent, decayed view of one entry.
@@ -433,8 +445,8 @@ class HotnessTable {
 
   // Reads slot `index` (< capacity()): false if it holds no live entry.
   // With `normalize`, an entry 20+ epochs behind (its counts are zero) is
-  // rewritten at the current epoch so that its 9-bit epoch cannot wrap;
-  // scanners do this, and a full pass every 200 epochs keeps every stamp
+  // rewritten at the current epoch so that its 8-bit epoch cannot wrap;
+  // scanners do this, and a full pass every 100 epochs keeps every stamp
   // unambiguous.
   bool ReadSlot(size_t index, EntryView* out, bool normalize);
 

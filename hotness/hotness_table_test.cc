@@ -128,11 +128,11 @@ TEST(EntryStateTest, DecayHalvesPerElapsedEpochAndNeverGoesBackwards) {
   EXPECT_EQ(at(40).count, 0u);    // 30 halvings
   EXPECT_EQ(at(9).count, 1000u);  // stale writer: no decay, epoch kept
   EXPECT_EQ(at(9).epoch, 10u);
-  // Across the 9-bit wrap: stamp 510, now 2 (mod 512) is 4 epochs later.
-  d.epoch = 510;
-  EXPECT_EQ(at(514).count, 1000u >> 4);
-  EXPECT_EQ(internal::EpochLag(2, 510), 4);
-  EXPECT_EQ(internal::EpochLag(510, 2), -4);
+  // Across the 8-bit wrap: stamp 254, now 2 (mod 256) is 4 epochs later.
+  d.epoch = 254;
+  EXPECT_EQ(at(258).count, 1000u >> 4);
+  EXPECT_EQ(internal::EpochLag(2, 254), 4);
+  EXPECT_EQ(internal::EpochLag(254, 2), -4);
 }
 
 TEST(EntryStateTest, ForeignSamplesAndRehoming) {
@@ -361,7 +361,7 @@ TEST(HotnessTableTest, EpochsBySampleTime) {
 }
 
 TEST(HotnessTableTest, ScansKeepIdleEntriesFromAliasing) {
-  // The entry epoch is 9 bits: after 512 epochs an untouched stamp looks
+  // The entry epoch is 8 bits: after 256 epochs an untouched stamp looks
   // current again. A scan rewrites stale entries so that this cannot
   // happen; the control table shows what the scan prevents.
   auto scanned = MakeTable(64);
@@ -374,7 +374,7 @@ TEST(HotnessTableTest, ScansKeepIdleEntriesFromAliasing) {
   while (!scanner.Step(16, [](const PageKey&) { return Tier::kSlow; })) {
   }
   for (HotnessTable* t : {scanned.get(), control.get()}) {
-    for (int e = 30; e < 512; ++e) t->AdvanceEpoch(kSecond + e);
+    for (int e = 30; e < 256; ++e) t->AdvanceEpoch(kSecond + e);
   }
   EXPECT_EQ(CountOf(*scanned, Key(1, 3)), 0u);
   EXPECT_EQ(CountOf(*control, Key(1, 3)),
@@ -592,7 +592,7 @@ TEST(Log2HistogramTest, BinsAndMemtisThreshold) {
   EXPECT_EQ(Log2Histogram::BinOf(1), 1);
   EXPECT_EQ(Log2Histogram::BinOf(3), 2);
   EXPECT_EQ(Log2Histogram::BinOf(4), 3);
-  EXPECT_EQ(Log2Histogram::BinOf(internal::kMaxCount), 20);
+  EXPECT_EQ(Log2Histogram::BinOf(internal::kMaxCount), 21);
   Log2Histogram h;
   for (int i = 0; i < 10; ++i) h.Add(100, 1);  // bin 7: 64..127
   for (int i = 0; i < 20; ++i) h.Add(10, 1);   // bin 4: 8..15
