@@ -150,6 +150,9 @@ HotnessTable::~HotnessTable() {
 }
 
 void HotnessTable::Clear() {
+  // relaxed throughout: Clear() runs alone (its contract); whoever uses the
+  // table next synchronises with this thread by other means (a join, a
+  // barrier).
   for (size_t i = 0; i < capacity_; ++i) {
     slots_[i].key.store(0, std::memory_order_relaxed);
     slots_[i].state.store(0, std::memory_order_relaxed);
@@ -384,12 +387,15 @@ void HotnessTable::Displace(uint64_t key, Slot* set, uint32_t epoch, int node,
     uint32_t best_age = 0;
     for (unsigned j = 0; j < kSetSlots; ++j) {
       Slot& slot = set[j];
+      // acquire: as in a probe (see UpdateOne).
       const uint64_t k = slot.key.load(std::memory_order_acquire);
       if (k == key) {  // inserted meanwhile by another writer
         UpdateState(slot, epoch, node, weight, tick);
         return;
       }
       if (k == 0 || (k & PageKey::kReservedBit)) continue;
+      // relaxed: only picks the victim; a stale count makes a worse choice,
+      // never a wrong result (the reservation below is what is checked).
       const internal::DecodedState d = internal::DecayTo(
           internal::Decode(slot.state.load(std::memory_order_relaxed)), epoch);
       const uint32_t age = (tick - d.tick) & internal::kTickMask;
@@ -511,6 +517,8 @@ bool HotnessTable::ViewOf(const Slot& slot, uint64_t expect_key, EntryView* out,
   // acquire, then the key must not have changed: see the protocol above.
   const uint64_t s = slot.state.load(std::memory_order_acquire);
   if (slot.key.load(std::memory_order_relaxed) != expect_key) return false;
+  // relaxed: the epoch and the clock below stand alone (see Ingest()); a
+  // slightly old value shows the entry as of a moment ago.
   const uint32_t epoch =
       epoch_.load(std::memory_order_relaxed) & internal::kEpochMask;
   const internal::DecodedState d =
@@ -547,6 +555,7 @@ std::optional<EntryView> HotnessTable::Lookup(const PageKey& key) const {
   const Slot* set = SetOf(h);
   for (unsigned j = 0; j < kSetSlots; ++j) {
     const Slot& slot = set[(h + j) & (kSetSlots - 1)];
+    // acquire: as in a writer's probe; ViewOf() then validates the state.
     const uint64_t k = slot.key.load(std::memory_order_acquire);
     if (k == 0) break;
     EntryView view;
@@ -558,6 +567,7 @@ std::optional<EntryView> HotnessTable::Lookup(const PageKey& key) const {
 
 bool HotnessTable::ReadSlot(size_t index, EntryView* out, bool normalize) {
   Slot& slot = slots_[index];
+  // acquire: as in a writer's probe; ViewOf() then validates the state.
   const uint64_t k = slot.key.load(std::memory_order_acquire);
   if (k == 0 || (k & PageKey::kReservedBit)) return false;
   uint64_t raw;
@@ -577,6 +587,8 @@ bool HotnessTable::ReadSlot(size_t index, EntryView* out, bool normalize) {
   return true;
 }
 
+// relaxed loads here and in stats(): each is an independent total or
+// clock; the snapshot is approximate while writers run.
 RateWindow HotnessTable::rate_window() const {
   RateWindow w;
   const uint64_t samples = samples_.load(std::memory_order_relaxed);

@@ -79,10 +79,13 @@ const std::vector<AccessSample>& SamplesFor(const Config& c) {
 class SpinBarrier {
  public:
   explicit SpinBarrier(int n) : n_(n) {}
+  // Orders: each thread's arrival (acq_rel) makes its prior work visible
+  // to the last arriver, whose release of the new generation makes all of
+  // it (and the reset of arrived_) visible to every waiter's acquire.
   void Wait() {
     const uint32_t gen = gen_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-      arrived_.store(0, std::memory_order_relaxed);
+      arrived_.store(0, std::memory_order_relaxed);  // published by gen_ below
       gen_.fetch_add(1, std::memory_order_release);
       return;
     }

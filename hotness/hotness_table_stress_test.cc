@@ -90,7 +90,7 @@ uint64_t SumOfCounts(HotnessTable& t, uint64_t* entries, uint64_t* duplicates) {
 // is in the table exactly once, while a scanner reads concurrently.
 TEST(HotnessTableStressTest, ConcurrentWritersCountExactly) {
   constexpr uint64_t kPages = 3000;
-  constexpr int kBatches = 400;
+  constexpr int kBatches = 1000;
   constexpr int kBatch = 64;
   auto table = MakeTable(1 << 15, 0);
   std::vector<std::map<uint64_t, uint64_t>> expected(kWriters);
@@ -131,7 +131,7 @@ TEST(HotnessTableStressTest, ConcurrentWritersCountExactly) {
 // A small table under churn: displacement races with counting, and no
 // sample is lost or counted twice (held + displaced + dropped = ingested).
 TEST(HotnessTableStressTest, EvictionConservesEverySample) {
-  constexpr int kBatches = 400;
+  constexpr int kBatches = 1000;
   constexpr int kBatch = 64;
   auto table = MakeTable(256, 0);
   const uint64_t passes = RunWithScanner(*table, [&](int w) {
@@ -163,7 +163,7 @@ TEST(HotnessTableStressTest, EvictionConservesEverySample) {
 // batch, must be in the table at the end with their recent counts.
 TEST(HotnessTableStressTest, DecayEvictionAndScansTogether) {
   constexpr int kHot = 16;
-  constexpr int kBatches = 300;
+  constexpr int kBatches = 800;
   auto table = MakeTable(512, /*epoch_samples=*/10000);
   std::atomic<bool> stop{false};
   std::thread epochs([&] {
