@@ -33,7 +33,12 @@ TEST_P(ImplSmokeTest, CountsEverySampleTwice) {
                                          std::min<size_t>(256, kSamples - i)));
       }
       const IngestImpl::Summary s = impl->Summarize();
-      EXPECT_EQ(s.counted_weight + s.lost_weight, kSamples) << DistName(dist);
+      if (s.exact) {
+        EXPECT_EQ(s.counted_weight + s.lost_weight, kSamples) << DistName(dist);
+      } else {
+        EXPECT_LE(s.counted_weight + s.lost_weight, kSamples) << DistName(dist);
+        EXPECT_GT(s.counted_weight, 0u) << DistName(dist);
+      }
       EXPECT_GT(s.entries, kPages / 4) << DistName(dist);
       EXPECT_LE(s.entries, kPages) << DistName(dist);
       EXPECT_GT(s.memory_bytes / s.entries, 8.0) << DistName(dist);

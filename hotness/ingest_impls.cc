@@ -116,13 +116,15 @@ class ZipfGenerator {
 
 class HotpageImpl : public IngestImpl {
  public:
-  HotpageImpl(uint64_t pages, uint64_t capacity_factor) {
+  // `epoch_samples`: 64M arms decay without firing it within an 8M-sample
+  // iteration (the epoch bookkeeping runs on every batch and every update
+  // compares epochs, and the counts can be checked exactly); 1M halves
+  // every count 8 times per iteration.
+  HotpageImpl(uint64_t pages, uint64_t capacity_factor, uint64_t epoch_samples)
+      : decays_(epoch_samples < (uint64_t{1} << 26)) {
     HotnessTableOptions o;
     o.capacity = pages * capacity_factor;
-    // Decay armed: the epoch bookkeeping runs on every batch and every
-    // update compares epochs, but an epoch is 64M samples, longer than one
-    // iteration, so that the counts can be checked exactly.
-    o.epoch_samples = uint64_t{1} << 26;
+    o.epoch_samples = epoch_samples;
     table_ = std::move(HotnessTable::Create(o)).value();
   }
   void Reset() override { table_->Clear(); }
@@ -141,10 +143,12 @@ class HotpageImpl : public IngestImpl {
     s.lost_weight = st.displaced_weight + st.dropped_weight;
     s.displaced = st.displaced;
     s.memory_bytes = static_cast<double>(table_->memory_bytes());
+    s.exact = !decays_;
     return s;
   }
 
  private:
+  const bool decays_;
   std::unique_ptr<HotnessTable> table_;
 };
 
@@ -370,13 +374,20 @@ std::vector<AccessSample> MakeSamples(Dist dist, uint64_t pages, size_t count,
 }
 
 std::vector<std::string> ImplNames() {
-  return {"hotpage", "hotpage_1x",       "tbb",    "absl_mutex",
-          "libcds",  "absl_mutex_batch", "ceiling"};
+  return {"hotpage",    "hotpage_1x", "hotpage_decay",    "tbb",
+          "absl_mutex", "libcds",     "absl_mutex_batch", "ceiling"};
 }
 
 std::unique_ptr<IngestImpl> MakeImpl(const std::string& name, uint64_t pages) {
-  if (name == "hotpage") return std::make_unique<HotpageImpl>(pages, 2);
-  if (name == "hotpage_1x") return std::make_unique<HotpageImpl>(pages, 1);
+  if (name == "hotpage") {
+    return std::make_unique<HotpageImpl>(pages, 2, uint64_t{1} << 26);
+  }
+  if (name == "hotpage_1x") {
+    return std::make_unique<HotpageImpl>(pages, 1, uint64_t{1} << 26);
+  }
+  if (name == "hotpage_decay") {
+    return std::make_unique<HotpageImpl>(pages, 2, uint64_t{1} << 20);
+  }
   if (name == "tbb") return std::make_unique<TbbImpl>(pages);
   if (name == "absl_mutex")
     return std::make_unique<AbslMutexImpl>(pages, false);

@@ -5,6 +5,8 @@
 //                fits), decay armed, accessor tracking on
 //   hotpage_1x   HotnessTable sized at the distinct pages: the table runs
 //                full and displaces the coldest entries (bounded mode)
+//   hotpage_decay  as hotpage, with an epoch every 1M samples: every count
+//                is halved 8 times per 8M-sample iteration
 //   tbb          tbb::concurrent_hash_map (per-element locks)
 //   absl_mutex   absl::flat_hash_map under one absl::Mutex, locked per
 //                sample (the one-at-a-time API of a map behind a lock)
@@ -66,15 +68,16 @@ class IngestImpl {
     uint64_t lost_weight = 0;     // displaced or dropped (tables only)
     uint64_t displaced = 0;       // entries displaced (tables only)
     double memory_bytes = 0;      // structure's memory now
+    bool exact = true;            // false: counts decayed (hotpage_decay)
   };
-  // After the writers stopped: what the structure holds. For every
-  // implementation, counted_weight + lost_weight equals the weight ingested
-  // since Reset() (the benchmark checks this on every iteration).
+  // After the writers stopped: what the structure holds. counted_weight +
+  // lost_weight equals the weight ingested since Reset() (the benchmark
+  // checks this on every iteration), or is at most that if !exact.
   virtual Summary Summarize() = 0;
 };
 
-// "hotpage", "hotpage_1x", "tbb", "absl_mutex", "libcds", "absl_mutex_batch",
-// "ceiling".
+// "hotpage", "hotpage_1x", "hotpage_decay", "tbb", "absl_mutex", "libcds",
+// "absl_mutex_batch", "ceiling".
 std::vector<std::string> ImplNames();
 std::unique_ptr<IngestImpl> MakeImpl(const std::string& name, uint64_t pages);
 
