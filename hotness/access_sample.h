@@ -42,7 +42,8 @@ struct AccessSample {
   uint32_t address_space = 0;  // pid, or the sampler's address-space id; < 2^22
   uint32_t sample_period = 1;  // PMU events per sample when it was taken
   uint16_t cpu = 0;            // CPU that took the sample
-  int8_t node = -1;            // NUMA node of `cpu`; -1 if unknown
+  int8_t node = -1;            // NUMA node of `cpu`; -1 if unknown (the table
+                               // tracks nodes 0-62)
   PageKind kind = PageKind::k4K;
   uint16_t weight = 1;  // samples this record stands for (1 unless pre-merged)
   uint16_t reserved = 0;

@@ -177,8 +177,11 @@ void HotnessTable::Clear() {
 //    the key: relaxed.
 //  * Count: a writer that found K reads the state, computes FastDelta()
 //    and adds it (one locked add); if the sample needs the full update
-//    (first sample, new epoch, re-homing, near saturation) it CASes
-//    ApplySample()'s result instead.
+//    (first sample, new epoch, home unknown, heavy sample, high count) it
+//    CASes ApplySample()'s result instead, which also decides re-homing.
+//    The add is blind: a writer racing on the same entry can leave a
+//    wrong tick (the next sample sets it) or count a foreign sample
+//    against a home that just moved; counts themselves are exact.
 //  * Displace K_old by K_new: CAS the key from K_old to K_old|reserved (one
 //    displacer wins; writers stop matching K_old), exchange the state for
 //    K_new's first state (the value it returns is K_old's final count,
@@ -192,7 +195,8 @@ void HotnessTable::Clear() {
 // Attribution: a writer that matched K_old just before the reservation
 // and adds just after the exchange credits its sample to K_new, a window
 // of a few instructions. No sample is ever lost or counted twice: counts
-// held + displaced + dropped = ingested, exactly (tested under TSan).
+// held + displaced + dropped = ingested, exactly, below saturation (tested
+// under TSan).
 // Readers (scans, Lookup) validate: they read the state with acquire,
 // then re-read the key; the displacer's exchange is a release, so a state
 // that belongs to K_new comes with the reserved or new key.
