@@ -41,7 +41,7 @@ Topology ThreeNodes() {
   };
   t.nodes = {node(0, {0}, {10, 21, 24}, 0), node(1, {1}, {21, 10, 24}, 0),
              node(2, {}, {24, 24, 10}, 1)};
-  t.tiers = {Tier{0, {0, 1}}, Tier{1, {2}}};
+  t.tiers = {MemoryTier{0, {0, 1}}, MemoryTier{1, {2}}};
   return t;
 }
 

@@ -41,7 +41,7 @@ Topology ThreeNodes(int d20 = 24, int d21 = 24) {
   t.nodes.push_back(Node(0, {0}, {10, 21, d20}, 0, 0));
   t.nodes.push_back(Node(1, {1}, {21, 10, d21}, 0, 1));
   t.nodes.push_back(Node(2, {}, {d20, d21, 10}, 1, 1));
-  t.tiers = {Tier{0, {0, 1}}, Tier{1, {2}}};
+  t.tiers = {MemoryTier{0, {0, 1}}, MemoryTier{1, {2}}};
   t.packages = {Package{0, {0}}, Package{1, {1, 2}}};
   return t;
 }
@@ -273,7 +273,7 @@ TEST(Placement, DemotionTargetIsNearestNodeOfNextTier) {
   t.nodes.push_back(Node(2, {}, {30, 25, 10, 20, 20}, 1, 1));
   t.nodes.push_back(Node(3, {}, {25, 30, 20, 10, 20}, 1, 0));
   t.nodes.push_back(Node(4, {}, {15, 15, 20, 20, 10}, 2, 0));
-  t.tiers = {Tier{0, {0, 1}}, Tier{1, {2, 3}}, Tier{2, {4}}};
+  t.tiers = {MemoryTier{0, {0, 1}}, MemoryTier{1, {2, 3}}, MemoryTier{2, {4}}};
   Round r;
   r.topo = t;
   r.config.watermarks.clear();

@@ -402,7 +402,7 @@ void DeriveTiers(Topology& topo) {
   int rank = 0;
   for (auto& [key, nodes] : by_key) {
     std::sort(nodes.begin(), nodes.end());
-    topo.tiers.push_back(Tier{rank, nodes});
+    topo.tiers.push_back(MemoryTier{rank, nodes});
     for (NodeInfo& n : topo.nodes) {
       if (std::find(nodes.begin(), nodes.end(), n.id) != nodes.end()) n.tier = rank;
     }

@@ -76,7 +76,7 @@ struct NodeInfo {
   bool has_cpus() const { return !cpus.empty(); }
 };
 
-struct Tier {
+struct MemoryTier {
   int rank = 0;  // 0 is the fastest
   std::vector<int> nodes;
 };
@@ -122,7 +122,7 @@ struct Features {
 struct Topology {
   std::string root;  // where it was read from ("/" on the live machine)
   std::vector<NodeInfo> nodes;  // online nodes, ascending id
-  std::vector<Tier> tiers;      // by rank, fastest first
+  std::vector<MemoryTier> tiers;      // by rank, fastest first
   TierSource tier_source = TierSource::kDistance;
   std::vector<KernelTier> kernel_tiers;  // empty if the kernel has none
   std::optional<TierSource> hmat_disagrees;  // set when kernel != HMAT

@@ -101,7 +101,7 @@ std::string TopologyToJson(const Topology& topo) {
 
   w.Key("tiers");
   w.BeginArray();
-  for (const Tier& t : topo.tiers) {
+  for (const MemoryTier& t : topo.tiers) {
     w.BeginObject();
     w.Key("rank");
     w.Int(t.rank);
@@ -210,7 +210,7 @@ std::string TopologyToTable(const Topology& topo) {
 
   absl::StrAppend(&out, "\nTiers (source: ", TierSourceName(topo.tier_source), ")\n");
   rows.clear();
-  for (const Tier& t : topo.tiers) {
+  for (const MemoryTier& t : topo.tiers) {
     std::string role = topo.tiers.size() == 1 ? "only tier" : t.rank == 0 ? "fast" : "slow";
     rows.push_back({absl::StrCat("rank ", t.rank), role,
                     absl::StrCat("nodes ", FormatKernelList(t.nodes))});

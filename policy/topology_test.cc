@@ -74,7 +74,7 @@ absl::StatusOr<Topology> Discover(const FakeTree& t) {
 
 std::vector<std::vector<int>> TierNodes(const Topology& topo) {
   std::vector<std::vector<int>> out;
-  for (const Tier& tier : topo.tiers) out.push_back(tier.nodes);
+  for (const MemoryTier& tier : topo.tiers) out.push_back(tier.nodes);
   return out;
 }
 

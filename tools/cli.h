@@ -75,6 +75,7 @@ struct Subcommand {
 int RunTopology(const std::vector<std::string>& args);
 int RunRecord(const std::vector<std::string>& args);
 int RunImport(const std::vector<std::string>& args);
+int RunAttach(const std::vector<std::string>& args);
 int RunDump(const std::vector<std::string>& args);
 
 }  // namespace hotpage

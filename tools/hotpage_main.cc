@@ -14,6 +14,7 @@ namespace {
 constexpr Subcommand kSubcommands[] = {
     {"topology", "show NUMA nodes, memory tiers, HMAT, packages and kernel features",
      &RunTopology},
+    {"attach", "keep a process's hot pages on fast memory and cold pages off it", &RunAttach},
     {"record", "sample memory accesses of processes into an .hpt trace", &RunRecord},
     {"import", "convert a perf.data file into an .hpt trace", &RunImport},
     {"dump", "print an .hpt trace: one sample per line, then its counts", &RunDump},

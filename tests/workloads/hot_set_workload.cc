@@ -28,6 +28,8 @@
 //   --switch_after_ms=0 (0: only on SIGUSR1) --duration_ms=0 (0: until a
 //   signal) --thp=default|never|always (madvise) --bind_node=-1 (mbind the
 //   area to one node before it is touched; for placement tests)
+//   --prefer_node=-1 (the same with MPOL_PREFERRED: the pages start on that
+//   node, but the policy allows moving them; for promotion tests)
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -67,6 +69,7 @@ struct Options {
   uint64_t duration_ms = 0;
   std::string thp = "default";
   int bind_node = -1;
+  int prefer_node = -1;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -154,6 +157,10 @@ int main(int argc, char** argv) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_node");
       o.bind_node = static_cast<int>(n);
+    } else if (ParseFlag(a, "--prefer_node", &v)) {
+      uint64_t n;
+      if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
+      o.prefer_node = static_cast<int>(n);
     } else {
       Usage("unknown argument");
     }
@@ -180,6 +187,14 @@ int main(int argc, char** argv) {
     constexpr int kMpolBind = 2;
     if (syscall(SYS_mbind, base, bytes, kMpolBind, &mask, 64, 0) != 0) {
       std::perror("hot_set_workload: mbind");
+      return 2;
+    }
+  }
+  if (o.prefer_node >= 0) {
+    unsigned long mask = 1UL << o.prefer_node;
+    constexpr int kMpolPreferred = 1;
+    if (syscall(SYS_mbind, base, bytes, kMpolPreferred, &mask, 64, 0) != 0) {
+      std::perror("hot_set_workload: mbind MPOL_PREFERRED");
       return 2;
     }
   }

@@ -1,0 +1,563 @@
+// `hotpage attach`: keeps a running process's hot pages in fast memory and
+// its cold pages out of the way.
+//
+// One loop on the main thread: it polls the sample source (DAMON regions,
+// or a perf sampler: PEBS, IBS, page faults) into the hotness table, and
+// every --interval-ms runs a policy round: scan the table, learn where the
+// candidate pages live (move_pages queries), read the process's per-range
+// policies and the nodes' free memory, decide (policy/placement.h), and
+// hand the moves to the Migrator's own thread (unless --dry-run). Stats go
+// to --stats-json / --prom-file (atomically replaced) every round.
+// SIGINT/SIGTERM end the loop between rounds; DAMON and the migrator are
+// torn down on every exit path.
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "hotness/hotness_table.h"
+#include "migrator/migrator.h"
+#include "migrator/page_mover.h"
+#include "migrator/process_handle.h"
+#include "policy/numa_maps.h"
+#include "policy/placement.h"
+#include "policy/topology.h"
+#include "sampler/damon_source.h"
+#include "sampler/event_config.h"
+#include "sampler/sampler.h"
+#include "tools/base/atomic_file.h"
+#include "tools/base/json_writer.h"
+#include "tools/base/kernel_fs.h"
+#include "tools/base/parse.h"
+#include "tools/base/status_macros.h"
+#include "tools/base/termination_signals.h"
+#include "tools/cli.h"
+
+namespace hotpage {
+namespace {
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Everything the stats files report.
+struct AttachStats {
+  uint64_t rounds = 0;
+  uint64_t samples = 0;
+  uint64_t hot_pages = 0;  // 4 KiB pages at or above the round's hot threshold
+  std::map<int, uint64_t> hot_pages_by_node;
+  uint64_t planned_promotions = 0;  // pages (4 KiB) the policy chose to promote
+  uint64_t planned_demotions = 0;
+  uint64_t promoted_entries = 0;    // table entries promoted (yield denominator)
+  uint64_t yield_hits = 0;          // samples that hit promoted entries afterwards
+  double cpu_seconds = 0;
+  MigratorStats migrator;
+};
+
+std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& source) {
+  JsonWriter w(2);
+  w.BeginObject();
+  w.Key("promoted_pages");
+  w.Uint(s.migrator.promoted_pages);
+  w.Key("demoted_pages");
+  w.Uint(s.migrator.demoted_pages);
+  w.Key("promoted_bytes");
+  w.Uint(s.migrator.promoted_bytes);
+  w.Key("demoted_bytes");
+  w.Uint(s.migrator.demoted_bytes);
+  w.Key("failed_pages");
+  w.BeginObject();
+  uint64_t failed = 0;
+  for (const auto& [err, n] : s.migrator.failed_pages_by_errno) {
+    w.Key(ErrnoName(err));
+    w.Uint(n);
+    failed += n;
+  }
+  w.EndObject();
+  w.Key("failed_pages_total");
+  w.Uint(failed);
+  w.Key("pingpong_pages");
+  w.Uint(s.migrator.pingpong_pages);
+  w.Key("samples");
+  w.Uint(s.samples);
+  w.Key("hot_pages");
+  w.Uint(s.hot_pages);
+  w.Key("hot_pages_by_node");
+  w.BeginObject();
+  for (const auto& [node, n] : s.hot_pages_by_node) {
+    w.Key(absl::StrCat(node));
+    w.Uint(n);
+  }
+  w.EndObject();
+  w.Key("promotion_yield");
+  w.Double(s.promoted_entries ? static_cast<double>(s.yield_hits) / static_cast<double>(s.promoted_entries) : 0.0);
+  w.Key("planned_promotions");
+  w.Uint(s.planned_promotions);
+  w.Key("planned_demotions");
+  w.Uint(s.planned_demotions);
+  w.Key("rounds");
+  w.Uint(s.rounds);
+  w.Key("dry_run");
+  w.Bool(dry_run);
+  w.Key("source");
+  w.String(source);
+  w.Key("cpu_seconds");
+  w.Double(s.cpu_seconds);
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+std::string StatsProm(const AttachStats& s) {
+  std::string out;
+  auto metric = [&](const char* name, const char* help, const std::string& body) {
+    absl::StrAppend(&out, "# HELP hotpage_", name, " ", help, "\n# TYPE hotpage_", name, " ",
+                    absl::string_view(name).size() > 6 && absl::string_view(name).substr(absl::string_view(name).size() - 6) == "_total" ? "counter" : "gauge", "\n", body);
+  };
+  metric("promoted_pages_total", "Pages moved to a faster tier.",
+         absl::StrCat("hotpage_promoted_pages_total ", s.migrator.promoted_pages, "\n"));
+  metric("demoted_pages_total", "Pages moved to a slower tier.",
+         absl::StrCat("hotpage_demoted_pages_total ", s.migrator.demoted_pages, "\n"));
+  std::string failed;
+  for (const auto& [err, n] : s.migrator.failed_pages_by_errno) {
+    absl::StrAppend(&failed, "hotpage_failed_pages_total{errno=\"", ErrnoName(err), "\"} ", n, "\n");
+  }
+  metric("failed_pages_total", "Pages move_pages failed to move, by errno.", failed);
+  metric("pingpong_pages_total", "Pages put on hold for moving back and forth.",
+         absl::StrCat("hotpage_pingpong_pages_total ", s.migrator.pingpong_pages, "\n"));
+  metric("samples_total", "Samples ingested.", absl::StrCat("hotpage_samples_total ", s.samples, "\n"));
+  metric("hot_pages", "4 KiB pages at or above the hot threshold.",
+         absl::StrCat("hotpage_hot_pages ", s.hot_pages, "\n"));
+  std::string by_node;
+  for (const auto& [node, n] : s.hot_pages_by_node) {
+    absl::StrAppend(&by_node, "hotpage_hot_pages_by_node{node=\"", node, "\"} ", n, "\n");
+  }
+  metric("hot_pages_by_node", "Hot 4 KiB pages per NUMA node.", by_node);
+  metric("promotion_yield", "Samples on promoted pages after promotion, per promoted page.",
+         absl::StrFormat("hotpage_promotion_yield %g\n",
+                         s.promoted_entries ? static_cast<double>(s.yield_hits) / s.promoted_entries : 0.0));
+  return out;
+}
+
+absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text, const Topology& topo) {
+  absl::StatusOr<std::vector<int>> nodes = ParseKernelList(text);
+  if (!nodes.ok()) return absl::InvalidArgumentError(absl::StrCat("--promote-to: ", nodes.status().message()));
+  if (nodes->empty()) return absl::InvalidArgumentError("--promote-to: empty node list");
+  for (int n : *nodes) {
+    if (topo.FindNode(n) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--promote-to: node ", n, " is not an online NUMA node"));
+    }
+  }
+  return nodes;
+}
+
+// Free bytes per node, now.
+std::vector<NodeFree> ReadFree(const KernelFs& fs, const Topology& topo) {
+  std::vector<NodeFree> out;
+  for (const NodeInfo& n : topo.nodes) {
+    absl::StatusOr<std::string> m = fs.ReadFile(absl::StrCat("/sys/devices/system/node/node", n.id, "/meminfo"));
+    if (!m.ok()) continue;
+    if (std::optional<uint64_t> free = ParseNodeMeminfo(*m, "MemFree")) out.push_back({n.id, *free});
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunAttach(const std::vector<std::string>& args) {
+  const std::vector<FlagSpec> specs = {
+      {"pid", "PID", "the process to manage (required)"},
+      {"source", "SRC", "auto (default: pebs, ibs, then damon), pebs, ibs, damon or pagefault"},
+      {"promote-to", "NODES", "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
+      {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
+      {"interval-ms", "N", "policy round interval (default 1000)"},
+      {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
+      {"dry-run", "", "decide and report, move nothing"},
+      {"stats-json", "FILE", "rewrite FILE (atomically) with JSON stats every round and at exit"},
+      {"prom-file", "FILE", "the same in Prometheus text format (node_exporter textfile)"},
+      {"quiet", "", "no live status line"},
+  };
+  const char* synopsis = "--pid PID [--source SRC] [--promote-to NODES] [--rate-limit-mbps N] [options]";
+  const char* description =
+      "Samples where PID accesses memory, keeps a decaying hotness table, and every\n"
+      "interval promotes hot pages from slower tiers to fast nodes and demotes cold\n"
+      "pages when a fast node runs short of free memory, with move_pages(2). Bind\n"
+      "policies are never violated; preferred-many masks and --promote-to limit\n"
+      "targets. Needs root (CAP_SYS_NICE to move another process's pages; DAMON\n"
+      "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).";
+  auto usage_error = [](absl::string_view msg) {
+    std::cerr << "hotpage attach: " << msg << "\nTry 'hotpage attach --help'.\n";
+    return kExitUsage;
+  };
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "hotpage attach: " << s.message() << "\n";
+    return kExitFailure;
+  };
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
+  if (!flags.ok()) return usage_error(flags.status().message());
+  if (flags->Has("help")) {
+    std::cout << FormatUsage("attach", synopsis, description, specs);
+    return kExitOk;
+  }
+  if (!flags->positional().empty()) return usage_error(absl::StrCat("unexpected argument '", flags->positional()[0], "'"));
+  absl::StatusOr<int64_t> pid = FlagInt(*flags, "pid", 0, 1, 1 << 22);
+  if (!pid.ok()) return usage_error(pid.status().message());
+  if (*pid == 0) return usage_error("--pid PID is required");
+  absl::StatusOr<int64_t> rate_mbps = FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
+  absl::StatusOr<int64_t> interval_ms = FlagInt(*flags, "interval-ms", 1000, 50, 3600000);
+  absl::StatusOr<double> duration = FlagDouble(*flags, "duration", 0, 0, 1e9);
+  for (const absl::Status& s : {rate_mbps.status(), interval_ms.status(), duration.status()}) {
+    if (!s.ok()) return usage_error(s.message());
+  }
+  std::string source_name = flags->Get("source").value_or("auto");
+  if (source_name != "auto" && source_name != "pebs" && source_name != "ibs" && source_name != "damon" &&
+      source_name != "pagefault") {
+    return usage_error(absl::StrCat("unknown source '", source_name, "' (auto, pebs, ibs, damon, pagefault)"));
+  }
+  const bool dry_run = flags->Has("dry-run");
+
+  // Signals first: TerminationSignalThread blocks SIGINT/SIGTERM in this
+  // thread, and threads started later (migrator, DAMON helpers) inherit the
+  // mask, so the signal can only reach the signalfd.
+  std::atomic<bool> stop{false};
+  absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
+      TerminationSignalThread::Start([&stop](int) { stop.store(true, std::memory_order_relaxed); });
+  if (!signals.ok()) return fail(signals.status());
+
+  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
+  if (!fs.ok()) return fail(fs.status());
+  SyscallMempolicyProbe probe;
+  absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe);
+  if (!topo.ok()) return fail(topo.status());
+  if (topo->tiers.size() < 2) {
+    return fail(absl::FailedPreconditionError(absl::StrCat(
+        "this machine has ", topo->nodes.size(), " NUMA node(s) in one memory tier: there is no "
+        "faster or slower memory to place pages on (see `hotpage topology`)")));
+  }
+  PlacementConfig pcfg;
+  if (std::optional<std::string> p = flags->Get("promote-to")) {
+    absl::StatusOr<std::vector<int>> nodes = ParseNodeList(*p, *topo);
+    if (!nodes.ok()) return usage_error(nodes.status().message());
+    pcfg.promote_to = *nodes;
+  }
+  if (absl::Status s = ValidatePlacementConfig(pcfg, *topo); !s.ok()) return usage_error(s.message());
+
+  // Two guards on the same process: the migrator's (checked before every
+  // move_pages call) and the loop's (ends the run when the process exits).
+  absl::StatusOr<ProcessHandle> handle = ProcessHandle::Attach(static_cast<pid_t>(*pid), &*fs);
+  if (!handle.ok()) return fail(handle.status());
+  absl::StatusOr<ProcessHandle> migrator_handle = ProcessHandle::Attach(static_cast<pid_t>(*pid), &*fs);
+  if (!migrator_handle.ok()) return fail(migrator_handle.status());
+
+  // CPU -> node, for the accessor node of hardware samples.
+  std::vector<int8_t> node_of_cpu(4096, -1);
+  for (const NodeInfo& n : topo->nodes) {
+    for (int c : n.cpus) {
+      if (c >= 0 && c < 4096) node_of_cpu[c] = static_cast<int8_t>(n.id);
+    }
+  }
+
+  // Source.
+  std::unique_ptr<DamonSource> damon;
+  std::unique_ptr<Sampler> sampler;
+  LinuxPerfEventSystem perf_sys;
+  std::string why;
+  if (source_name == "auto") {
+    SamplerAvailability a = ProbeAvailability(*fs);
+    source_name = a.pebs ? "pebs" : a.ibs ? "ibs" : fs->Exists("/sys/kernel/mm/damon/admin") ? "damon" : "pagefault";
+    why = absl::StrCat("auto: ", source_name);
+  }
+  if (source_name == "damon") {
+    absl::StatusOr<std::unique_ptr<DamonSource>> d = DamonSource::Start(static_cast<pid_t>(*pid), DamonOptions());
+    if (!d.ok()) return fail(d.status());
+    damon = std::move(*d);
+    if (why.empty()) why = "DAMON region monitoring";
+  } else {
+    absl::StatusOr<SourceRequest> req = ParseSourceRequest(source_name);
+    absl::StatusOr<EventGroup> events = ChooseEvents(*fs, *req, SamplingOptions(), &why);
+    if (!events.ok()) return fail(events.status());
+    absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*fs);
+    if (!cpus.ok()) return fail(cpus.status());
+    SamplerConfig scfg;
+    scfg.events = *events;
+    scfg.pids = {static_cast<pid_t>(*pid)};
+    scfg.cpus = *cpus;
+    absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, &perf_sys);
+    if (!s.ok()) return fail(s.status());
+    sampler = std::move(*s);
+    if (absl::Status st = sampler->Enable(); !st.ok()) return fail(st);
+  }
+
+  // Hotness table: sized for the fast tier. Epochs of 4 rounds: a count
+  // halves every 4 intervals without new samples.
+  uint64_t fast_bytes = 0;
+  for (int n : topo->FastNodes()) fast_bytes += topo->FindNode(n)->memory_bytes;
+  HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
+  topt.capacity = std::min<size_t>(topt.capacity, size_t{1} << 22);
+  absl::StatusOr<std::unique_ptr<HotnessTable>> table = HotnessTable::Create(topt);
+  if (!table.ok()) return fail(table.status());
+  HotnessScanner scanner(table->get());
+
+  // Migrator.
+  SyscallPageMover mover;
+  MigratorOptions mopt;
+  mopt.rate_limit_bytes_per_sec = static_cast<double>(*rate_mbps) * 1e6;
+  Migrator migrator(mopt, std::move(*migrator_handle), &mover);
+  if (!dry_run) {
+    if (absl::Status s = migrator.Start(); !s.ok()) return fail(s);
+  }
+
+  AttachStats stats;
+  absl::flat_hash_set<uint64_t> promoted;  // packed keys of promoted entries (bounded)
+  constexpr size_t kMaxPromotedTracked = 1 << 20;
+  std::vector<AccessSample> batch;
+  batch.reserve(4096);
+  auto sink = [&](absl::Span<const Sample> samples) {
+    batch.clear();
+    for (const Sample& s : samples) {
+      AccessSample a;
+      a.vaddr = s.vaddr;
+      a.time_ns = s.time_ns;
+      a.address_space = s.pid;
+      a.sample_period = static_cast<uint32_t>(std::min<uint64_t>(s.period ? s.period : 1, UINT32_MAX));
+      a.cpu = static_cast<uint16_t>(s.cpu);
+      a.node = (s.flags & kSampleRegion) || s.cpu >= node_of_cpu.size() ? -1 : node_of_cpu[s.cpu];
+      a.kind = (s.flags & kSampleRegion) ? PageKind::k2M : PageKind::k4K;
+      batch.push_back(a);
+      if (!promoted.empty()) {
+        if (std::optional<PageKey> k = PageKey::FromSample(a); k && promoted.contains(k->Pack())) ++stats.yield_hits;
+      }
+    }
+    stats.samples += samples.size();
+    (*table)->Ingest(absl::MakeConstSpan(batch));
+  };
+
+  // Where each tracked entry lives: node of the majority of its 4 KiB pages.
+  absl::flat_hash_map<uint64_t, int> placement;
+  std::vector<PageKey> seen;
+  const std::vector<int> fast_nodes = topo->FastNodes();
+  auto tier_of_node = [&](int node) {
+    return std::find(fast_nodes.begin(), fast_nodes.end(), node) != fast_nodes.end() ? Tier::kFast : Tier::kSlow;
+  };
+  auto refresh_placement = [&]() {
+    placement.clear();
+    std::vector<uint64_t> pages;
+    std::vector<int> status;
+    for (const PageKey& k : seen) {
+      const uint64_t n = BasePages(k.kind);
+      pages.clear();
+      for (uint64_t i = 0; i < n; ++i) pages.push_back(k.vaddr() + i * 4096);
+      status.assign(pages.size(), -1);
+      if (mover.Query(static_cast<pid_t>(*pid), pages, absl::MakeSpan(status)) < 0) continue;
+      std::map<int, int> votes;
+      for (int st : status) {
+        if (st >= 0) ++votes[st];
+      }
+      if (votes.empty()) continue;
+      auto best = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; });
+      placement[k.Pack()] = best->first;
+    }
+  };
+
+  const bool live_line = isatty(STDERR_FILENO) && !flags->Has("quiet");
+  std::cerr << "hotpage attach: pid " << *pid << ", source " << source_name << (why.empty() ? "" : " (") << why
+            << (why.empty() ? "" : ")") << ", fast nodes " << FormatKernelList(fast_nodes)
+            << (dry_run ? ", dry run: nothing will be moved" : "") << "\n";
+  const uint64_t start_ns = NowNs();
+  uint64_t next_round = start_ns + static_cast<uint64_t>(*interval_ms) * 1000000;
+  uint64_t next_epoch = start_ns + 4 * static_cast<uint64_t>(*interval_ms) * 1000000;
+  const double cpu_start = ThreadCpuSeconds();
+  std::string stop_reason = "the process exited";
+  absl::Status loop_error;
+  for (;;) {
+    if (damon) {
+      absl::StatusOr<size_t> n = damon->Poll(sink);
+      if (!n.ok()) {
+        if (!absl::IsNotFound(n.status())) loop_error = n.status();
+        break;  // NotFound: the target exited and DAMON stopped
+      }
+    } else {
+      absl::StatusOr<size_t> n = sampler->Poll(50, sink);
+      if (!n.ok()) {
+        loop_error = n.status();
+        break;
+      }
+    }
+    if (stop.load(std::memory_order_relaxed)) {
+      stop_reason = "interrupted";
+      break;
+    }
+    const uint64_t now = NowNs();
+    if (*duration > 0 && static_cast<double>(now - start_ns) >= *duration * 1e9) {
+      stop_reason = absl::StrCat("--duration ", *duration, " s reached");
+      break;
+    }
+    if (!handle->Alive()) break;
+    if (now >= next_epoch) {
+      (*table)->AdvanceEpoch(now);
+      next_epoch = now + 4 * static_cast<uint64_t>(*interval_ms) * 1000000;
+    }
+    if (now < next_round) continue;
+    next_round = now + static_cast<uint64_t>(*interval_ms) * 1000000;
+
+    // --- Policy round. ---
+    ++stats.rounds;
+    seen.clear();
+    // Pass 1 learns the keys; their placement is then queried; pass 2 sorts
+    // them into the hottest-not-fast and coldest-on-fast lists.
+    while (!scanner.Step((*table)->capacity(), [&](const PageKey& k) {
+      seen.push_back(k);
+      return Tier::kUnknown;
+    })) {
+    }
+    refresh_placement();
+    while (!scanner.Step((*table)->capacity(), [&](const PageKey& k) {
+      auto it = placement.find(k.Pack());
+      return it == placement.end() ? Tier::kUnknown : tier_of_node(it->second);
+    })) {
+    }
+    const ScanResult& scan = scanner.last_result();
+    auto to_heat = [&](const PageEstimate& e) {
+      PageHeat h;
+      h.vaddr = e.entry.key.vaddr();
+      h.page_bytes = static_cast<uint32_t>(PageBytes(e.entry.key.kind));
+      auto it = placement.find(e.entry.key.Pack());
+      h.current_node = it == placement.end() ? -1 : it->second;
+      h.accessor_node = e.entry.node;
+      h.shared = e.entry.sharing == Sharing::kShared;
+      h.rate = e.rate.per_sec;
+      h.rate_lo = e.rate.lo_per_sec;
+      h.rate_hi = e.rate.hi_per_sec;
+      return h;
+    };
+    std::vector<PageHeat> candidates, victims;
+    for (const PageEstimate& e : scan.hottest_not_fast) candidates.push_back(to_heat(e));
+    for (const PageEstimate& e : scan.coldest_on_fast) victims.push_back(to_heat(e));
+    // Hot pages and where they are.
+    const uint32_t threshold = scan.HotThreshold(fast_bytes / 4096);
+    stats.hot_pages = 0;
+    stats.hot_pages_by_node.clear();
+    for (const PageKey& k : seen) {
+      std::optional<EntryView> v = (*table)->Lookup(k);
+      if (!v || v->count < threshold || threshold == 0) continue;
+      stats.hot_pages += BasePages(k.kind);
+      auto it = placement.find(k.Pack());
+      if (it != placement.end()) stats.hot_pages_by_node[it->second] += BasePages(k.kind);
+    }
+    std::vector<NumaMapsRange> ranges;
+    if (absl::StatusOr<std::string> nm = fs->ReadFile(absl::StrCat("/proc/", *pid, "/numa_maps")); nm.ok()) {
+      if (absl::StatusOr<std::vector<NumaMapsRange>> r = ParseNumaMaps(*nm); r.ok()) {
+        ranges = std::move(*r);
+        if (absl::StatusOr<std::string> mp = fs->ReadFile(absl::StrCat("/proc/", *pid, "/maps")); mp.ok()) {
+          if (absl::StatusOr<std::vector<MapsRange>> m = ParseProcMaps(*mp); m.ok()) JoinWithMaps(ranges, *m);
+        }
+      }
+    }
+    std::vector<NodeFree> free = ReadFree(*fs, *topo);
+    std::vector<int> backed_off = migrator.BackedOffNodes();
+    PlacementInput in;
+    in.topology = &*topo;
+    in.candidates = candidates;
+    in.victims = victims;
+    in.ranges = ranges;
+    in.free = free;
+    in.backed_off_nodes = backed_off;
+    in.is_held = [&](uint64_t vaddr) { return migrator.IsHeld(vaddr); };
+    PlacementDecision d = DecideMoves(in, pcfg);
+    std::vector<MoveRequest> requests;
+    const absl::Time now_t = absl::Now();
+    for (const PlannedMove& m : d.moves) {
+      const bool promote = m.reason == PlacementReason::kPromote;
+      (promote ? stats.planned_promotions : stats.planned_demotions) += m.page_bytes / 4096;
+      if (promote && promoted.size() < kMaxPromotedTracked) {
+        PageKey k;
+        k.address_space = static_cast<uint32_t>(*pid);
+        k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+        k.page = m.vaddr >> PageShift(k.kind);
+        if (promoted.insert(k.Pack()).second) ++stats.promoted_entries;
+      }
+      // A 2 MiB entry that is not one huge page is 512 base pages; moving
+      // each is correct either way (a THP moves whole with its first).
+      for (uint64_t off = 0; off < m.page_bytes; off += 4096) {
+        MoveRequest r;
+        r.vaddr = m.vaddr + off;
+        r.page_bytes = 4096;
+        r.from_node = -1;
+        r.to_node = m.to_node;
+        r.reason = promote ? MoveReason::kPromote : MoveReason::kDemote;
+        r.hot_since = now_t;
+        requests.push_back(r);
+      }
+    }
+    if (!dry_run && !requests.empty()) migrator.Submit(requests);
+    stats.migrator = migrator.Snapshot();
+    stats.cpu_seconds = ThreadCpuSeconds() - cpu_start;
+    const std::string json = StatsJson(stats, dry_run, source_name);
+    if (std::optional<std::string> p = flags->Get("stats-json")) {
+      if (absl::Status s = WriteFileAtomically(*p, json); !s.ok()) std::cerr << "hotpage attach: " << s.message() << "\n";
+    }
+    if (std::optional<std::string> p = flags->Get("prom-file")) {
+      if (absl::Status s = WriteFileAtomically(*p, StatsProm(stats)); !s.ok()) std::cerr << "hotpage attach: " << s.message() << "\n";
+    }
+    const std::string line = absl::StrFormat(
+        "t=%.1fs round=%d samples=%d hot_pages=%d planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d",
+        static_cast<double>(now - start_ns) / 1e9, stats.rounds, stats.samples, stats.hot_pages,
+        d.promoted_pages, d.demoted_pages, stats.migrator.promoted_pages, stats.migrator.demoted_pages,
+        stats.migrator.failed_pages_by_errno.empty() ? 0 : [&] { uint64_t f = 0; for (auto& [e, n] : stats.migrator.failed_pages_by_errno) f += n; return f; }());
+    if (live_line) {
+      std::fprintf(stderr, "\r%s   ", line.c_str());
+    } else {
+      std::cerr << "hotpage attach: " << line << "\n";
+    }
+  }
+  if (live_line) std::fputs("\n", stderr);
+  // Tear down in every case: the source first (DAMON context), then the
+  // migrator (pending moves are abandoned and counted).
+  if (damon) (void)damon->Stop();
+  if (sampler) (void)sampler->Disable();
+  if (!dry_run) {
+    migrator.WaitUntilIdle(absl::Seconds(2));
+    migrator.Stop();
+  }
+  stats.migrator = migrator.Snapshot();
+  stats.cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  if (std::optional<std::string> p = flags->Get("stats-json")) {
+    (void)WriteFileAtomically(*p, StatsJson(stats, dry_run, source_name));
+  }
+  if (std::optional<std::string> p = flags->Get("prom-file")) (void)WriteFileAtomically(*p, StatsProm(stats));
+  const double elapsed = static_cast<double>(NowNs() - start_ns) / 1e9;
+  std::cerr << absl::StrFormat(
+      "hotpage attach: %s after %.1f s; promoted %d pages, demoted %d, failed %d, ping-pong %d; "
+      "%d samples, %d rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
+      stop_reason, elapsed, stats.migrator.promoted_pages, stats.migrator.demoted_pages,
+      [&] { uint64_t f = 0; for (auto& [e, n] : stats.migrator.failed_pages_by_errno) f += n; return f; }(),
+      stats.migrator.pingpong_pages, stats.samples, stats.rounds, stats.cpu_seconds,
+      elapsed > 0 ? 100.0 * stats.cpu_seconds / elapsed : 0.0);
+  if (!loop_error.ok()) return fail(loop_error);
+  return kExitOk;
+}
+
+}  // namespace hotpage
