@@ -9,7 +9,12 @@
 //       or exits 1 with the last fraction on timeout.
 //   attach_vm_check count PID LAYOUT
 //       prints "COUNT node0=A node1=B other=C" over the whole area.
+//   attach_vm_check fill NODE LEAVE_MB
+//       another process's memory: binds (MPOL_BIND) and touches all but
+//       LEAVE_MB of NODE's free memory, prints "FILLED N MiB", then sleeps
+//       until killed. Makes a fast node short of memory on purpose.
 
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,7 +78,37 @@ std::vector<int> Where(int pid, const std::vector<uint64_t>& pages) {
 
 }  // namespace
 
+uint64_t NodeFreeKb(int node) {
+  std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) + "/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t at = line.find("MemFree:");
+    if (at != std::string::npos) return std::strtoull(line.c_str() + at + 8, nullptr, 10);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 4 && std::strcmp(argv[1], "fill") == 0) {
+    const int node = std::atoi(argv[2]);
+    const uint64_t leave = std::strtoull(argv[3], nullptr, 10) << 20;
+    const uint64_t free_bytes = NodeFreeKb(node) << 10;
+    if (free_bytes <= leave) {
+      std::printf("FILLED 0 MiB\n");
+    } else {
+      const uint64_t bytes = (free_bytes - leave) & ~uint64_t{4095};
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      unsigned long mask = 1UL << node;
+      if (p == MAP_FAILED || syscall(SYS_mbind, p, bytes, 2 /* MPOL_BIND */, &mask, 64, 0) != 0) {
+        std::perror("fill");
+        return 2;
+      }
+      for (uint64_t off = 0; off < bytes; off += 4096) static_cast<volatile char*>(p)[off] = 1;
+      std::printf("FILLED %llu MiB\n", static_cast<unsigned long long>(bytes >> 20));
+    }
+    std::fflush(stdout);
+    for (;;) pause();
+  }
   if (argc >= 6 && std::strcmp(argv[1], "wait90") == 0) {
     const int pid = std::atoi(argv[2]);
     const int node = std::atoi(argv[4]);

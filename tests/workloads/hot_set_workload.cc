@@ -30,6 +30,9 @@
 //   area to one node before it is touched; for placement tests)
 //   --prefer_node=-1 (the same with MPOL_PREFERRED: the pages start on that
 //   node, but the policy allows moving them; for promotion tests)
+//   --then_prefer_many=N,M,... (after the first touch, set the area's policy
+//   to MPOL_PREFERRED_MANY over these nodes without moving anything: a
+//   `prefer (many)` range in numa_maps, for target-mask tests)
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -70,6 +73,7 @@ struct Options {
   std::string thp = "default";
   int bind_node = -1;
   int prefer_node = -1;
+  unsigned long then_prefer_many = 0;  // node mask
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -157,6 +161,17 @@ int main(int argc, char** argv) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_node");
       o.bind_node = static_cast<int>(n);
+    } else if (ParseFlag(a, "--then_prefer_many", &v)) {
+      size_t pos = 0;
+      while (pos <= v.size()) {
+        size_t comma = v.find(',', pos);
+        std::string tok = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        uint64_t n;
+        if (!ParseU64(tok, &n) || n > 63) Usage("bad --then_prefer_many");
+        o.then_prefer_many |= 1UL << n;
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
     } else if (ParseFlag(a, "--prefer_node", &v)) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
@@ -203,6 +218,15 @@ int main(int argc, char** argv) {
     uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
     w[0] = p ^ kSeed;
     w[1] = 0;
+  }
+
+  if (o.then_prefer_many != 0) {
+    constexpr int kMpolPreferredMany = 5;
+    unsigned long mask = o.then_prefer_many;
+    if (syscall(SYS_mbind, base, bytes, kMpolPreferredMany, &mask, 64, 0) != 0) {
+      std::perror("hot_set_workload: mbind MPOL_PREFERRED_MANY");
+      return 2;
+    }
   }
 
   struct sigaction sa = {};

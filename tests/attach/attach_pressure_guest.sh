@@ -1,0 +1,45 @@
+# Guest side of //tests/attach:attach_pressure_vm_test (topology
+# small-dram+cxl: node 0 = CPUs + 512 MiB, node 1 = CPU-less 1536 MiB). The
+# workload (640 MiB, starting on node 1) does not fit on node 0: once node 0
+# is down to its watermarks, every new hot set must displace colder pages,
+# which hotpage demotes.
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+json_num() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" | head -n 1; }
+free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+
+echo "node 0 free before: $(free0) kB"
+# Another process takes node 0 down to 60 MiB free: room for one hot set
+# (16 MiB) and a little more above the 4% high watermark, not for two.
+attach_vm_check fill 0 60 >/tmp/fill.out &
+F=$!
+wait_file /tmp/fill.out; cat /tmp/fill.out
+echo "node 0 free after the filler: $(free0) kB"
+hot_set_workload --mib=640 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=1 --layout=/tmp/l &
+W=$!
+wait_file /tmp/l || bad "workload started"
+hotpage attach --pid $W --source damon --interval-ms 500 --stats-json /tmp/s.json --quiet 2>/tmp/a.log &
+A=$!
+if r=$(attach_vm_check wait90 $W /tmp/l 0 120); then ok "hot set A on node 0: $r"; else bad "hot set A: $r"; fi
+echo "node 0 free: $(free0) kB; $(attach_vm_check count $W /tmp/l)"
+sleep 3
+d0=$(json_num /tmp/s.json demoted_pages)
+kill -USR1 $W
+for i in $(seq 1 50); do grep -q "^phase 1" /tmp/l && break; sleep 0.1; done
+if r=$(attach_vm_check wait90 $W /tmp/l 0 120); then ok "hot set B on node 0 with node 0 full: $r"; else bad "hot set B: $r"; fi
+sleep 1
+echo "node 0 free: $(free0) kB; $(attach_vm_check count $W /tmp/l)"
+kill -TERM $A; wait $A; rc=$?
+[ $rc -eq 0 ] && ok "attach exits 0" || bad "attach exit status $rc"
+demoted=$(json_num /tmp/s.json demoted_pages)
+promoted=$(json_num /tmp/s.json promoted_pages)
+[ "${demoted:-0}" -gt 0 ] && ok "demoted $demoted pages (${d0:-0} before the switch), promoted $promoted" || bad "no demotion (demoted=${demoted:-0})"
+free_kb=$(free0)
+[ "$free_kb" -gt 8000 ] && ok "node 0 kept free memory (${free_kb} kB)" || bad "node 0 ran dry (${free_kb} kB)"
+echo "--- stats"; cat /tmp/s.json; tail -n 2 /tmp/a.log
+kill -TERM $W; wait $W && ok "workload data intact" || bad "workload data check"
+kill $F
+echo "attach pressure VM test: $fails failed"
+exit $fails
