@@ -27,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -115,6 +116,17 @@ std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& sou
   w.EndObject();
   w.Key("promotion_yield");
   w.Double(s.promoted_entries ? static_cast<double>(s.yield_hits) / static_cast<double>(s.promoted_entries) : 0.0);
+  w.Key("hot_to_moved_ms");
+  w.BeginObject();
+  w.Key("count");
+  w.Uint(s.migrator.hot_to_moved.count());
+  w.Key("p50");
+  w.Double(absl::ToDoubleMilliseconds(s.migrator.hot_to_moved.Quantile(0.5)));
+  w.Key("p99");
+  w.Double(absl::ToDoubleMilliseconds(s.migrator.hot_to_moved.Quantile(0.99)));
+  w.Key("max");
+  w.Double(absl::ToDoubleMilliseconds(s.migrator.hot_to_moved.max()));
+  w.EndObject();
   w.Key("planned_promotions");
   w.Uint(s.planned_promotions);
   w.Key("planned_demotions");
@@ -173,6 +185,21 @@ absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text, const To
   }
   return nodes;
 }
+
+// Effective capabilities of this process (CapEff in /proc/self/status).
+uint64_t EffectiveCaps(const KernelFs& fs) {
+  absl::StatusOr<std::string> status = fs.ReadFile("/proc/self/status");
+  if (!status.ok()) return 0;
+  size_t at = status->find("\nCapEff:");
+  if (at == std::string::npos) return 0;
+  size_t end = status->find('\n', at + 1);
+  uint64_t caps = 0;
+  absl::SimpleHexAtoi(absl::StripAsciiWhitespace(status->substr(at + 8, end - at - 8)), &caps);
+  return caps;
+}
+
+constexpr int kCapSysAdmin = 21;
+constexpr int kCapSysNice = 23;
 
 // Free bytes per node, now.
 std::vector<NodeFree> ReadFree(const KernelFs& fs, const Topology& topo) {
@@ -249,6 +276,18 @@ int RunAttach(const std::vector<std::string>& args) {
 
   absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
   if (!fs.ok()) return fail(fs.status());
+  // Privileges, checked up front so that the error names what is missing
+  // rather than surfacing as EPERM from deep inside a round.
+  const uint64_t caps = EffectiveCaps(*fs);
+  if (*pid != getpid() && !dry_run && !(caps >> kCapSysNice & 1)) {
+    return fail(absl::PermissionDeniedError(
+        "moving another process's pages needs CAP_SYS_NICE (run as root, or grant it: "
+        "setcap cap_sys_nice+ep), and ptrace access to the process"));
+  }
+  if (source_name == "damon" && !(caps >> kCapSysAdmin & 1)) {
+    return fail(absl::PermissionDeniedError(
+        "the damon source writes /sys/kernel/mm/damon/admin, which needs root (CAP_SYS_ADMIN)"));
+  }
   SyscallMempolicyProbe probe;
   absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe);
   if (!topo.ok()) return fail(topo.status());
@@ -416,6 +455,11 @@ int RunAttach(const std::vector<std::string>& args) {
       break;
     }
     if (!handle->Alive()) break;
+    if (!dry_run && migrator.state() == MigratorState::kFailed) {
+      loop_error = migrator.status();
+      stop_reason = "the migrator failed";
+      break;
+    }
     if (now >= next_epoch) {
       (*table)->AdvanceEpoch(now);
       next_epoch = now + 4 * static_cast<uint64_t>(*interval_ms) * 1000000;
@@ -522,9 +566,12 @@ int RunAttach(const std::vector<std::string>& args) {
     if (std::optional<std::string> p = flags->Get("prom-file")) {
       if (absl::Status s = WriteFileAtomically(*p, StatsProm(stats)); !s.ok()) std::cerr << "hotpage attach: " << s.message() << "\n";
     }
+    std::vector<std::string> by_node;
+    for (const auto& [node, n] : stats.hot_pages_by_node) by_node.push_back(absl::StrCat(node, ":", n));
     const std::string line = absl::StrFormat(
-        "t=%.1fs round=%d samples=%d hot_pages=%d planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d",
+        "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d",
         static_cast<double>(now - start_ns) / 1e9, stats.rounds, stats.samples, stats.hot_pages,
+        by_node.empty() ? "-" : absl::StrJoin(by_node, ","),
         d.promoted_pages, d.demoted_pages, stats.migrator.promoted_pages, stats.migrator.demoted_pages,
         stats.migrator.failed_pages_by_errno.empty() ? 0 : [&] { uint64_t f = 0; for (auto& [e, n] : stats.migrator.failed_pages_by_errno) f += n; return f; }());
     if (live_line) {

@@ -67,6 +67,26 @@ check "garbage distance exits 1" test $rc -eq 1
 check "garbage distance names the file" contains "$out" "$N/node1/distance"
 rm -rf "$T"
 
+out=$("$HOTPAGE" attach 2>&1); rc=$?
+check "attach without --pid: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" attach --pid 1 --source magic 2>&1); rc=$?
+check "attach bad source: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" attach --pid 1 --interval-ms 1 2>&1); rc=$?
+check "attach interval out of range: exit 2" test $rc -eq 2
+check "attach interval error names the range" contains "$out" "from 50 to"
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+  out=$(setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$HOTPAGE" attach --pid 1 2>&1); rc=$?
+  check "attach without CAP_SYS_NICE: exit 1" test $rc -eq 1
+  check "attach without CAP_SYS_NICE: names the capability" contains "$out" "CAP_SYS_NICE"
+  out=$(setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin "$HOTPAGE" attach --pid 1 --source damon 2>&1); rc=$?
+  check "damon without CAP_SYS_ADMIN: names it" contains "$out" "CAP_SYS_ADMIN"
+fi
+if [ "$(cat /sys/devices/system/node/online)" = 0 ]; then
+  out=$("$HOTPAGE" attach --pid $$ 2>&1); rc=$?
+  check "attach on a one-node machine: exit 1" test $rc -eq 1
+  check "attach on a one-node machine: says why" contains "$out" "one memory tier"
+fi
+
 # Golden tables from sysfs trees captured in real 6.12 guests.
 HOTPAGE_ABS=$(cd "$(dirname "$HOTPAGE")" && pwd)/$(basename "$HOTPAGE")
 # Runfiles are symlinks out of the tree, which KernelFs (rightly) refuses
