@@ -438,6 +438,23 @@ void Migrator::Admit(absl::Time now) {
   work_.erase(std::remove_if(work_.begin(), work_.end(), refused), work_.end());
 }
 
+bool Migrator::EndOnCallError(long rc) {
+  if (rc == -ESRCH) {
+    End(MigratorState::kTargetExited, absl::OkStatus());
+    return true;
+  }
+  if (rc == -EPERM) {
+    End(MigratorState::kFailed,
+        absl::PermissionDeniedError(absl::StrCat(
+            "move_pages ", target_.Describe(),
+            ": EPERM; moving another process's pages needs CAP_SYS_NICE and "
+            "ptrace read access to it (run hotpage as root or grant "
+            "cap_sys_nice,cap_sys_ptrace)")));
+    return true;
+  }
+  return false;
+}
+
 bool Migrator::TargetStillThere(long rc) {
   // A process that exited between the check and the call is a zombie (or
   // gone) by now: move_pages answers EINVAL for a zombie (no mm), not
@@ -554,19 +571,7 @@ bool Migrator::QueryPlacement(absl::Time now) {
       }
     }
   }
-  if (rc == -ESRCH) {
-    End(MigratorState::kTargetExited, absl::OkStatus());
-    return false;
-  }
-  if (rc == -EPERM) {
-    End(MigratorState::kFailed,
-        absl::PermissionDeniedError(absl::StrCat(
-            "move_pages ", target_.Describe(),
-            ": EPERM; moving another process's pages needs CAP_SYS_NICE and "
-            "ptrace read access to it (run hotpage as root or grant "
-            "cap_sys_nice,cap_sys_ptrace)")));
-    return false;
-  }
+  if (EndOnCallError(rc)) return false;
   size_t out = 0;
   for (size_t i = 0; i < work_.size(); ++i) {
     if (!drop[i]) work_[out++] = work_[i];
@@ -664,19 +669,7 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
   }
   if (backoff) BackOffNode(node, after);
   bytes_bucket_.Give(unmoved_bytes, after);
-  if (rc == -ESRCH) {
-    End(MigratorState::kTargetExited, absl::OkStatus());
-    return false;
-  }
-  if (rc == -EPERM) {
-    End(MigratorState::kFailed,
-        absl::PermissionDeniedError(absl::StrCat(
-            "move_pages ", target_.Describe(),
-            ": EPERM; moving another process's pages needs CAP_SYS_NICE and "
-            "ptrace read access to it (run hotpage as root or grant "
-            "cap_sys_nice,cap_sys_ptrace)")));
-    return false;
-  }
+  if (EndOnCallError(rc)) return false;
   // Remove the group's first n entries from work_ (all are settled).
   std::vector<char>& done = flags_;
   done.assign(work_.size(), 0);

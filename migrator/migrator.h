@@ -258,6 +258,10 @@ class Migrator {
   // Ends the migrator in `state`; abandons pending work.
   MigratorRound End(MigratorState state, absl::Status status)
       ABSL_LOCKS_EXCLUDED(queue_mu_);
+  // For a whole move_pages call that failed: ESRCH ends the work cleanly
+  // (target exited), EPERM ends it with an error naming the capabilities.
+  // Returns true if the migrator ended.
+  bool EndOnCallError(long rc) ABSL_LOCKS_EXCLUDED(queue_mu_);
   void PublishInFlight() ABSL_LOCKS_EXCLUDED(queue_mu_);
   static bool Valid(const MoveRequest& r);
 
