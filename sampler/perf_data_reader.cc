@@ -1,5 +1,7 @@
 #include "sampler/perf_data_reader.h"
 
+#include "sampler/perf_record.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -82,9 +84,9 @@ struct Attr {
   uint64_t read_format = 0;
   uint64_t branch_sample_type = 0;
   uint64_t sample_period = 0;  // 0 in frequency mode
-  int regs_user = 0;           // popcount(sample_regs_user)
-  int regs_intr = 0;           // popcount(sample_regs_intr)
   bool sample_id_all = false;
+  // For the shared walker (perf_record.h), used when `fixed` is false.
+  PerfEventLayout layout;
 
   // Fast path: when no variable-length field is present every field sits at
   // a fixed byte offset from the start of the sample body (after the
@@ -142,8 +144,14 @@ Attr ParseAttr(const uint8_t* p, uint64_t len, PerfEventInfo* info) {
   info->sample_type = a.sample_type;
   a.sample_id_all = (flags & pf::kAttrFlagSampleIdAll) != 0;
   a.branch_sample_type = u64_at(pf::kAttrBranchSampleType);
-  a.regs_user = std::popcount(u64_at(pf::kAttrSampleRegsUser));
-  a.regs_intr = std::popcount(u64_at(pf::kAttrSampleRegsIntr));
+  a.layout.sample_type = a.sample_type;
+  a.layout.read_format = a.read_format;
+  a.layout.branch_sample_type = a.branch_sample_type;
+  a.layout.sample_regs_user = u64_at(pf::kAttrSampleRegsUser);
+  a.layout.sample_regs_intr = u64_at(pf::kAttrSampleRegsIntr);
+  a.layout.sample_id_all = a.sample_id_all;
+  a.layout.fixed_period = a.sample_period;
+  a.layout.source = SampleSource::kPerfData;
 
   const uint64_t t = a.sample_type;
   a.id_pos = CalcIdPos(t);
@@ -195,112 +203,6 @@ Attr ParseAttr(const uint8_t* p, uint64_t len, PerfEventInfo* info) {
     a.fixed_size = static_cast<uint32_t>(off);
   }
   return a;
-}
-
-// The sample fields hotpage keeps.
-struct Fields {
-  uint64_t time = 0, addr = 0, period = 0, weight = 0, data_src = 0, phys = 0;
-  uint32_t pid = 0, tid = 0, cpu = 0;
-};
-
-// Walks a sample of any layout with bounds checks on every field, exactly as
-// perf's evsel__parse_sample() does (and also checking the fields perf
-// reads unchecked). False if the fields do not fit in `len` bytes.
-bool WalkSample(const Attr& a, const uint8_t* p, uint64_t len, Fields* f) {
-  uint64_t o = 0;  // invariant: o <= len
-  auto take = [&](uint64_t* v) {
-    if (len - o < 8) return false;
-    *v = Load64(p + o);
-    o += 8;
-    return true;
-  };
-  auto skip = [&](uint64_t n) {
-    if (n > len - o) return false;
-    o += n;
-    return true;
-  };
-  const uint64_t t = a.sample_type;
-  uint64_t v;
-  if ((t & pf::kSampleIdentifier) && !take(&v)) return false;
-  if ((t & pf::kSampleIp) && !take(&v)) return false;
-  if (t & pf::kSampleTid) {
-    if (!take(&v)) return false;
-    f->pid = static_cast<uint32_t>(v);
-    f->tid = static_cast<uint32_t>(v >> 32);
-  }
-  if ((t & pf::kSampleTime) && !take(&f->time)) return false;
-  if ((t & pf::kSampleAddr) && !take(&f->addr)) return false;
-  if ((t & pf::kSampleId) && !take(&v)) return false;
-  if ((t & pf::kSampleStreamId) && !take(&v)) return false;
-  if (t & pf::kSampleCpu) {
-    if (!take(&v)) return false;
-    f->cpu = static_cast<uint32_t>(v);
-  }
-  if ((t & pf::kSamplePeriod) && !take(&f->period)) return false;
-  if (t & pf::kSampleRead) {
-    const uint64_t rf = a.read_format;
-    const uint64_t times = 8 * (!!(rf & pf::kFormatTotalTimeEnabled) +
-                                !!(rf & pf::kFormatTotalTimeRunning));
-    const uint64_t per_value =
-        8 * (1 + !!(rf & pf::kFormatId) + !!(rf & pf::kFormatLost));
-    if (rf & pf::kFormatGroup) {  // {nr; enabled?; running?; {value; id?;
-                                  // lost?}[nr]}
-      uint64_t nr;
-      if (!take(&nr) || !skip(times)) return false;
-      if (nr > (len - o) / per_value || !skip(nr * per_value)) return false;
-    } else {  // {value; enabled?; running?; id?; lost?}
-      if (!skip(8 + times + per_value - 8)) return false;
-    }
-  }
-  if (t & pf::kSampleCallchain) {  // {nr; ips[nr]}
-    uint64_t nr;
-    if (!take(&nr) || nr > (len - o) / 8 || !skip(nr * 8)) return false;
-  }
-  if (t &
-      pf::kSampleRaw) {  // {u32 size; data[size]}, padded by the kernel to 8
-    if (len - o < 4) return false;
-    const uint32_t size = Load32(p + o);
-    o += 4;
-    if (!skip(size)) return false;
-  }
-  if (t &
-      pf::kSampleBranchStack) {  // {nr; hw_idx?; entries[nr]; counters[nr]?}
-    uint64_t nr;
-    if (!take(&nr)) return false;
-    if ((a.branch_sample_type & pf::kBranchHwIndex) && !skip(8)) return false;
-    if (nr > (len - o) / pf::kBranchEntrySize ||
-        !skip(nr * pf::kBranchEntrySize))
-      return false;
-    if ((a.branch_sample_type & pf::kBranchCounters) &&
-        (nr > (len - o) / 8 || !skip(nr * 8))) {
-      return false;
-    }
-  }
-  if (t & pf::kSampleRegsUser) {  // {abi; regs[popcount(mask)] if abi}
-    if (!take(&v)) return false;
-    if (v != 0 && !skip(8 * static_cast<uint64_t>(a.regs_user))) return false;
-  }
-  if (t & pf::kSampleStackUser) {  // {size; data[size]; dyn_size if size}
-    uint64_t size;
-    if (!take(&size)) return false;
-    if (size != 0 && (!skip(size) || !take(&v))) return false;
-  }
-  if ((t & pf::kSampleWeightType) && !take(&f->weight)) return false;
-  if ((t & pf::kSampleDataSrc) && !take(&f->data_src)) return false;
-  if ((t & pf::kSampleTransaction) && !take(&v)) return false;
-  if (t & pf::kSampleRegsIntr) {
-    if (!take(&v)) return false;
-    if (v != 0 && !skip(8 * static_cast<uint64_t>(a.regs_intr))) return false;
-  }
-  if ((t & pf::kSamplePhysAddr) && !take(&f->phys)) return false;
-  if ((t & pf::kSampleCgroup) && !take(&v)) return false;
-  if ((t & pf::kSampleDataPageSize) && !take(&v)) return false;
-  if ((t & pf::kSampleCodePageSize) && !take(&v)) return false;
-  if (t & pf::kSampleAux) {  // {size; data[size]}
-    uint64_t size;
-    if (!take(&size) || !skip(size)) return false;
-  }
-  return true;
 }
 
 const char* const kHardwareNames[] = {"cycles",
@@ -973,8 +875,8 @@ inline bool PerfDataReader::Impl::HandleSample(const uint8_t* body,
     if (a.off_data_src >= 0) data_src = Load64(body + a.off_data_src);
     if (a.off_phys >= 0) phys = Load64(body + a.off_phys);
   } else {
-    Fields f;
-    if (!WalkSample(a, body, len, &f)) {
+    SampleFields f;
+    if (!WalkSample(a.layout, body, len, &f)) {
       Fail(offset,
            absl::StrFormat(
                "sample record of %d bytes is too short for its sample_type "

@@ -1,57 +1,13 @@
 #include "sampler/perf_record.h"
 
+#include "sampler/perf_data_format.h"
+
 #include <bit>
 #include <cstring>
 #include <initializer_list>
 
 namespace hotpage {
 namespace {
-
-// Bounds-checked cursor over a record body.
-class Cursor {
- public:
-  Cursor(const uint8_t* p, size_t len) : p_(p), end_(p + len) {}
-  bool U64(uint64_t* v) {
-    if (end_ - p_ < 8) return false;
-    std::memcpy(v, p_, 8);
-    p_ += 8;
-    return true;
-  }
-  bool Skip(uint64_t n) {
-    if (static_cast<uint64_t>(end_ - p_) < n) return false;
-    p_ += n;
-    return true;
-  }
-  // Reads a count then skips count * unit bytes.
-  bool SkipCounted(uint64_t unit, uint64_t extra_fixed = 0) {
-    uint64_t n;
-    if (!U64(&n)) return false;
-    if (n > static_cast<uint64_t>(end_ - p_) / unit) return false;  // no overflow
-    return Skip(n * unit + extra_fixed);
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
-
-bool SkipRead(Cursor& c, uint64_t read_format) {
-  // struct read_format: {value, [time_enabled], [time_running], [id], [lost]}
-  // or, with PERF_FORMAT_GROUP: {nr, [te], [tr], {value, [id], [lost]} * nr}.
-  const bool te = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED;
-  const bool tr = read_format & PERF_FORMAT_TOTAL_TIME_RUNNING;
-  const bool id = read_format & PERF_FORMAT_ID;
-  const bool lost = read_format & (1u << 4);  // PERF_FORMAT_LOST (6.0+)
-  if (read_format & PERF_FORMAT_GROUP) {
-    uint64_t nr;
-    if (!c.U64(&nr)) return false;
-    if (!c.Skip(8 * (uint64_t{te} + tr))) return false;
-    const uint64_t per = 8 * (1 + uint64_t{id} + lost);
-    if (nr > (uint64_t{1} << 16)) return false;
-    return c.Skip(nr * per);
-  }
-  return c.Skip(8 * (1 + uint64_t{te} + tr + id + lost));
-}
 
 }  // namespace
 
@@ -79,108 +35,122 @@ int SampleIdOffset(uint64_t st) {
   return off;
 }
 
+bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len, SampleFields* f) {
+  namespace pf = perf_format;
+  uint64_t o = 0;  // invariant: o <= len
+  auto take = [&](uint64_t* v) {
+    if (len - o < 8) return false;
+    std::memcpy(v, p + o, 8);
+    o += 8;
+    return true;
+  };
+  auto skip = [&](uint64_t n) {
+    if (n > len - o) return false;
+    o += n;
+    return true;
+  };
+  const uint64_t t = a.sample_type;
+  uint64_t v;
+  if ((t & pf::kSampleIdentifier) && !take(&f->id)) return false;
+  if ((t & pf::kSampleIp) && !take(&v)) return false;
+  if (t & pf::kSampleTid) {
+    if (!take(&v)) return false;
+    f->pid = static_cast<uint32_t>(v);
+    f->tid = static_cast<uint32_t>(v >> 32);
+  }
+  if ((t & pf::kSampleTime) && !take(&f->time)) return false;
+  if ((t & pf::kSampleAddr) && !take(&f->addr)) return false;
+  if (t & pf::kSampleId) {
+    if (!take(&v)) return false;
+    if (!(t & pf::kSampleIdentifier)) f->id = v;
+  }
+  if ((t & pf::kSampleStreamId) && !take(&v)) return false;
+  if (t & pf::kSampleCpu) {
+    if (!take(&v)) return false;
+    f->cpu = static_cast<uint32_t>(v);
+  }
+  if ((t & pf::kSamplePeriod) && !take(&f->period)) return false;
+  if (t & pf::kSampleRead) {
+    const uint64_t rf = a.read_format;
+    const uint64_t times = 8 * (!!(rf & pf::kFormatTotalTimeEnabled) +
+                                !!(rf & pf::kFormatTotalTimeRunning));
+    const uint64_t per_value = 8 * (1 + !!(rf & pf::kFormatId) + !!(rf & pf::kFormatLost));
+    if (rf & pf::kFormatGroup) {  // {nr; enabled?; running?; {value; id?; lost?}[nr]}
+      uint64_t nr;
+      if (!take(&nr) || !skip(times)) return false;
+      if (nr > (len - o) / per_value || !skip(nr * per_value)) return false;
+    } else {  // {value; enabled?; running?; id?; lost?}
+      if (!skip(times + per_value)) return false;
+    }
+  }
+  if (t & pf::kSampleCallchain) {  // {nr; ips[nr]}
+    uint64_t nr;
+    if (!take(&nr) || nr > (len - o) / 8 || !skip(nr * 8)) return false;
+  }
+  if (t & pf::kSampleRaw) {  // {u32 size; data[size]}, padded by the kernel to 8
+    if (len - o < 4) return false;
+    uint32_t size;
+    std::memcpy(&size, p + o, 4);
+    o += 4;
+    if (!skip(size)) return false;
+  }
+  if (t & pf::kSampleBranchStack) {  // {nr; hw_idx?; entries[nr]; counters[nr]?}
+    uint64_t nr;
+    if (!take(&nr)) return false;
+    if ((a.branch_sample_type & pf::kBranchHwIndex) && !skip(8)) return false;
+    if (nr > (len - o) / pf::kBranchEntrySize || !skip(nr * pf::kBranchEntrySize)) return false;
+    if ((a.branch_sample_type & pf::kBranchCounters) && (nr > (len - o) / 8 || !skip(nr * 8))) {
+      return false;
+    }
+  }
+  if (t & pf::kSampleRegsUser) {  // {abi; regs[popcount(mask)] if abi}
+    if (!take(&v)) return false;
+    if (v != 0 && !skip(8 * static_cast<uint64_t>(std::popcount(a.sample_regs_user)))) return false;
+  }
+  if (t & pf::kSampleStackUser) {  // {size; data[size]; dyn_size if size}
+    uint64_t size;
+    if (!take(&size)) return false;
+    if (size != 0 && (!skip(size) || !take(&v))) return false;
+  }
+  if ((t & pf::kSampleWeightType) && !take(&f->weight)) return false;
+  if ((t & pf::kSampleDataSrc) && !take(&f->data_src)) return false;
+  if ((t & pf::kSampleTransaction) && !take(&v)) return false;
+  if (t & pf::kSampleRegsIntr) {
+    if (!take(&v)) return false;
+    if (v != 0 && !skip(8 * static_cast<uint64_t>(std::popcount(a.sample_regs_intr)))) return false;
+  }
+  if ((t & pf::kSamplePhysAddr) && !take(&f->phys)) return false;
+  if ((t & pf::kSampleCgroup) && !take(&v)) return false;
+  if ((t & pf::kSampleDataPageSize) && !take(&v)) return false;
+  if ((t & pf::kSampleCodePageSize) && !take(&v)) return false;
+  if (t & pf::kSampleAux) {  // {size; data[size]}
+    uint64_t size;
+    if (!take(&size) || !skip(size)) return false;
+  }
+  return true;
+}
+
 bool DecodeSample(const PerfEventLayout& layout, const uint8_t* body, size_t len, Sample* out,
                   uint64_t* id) {
+  SampleFields f;
+  if (!WalkSample(layout, body, len, &f)) return false;
   const uint64_t st = layout.sample_type;
-  Cursor c(body, len);
-  uint64_t v = 0;
-  *id = 0;
+  *id = f.id;
   *out = Sample{};
   out->source = layout.source;
-  out->period = layout.fixed_period;
-  if (st & PERF_SAMPLE_IDENTIFIER) {
-    if (!c.U64(id)) return false;
-  }
-  if (st & PERF_SAMPLE_IP) {
-    if (!c.U64(&v)) return false;
-  }
-  if (st & PERF_SAMPLE_TID) {
-    if (!c.U64(&v)) return false;
-    out->pid = static_cast<uint32_t>(v);
-    out->tid = static_cast<uint32_t>(v >> 32);
-  }
-  if (st & PERF_SAMPLE_TIME) {
-    if (!c.U64(&out->time_ns)) return false;
-  }
-  if (st & PERF_SAMPLE_ADDR) {
-    if (!c.U64(&out->vaddr)) return false;
-  }
-  if (st & PERF_SAMPLE_ID) {
-    if (!c.U64(&v)) return false;
-    if (!(st & PERF_SAMPLE_IDENTIFIER)) *id = v;
-  }
-  if (st & PERF_SAMPLE_STREAM_ID) {
-    if (!c.U64(&v)) return false;
-  }
-  if (st & PERF_SAMPLE_CPU) {
-    if (!c.U64(&v)) return false;
-    out->cpu = static_cast<uint32_t>(v);
-  }
-  if (st & PERF_SAMPLE_PERIOD) {
-    if (!c.U64(&out->period)) return false;
-  }
-  if (st & PERF_SAMPLE_READ) {
-    if (!SkipRead(c, layout.read_format)) return false;
-  }
-  if (st & PERF_SAMPLE_CALLCHAIN) {
-    if (!c.SkipCounted(8)) return false;
-  }
-  if (st & PERF_SAMPLE_RAW) {
-    // u32 size; char data[size]; the whole is padded to 8 bytes by the
-    // kernel (size includes the padding).
-    uint32_t raw_size;
-    uint64_t w;
-    if (!c.U64(&w)) return false;
-    raw_size = static_cast<uint32_t>(w);
-    // The u32 size and the first 4 data bytes share the u64 just read.
-    if (raw_size < 4) return false;
-    if (!c.Skip(raw_size - 4)) return false;
-  }
-  if (st & PERF_SAMPLE_BRANCH_STACK) {
-    uint64_t nr;
-    if (!c.U64(&nr)) return false;
-    if (layout.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
-      if (!c.Skip(8)) return false;
-    }
-    if (nr > (uint64_t{1} << 16)) return false;
-    if (!c.Skip(nr * 24)) return false;  // struct perf_branch_entry
-  }
-  if (st & PERF_SAMPLE_REGS_USER) {
-    uint64_t abi;
-    if (!c.U64(&abi)) return false;
-    if (abi != 0 && !c.Skip(8 * uint64_t(std::popcount(layout.sample_regs_user)))) return false;
-  }
-  if (st & PERF_SAMPLE_STACK_USER) {
-    uint64_t size;
-    if (!c.U64(&size)) return false;
-    if (size != 0) {
-      if (!c.Skip(size)) return false;
-      if (!c.U64(&v)) return false;  // dyn_size
-    }
-  }
-  if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
-    if (!c.U64(&v)) return false;
-    // WEIGHT_STRUCT: var1_dw (u32) is the latency; var2/var3 are extra
-    // (retire latency...). Plain WEIGHT is the latency as a u64.
-    out->weight = (st & PERF_SAMPLE_WEIGHT_STRUCT)
-                      ? static_cast<uint32_t>(v)
-                      : static_cast<uint32_t>(v > UINT32_MAX ? UINT32_MAX : v);
-  }
-  if (st & PERF_SAMPLE_DATA_SRC) {
-    if (!c.U64(&out->data_src)) return false;
-  }
-  if (st & PERF_SAMPLE_TRANSACTION) {
-    if (!c.U64(&v)) return false;
-  }
-  if (st & PERF_SAMPLE_REGS_INTR) {
-    uint64_t abi;
-    if (!c.U64(&abi)) return false;
-    if (abi != 0 && !c.Skip(8 * uint64_t(std::popcount(layout.sample_regs_intr)))) return false;
-  }
-  if (st & PERF_SAMPLE_PHYS_ADDR) {
-    if (!c.U64(&out->paddr)) return false;
-  }
-  // AUX, DATA_PAGE_SIZE, CODE_PAGE_SIZE follow; nothing we need.
+  out->time_ns = f.time;
+  out->vaddr = f.addr;
+  out->paddr = f.phys;
+  out->data_src = f.data_src;
+  out->period = (st & PERF_SAMPLE_PERIOD) ? f.period : layout.fixed_period;
+  out->pid = f.pid;
+  out->tid = f.tid;
+  out->cpu = f.cpu;
+  // WEIGHT_STRUCT: var1_dw (low u32) is the latency; plain WEIGHT is the
+  // latency as a u64, capped.
+  out->weight = (st & PERF_SAMPLE_WEIGHT_STRUCT)
+                    ? static_cast<uint32_t>(f.weight)
+                    : static_cast<uint32_t>(f.weight > UINT32_MAX ? UINT32_MAX : f.weight);
   if (st & PERF_SAMPLE_DATA_SRC) {
     DecodedDataSrc d = DecodeDataSrc(out->data_src);
     out->level = d.level;
@@ -207,23 +177,29 @@ bool DecodeSampleIdTrailer(const PerfEventLayout& layout, const uint8_t* body, s
   *out = SampleId{};
   const size_t n = SampleIdTrailerSize(layout);
   if (n == 0 || len < n) return false;
-  Cursor c(body + len - n, n);
+  // Every field of the trailer is a u64, read in order (the size check
+  // above makes each read safe).
+  const uint8_t* q = body + len - n;
+  auto next = [&q]() {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    q += 8;
+    return v;
+  };
   const uint64_t st = layout.sample_type;
-  uint64_t v;
   if (st & PERF_SAMPLE_TID) {
-    c.U64(&v);
+    const uint64_t v = next();
     out->pid = static_cast<uint32_t>(v);
     out->tid = static_cast<uint32_t>(v >> 32);
   }
-  if (st & PERF_SAMPLE_TIME) c.U64(&out->time);
-  if (st & PERF_SAMPLE_ID) c.U64(&out->id);
-  if (st & PERF_SAMPLE_STREAM_ID) c.U64(&out->stream_id);
+  if (st & PERF_SAMPLE_TIME) out->time = next();
+  if (st & PERF_SAMPLE_ID) out->id = next();
+  if (st & PERF_SAMPLE_STREAM_ID) out->stream_id = next();
   if (st & PERF_SAMPLE_CPU) {
-    c.U64(&v);
-    out->cpu = static_cast<uint32_t>(v);
+    out->cpu = static_cast<uint32_t>(next());
     out->has_cpu = true;
   }
-  if (st & PERF_SAMPLE_IDENTIFIER) c.U64(&out->id);
+  if (st & PERF_SAMPLE_IDENTIFIER) out->id = next();
   return true;
 }
 

@@ -1,14 +1,16 @@
 // Decoding of perf_event records (PERF_RECORD_SAMPLE bodies and the
 // sample_id trailer of other records) into hotpage's Sample.
 //
-// Shared by the live ring reader (ring_reader.h) and the perf.data importer:
-// both see the same record format, laid out by the event's sample_type in
-// the kernel's fixed order (include/uapi/linux/perf_event.h, and
-// perf_output_sample() in kernel/events/core.c):
+// The one sample walker of the project: the live ring reader
+// (ring_reader.h) uses DecodeSample(), and the perf.data reader uses
+// WalkSample() for layouts its fixed-offset fast path cannot take. Records
+// are laid out by the event's sample_type in the kernel's order
+// (perf_output_sample() in kernel/events/core.c, and perf's
+// evsel__parse_sample()):
 //   IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
-//   CALLCHAIN, RAW, BRANCH_STACK, REGS_USER, STACK_USER, WEIGHT(_STRUCT),
-//   DATA_SRC, TRANSACTION, REGS_INTR, PHYS_ADDR, AUX, DATA_PAGE_SIZE,
-//   CODE_PAGE_SIZE.
+//   CALLCHAIN, RAW, BRANCH_STACK (hw_idx, entries, counters), REGS_USER,
+//   STACK_USER, WEIGHT(_STRUCT), DATA_SRC, TRANSACTION, REGS_INTR,
+//   PHYS_ADDR, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE, AUX.
 // Non-sample records end with a sample_id trailer when sample_id_all is
 // set: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER.
 //
@@ -53,6 +55,19 @@ struct SampleId {
   uint32_t cpu = 0;
   bool has_cpu = false;
 };
+
+// The raw fields hotpage keeps from a sample (0 when absent).
+struct SampleFields {
+  uint64_t id = 0;  // IDENTIFIER, else ID
+  uint64_t time = 0, addr = 0, period = 0, weight = 0, data_src = 0, phys = 0;
+  uint32_t pid = 0, tid = 0, cpu = 0;
+};
+
+// Walks a PERF_RECORD_SAMPLE body of any layout with a bounds check on
+// every field (including the lengths perf itself reads unchecked). False if
+// the fields do not fit in `len` bytes.
+bool WalkSample(const PerfEventLayout& layout, const uint8_t* body, size_t len,
+                SampleFields* f);
 
 // Decodes a PERF_RECORD_SAMPLE body (the bytes after perf_event_header).
 // Fills every Sample field it can; level/tlb/flags from data_src. `*id` gets
