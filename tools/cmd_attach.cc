@@ -401,11 +401,20 @@ int RunAttach(const std::vector<std::string>& args) {
   auto tier_of_node = [&](int node) {
     return std::find(fast_nodes.begin(), fast_nodes.end(), node) != fast_nodes.end() ? Tier::kFast : Tier::kSlow;
   };
+  // Placement queries cost about 1 us per 4 KiB page (move_pages with
+  // nodes=NULL); a round queries at most this many pages, hottest-first
+  // order is not known yet, so very large tables are sampled in table order
+  // and the rest stays "unknown" for the round. (A follow-up can keep
+  // placement incrementally from the migrator's own results.)
+  constexpr size_t kMaxPlacementPagesPerRound = size_t{1} << 20;
   auto refresh_placement = [&]() {
     placement.clear();
     std::vector<uint64_t> pages;
     std::vector<int> status;
+    size_t budget = kMaxPlacementPagesPerRound;
     for (const PageKey& k : seen) {
+      if (budget < BasePages(k.kind)) break;
+      budget -= BasePages(k.kind);
       const uint64_t n = BasePages(k.kind);
       pages.clear();
       for (uint64_t i = 0; i < n; ++i) pages.push_back(k.vaddr() + i * 4096);
