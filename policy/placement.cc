@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "tools/base/status_macros.h"
 
 namespace hotpage {
 
@@ -30,6 +36,8 @@ const char* PlacementTriggerName(PlacementTrigger t) {
       return "swap";
     case PlacementTrigger::kWatermark:
       return "watermark";
+    case PlacementTrigger::kLocality:
+      return "locality";
   }
   return "?";
 }
@@ -60,6 +68,10 @@ const char* SkipReasonName(SkipReason r) {
       return "invalid_page";
     case SkipReason::kDuplicate:
       return "duplicate";
+    case SkipReason::kInterleaveRatio:
+      return "interleave_ratio";
+    case SkipReason::kHugePreferredFull:
+      return "huge_preferred_full";
     case SkipReason::kCount:
       break;
   }
@@ -107,6 +119,13 @@ bool ColderFirst(const PageHeat& a, const PageHeat& b) {
 }
 
 constexpr int kFarDistance = 1 << 20;
+constexpr uint32_t kHugePageBytes = uint32_t{2} << 20;
+
+bool IsInterleave(const NumaMapsRange* r) {
+  return r != nullptr && !r->nodes.empty() &&
+         (r->mode == MempolicyMode::kInterleave ||
+          r->mode == MempolicyMode::kWeightedInterleave);
+}
 
 // Outcome of trying to demote one victim.
 enum class DemoteResult {
@@ -186,6 +205,20 @@ class Engine final : public PlacementContext {
   }
   void WatermarkDemotions();
   void Promotions();
+  void LocalityMoves();
+  void LocalityOne(const PageHeat& p);
+  bool RatioRuleApplies(const NumaMapsRange* r) const {
+    return config_.interleave_tolerance >= 0 && IsInterleave(r);
+  }
+  // Rule I: whether moving `bytes` of range `r` from `from` to `to` keeps
+  // both nodes' shares within the tolerance; *deficit is `to`'s share
+  // shortfall after the move (larger: more wanted).
+  bool RatioAllows(const NumaMapsRange& r, int from, int to, uint64_t bytes,
+                   double* deficit) const;
+  // Filters `order` by RatioAllows and sorts it by deficit (stable).
+  void ApplyRatioRule(const NumaMapsRange& r, const PageHeat& p,
+                      std::vector<int>& order) const;
+  void TrackRange(uint64_t vaddr, int from, int to, int64_t bytes);
   void PromoteOne(const PageHeat& c);
   bool TrySwap(const PageHeat& c, int target, SkipReason* why);
   DemoteResult TryDemote(uint32_t victim, PlacementTrigger trigger,
@@ -210,6 +243,9 @@ class Engine final : public PlacementContext {
   absl::flat_hash_set<uint64_t> moved_;
   uint64_t spent_bytes_ = 0;
   double max_demoted_hi_ = -std::numeric_limits<double>::infinity();
+  // Rule I: planned byte changes per (interleaved range, node).
+  absl::flat_hash_map<std::pair<const NumaMapsRange*, int>, int64_t>
+      range_delta_;
   std::vector<int> allowed_, order_, filtered_;  // scratch
   PlacementDecision decision_;
 };
@@ -320,6 +356,7 @@ void Engine::AddMove(const PageHeat& p, int to, PlacementReason reason,
   m.paired_vaddr = paired;
   Find(p.current_node)->free += p.page_bytes;
   Find(to)->free -= p.page_bytes;
+  TrackRange(p.vaddr, p.current_node, to, p.page_bytes);
   spent_bytes_ += p.page_bytes;
   moved_.insert(p.vaddr);
   decision_.moves.push_back(m);
@@ -332,6 +369,8 @@ void Engine::UndoMovesTo(size_t moves_size) {
     const PlannedMove& m = decision_.moves.back();
     Find(m.from_node)->free -= m.page_bytes;
     Find(m.to_node)->free += m.page_bytes;
+    TrackRange(m.vaddr, m.from_node, m.to_node,
+               -static_cast<int64_t>(m.page_bytes));
     spent_bytes_ -= m.page_bytes;
     moved_.erase(m.vaddr);
     decision_.moves.pop_back();
@@ -369,6 +408,13 @@ DemoteResult Engine::TryDemote(uint32_t vi, PlacementTrigger trigger,
   }
   order_.clear();
   strategy_.RankDemotionTargets(v, range, allowed_, *this, order_);
+  if (RatioRuleApplies(range)) {
+    ApplyRatioRule(*range, v, order_);
+    if (order_.empty()) {
+      *why = SkipReason::kInterleaveRatio;
+      return DemoteResult::kPermanent;
+    }
+  }
   for (int t : order_) {
     if (!std::binary_search(allowed_.begin(), allowed_.end(), t)) continue;
     const NodeState& dst = *Find(t);
@@ -550,6 +596,45 @@ void Engine::PromoteOne(const PageHeat& c) {
     ++skip[SkipReason::kNoRoom];
     return;
   }
+  // Rule I: only targets that keep the interleave ratio, most wanted first.
+  if (RatioRuleApplies(range)) {
+    ApplyRatioRule(*range, c, order);
+    if (order.empty()) {
+      ++skip[SkipReason::kInterleaveRatio];
+      return;
+    }
+  }
+  // Rule H: a huge page goes only to its preferred node(s), in their order.
+  bool huge_strict = false;
+  if (config_.huge_strict_preferred && c.page_bytes >= kHugePageBytes) {
+    const std::vector<int>* preferred = nullptr;
+    if (range != nullptr && !range->nodes.empty() &&
+        (range->mode == MempolicyMode::kPreferred ||
+         range->mode == MempolicyMode::kPreferredMany)) {
+      preferred = &range->nodes;
+    } else if (!config_.promote_to.empty()) {
+      preferred = &config_.promote_to;
+    }
+    if (preferred != nullptr) {
+      huge_strict = true;
+      std::vector<int> kept;
+      if (range != nullptr && range->mode == MempolicyMode::kPreferred) {
+        // `prefer`: the preferred node first, over the CPU-local one.
+        for (int p : *preferred) {
+          if (Contains(order, p) && !Contains(kept, p)) kept.push_back(p);
+        }
+      } else {
+        for (int t : order) {
+          if (Contains(*preferred, t)) kept.push_back(t);
+        }
+      }
+      order = std::move(kept);
+      if (order.empty()) {
+        ++skip[SkipReason::kHugePreferredFull];
+        return;
+      }
+    }
+  }
   // Room first, in strategy order.
   for (size_t i = 0; i < order.size(); ++i) {
     if (HasRoomToPromote(order[i], c.page_bytes)) {
@@ -579,7 +664,166 @@ void Engine::PromoteOne(const PageHeat& c) {
       reason = why;
     }
   }
+  if (huge_strict && reason == SkipReason::kNoRoom)
+    reason = SkipReason::kHugePreferredFull;
   ++skip[reason];
+}
+
+void Engine::TrackRange(uint64_t vaddr, int from, int to, int64_t bytes) {
+  if (config_.interleave_tolerance < 0) return;
+  const NumaMapsRange* r = RangeOf(vaddr);
+  if (!IsInterleave(r)) return;
+  range_delta_[{r, from}] -= bytes;
+  range_delta_[{r, to}] += bytes;
+}
+
+bool Engine::RatioAllows(const NumaMapsRange& r, int from, int to,
+                         uint64_t bytes, double* deficit) const {
+  *deficit = 0;
+  double total = 0;
+  for (const auto& [node, pages] : r.pages_on_node) {
+    total += static_cast<double>(pages) * static_cast<double>(r.page_size);
+  }
+  if (total <= 0) return true;  // nothing known: no ratio to keep
+  auto bytes_on = [&](int node) {
+    double b = 0;
+    for (const auto& [n, pages] : r.pages_on_node) {
+      if (n == node)
+        b += static_cast<double>(pages) * static_cast<double>(r.page_size);
+    }
+    auto it = range_delta_.find(std::make_pair(&r, node));
+    if (it != range_delta_.end()) b += static_cast<double>(it->second);
+    return b;
+  };
+  // The policy's shares: equal for interleave, node weights (kernel's
+  // weighted_interleave/nodeN, default 1) for weighted interleave.
+  auto weight = [&](int node) -> double {
+    if (r.mode != MempolicyMode::kWeightedInterleave) return 1;
+    const NodeInfo* n = topo_.FindNode(node);
+    return n != nullptr && n->weight && *n->weight > 0 ? *n->weight : 1;
+  };
+  double sum_w = 0;
+  for (int n : r.nodes) sum_w += weight(n);
+  auto share = [&](int node) {
+    return Contains(r.nodes, node) ? weight(node) / sum_w : 0.0;
+  };
+  constexpr double kEps = 1e-9;
+  const double tol = config_.interleave_tolerance;
+  const double b = static_cast<double>(bytes);
+  const double to_after = (bytes_on(to) + b) / total;
+  const double from_after = (bytes_on(from) - b) / total;
+  *deficit = share(to) - to_after;
+  return to_after <= share(to) + tol + kEps &&
+         (!Contains(r.nodes, from) || from_after >= share(from) - tol - kEps);
+}
+
+void Engine::ApplyRatioRule(const NumaMapsRange& r, const PageHeat& p,
+                            std::vector<int>& order) const {
+  std::vector<std::pair<double, int>> kept;  // (-deficit, node) in order
+  for (int t : order) {
+    double deficit = 0;
+    if (RatioAllows(r, p.current_node, t, p.page_bytes, &deficit))
+      kept.emplace_back(-deficit, t);
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first;
+  });
+  order.clear();
+  for (const auto& k : kept) order.push_back(k.second);
+}
+
+void Engine::LocalityMoves() {
+  if (!config_.locality) return;
+  std::vector<const PageHeat*> pages;
+  pages.reserve(in_.hot_on_fast.size());
+  for (const PageHeat& p : in_.hot_on_fast) {
+    if (ValidPage(p)) {
+      pages.push_back(&p);
+    } else {
+      ++decision_.locality_skipped[SkipReason::kInvalidPage];
+    }
+  }
+  std::sort(
+      pages.begin(), pages.end(),
+      [](const PageHeat* a, const PageHeat* b) { return HotterFirst(*a, *b); });
+  absl::flat_hash_set<uint64_t> seen;
+  seen.reserve(pages.size());
+  for (const PageHeat* p : pages) {
+    if (!seen.insert(p->vaddr).second) {
+      ++decision_.locality_skipped[SkipReason::kDuplicate];
+      continue;
+    }
+    LocalityOne(*p);
+  }
+}
+
+// Rule L: a private hot page on another node of its tier than its
+// accessor's goes to the accessor's node, into free room only.
+void Engine::LocalityOne(const PageHeat& p) {
+  // Shared pages, unknown accessors and pages already local are not
+  // locality candidates at all (not counted).
+  if (p.shared || p.accessor_node < 0 || p.accessor_node == p.current_node)
+    return;
+  SkipCounts& skip = decision_.locality_skipped;
+  const NodeState* cur = Find(p.current_node);
+  const NodeState* dst = Find(p.accessor_node);
+  if (cur == nullptr || !cur->rank || dst == nullptr) {
+    ++skip[SkipReason::kUnknownNode];
+    return;
+  }
+  if (moved_.contains(p.vaddr)) {
+    ++skip[SkipReason::kDuplicate];
+    return;
+  }
+  if (!dst->rank || *dst->rank != *cur->rank) {
+    ++skip[SkipReason::kWrongTier];  // a tier change is rule 2's business
+    return;
+  }
+  if (Held(p)) {
+    ++skip[SkipReason::kHeld];
+    return;
+  }
+  if (!(p.rate_lo > config_.min_promote_rate_lo_per_sec)) {
+    ++skip[SkipReason::kNotEnoughEvidence];
+    return;
+  }
+  const NumaMapsRange* range = RangeOf(p.vaddr);
+  if (range != nullptr && range->Forbids(dst->id)) {
+    ++skip[SkipReason::kBindForbidden];
+    return;
+  }
+  const bool prefer_many = range != nullptr &&
+                           range->mode == MempolicyMode::kPreferredMany &&
+                           !range->nodes.empty();
+  if (!std::binary_search(promote_mask_.begin(), promote_mask_.end(),
+                          dst->id) ||
+      (prefer_many && !Contains(range->nodes, dst->id))) {
+    ++skip[SkipReason::kOutsidePreferredMany];
+    return;
+  }
+  if (dst->backed_off) {
+    ++skip[SkipReason::kTargetBackedOff];
+    return;
+  }
+  if (RatioRuleApplies(range)) {
+    double deficit = 0;
+    if (!RatioAllows(*range, p.current_node, dst->id, p.page_bytes, &deficit)) {
+      ++skip[SkipReason::kInterleaveRatio];
+      return;
+    }
+  }
+  if (!HasRoomToPromote(dst->id, p.page_bytes)) {
+    ++skip[SkipReason::kNoRoom];
+    return;
+  }
+  if (!BudgetAllows(p.page_bytes, 1)) {
+    ++skip[SkipReason::kBudget];
+    return;
+  }
+  AddMove(p, dst->id, PlacementReason::kPromote, PlacementTrigger::kLocality,
+          0);
+  ++decision_.locality_pages;
+  decision_.locality_bytes += p.page_bytes;
 }
 
 void Engine::Promotions() {
@@ -630,6 +874,7 @@ PlacementDecision Engine::Run() {
   strategy_.BeginRound(*this);
   WatermarkDemotions();
   Promotions();
+  LocalityMoves();
   Finish();
   return std::move(decision_);
 }
@@ -684,6 +929,14 @@ absl::Status ValidatePlacementConfig(const PlacementConfig& config,
         "watermark fractions low=%g high=%g: need 0 <= low <= high <= 1",
         config.low_watermark_fraction, config.high_watermark_fraction));
   }
+  if (!(config.interleave_tolerance <= 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "interleave tolerance %g: need a fraction <= 1 (negative: off)",
+        config.interleave_tolerance));
+  }
+  if (config.weights.source != WeightsConfig::Source::kNone) {
+    HOTPAGE_RETURN_IF_ERROR(ResolveWeights(config.weights, topology).status());
+  }
   for (const NodeWatermarks& w : config.watermarks) {
     if (topology.FindNode(w.node) == nullptr) {
       return absl::InvalidArgumentError(
@@ -730,6 +983,219 @@ void NearestTargetStrategy::RankDemotionTargets(const PageHeat& page,
   });
 }
 
+absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text) {
+  const absl::string_view t = absl::StripAsciiWhitespace(text);
+  WeightsConfig w;
+  if (t == "auto") {
+    w.source = WeightsConfig::Source::kAuto;
+    return w;
+  }
+  if (t == "kernel") {
+    w.source = WeightsConfig::Source::kKernel;
+    return w;
+  }
+  if (t.empty()) {
+    return absl::InvalidArgumentError(
+        "--weights: empty; want auto, kernel or NODE:WEIGHT[,...] (e.g. "
+        "0:3,1:1)");
+  }
+  w.source = WeightsConfig::Source::kGiven;
+  for (absl::string_view item : absl::StrSplit(t, ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    const size_t colon = item.find(':');
+    int node = -1, weight = 0;
+    if (colon == absl::string_view::npos ||
+        !absl::SimpleAtoi(item.substr(0, colon), &node) ||
+        !absl::SimpleAtoi(item.substr(colon + 1), &weight)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--weights: \"", item,
+          "\" is not NODE:WEIGHT (e.g. 0:3); want auto, kernel or a list"));
+    }
+    if (node < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--weights: \"", item, "\": node must be >= 0"));
+    }
+    if (weight < 1 || weight > 255) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--weights: \"", item,
+                       "\": weight must be 1..255 (as the kernel's "
+                       "weighted_interleave/nodeN)"));
+    }
+    for (const NodeWeight& g : w.given) {
+      if (g.node == node) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--weights: node ", node, " given twice (\"", item, "\")"));
+      }
+    }
+    w.given.push_back({node, weight});
+  }
+  std::sort(
+      w.given.begin(), w.given.end(),
+      [](const NodeWeight& a, const NodeWeight& b) { return a.node < b.node; });
+  return w;
+}
+
+absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
+    const WeightsConfig& weights, const Topology& topology) {
+  std::vector<NodeWeight> out;
+  out.reserve(topology.nodes.size());
+  for (const NodeInfo& n : topology.nodes) out.push_back({n.id, 1});
+  switch (weights.source) {
+    case WeightsConfig::Source::kNone:
+      break;
+    case WeightsConfig::Source::kKernel:
+      for (size_t i = 0; i < out.size(); ++i) {
+        const std::optional<int>& w = topology.nodes[i].weight;
+        if (w && *w > 0) out[i].weight = *w;
+      }
+      break;
+    case WeightsConfig::Source::kGiven:
+      for (const NodeWeight& g : weights.given) {
+        auto it =
+            std::find_if(out.begin(), out.end(),
+                         [&](const NodeWeight& o) { return o.node == g.node; });
+        if (it == out.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--weights: node ", g.node,
+              " is not an online memory node; see `hotpage topology`"));
+        }
+        it->weight = g.weight;
+      }
+      break;
+    case WeightsConfig::Source::kAuto: {
+      // mm/mempolicy.c reduce_interleave_weights(): scale bandwidths to
+      // [1, 32] by their share of the sum, then divide by the GCD.
+      constexpr uint64_t kWeightiness = 32;
+      uint64_t sum = 0;
+      for (const NodeInfo& n : topology.nodes) {
+        if (!n.hmat.read_bandwidth_mbps || *n.hmat.read_bandwidth_mbps <= 0) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "--weights auto: node ", n.id,
+              " has no HMAT read bandwidth (access0/initiators/"
+              "read_bandwidth); give weights as --weights NODE:WEIGHT,..."));
+        }
+        sum += static_cast<uint64_t>(*n.hmat.read_bandwidth_mbps);
+      }
+      uint64_t g = 0;
+      for (size_t i = 0; i < out.size(); ++i) {
+        const uint64_t bw =
+            static_cast<uint64_t>(*topology.nodes[i].hmat.read_bandwidth_mbps);
+        const uint64_t w = std::max<uint64_t>(bw * kWeightiness / sum, 1);
+        out[i].weight = static_cast<int>(w);
+        g = std::gcd(g, w);
+      }
+      if (g > 1) {
+        for (NodeWeight& o : out) o.weight /= static_cast<int>(g);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+WeightedTargetStrategy::WeightedTargetStrategy(std::vector<NodeWeight> weights,
+                                               bool package_aware)
+    : weighted_(!weights.empty()), package_aware_(package_aware) {
+  for (const NodeWeight& w : weights) weights_[w.node] = std::max(w.weight, 1);
+}
+
+int WeightedTargetStrategy::Weight(int node) const {
+  auto it = weights_.find(node);
+  return it == weights_.end() ? 1 : it->second;
+}
+
+int WeightedTargetStrategy::GroupOf(const PageHeat& page, int node,
+                                    const Topology& topo) const {
+  if (!package_aware_ || page.accessor_node < 0) return -1;
+  const NodeInfo* a = topo.FindNode(page.accessor_node);
+  const NodeInfo* n = topo.FindNode(node);
+  if (a == nullptr || n == nullptr || a->package != n->package) return -1;
+  return a->package;
+}
+
+// weighted_interleave_nid(): stay on the current node while it has weight
+// left and room, else the next eligible node after it in id order.
+int WeightedTargetStrategy::Pick(const Cursor& c,
+                                 const std::vector<int>& eligible) const {
+  if (c.remaining > 0 && Contains(eligible, c.node)) return c.node;
+  for (int n : eligible) {  // ascending
+    if (n > c.node) return n;
+  }
+  return eligible.front();
+}
+
+void WeightedTargetStrategy::RankPromotionTargets(const PageHeat& page,
+                                                  const NumaMapsRange* range,
+                                                  absl::Span<const int> allowed,
+                                                  const PlacementContext& ctx,
+                                                  std::vector<int>& order) {
+  topo_ = &ctx.topology();
+  std::vector<int> near;
+  nearest_.RankPromotionTargets(page, range, allowed, ctx, near);
+  // Groups: the accessor's package first (package-aware), then the rest.
+  std::vector<int> groups[2];
+  int keys[2] = {-1, -1};
+  for (int n : near) {
+    const int g = GroupOf(page, n, *topo_);
+    if (g >= 0) keys[0] = g;
+    groups[g >= 0 ? 0 : 1].push_back(n);
+  }
+  order.clear();
+  for (int gi = 0; gi < 2; ++gi) {
+    const std::vector<int>& group = groups[gi];
+    std::vector<int> eligible;
+    for (int n : group) {
+      if (ctx.HasRoomToPromote(n, page.page_bytes)) eligible.push_back(n);
+    }
+    if (!eligible.empty()) {
+      int pick = eligible.front();  // nearest with room
+      if (weighted_) {
+        std::sort(eligible.begin(), eligible.end());
+        pick = Pick(cursors_[keys[gi]], eligible);
+      }
+      order.push_back(pick);
+      for (int n : group) {
+        if (n != pick) order.push_back(n);
+      }
+    } else {
+      order.insert(order.end(), group.begin(), group.end());
+    }
+  }
+}
+
+void WeightedTargetStrategy::RankDemotionTargets(const PageHeat& page,
+                                                 const NumaMapsRange* range,
+                                                 absl::Span<const int> allowed,
+                                                 const PlacementContext& ctx,
+                                                 std::vector<int>& order) {
+  nearest_.RankDemotionTargets(page, range, allowed, ctx, order);
+}
+
+void WeightedTargetStrategy::Promoted(const PageHeat& page, int node) {
+  if (!weighted_ || topo_ == nullptr) return;
+  Cursor& c = cursors_[GroupOf(page, node, *topo_)];
+  if (c.node == node && c.remaining > 0) {
+    --c.remaining;
+  } else {
+    c.node = node;
+    c.remaining = Weight(node) - 1;
+  }
+}
+
+absl::StatusOr<std::unique_ptr<TargetStrategy>> MakeTargetStrategy(
+    const PlacementConfig& config, const Topology& topology) {
+  if (config.weights.source == WeightsConfig::Source::kNone &&
+      !config.package_aware) {
+    return std::make_unique<NearestTargetStrategy>();
+  }
+  std::vector<NodeWeight> weights;
+  if (config.weights.source != WeightsConfig::Source::kNone) {
+    HOTPAGE_ASSIGN_OR_RETURN(weights, ResolveWeights(config.weights, topology));
+  }
+  return std::make_unique<WeightedTargetStrategy>(std::move(weights),
+                                                  config.package_aware);
+}
+
 PlacementDecision DecideMoves(const PlacementInput& input,
                               const PlacementConfig& config,
                               TargetStrategy& strategy) {
@@ -740,6 +1206,11 @@ PlacementDecision DecideMoves(const PlacementInput& input,
 
 PlacementDecision DecideMoves(const PlacementInput& input,
                               const PlacementConfig& config) {
+  if (input.topology != nullptr) {
+    absl::StatusOr<std::unique_ptr<TargetStrategy>> strategy =
+        MakeTargetStrategy(config, *input.topology);
+    if (strategy.ok()) return DecideMoves(input, config, **strategy);
+  }
   NearestTargetStrategy strategy;
   return DecideMoves(input, config, strategy);
 }
@@ -770,7 +1241,13 @@ std::string DecisionToString(const PlacementDecision& d) {
   counts("demote_skipped", d.demote_skipped);
   absl::StrAppend(&out, "promoted=", d.promoted_pages,
                   " demoted=", d.demoted_pages,
-                  " fallback_targets=", d.fallback_targets, "\n");
+                  " fallback_targets=", d.fallback_targets);
+  if (d.locality_pages != 0 || d.locality_skipped.total() != 0) {
+    absl::StrAppend(&out, " locality=", d.locality_pages, "\n");
+    counts("locality_skipped", d.locality_skipped);
+  } else {
+    out += "\n";
+  }
   return out;
 }
 

@@ -44,8 +44,9 @@
 //       (kOutsidePreferredMany), not backed off (kTargetBackedOff when none
 //       is left);
 //    d. the TargetStrategy orders the allowed targets (default: the
-//       accessor's node if allowed, then by distance from it); the engine
-//       takes the first with room above its high watermark after the move;
+//       accessor's node if allowed, then by distance from it; rules W and
+//       P below), then rules I and H narrow that order; the engine takes
+//       the first with room above its high watermark after the move;
 //    e. if none has room, it displaces: on the targets in the same order, it
 //       demotes the coldest victims still on that node, each only if
 //       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote), until the
@@ -76,18 +77,69 @@
 // hysteresis: demotions happen in batches of 2% of the node instead of a
 // page at a time each round.
 //
-// ## Extension (issue 6)
+// 3. Locality (rule L below), after every promotion has taken its room.
 //
-// Target choice is a TargetStrategy: weighted round-robin, package-aware and
-// interleave-ratio rules replace NearestTargetStrategy without touching the
-// engine. Whatever a strategy returns, the engine only uses nodes from the
-// allowed list it passed in: a strategy can never break a bind policy, a
-// preferred-many mask, a back-off or a watermark.
+// ## Target choice and the issue-6 rules (all opt-in; defaults = the above)
+//
+// Target choice is a TargetStrategy. Whatever a strategy returns, the engine
+// only uses nodes from the allowed list it passed in: a strategy can never
+// break a bind policy, a preferred-many mask, a back-off or a watermark.
+// MakeTargetStrategy(config, topology) builds the one the config asks for;
+// a caller running rounds keeps it across rounds (the weighted cursor
+// carries over). DecideMoves(input, config) builds a fresh one per call.
+//
+// W. Weighted placement (PlacementConfig::weights, --weights; ParseWeights,
+//    ResolveWeights). When several nodes qualify as promotion targets,
+//    WeightedTargetStrategy spreads promotions over those with room by a
+//    deterministic weighted round-robin like the kernel's
+//    weighted_interleave_nid() (mm/mempolicy.c): the current node takes
+//    `weight` consecutive promotions, then the next node by id. Weights:
+//    "kernel" = /sys/kernel/mm/mempolicy/weighted_interleave/nodeN
+//    (NodeInfo::weight), "auto" = from HMAT read bandwidth as the kernel's
+//    reduce_interleave_weights(), or "0:3,1:1". Nodes without room drop out
+//    and the ratio among the rest holds. One unit per page (a 2 MiB page is
+//    one unit, as one folio is for the kernel).
+// P. Package-aware (PlacementConfig::package_aware, --package-aware): the
+//    allowed targets in the package of the page's accessor node come first
+//    while one of them has room, with the weights (rule W) applied within
+//    the package (its own cursor); then the rest of the allowed set. Never
+//    outside `allowed`, so never outside the policy's nodemask.
+// L. Locality (PlacementConfig::locality, --locality; input
+//    PlacementInput::hot_on_fast): a hot private page (not shared, accessor
+//    known) on another node of the same tier as its accessor's node moves
+//    there when bind, promote_to / prefer (many), back-off, evidence
+//    (min_promote_rate_lo_per_sec), ping-pong hold, room above the high
+//    watermark and the budget allow. No displacement: free room only.
+//    Shared pages stay. Moves: reason kPromote, trigger kLocality, counted
+//    in PlacementDecision::locality_pages/bytes (not promoted_*), skips in
+//    locality_skipped.
+// I. Interleave ratios kept (PlacementConfig::interleave_tolerance >= 0,
+//    --keep-interleave TOL): for a page of an `interleave` or `weighted
+//    interleave` range, promotion and demotion targets are only those that
+//    keep both the target's and the source's share of the range's bytes
+//    (NumaMapsRange::pages_on_node plus the round's planned moves) within
+//    TOL of the policy's share (equal over the policy nodes for interleave;
+//    NodeInfo::weight, default 1, for weighted interleave; 0 outside the
+//    policy nodes), the node furthest below its share first. No such target:
+//    kInterleaveRatio. Applied after the strategy's order. A range without
+//    pages_on_node counts has no known ratio: the rule does not apply.
+// H. Huge pages (PlacementConfig::huge_strict_preferred, --huge-strict): a
+//    PageHeat with page_bytes >= 2 MiB is always moved whole (one move of
+//    page_bytes, which counts against max_move_bytes as 512 base pages).
+//    With the rule, when it has a preferred node set (its range's `prefer`
+//    node, which then wins over the CPU-local node, or `prefer (many)`
+//    nodes, else --promote-to), it is promoted only into that set; if none
+//    can take it (room or displacement) it is skipped as
+//    kHugePreferredFull, never placed on another node. Finding THP-backed
+//    ranges (smaps AnonHugePages, kpageflags) is the caller's job and not
+//    done here: PageHeat::page_bytes must already say 2 MiB.
 //
 // ## Cost
 //
 // O((C + V) log (C + V)) for sorting plus O(C * N) for target choice (N
-// nodes); placement_benchmark measures it (numbers in that file).
+// nodes); placement_benchmark measures it (numbers in that file). Rule I
+// adds O(N * R) per interleaved page (R: nodes in its pages_on_node); rule
+// L adds O(H log H) for H hot_on_fast pages.
 
 #ifndef HOTPAGE_POLICY_PLACEMENT_H_
 #define HOTPAGE_POLICY_PLACEMENT_H_
@@ -96,11 +148,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "policy/numa_maps.h"
 #include "policy/topology.h"
@@ -140,6 +196,9 @@ struct PlacementInput {
   absl::Span<const PageHeat> candidates;
   // Cold pages on faster tiers (ScanResult::coldest_on_fast), any order.
   absl::Span<const PageHeat> victims;
+  // Hot pages already on the fastest tier, any order: only the locality rule
+  // (PlacementConfig::locality) looks at them. Empty: no locality moves.
+  absl::Span<const PageHeat> hot_on_fast;
   // The process's per-range policies (ParseNumaMaps + JoinWithMaps), any
   // order. A range with end == 0 reaches to the next range's start.
   // Addresses in no range have the default policy.
@@ -162,6 +221,37 @@ struct NodeWatermarks {
   uint64_t high_bytes = 0;
 };
 
+// Per-node weights for weighted placement (--weights).
+struct NodeWeight {
+  int node = -1;
+  int weight = 1;  // 1..255, as the kernel's weighted_interleave/nodeN
+};
+
+struct WeightsConfig {
+  enum class Source {
+    kNone,    // no weighted placement (nearest target first)
+    kKernel,  // Topology NodeInfo::weight (weighted_interleave/nodeN)
+    kAuto,    // derived from HMAT read bandwidth (--weights auto)
+    kGiven,   // --weights 0:3,1:1
+  };
+  Source source = Source::kNone;
+  std::vector<NodeWeight> given;  // kGiven: ascending node, unique
+};
+
+// Parses --weights: "auto", "kernel", or "N:W[,N:W...]" (node ids >= 0,
+// weights 1..255, each node once). Errors quote the offending item.
+absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text);
+
+// The weight of every topology node under `weights` (index: position in
+// topology.nodes, in the same order). Nodes without a weight get 1, the
+// kernel's default. kAuto: weights proportional to HMAT read bandwidth,
+// scaled to at most 32 total before reducing by the GCD, each at least 1
+// (as the kernel's reduce_interleave_weights); an error names a memory node
+// without HMAT read bandwidth. kGiven: an error names a node not in the
+// topology. kNone: all 1.
+absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
+    const WeightsConfig& weights, const Topology& topology);
+
 struct PlacementConfig {
   // --promote-to NODES: a preferred-many mask for promotion targets. Empty:
   // every node of the fastest tier (Topology::FastNodes()).
@@ -180,6 +270,25 @@ struct PlacementConfig {
   // A candidate is promoted only if its rate_lo exceeds this (0: at least
   // some evidence of access; the Garwood lower bound of 0 samples is 0).
   double min_promote_rate_lo_per_sec = 0;
+
+  // ---- Issue 6 rules; the defaults keep the issue-5 behaviour. ----
+  // Rule W (--weights): spread promotions over qualifying targets by weight
+  // (WeightedTargetStrategy; MakeTargetStrategy builds it).
+  WeightsConfig weights;
+  // Rule P (--package-aware): prefer targets in the package of the page's
+  // accessor node while they have room (WeightedTargetStrategy).
+  bool package_aware = false;
+  // Rule L (--locality): move hot private pages on the fastest tier to
+  // their accessor's node (PlacementInput::hot_on_fast).
+  bool locality = false;
+  // Rule I (--keep-interleave): interleave / weighted-interleave ranges keep
+  // their per-node byte shares within this tolerance (a fraction, e.g. 0.05
+  // = 5 percentage points) of the policy's shares. Negative: off.
+  double interleave_tolerance = -1;
+  // Rule H (--huge-strict): a huge page (page_bytes >= 2 MiB) with a
+  // preferred node (range `prefer` / `prefer (many)`, else promote_to) goes
+  // only there; it is never placed on another node (kHugePreferredFull).
+  bool huge_strict_preferred = false;
 };
 
 // Checks config against the machine: promote_to and watermark nodes exist,
@@ -195,6 +304,7 @@ enum class PlacementTrigger : uint8_t {
   kRoom,       // promotion into free room above the high watermark
   kSwap,       // promotion that displaced victims / demotion displaced by one
   kWatermark,  // demotion: source below its low watermark
+  kLocality,   // move within the fastest tier to the accessor's node
 };
 const char* PlacementTriggerName(PlacementTrigger t);
 
@@ -230,6 +340,8 @@ enum class SkipReason : uint8_t {
   kUnknownNode,           // current node unknown or not in the topology
   kInvalidPage,           // vaddr not aligned / bad page_bytes
   kDuplicate,             // page already listed or moved this round
+  kInterleaveRatio,       // every target would break the range's ratio
+  kHugePreferredFull,     // huge page: its preferred node(s) cannot take it
   kCount,
 };
 inline constexpr size_t kNumSkipReasons =
@@ -267,6 +379,9 @@ struct PlacementDecision {
   uint64_t demoted_pages = 0, demoted_bytes = 0;
   // Promotions that did not get their first-choice target.
   uint64_t fallback_targets = 0;
+  // Locality moves (trigger kLocality, reason kPromote; not in promoted_*).
+  uint64_t locality_pages = 0, locality_bytes = 0;
+  SkipCounts locality_skipped;  // hot_on_fast pages not moved, by reason
   std::vector<NodePlan> nodes;  // ascending node id
 };
 
@@ -330,6 +445,63 @@ class NearestTargetStrategy : public TargetStrategy {
                            const PlacementContext& ctx,
                            std::vector<int>& order) override;
 };
+
+// Weighted round-robin over the qualifying targets (rule W), optionally
+// package-aware (rule P). Promotion: among the allowed targets that have room
+// (PlacementContext::HasRoomToPromote), the next node of a weighted
+// round-robin as the kernel's weighted_interleave_nid(): the current node
+// takes `weight` consecutive promotions (one per page, whatever its size),
+// then the next node in ascending id order (wrapping) takes its weight.
+// Nodes without room are skipped, so the ratio among the rest holds. The
+// cursor persists across rounds (BeginRound does not reset it), so small
+// rounds still spread; a fresh strategy fed the same rounds decides the
+// same. Without weights (kNone) the pick is the nearest node instead.
+// package_aware: the targets in the accessor node's package come first
+// (their own cursor, weights within the package); only when none of them
+// has room, the rest (another cursor). After the pick, the remaining
+// targets follow in nearest order (for displacement). Demotion: as
+// NearestTargetStrategy.
+class WeightedTargetStrategy : public TargetStrategy {
+ public:
+  // `weights`: per node (missing nodes weigh 1); empty: nearest pick.
+  WeightedTargetStrategy(std::vector<NodeWeight> weights, bool package_aware);
+  void RankPromotionTargets(const PageHeat& page, const NumaMapsRange* range,
+                            absl::Span<const int> allowed,
+                            const PlacementContext& ctx,
+                            std::vector<int>& order) override;
+  void RankDemotionTargets(const PageHeat& page, const NumaMapsRange* range,
+                           absl::Span<const int> allowed,
+                           const PlacementContext& ctx,
+                           std::vector<int>& order) override;
+  void BeginRound(const PlacementContext& ctx) override {
+    topo_ = &ctx.topology();
+  }
+  void Promoted(const PageHeat& page, int node) override;
+
+ private:
+  struct Cursor {
+    int node = -1;      // current node, -1: none yet
+    int remaining = 0;  // promotions it still takes
+  };
+  int Weight(int node) const;
+  // The group key of `node` for `page`: its package when package-aware and
+  // in the accessor's package, else -1.
+  int GroupOf(const PageHeat& page, int node, const Topology& topo) const;
+  int Pick(const Cursor& c, const std::vector<int>& eligible) const;
+
+  std::map<int, int> weights_;
+  bool weighted_ = false;
+  bool package_aware_ = false;
+  const Topology* topo_ = nullptr;  // set by RankPromotionTargets
+  std::map<int, Cursor> cursors_;   // by group key
+  NearestTargetStrategy nearest_;
+};
+
+// The strategy `config` asks for: WeightedTargetStrategy when weights are
+// set or package_aware, else NearestTargetStrategy. Errors from
+// ResolveWeights.
+absl::StatusOr<std::unique_ptr<TargetStrategy>> MakeTargetStrategy(
+    const PlacementConfig& config, const Topology& topology);
 
 // Decides one round with NearestTargetStrategy.
 PlacementDecision DecideMoves(const PlacementInput& input,

@@ -73,7 +73,7 @@ NumaMapsRange Range(uint64_t start, uint64_t end, MempolicyMode mode,
 // explicit (low 100 pages, high 200 pages on every node) unless changed.
 struct Round {
   Topology topo = ThreeNodes();
-  std::vector<PageHeat> candidates, victims;
+  std::vector<PageHeat> candidates, victims, hot_on_fast;
   std::vector<NumaMapsRange> ranges;
   std::vector<NodeFree> free = {
       {0, 1000 * kPage}, {1, 1000 * kPage}, {2, 1000 * kPage}};
@@ -95,6 +95,7 @@ struct Round {
     in.topology = &topo;
     in.candidates = candidates;
     in.victims = victims;
+    in.hot_on_fast = hot_on_fast;
     in.ranges = ranges;
     in.free = free;
     in.backed_off_nodes = backed_off;
@@ -862,6 +863,594 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
   EXPECT_GT(promotions, 1000u);
   EXPECT_GT(demotions, 1000u);
   EXPECT_GT(swaps, 10u);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 6 rules: weighted placement, package-aware, locality, interleave
+// ratios, huge pages.
+
+// A machine by hand: `tier` and `package` per node; nodes of tier 0 that are
+// listed in `cpu_nodes` get a CPU. Distances: 10 self, 12 same package, 21
+// other package, +4 when either node is of a slower tier.
+Topology Machine(std::vector<int> tier, std::vector<int> package,
+                 std::vector<int> cpu_nodes) {
+  Topology t;
+  const int n = static_cast<int>(tier.size());
+  for (int i = 0; i < n; ++i) {
+    std::vector<int> dist;
+    for (int j = 0; j < n; ++j) {
+      int d = i == j ? 10 : package[i] == package[j] ? 12 : 21;
+      if (i != j && (tier[i] > 0 || tier[j] > 0)) d += 4;
+      dist.push_back(d);
+    }
+    std::vector<int> cpus;
+    if (std::find(cpu_nodes.begin(), cpu_nodes.end(), i) != cpu_nodes.end())
+      cpus.push_back(i);
+    t.nodes.push_back(Node(i, cpus, dist, tier[i], package[i]));
+  }
+  int max_tier = *std::max_element(tier.begin(), tier.end());
+  for (int r = 0; r <= max_tier; ++r) {
+    MemoryTier mt{r, {}};
+    for (int i = 0; i < n; ++i)
+      if (tier[i] == r) mt.nodes.push_back(i);
+    t.tiers.push_back(mt);
+  }
+  int max_pkg = *std::max_element(package.begin(), package.end());
+  for (int p = 0; p <= max_pkg; ++p) {
+    Package pk{p, {}};
+    for (int i = 0; i < n; ++i)
+      if (package[i] == p) pk.nodes.push_back(i);
+    t.packages.push_back(pk);
+  }
+  return t;
+}
+
+// Two packages with two fast nodes each (0, 2 with CPUs; 1, 3 CPU-less
+// DRAM-class) and a slow node 4 in package 1.
+Topology TwoPackagesFourFast() {
+  return Machine({0, 0, 0, 0, 1}, {0, 0, 1, 1, 1}, {0, 2});
+}
+
+// A round on `topo` with every node at `free_pages` free and watermarks
+// low 100 / high 200 pages.
+Round RoundOn(Topology topo, uint64_t free_pages) {
+  Round r;
+  r.topo = std::move(topo);
+  r.free.clear();
+  r.config.watermarks.clear();
+  for (const NodeInfo& n : r.topo.nodes) {
+    r.free.push_back({n.id, free_pages * kPage});
+    r.config.watermarks.push_back({n.id, 100 * kPage, 200 * kPage});
+  }
+  return r;
+}
+
+WeightsConfig Weights(const std::string& text) {
+  absl::StatusOr<WeightsConfig> w = ParseWeights(text);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return w.ok() ? *w : WeightsConfig{};
+}
+
+std::map<int, int> PromotedTo(const PlacementDecision& d) {
+  std::map<int, int> to;
+  for (const PlannedMove& m : d.moves) {
+    if (m.reason == PlacementReason::kPromote) ++to[m.to_node];
+  }
+  return to;
+}
+
+// Rule W. ------------------------------------------------------------------
+
+TEST(PlacementWeighted, ThousandPromotionsFollowWeightsThreeToOne) {
+  Round r;
+  r.SetFree(0, 5000);
+  r.SetFree(1, 5000);
+  // Accessors alternate: the nearest strategy alone would split 50/50.
+  for (int i = 0; i < 1000; ++i)
+    r.candidates.push_back(Page(A(i), 2, 10, 20, i % 2));
+  r.config.weights = Weights("0:3,1:1");
+  PlacementDecision d = r.Decide();
+  std::map<int, int> to = PromotedTo(d);
+  EXPECT_EQ(d.promoted_pages, 1000u);
+  EXPECT_NEAR(to[0], 750, 50);
+  EXPECT_NEAR(to[1], 250, 50);
+  // Kernel-like weighted round-robin: 3 on node 0, then 1 on node 1.
+  std::vector<int> first;
+  for (size_t i = 0; i < 8; ++i) first.push_back(d.moves[i].to_node);
+  EXPECT_EQ(first, (std::vector<int>{0, 0, 0, 1, 0, 0, 0, 1}));
+}
+
+TEST(PlacementWeighted, FullNodeDropsOutAllGoToTheOther) {
+  Round r;
+  r.SetFree(0, 200);  // at its high watermark: no room
+  r.SetFree(1, 5000);
+  for (int i = 0; i < 1000; ++i)
+    r.candidates.push_back(Page(A(i), 2, 10, 20, 0));
+  r.config.weights = Weights("0:3,1:1");
+  PlacementDecision d = r.Decide();
+  std::map<int, int> to = PromotedTo(d);
+  EXPECT_EQ(to[0], 0);
+  EXPECT_EQ(to[1], 1000);
+}
+
+TEST(PlacementWeighted, RatioAmongTheRestHoldsWhenOneNodeIsFull) {
+  Round r = RoundOn(TwoPackagesFourFast(), 5000);
+  r.SetFree(2, 150);  // below high: no room
+  for (int i = 0; i < 1200; ++i)
+    r.candidates.push_back(Page(A(i), 4, 10, 20, 2));
+  r.config.weights = Weights("0:3,1:1,2:2,3:2");
+  std::map<int, int> to = PromotedTo(r.Decide());
+  EXPECT_EQ(to[2], 0);
+  EXPECT_NEAR(to[0], 600, 12);  // 3 : 1 : 2 of 1200
+  EXPECT_NEAR(to[1], 200, 12);
+  EXPECT_NEAR(to[3], 400, 12);
+}
+
+TEST(PlacementWeighted, DeterministicAndIndependentOfInputOrder) {
+  Round r;
+  r.SetFree(0, 3000);
+  r.SetFree(1, 3000);
+  for (int i = 0; i < 500; ++i)
+    r.candidates.push_back(Page(A(i), 2, 10 + i % 7, 30, i % 3 == 0));
+  r.config.weights = Weights("0:2,1:5");
+  const std::string want = DecisionToString(r.Decide());
+  EXPECT_EQ(DecisionToString(r.Decide()), want);
+  std::mt19937 rng(42);
+  std::shuffle(r.candidates.begin(), r.candidates.end(), rng);
+  std::shuffle(r.free.begin(), r.free.end(), rng);
+  EXPECT_EQ(DecisionToString(r.Decide()), want);
+  // A strategy object from MakeTargetStrategy decides the same.
+  absl::StatusOr<std::unique_ptr<TargetStrategy>> s =
+      MakeTargetStrategy(r.config, r.topo);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(DecisionToString(DecideMoves(r.Input(), r.config, **s)), want);
+}
+
+TEST(PlacementWeighted, CursorCarriesAcrossRounds) {
+  // One promotion per round: a strategy kept across rounds still spreads
+  // 3:1 (a fresh one per round would always pick node 0).
+  Round r;
+  r.config.weights = Weights("0:3,1:1");
+  absl::StatusOr<std::unique_ptr<TargetStrategy>> s =
+      MakeTargetStrategy(r.config, r.topo);
+  ASSERT_TRUE(s.ok());
+  std::map<int, int> to;
+  for (int i = 0; i < 400; ++i) {
+    r.candidates = {Page(A(i), 2, 10, 20, 1)};
+    PlacementDecision d = DecideMoves(r.Input(), r.config, **s);
+    ASSERT_EQ(d.moves.size(), 1u);
+    ++to[d.moves[0].to_node];
+  }
+  EXPECT_EQ(to[0], 300);
+  EXPECT_EQ(to[1], 100);
+}
+
+TEST(PlacementWeighted, NeverLeavesBindOrPromoteToMask) {
+  Round r = RoundOn(TwoPackagesFourFast(), 5000);
+  r.ranges = {Range(A(0), A(100), MempolicyMode::kBind, {1, 3, 4})};
+  r.config.promote_to = {0, 1, 3};
+  for (int i = 0; i < 200; ++i)
+    r.candidates.push_back(Page(A(i), 4, 10, 20, 0));
+  r.config.weights = Weights("0:5,1:1,2:5,3:1");
+  PlacementDecision d = r.Decide();
+  std::map<int, int> to = PromotedTo(d);
+  EXPECT_EQ(d.promoted_pages, 200u);
+  EXPECT_EQ(to[2], 0);  // heavy, but outside --promote-to
+  EXPECT_EQ(to[0] + to[1] + to[3], 200);
+  EXPECT_GT(to[0], to[1]);  // weight 5 against 1
+  for (const PlannedMove& m : d.moves) {
+    // A(0..99) are bound to {1,3,4}: never node 0.
+    if (m.vaddr < A(100)) {
+      EXPECT_NE(m.to_node, 0) << m.vaddr;
+    }
+  }
+}
+
+TEST(PlacementWeighted, ParseWeights) {
+  absl::StatusOr<WeightsConfig> w = ParseWeights("1:1, 0:3");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->source, WeightsConfig::Source::kGiven);
+  ASSERT_EQ(w->given.size(), 2u);
+  EXPECT_EQ(w->given[0].node, 0);
+  EXPECT_EQ(w->given[0].weight, 3);
+  EXPECT_EQ(w->given[1].node, 1);
+  EXPECT_EQ(w->given[1].weight, 1);
+  EXPECT_EQ(ParseWeights(" auto ")->source, WeightsConfig::Source::kAuto);
+  EXPECT_EQ(ParseWeights("kernel")->source, WeightsConfig::Source::kKernel);
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "empty"},
+      {"0:0", "\"0:0\": weight must be 1..255"},
+      {"0:256", "1..255"},
+      {"a:1", "\"a:1\" is not NODE:WEIGHT"},
+      {"0-3", "\"0-3\""},
+      {"-1:2", "node must be >= 0"},
+      {"0:3,0:1", "node 0 given twice"},
+      {"0:3,", "\"\" is not"},
+  };
+  for (const auto& [text, want] : bad) {
+    absl::StatusOr<WeightsConfig> e = ParseWeights(text);
+    ASSERT_FALSE(e.ok()) << text;
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(e.status().message().find(want), absl::string_view::npos)
+        << text << ": " << e.status().message();
+  }
+}
+
+TEST(PlacementWeighted, ResolveWeightsFromKernelHmatOrGiven) {
+  Topology t = ThreeNodes();
+  // auto: HMAT read bandwidth 400:200:200 -> 16:8:8 of 32 -> 2:1:1.
+  t.nodes[0].hmat.read_bandwidth_mbps = 400;
+  t.nodes[1].hmat.read_bandwidth_mbps = 200;
+  t.nodes[2].hmat.read_bandwidth_mbps = 200;
+  absl::StatusOr<std::vector<NodeWeight>> w =
+      ResolveWeights(Weights("auto"), t);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_EQ(w->size(), 3u);
+  EXPECT_EQ((*w)[0].weight, 2);
+  EXPECT_EQ((*w)[1].weight, 1);
+  EXPECT_EQ((*w)[2].weight, 1);
+  t.nodes[2].hmat.read_bandwidth_mbps.reset();
+  w = ResolveWeights(Weights("auto"), t);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("node 2 has no HMAT read bandwidth"),
+            absl::string_view::npos)
+      << w.status();
+  // kernel: weighted_interleave/nodeN, default 1.
+  t.nodes[0].weight = 5;
+  w = ResolveWeights(Weights("kernel"), t);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)[0].weight, 5);
+  EXPECT_EQ((*w)[1].weight, 1);
+  // given: unknown node is an error, also from ValidatePlacementConfig.
+  w = ResolveWeights(Weights("0:2,7:1"), t);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("node 7"), absl::string_view::npos);
+  PlacementConfig c;
+  c.weights = Weights("7:1");
+  EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
+  c.weights = Weights("0:2,1:1");
+  EXPECT_TRUE(ValidatePlacementConfig(c, t).ok());
+  c.interleave_tolerance = 1.5;
+  EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
+}
+
+TEST(PlacementWeighted, KernelWeightsDriveTheSpread) {
+  Round r;
+  r.SetFree(0, 5000);
+  r.SetFree(1, 5000);
+  r.topo.nodes[0].weight = 1;
+  r.topo.nodes[1].weight = 4;
+  for (int i = 0; i < 500; ++i)
+    r.candidates.push_back(Page(A(i), 2, 10, 20, 0));
+  r.config.weights = Weights("kernel");
+  std::map<int, int> to = PromotedTo(r.Decide());
+  EXPECT_EQ(to[0], 100);
+  EXPECT_EQ(to[1], 400);
+}
+
+// Rule P. ------------------------------------------------------------------
+
+TEST(PlacementPackage, KeepsPagesInTheAccessorsPackageWithWeights) {
+  Round r = RoundOn(TwoPackagesFourFast(), 5000);
+  for (int i = 0; i < 400; ++i)
+    r.candidates.push_back(Page(A(i), 4, 10, 20, i < 200 ? 0 : 2));
+  r.config.weights = Weights("0:3,1:1,2:1,3:1");
+  r.config.package_aware = true;
+  PlacementDecision d = r.Decide();
+  std::map<uint64_t, int> to;
+  std::map<int, int> per_node = PromotedTo(d);
+  for (const PlannedMove& m : d.moves) to[m.vaddr] = m.to_node;
+  for (int i = 0; i < 400; ++i) {
+    const int pkg = r.topo.nodes[to[A(i)]].package;
+    EXPECT_EQ(pkg, i < 200 ? 0 : 1) << i;
+  }
+  EXPECT_EQ(per_node[0], 150);  // 3:1 within package 0
+  EXPECT_EQ(per_node[1], 50);
+  EXPECT_EQ(per_node[2], 100);  // 1:1 within package 1
+  EXPECT_EQ(per_node[3], 100);
+
+  // Without package awareness the same weights cross packages.
+  r.config.package_aware = false;
+  per_node = PromotedTo(r.Decide());
+  EXPECT_GT(per_node[2] + per_node[3], 100);
+}
+
+TEST(PlacementPackage, FallsBackToOtherPackageByWeightsWhenFull) {
+  Round r = RoundOn(TwoPackagesFourFast(), 5000);
+  r.SetFree(0, 200);
+  r.SetFree(1, 210);  // room for 10 pages
+  for (int i = 0; i < 410; ++i)
+    r.candidates.push_back(Page(A(i), 4, 10, 20, 0));
+  r.config.weights = Weights("0:1,1:1,2:3,3:1");
+  r.config.package_aware = true;
+  std::map<int, int> to = PromotedTo(r.Decide());
+  EXPECT_EQ(to[0], 0);
+  EXPECT_EQ(to[1], 10);
+  EXPECT_EQ(to[2], 300);
+  EXPECT_EQ(to[3], 100);
+}
+
+TEST(PlacementPackage, WithoutWeightsPrefersPackageOverDistance) {
+  // Node 0's nearest other node is 2 (other package) by SLIT; package-aware
+  // takes package-mate 1 first when the accessor's node is full.
+  Round r = RoundOn(TwoPackagesFourFast(), 5000);
+  r.topo.nodes[0].distance = {10, 20, 11, 21, 25};
+  r.SetFree(0, 200);
+  r.candidates = {Page(A(1), 4, 10, 20, 0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 2);  // nearest, today's behaviour
+  r.config.package_aware = true;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+}
+
+TEST(PlacementPackage, NeverLeavesPreferredManyMask) {
+  Round r = RoundOn(TwoPackagesFourFast(), 5000);
+  r.ranges = {Range(A(0), A(1000), MempolicyMode::kPreferredMany, {1, 2})};
+  r.SetFree(1, 300);  // room for 100 pages
+  for (int i = 0; i < 300; ++i)
+    r.candidates.push_back(Page(A(i), 4, 10, 20, 0));
+  r.config.weights = Weights("0:1,1:1,2:1,3:1");
+  r.config.package_aware = true;
+  std::map<int, int> to = PromotedTo(r.Decide());
+  EXPECT_EQ(to[0], 0);
+  EXPECT_EQ(to[3], 0);
+  EXPECT_EQ(to[1], 100);  // package 0 part of the mask while it has room
+  EXPECT_EQ(to[2], 200);
+}
+
+// Rule L. ------------------------------------------------------------------
+
+TEST(PlacementLocality, MovesPrivateHotPageToItsAccessorsNode) {
+  Round r;
+  r.hot_on_fast = {Page(A(1), 1, 10, 20, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());  // off by default
+  r.config.locality = true;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].from_node, 1);
+  EXPECT_EQ(d.moves[0].to_node, 0);
+  EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kLocality);
+  EXPECT_EQ(d.moves[0].reason, PlacementReason::kPromote);
+  EXPECT_EQ(d.locality_pages, 1u);
+  EXPECT_EQ(d.locality_bytes, kPage);
+  EXPECT_EQ(d.promoted_pages, 0u);
+  EXPECT_NE(DecisionToString(d).find("locality=1"), std::string::npos);
+}
+
+TEST(PlacementLocality, SharedLocalAndUnknownAccessorPagesStay) {
+  Round r;
+  r.config.locality = true;
+  PageHeat shared = Page(A(1), 1, 10, 20, 0);
+  shared.shared = true;
+  r.hot_on_fast = {shared, Page(A(2), 0, 10, 20, 0), Page(A(3), 1, 10, 20)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.locality_skipped.total(), 0u);
+}
+
+TEST(PlacementLocality, HonoursMasksRoomHoldAndEvidence) {
+  Round r;
+  r.config.locality = true;
+  r.ranges = {Range(A(0), A(10), MempolicyMode::kBind, {1}),
+              Range(A(10), A(20), MempolicyMode::kPreferredMany, {1})};
+  r.hot_on_fast = {Page(A(1), 1, 10, 20, 0), Page(A(11), 1, 10, 20, 0),
+                   Page(A(21), 1, 10, 20, 0), Page(A(22), 1, 0, 20, 0)};
+  r.held = {A(21)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.locality_skipped[SkipReason::kBindForbidden], 1u);
+  EXPECT_EQ(d.locality_skipped[SkipReason::kOutsidePreferredMany], 1u);
+  EXPECT_EQ(d.locality_skipped[SkipReason::kHeld], 1u);
+  EXPECT_EQ(d.locality_skipped[SkipReason::kNotEnoughEvidence], 1u);
+
+  Round full;
+  full.config.locality = true;
+  full.SetFree(0, 200);
+  full.hot_on_fast = {Page(A(1), 1, 10, 20, 0)};
+  d = full.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.locality_skipped[SkipReason::kNoRoom], 1u);
+}
+
+TEST(PlacementLocality, PromotionsTakeTheRoomFirst) {
+  Round r;
+  r.config.locality = true;
+  r.SetFree(0, 201);  // room for one page
+  r.candidates = {Page(A(1), 2, 5, 20, 0)};
+  r.hot_on_fast = {Page(A(2), 1, 50, 90, 0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].vaddr, A(1));
+  EXPECT_EQ(d.locality_skipped[SkipReason::kNoRoom], 1u);
+}
+
+// Rule I. ------------------------------------------------------------------
+
+NumaMapsRange Interleaved(MempolicyMode mode, std::vector<int> nodes,
+                          std::vector<std::pair<int, uint64_t>> pages) {
+  NumaMapsRange r = Range(A(0), A(100000), mode, std::move(nodes));
+  r.pages_on_node = std::move(pages);
+  return r;
+}
+
+TEST(PlacementInterleave, PromotionsRestoreTheEqualRatio) {
+  Round r;
+  r.ranges = {Interleaved(MempolicyMode::kInterleave, {0, 1},
+                          {{0, 30}, {1, 50}, {2, 20}})};
+  for (int i = 0; i < 20; ++i) r.candidates.push_back(Page(A(i), 2, 10, 20, 1));
+  std::map<int, int> to = PromotedTo(r.Decide());
+  EXPECT_EQ(to[1], 20);  // today: all to the accessor's node -> 30:70
+  r.config.interleave_tolerance = 0.05;
+  to = PromotedTo(r.Decide());
+  EXPECT_EQ(to[0], 20);  // -> 50:50
+  EXPECT_EQ(to[1], 0);
+}
+
+TEST(PlacementInterleave, ToleranceLimitsMovesThatBreakTheRatio) {
+  Round r;
+  r.ranges = {
+      Interleaved(MempolicyMode::kInterleave, {0, 2}, {{0, 50}, {2, 50}})};
+  for (int i = 0; i < 10; ++i) r.candidates.push_back(Page(A(i), 2, 10, 20, 0));
+  EXPECT_EQ(r.Decide().promoted_pages, 10u);
+  r.config.interleave_tolerance = 0.05;
+  PlacementDecision d = r.Decide();
+  EXPECT_EQ(d.promoted_pages, 5u);  // node 0 up to 55%, node 2 down to 45%
+  EXPECT_EQ(d.promote_skipped[SkipReason::kInterleaveRatio], 5u);
+}
+
+TEST(PlacementInterleave, WeightedInterleaveKeepsNodeWeights) {
+  Round r;
+  r.SetFree(0, 1000);
+  r.topo.nodes[0].weight = 3;
+  r.topo.nodes[1].weight = 1;
+  r.ranges = {
+      Interleaved(MempolicyMode::kWeightedInterleave, {0, 1}, {{2, 100}})};
+  for (int i = 0; i < 100; ++i)
+    r.candidates.push_back(Page(A(i), 2, 10, 20, 1));
+  r.config.interleave_tolerance = 0.02;
+  std::map<int, int> to = PromotedTo(r.Decide());
+  EXPECT_NEAR(to[0], 75, 1);
+  EXPECT_NEAR(to[1], 25, 1);
+  EXPECT_EQ(to[0] + to[1], 100);
+}
+
+TEST(PlacementInterleave, DemotionsChooseTheNodeBelowItsShare) {
+  // Fast 0, 1; slow 2 (package 0) and 3 (package 1). Range interleaved over
+  // 0, 2, 3 with node 3 short; watermark demotions from node 0.
+  Round r = RoundOn(Machine({0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1}), 1000);
+  r.SetFree(0, 90);
+  r.ranges = {Interleaved(MempolicyMode::kInterleave, {0, 2, 3},
+                          {{0, 30}, {2, 40}, {3, 30}})};
+  for (int i = 0; i < 10; ++i) r.victims.push_back(Page(A(i), 0, 0, 1));
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.demoted_pages, 10u);
+  for (const PlannedMove& m : d.moves) EXPECT_EQ(m.to_node, 2);  // nearest
+  r.config.interleave_tolerance = 0.2;
+  d = r.Decide();
+  ASSERT_EQ(d.demoted_pages, 10u);
+  for (const PlannedMove& m : d.moves) EXPECT_EQ(m.to_node, 3);  // 30 -> 40
+  r.config.interleave_tolerance = 0.05;  // node 0 may drop to 28.3% only
+  d = r.Decide();
+  EXPECT_EQ(d.demoted_pages, 1u);  // 30% -> 29%; 28% would break it
+  EXPECT_EQ(d.demote_skipped[SkipReason::kInterleaveRatio], 9u);
+}
+
+// Rule H. ------------------------------------------------------------------
+
+constexpr uint64_t kHugeAddr = 0x7f0000200000ull;
+
+PageHeat Huge(int node, int accessor) {
+  PageHeat p = Page(kHugeAddr, node, 50, 80, accessor);
+  p.page_bytes = 2u << 20;
+  return p;
+}
+
+TEST(PlacementHuge, PreferredNodeWinsOverCpuLocalNode) {
+  Round r;
+  r.ranges = {Range(A(0), A(100000), MempolicyMode::kPreferred, {1})};
+  r.candidates = {Huge(2, /*accessor=*/0)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 0);  // today: the accessor's node
+  r.config.huge_strict_preferred = true;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);  // one move: the whole 2 MiB
+  EXPECT_EQ(d.moves[0].to_node, 1);
+  EXPECT_EQ(d.moves[0].page_bytes, 2u << 20);
+  EXPECT_EQ(d.promoted_bytes, uint64_t{512} * kPage);
+}
+
+TEST(PlacementHuge, NotScatteredWhenPreferredNodeIsFull) {
+  Round r;
+  r.ranges = {Range(A(0), A(100000), MempolicyMode::kPreferred, {1})};
+  r.SetFree(1, 300);  // room for 100 small pages, not 512
+  r.candidates = {Huge(2, 0), Page(A(1), 2, 10, 20, 0)};
+  r.config.huge_strict_preferred = true;
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].vaddr, A(1));  // a small page is not affected
+  EXPECT_EQ(d.promote_skipped[SkipReason::kHugePreferredFull], 1u);
+}
+
+TEST(PlacementHuge, PromoteToAndPreferredManyMasks) {
+  Round r;
+  r.config.huge_strict_preferred = true;
+  r.config.promote_to = {1};
+  r.SetFree(1, 300);
+  r.candidates = {Huge(2, 0)};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kHugePreferredFull], 1u);
+  r.config.huge_strict_preferred = false;
+  EXPECT_EQ(r.Decide().promote_skipped[SkipReason::kNoRoom], 1u);
+
+  // prefer (many) {0,1}: any node of the mask is preferred.
+  Round m;
+  m.config.huge_strict_preferred = true;
+  m.ranges = {Range(A(0), A(100000), MempolicyMode::kPreferredMany, {0, 1})};
+  m.SetFree(0, 300);
+  m.candidates = {Huge(2, 0)};
+  d = m.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+}
+
+// All rules at once on random rounds: bind ranges and masks hold.
+TEST(PlacementRules, RandomRoundsWithEveryRuleKeepMasks) {
+  std::mt19937 rng(6);
+  auto uni = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  uint64_t promoted = 0, demoted = 0, local = 0;
+  for (int round = 0; round < 300; ++round) {
+    Round r = RoundOn(TwoPackagesFourFast(), 0);
+    for (NodeFree& f : r.free) f.free_bytes = uint64_t(uni(50, 900)) * kPage;
+    r.config.weights = Weights("0:3,1:1,2:2,3:1");
+    r.config.package_aware = uni(0, 1);
+    r.config.locality = true;
+    r.config.interleave_tolerance = 0.1;
+    r.config.huge_strict_preferred = true;
+    r.ranges = {Range(A(0), A(100), MempolicyMode::kBind, {1, 3, 4}),
+                Interleaved(MempolicyMode::kInterleave, {0, 2, 4},
+                            {{0, 50}, {2, 50}, {4, 100}})};
+    r.ranges[1].start = A(100);
+    r.ranges[1].end = A(200);
+    for (int i = 0; i < 300; ++i) {
+      const int node = uni(0, 4);
+      PageHeat p = Page(A(i), node, uni(0, 50), 60, uni(-1, 4));
+      p.shared = uni(0, 3) == 0;
+      (node == 4   ? r.candidates
+       : uni(0, 1) ? r.victims
+                   : r.hot_on_fast)
+          .push_back(p);
+    }
+    PlacementDecision d = r.Decide();
+    const std::string want = DecisionToString(d);
+    promoted += d.promoted_pages;
+    demoted += d.demoted_pages;
+    local += d.locality_pages;
+    for (const PlannedMove& m : d.moves) {
+      if (m.vaddr < A(100)) {
+        EXPECT_TRUE(m.to_node == 1 || m.to_node == 3 || m.to_node == 4) << want;
+      }
+      if (m.trigger == PlacementTrigger::kLocality) {
+        EXPECT_NE(m.to_node, 4) << want;  // within the fast tier
+        EXPECT_NE(m.from_node, 4) << want;
+      }
+    }
+    std::shuffle(r.candidates.begin(), r.candidates.end(), rng);
+    std::shuffle(r.victims.begin(), r.victims.end(), rng);
+    std::shuffle(r.hot_on_fast.begin(), r.hot_on_fast.end(), rng);
+    std::shuffle(r.free.begin(), r.free.end(), rng);
+    ASSERT_EQ(DecisionToString(r.Decide()), want) << "round " << round;
+  }
+  EXPECT_GT(promoted, 1000u);
+  EXPECT_GT(demoted, 100u);
+  EXPECT_GT(local, 100u);
 }
 
 }  // namespace
