@@ -219,6 +219,10 @@ int RunAttach(const std::vector<std::string>& args) {
       {"pid", "PID", "the process to manage (required)"},
       {"source", "SRC", "auto (default: pebs, ibs, then damon), pebs, ibs, damon or pagefault"},
       {"promote-to", "NODES", "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
+      {"weights", "W", "spread promotions over the target nodes by weight: kernel (weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
+      {"package-aware", "", "prefer target nodes in the package of the CPUs that access the page"},
+      {"keep-interleave", "TOL", "keep interleave / weighted interleave ranges within TOL (0..1) of their ratio"},
+      {"huge-strict", "", "a 2 MiB page with a preferred node goes only there, never scattered"},
       {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
       {"interval-ms", "N", "policy round interval (default 1000)"},
       {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
@@ -265,6 +269,21 @@ int RunAttach(const std::vector<std::string>& args) {
     return usage_error(absl::StrCat("unknown source '", source_name, "' (auto, pebs, ibs, damon, pagefault)"));
   }
   const bool dry_run = flags->Has("dry-run");
+  // Placement options that need no knowledge of the machine are checked
+  // here, with the rest of the command line.
+  PlacementConfig pcfg;
+  if (std::optional<std::string> w = flags->Get("weights")) {
+    absl::StatusOr<WeightsConfig> weights = ParseWeights(*w);
+    if (!weights.ok()) return usage_error(absl::StrCat("--weights: ", weights.status().message()));
+    pcfg.weights = *weights;
+  }
+  pcfg.package_aware = flags->Has("package-aware");
+  pcfg.huge_strict_preferred = flags->Has("huge-strict");
+  if (flags->Has("keep-interleave")) {
+    absl::StatusOr<double> tol = FlagDouble(*flags, "keep-interleave", 0, 0, 1);
+    if (!tol.ok()) return usage_error(tol.status().message());
+    pcfg.interleave_tolerance = *tol;
+  }
 
   // Signals first: TerminationSignalThread blocks SIGINT/SIGTERM in this
   // thread, and threads started later (migrator, DAMON helpers) inherit the
@@ -296,13 +315,16 @@ int RunAttach(const std::vector<std::string>& args) {
         "this machine has ", topo->nodes.size(), " NUMA node(s) in one memory tier: there is no "
         "faster or slower memory to place pages on (see `hotpage topology`)")));
   }
-  PlacementConfig pcfg;
   if (std::optional<std::string> p = flags->Get("promote-to")) {
     absl::StatusOr<std::vector<int>> nodes = ParseNodeList(*p, *topo);
     if (!nodes.ok()) return usage_error(nodes.status().message());
     pcfg.promote_to = *nodes;
   }
   if (absl::Status s = ValidatePlacementConfig(pcfg, *topo); !s.ok()) return usage_error(s.message());
+  // One strategy for the whole run: the weighted rotation carries over
+  // between rounds.
+  absl::StatusOr<std::unique_ptr<TargetStrategy>> strategy = MakeTargetStrategy(pcfg, *topo);
+  if (!strategy.ok()) return usage_error(strategy.status().message());
 
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
@@ -539,7 +561,7 @@ int RunAttach(const std::vector<std::string>& args) {
     in.free = free;
     in.backed_off_nodes = backed_off;
     in.is_held = [&](uint64_t vaddr) { return migrator.IsHeld(vaddr); };
-    PlacementDecision d = DecideMoves(in, pcfg);
+    PlacementDecision d = DecideMoves(in, pcfg, **strategy);
     std::vector<MoveRequest> requests;
     const absl::Time now_t = absl::Now();
     for (const PlannedMove& m : d.moves) {

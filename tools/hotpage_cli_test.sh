@@ -71,6 +71,11 @@ out=$("$HOTPAGE" attach 2>&1); rc=$?
 check "attach without --pid: exit 2" test $rc -eq 2
 out=$("$HOTPAGE" attach --pid 1 --source magic 2>&1); rc=$?
 check "attach bad source: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" attach --pid 1 --weights 0:x 2>&1); rc=$?
+check "attach bad --weights: exit 2" test $rc -eq 2
+check "attach bad --weights: named" contains "$out" "--weights"
+out=$("$HOTPAGE" attach --pid 1 --keep-interleave 2 2>&1); rc=$?
+check "attach bad --keep-interleave: exit 2" test $rc -eq 2
 out=$("$HOTPAGE" attach --pid 1 --interval-ms 1 2>&1); rc=$?
 check "attach interval out of range: exit 2" test $rc -eq 2
 check "attach interval error names the range" contains "$out" "from 50 to"

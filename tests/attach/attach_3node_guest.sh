@@ -35,5 +35,24 @@ run "prefer (many) {1,2}" 1 --then_prefer_many=1,2 --
 # Control: without a mask the tie goes to node 0, so the two checks above
 # test the masks, not an accident of distances.
 run "no mask" 0 --
+# Weighted placement (issue 6): --weights 0:3,1:1 spreads the promoted
+# pages over the two fast nodes 3:1.
+rm -f /tmp/l
+hot_set_workload --mib=192 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=2 --layout=/tmp/l &
+W=$!
+wait_file /tmp/l
+hotpage attach --pid $W --source damon --interval-ms 500 --weights 0:3,1:1 --duration 8 --quiet 2>/tmp/a.log
+c=$(attach_vm_check count $W /tmp/l)
+n0=$(echo "$c" | sed -E 's/.*node0=([0-9]+).*/\1/'); n1=$(echo "$c" | sed -E 's/.*node1=([0-9]+).*/\1/')
+echo "   weights 3:1: $c"
+if [ $((n0 + n1)) -gt 0 ]; then
+  share=$((1000 * n0 / (n0 + n1)))
+  [ $share -ge 700 ] && [ $share -le 800 ] && ok "weights 3:1: node 0 got ${share}/1000 of the promoted pages" \
+    || bad "weights 3:1: node 0 got ${share}/1000 (want 750 +- 50)"
+else
+  bad "weights 3:1: nothing promoted"
+fi
+kill -TERM $W; wait $W
+
 echo "attach 3-node VM test: $fails failed"
 exit $fails
