@@ -79,6 +79,12 @@ struct AttachStats {
   MigratorStats migrator;
 };
 
+uint64_t FailedTotal(const MigratorStats& m) {
+  uint64_t total = 0;
+  for (const auto& [err, n] : m.failed_pages_by_errno) total += n;
+  return total;
+}
+
 std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& source) {
   JsonWriter w(2);
   w.BeginObject();
@@ -92,15 +98,13 @@ std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& sou
   w.Uint(s.migrator.demoted_bytes);
   w.Key("failed_pages");
   w.BeginObject();
-  uint64_t failed = 0;
   for (const auto& [err, n] : s.migrator.failed_pages_by_errno) {
     w.Key(ErrnoName(err));
     w.Uint(n);
-    failed += n;
   }
   w.EndObject();
   w.Key("failed_pages_total");
-  w.Uint(failed);
+  w.Uint(FailedTotal(s.migrator));
   w.Key("pingpong_pages");
   w.Uint(s.migrator.pingpong_pages);
   w.Key("samples");
@@ -604,7 +608,7 @@ int RunAttach(const std::vector<std::string>& args) {
         static_cast<double>(now - start_ns) / 1e9, stats.rounds, stats.samples, stats.hot_pages,
         by_node.empty() ? "-" : absl::StrJoin(by_node, ","),
         d.promoted_pages, d.demoted_pages, stats.migrator.promoted_pages, stats.migrator.demoted_pages,
-        stats.migrator.failed_pages_by_errno.empty() ? 0 : [&] { uint64_t f = 0; for (auto& [e, n] : stats.migrator.failed_pages_by_errno) f += n; return f; }());
+        FailedTotal(stats.migrator));
     if (live_line) {
       std::fprintf(stderr, "\r%s   ", line.c_str());
     } else {
@@ -631,7 +635,7 @@ int RunAttach(const std::vector<std::string>& args) {
       "hotpage attach: %s after %.1f s; promoted %d pages, demoted %d, failed %d, ping-pong %d; "
       "%d samples, %d rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
       stop_reason, elapsed, stats.migrator.promoted_pages, stats.migrator.demoted_pages,
-      [&] { uint64_t f = 0; for (auto& [e, n] : stats.migrator.failed_pages_by_errno) f += n; return f; }(),
+      FailedTotal(stats.migrator),
       stats.migrator.pingpong_pages, stats.samples, stats.rounds, stats.cpu_seconds,
       elapsed > 0 ? 100.0 * stats.cpu_seconds / elapsed : 0.0);
   if (!loop_error.ok()) return fail(loop_error);
