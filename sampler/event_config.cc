@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tools/base/capabilities.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 
@@ -395,16 +396,8 @@ SamplerAvailability ProbeAvailability(const KernelFs& fs) {
   if (absl::StatusOr<std::string> cpuinfo = fs.ReadFile("/proc/cpuinfo"); cpuinfo.ok()) {
     a.hypervisor = absl::StrContains(*cpuinfo, " hypervisor");
   }
-  if (absl::StatusOr<std::string> status = fs.ReadFile("/proc/self/status"); status.ok()) {
-    for (absl::string_view line : absl::StrSplit(*status, '\n')) {
-      if (absl::ConsumePrefix(&line, "CapEff:")) {
-        uint64_t caps = 0;
-        if (absl::SimpleHexAtoi(absl::StripAsciiWhitespace(line), &caps)) {
-          a.cap_perfmon = (caps >> 38 & 1) || (caps >> 21 & 1);  // CAP_PERFMON, CAP_SYS_ADMIN
-        }
-      }
-    }
-  }
+  const uint64_t caps = EffectiveCapabilities(fs);
+  a.cap_perfmon = HasCapability(caps, kCapPerfmon) || HasCapability(caps, kCapSysAdmin);
   return a;
 }
 

@@ -43,6 +43,7 @@
 #include "sampler/event_config.h"
 #include "sampler/sampler.h"
 #include "tools/base/atomic_file.h"
+#include "tools/base/capabilities.h"
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/parse.h"
@@ -190,21 +191,6 @@ absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text, const To
   return nodes;
 }
 
-// Effective capabilities of this process (CapEff in /proc/self/status).
-uint64_t EffectiveCaps(const KernelFs& fs) {
-  absl::StatusOr<std::string> status = fs.ReadFile("/proc/self/status");
-  if (!status.ok()) return 0;
-  size_t at = status->find("\nCapEff:");
-  if (at == std::string::npos) return 0;
-  size_t end = status->find('\n', at + 1);
-  uint64_t caps = 0;
-  absl::SimpleHexAtoi(absl::StripAsciiWhitespace(status->substr(at + 8, end - at - 8)), &caps);
-  return caps;
-}
-
-constexpr int kCapSysAdmin = 21;
-constexpr int kCapSysNice = 23;
-
 // Free bytes per node, now.
 std::vector<NodeFree> ReadFree(const KernelFs& fs, const Topology& topo) {
   std::vector<NodeFree> out;
@@ -301,13 +287,13 @@ int RunAttach(const std::vector<std::string>& args) {
   if (!fs.ok()) return fail(fs.status());
   // Privileges, checked up front so that the error names what is missing
   // rather than surfacing as EPERM from deep inside a round.
-  const uint64_t caps = EffectiveCaps(*fs);
-  if (*pid != getpid() && !dry_run && !(caps >> kCapSysNice & 1)) {
+  const uint64_t caps = EffectiveCapabilities(*fs);
+  if (*pid != getpid() && !dry_run && !HasCapability(caps, kCapSysNice)) {
     return fail(absl::PermissionDeniedError(
         "moving another process's pages needs CAP_SYS_NICE (run as root, or grant it: "
         "setcap cap_sys_nice+ep), and ptrace access to the process"));
   }
-  if (source_name == "damon" && !(caps >> kCapSysAdmin & 1)) {
+  if (source_name == "damon" && !HasCapability(caps, kCapSysAdmin)) {
     return fail(absl::PermissionDeniedError(
         "the damon source writes /sys/kernel/mm/damon/admin, which needs root (CAP_SYS_ADMIN)"));
   }

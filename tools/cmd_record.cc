@@ -8,9 +8,7 @@
 // closed properly (end block with the final counters).
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +31,7 @@
 #include "sampler/event_config.h"
 #include "sampler/sampler.h"
 #include "sampler/trace_writer.h"
+#include "migrator/process_handle.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
@@ -53,52 +52,13 @@ uint64_t NowNs(clockid_t clock) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// A target process, watched through a pidfd so that its exit is noticed and
-// a recycled pid is never mistaken for it.
-struct Target {
-  pid_t pid = 0;
-  int pidfd = -1;
-  bool exited = false;
-};
-
-absl::StatusOr<Target> OpenTarget(const KernelFs& fs, const std::string& text) {
+// A --pid argument: a process id, or a usage error.
+absl::StatusOr<pid_t> ParsePid(const std::string& text) {
   int64_t pid = 0;
   if (!absl::SimpleAtoi(text, &pid) || pid <= 0 || pid > (1 << 22)) {
     return absl::InvalidArgumentError(absl::StrCat("--pid wants a process id, got '", text, "'"));
   }
-  Target t;
-  t.pid = static_cast<pid_t>(pid);
-  long fd = syscall(SYS_pidfd_open, t.pid, 0);
-  if (fd < 0) {
-    if (errno == ESRCH) return absl::NotFoundError(absl::StrCat("no process with pid ", pid));
-    return ErrnoStatus(errno, absl::StrCat("pidfd_open ", pid));
-  }
-  t.pidfd = static_cast<int>(fd);
-  // Thread ids are valid pids for pidfd_open on newer kernels; the sampler
-  // wants thread-group ids.
-  absl::StatusOr<std::string> status = fs.ReadFile(absl::StrCat("/proc/", pid, "/status"));
-  if (status.ok()) {
-    size_t at = status->find("\nTgid:");
-    int64_t tgid = 0;
-    if (at != std::string::npos) {
-      size_t end = status->find('\n', at + 1);
-      absl::SimpleAtoi(absl::StripAsciiWhitespace(status->substr(at + 6, end - at - 6)), &tgid);
-    }
-    if (tgid != 0 && tgid != pid) {
-      close(t.pidfd);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pid ", pid, " is a thread of process ", tgid, "; give the process id (--pid ", tgid,
-          "): all its threads are sampled"));
-    }
-  }
-  return t;
-}
-
-bool TargetExited(Target& t) {
-  if (t.exited) return true;
-  pollfd p{t.pidfd, POLLIN, 0};
-  if (poll(&p, 1, 0) > 0) t.exited = true;  // a pidfd is readable once the process exits
-  return t.exited;
+  return static_cast<pid_t>(pid);
 }
 
 std::string Count(uint64_t n) {
@@ -198,7 +158,9 @@ int RunRecord(const std::vector<std::string>& args) {
   if (!fs.ok()) return fail(fs.status());
 
   // Targets.
-  std::vector<Target> targets;
+  // Targets are guarded by ProcessHandle (pidfd + start time): a thread id
+  // is refused, an exit is noticed, a recycled pid is never mistaken.
+  std::vector<ProcessHandle> targets;
   pid_t child = -1;
   int go_fd = -1;
   if (!command.empty()) {
@@ -221,9 +183,9 @@ int RunRecord(const std::vector<std::string>& args) {
     }
     close(go[0]);
     go_fd = go[1];
-    absl::StatusOr<Target> t = OpenTarget(*fs, absl::StrCat(child));
+    absl::StatusOr<ProcessHandle> t = ProcessHandle::Attach(child, &*fs);
     if (!t.ok()) return fail(t.status());
-    targets.push_back(*t);
+    targets.push_back(std::move(*t));
   }
   auto kill_child = [&]() {
     if (child > 0) {
@@ -233,10 +195,12 @@ int RunRecord(const std::vector<std::string>& args) {
     }
   };
   for (const std::string& p : pid_args) {
-    absl::StatusOr<Target> t = OpenTarget(*fs, p);
+    absl::StatusOr<pid_t> pid = ParsePid(p);
+    if (!pid.ok()) return usage_error(pid.status().message());
+    absl::StatusOr<ProcessHandle> t = ProcessHandle::Attach(*pid, &*fs);
     if (!t.ok() && absl::IsInvalidArgument(t.status())) return usage_error(t.status().message());
     if (!t.ok()) return fail(t.status());
-    targets.push_back(*t);
+    targets.push_back(std::move(*t));
   }
 
   // Events.
@@ -260,7 +224,7 @@ int RunRecord(const std::vector<std::string>& args) {
   cfg.events = *events;
   cfg.all = flags->Has("all");
   cfg.system_wide = flags->Has("system-wide");
-  for (const Target& t : targets) cfg.pids.push_back(t.pid);
+  for (const ProcessHandle& t : targets) cfg.pids.push_back(t.pid());
   cfg.cpus = *cpus;
   cfg.ring_data_pages = ring_pages;
   cfg.cpu_budget = *budget / 100.0;
@@ -345,7 +309,7 @@ int RunRecord(const std::vector<std::string>& args) {
     }
     if (!cfg.all) {
       bool all_gone = true;
-      for (Target& t : targets) all_gone &= TargetExited(t);
+      for (const ProcessHandle& t : targets) all_gone &= !t.Alive();
       if (all_gone) break;
     }
     if (now - last_tick >= 1.0) {
@@ -378,7 +342,6 @@ int RunRecord(const std::vector<std::string>& args) {
     if (stop_reason != "the targets exited") kill(child, SIGTERM);
     waitpid(child, &child_status, 0);
   }
-  for (Target& t : targets) close(t.pidfd);
   if (!write_status.ok()) return fail(write_status);
 
   RingCounters t = (*sampler)->Totals();

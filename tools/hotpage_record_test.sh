@@ -60,7 +60,7 @@ check "target exit: says so" contains "$out" "the targets exited"
 # Errors.
 out=$("$HOTPAGE" record --pid 4194000 -o "$T/x.hpt" 2>&1); rc=$?
 check "missing pid: exit 1" test $rc -eq 1
-check "missing pid: named" contains "$out" "no process with pid 4194000"
+check "missing pid: named" contains "$out" "pid 4194000: no such process"
 out=$("$HOTPAGE" record --pid 1 2>&1); rc=$?
 check "no -o: exit 2" test $rc -eq 2
 out=$("$HOTPAGE" record --pid 1 --all -o "$T/x.hpt" 2>&1); rc=$?
