@@ -33,6 +33,11 @@
 //   --then_prefer_many=N,M,... (after the first touch, set the area's policy
 //   to MPOL_PREFERRED_MANY over these nodes without moving anything: a
 //   `prefer (many)` range in numa_maps, for target-mask tests)
+//   --shape=clusters|interleaved (interleaved: the hot set is one page in
+//   --stride=8 over the whole area, set A the pages with index % stride ==
+//   0, set B those with index % stride == stride / 2: a hot set DAMON's
+//   regions cannot isolate; the layout file then has one `hot` line per
+//   hot page)
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -74,6 +79,8 @@ struct Options {
   int bind_node = -1;
   int prefer_node = -1;
   unsigned long then_prefer_many = 0;  // node mask
+  bool interleaved = false;
+  uint64_t stride = 8;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -114,6 +121,23 @@ uint64_t ClusterStartPage(const Options& o, uint64_t i, int which) {
   return p;
 }
 
+// The page indices of hot set `which` (0 = A, 1 = B), in touch order.
+std::vector<uint64_t> HotPages(const Options& o, int which) {
+  std::vector<uint64_t> out;
+  const uint64_t area_pages = o.mib * kMiB / kPage;
+  if (o.interleaved) {
+    const uint64_t first = which == 0 ? 0 : o.stride / 2;
+    for (uint64_t p = first; p < area_pages; p += o.stride) out.push_back(p);
+    return out;
+  }
+  const uint64_t cluster_pages = o.cluster_mib * kMiB / kPage;
+  for (uint64_t i = 0; i < o.clusters; ++i) {
+    const uint64_t start = ClusterStartPage(o, i, which);
+    for (uint64_t p = start; p < start + cluster_pages; ++p) out.push_back(p);
+  }
+  return out;
+}
+
 void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switch_ns) {
   if (o.layout.empty()) return;
   const std::string tmp = o.layout + ".tmp";
@@ -125,9 +149,14 @@ void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switc
   const uint64_t b = reinterpret_cast<uint64_t>(base);
   std::fprintf(f, "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64 "\nswitch_ns %" PRIu64 "\n",
                b, o.mib * kMiB, phase, switch_ns);
-  for (uint64_t i = 0; i < o.clusters; ++i) {
-    const uint64_t s = b + ClusterStartPage(o, i, static_cast<int>(phase % 2)) * kPage;
-    std::fprintf(f, "hot 0x%" PRIx64 " 0x%" PRIx64 "\n", s, s + o.cluster_mib * kMiB);
+  // Hot pages as maximal runs of consecutive pages.
+  const std::vector<uint64_t> hot = HotPages(o, static_cast<int>(phase % 2));
+  for (size_t i = 0; i < hot.size();) {
+    size_t j = i + 1;
+    while (j < hot.size() && hot[j] == hot[j - 1] + 1) ++j;
+    const uint64_t s = b + hot[i] * kPage;
+    std::fprintf(f, "hot 0x%" PRIx64 " 0x%" PRIx64 "\n", s, s + (j - i) * kPage);
+    i = j;
   }
   if (std::fclose(f) != 0 || std::rename(tmp.c_str(), o.layout.c_str()) != 0) {
     std::perror("hot_set_workload: layout");
@@ -172,6 +201,11 @@ int main(int argc, char** argv) {
         if (comma == std::string::npos) break;
         pos = comma + 1;
       }
+    } else if (ParseFlag(a, "--shape", &v)) {
+      if (v != "clusters" && v != "interleaved") Usage("bad --shape (clusters or interleaved)");
+      o.interleaved = v == "interleaved";
+    } else if (ParseFlag(a, "--stride", &v)) {
+      if (!ParseU64(v, &o.stride) || o.stride < 2) Usage("bad --stride (at least 2)");
     } else if (ParseFlag(a, "--prefer_node", &v)) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
@@ -181,7 +215,7 @@ int main(int argc, char** argv) {
     }
   }
   // Two sets of clusters in stripes: each half-stripe must hold a cluster.
-  if (o.mib / o.clusters < 4 * o.cluster_mib) {
+  if (!o.interleaved && o.mib / o.clusters < 4 * o.cluster_mib) {
     Usage("--mib / --clusters must be at least 4 x --cluster_mib");
   }
 
@@ -240,29 +274,28 @@ int main(int argc, char** argv) {
   uint64_t phase = 0;
   uint64_t phase_ns = start_ns;
   WriteLayout(o, base, phase, phase_ns);
-  std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, %" PRIu64 " clusters of %" PRIu64
-              " MiB\n",
-              static_cast<int>(getpid()), o.mib, static_cast<void*>(base), o.clusters,
-              o.cluster_mib);
+  if (o.interleaved) {
+    std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, hot set interleaved, one page in %" PRIu64
+                "\n",
+                static_cast<int>(getpid()), o.mib, static_cast<void*>(base), o.stride);
+  } else {
+    std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, %" PRIu64 " clusters of %" PRIu64
+                " MiB\n",
+                static_cast<int>(getpid()), o.mib, static_cast<void*>(base), o.clusters,
+                o.cluster_mib);
+  }
   std::fflush(stdout);
 
-  const uint64_t cluster_pages = o.cluster_mib * kMiB / kPage;
   uint64_t touches = 0, passes = 0, bad = 0;
-  std::vector<uint64_t> starts(o.clusters);
-  auto load_set = [&] {
-    for (uint64_t i = 0; i < o.clusters; ++i) {
-      starts[i] = ClusterStartPage(o, i, static_cast<int>(phase % 2));
-    }
-  };
+  std::vector<uint64_t> hot;
+  auto load_set = [&] { hot = HotPages(o, static_cast<int>(phase % 2)); };
   load_set();
   while (!g_stop) {
-    for (uint64_t i = 0; i < o.clusters; ++i) {
-      for (uint64_t p = starts[i]; p < starts[i] + cluster_pages; ++p) {
-        uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
-        if (w[0] != (p ^ kSeed)) ++bad;
-        ++w[1];
-        ++touches;
-      }
+    for (uint64_t p : hot) {
+      uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
+      if (w[0] != (p ^ kSeed)) ++bad;
+      ++w[1];
+      ++touches;
     }
     ++passes;
     const uint64_t now = NowNs();
