@@ -680,6 +680,7 @@ HotnessScanner::HotnessScanner(HotnessTable* table, ScanOptions options)
     : table_(table), options_(options) {
   hot_heap_.reserve(options_.top_k);
   cold_heap_.reserve(options_.top_k);
+  if (options_.hottest_on_fast) fast_hot_heap_.reserve(options_.top_k);
 }
 
 bool HotnessScanner::Step(size_t entry_budget, TierOf tier_of) {
@@ -696,6 +697,9 @@ bool HotnessScanner::Step(size_t entry_budget, TierOf tier_of) {
         break;
       case Tier::kFast:
         Offer(cold_heap_, options_.top_k, e, Colder);
+        if (options_.hottest_on_fast && e.count > 0) {
+          Offer(fast_hot_heap_, options_.top_k, e, Hotter);
+        }
         break;
       case Tier::kUnknown:
         break;
@@ -716,6 +720,7 @@ void HotnessScanner::Publish() {
   result_.histogram = histogram_;
   std::sort(hot_heap_.begin(), hot_heap_.end(), Hotter);
   std::sort(cold_heap_.begin(), cold_heap_.end(), Colder);
+  std::sort(fast_hot_heap_.begin(), fast_hot_heap_.end(), Hotter);
   auto fill = [&](const std::vector<EntryView>& from,
                   std::vector<PageEstimate>& to) {
     to.clear();
@@ -726,8 +731,10 @@ void HotnessScanner::Publish() {
   };
   fill(hot_heap_, result_.hottest_not_fast);
   fill(cold_heap_, result_.coldest_on_fast);
+  fill(fast_hot_heap_, result_.hottest_on_fast);
   hot_heap_.clear();
   cold_heap_.clear();
+  fast_hot_heap_.clear();
   histogram_ = Log2Histogram();
   live_ = 0;
 }

@@ -584,6 +584,10 @@ inline bool ShouldPromote(const PageEstimate& candidate,
 struct ScanOptions {
   size_t top_k = 256;  // length of each list
   double z = 1.96;     // normal quantile of the rate intervals
+  // Also list the K hottest entries on the fast tier (ScanResult::
+  // hottest_on_fast; the locality rule's input). Off: that list is empty
+  // and costs nothing.
+  bool hottest_on_fast = false;
 };
 
 struct ScanResult {
@@ -598,6 +602,9 @@ struct ScanResult {
   // them (the policy knows its fast-tier pages).
   std::vector<PageEstimate> hottest_not_fast;
   std::vector<PageEstimate> coldest_on_fast;
+  // The K hottest entries on the fast tier, hottest first (only with
+  // ScanOptions::hottest_on_fast).
+  std::vector<PageEstimate> hottest_on_fast;
 
   uint32_t HotThreshold(uint64_t fast_capacity_4k) const {
     return histogram.ThresholdForCapacity(fast_capacity_4k);
@@ -632,6 +639,7 @@ class HotnessScanner {
   Log2Histogram histogram_;
   std::vector<EntryView> hot_heap_;   // min-heap on count: the K hottest
   std::vector<EntryView> cold_heap_;  // max-heap on coldness: the K coldest
+  std::vector<EntryView> fast_hot_heap_;  // the K hottest on the fast tier
   ScanResult result_;
 };
 

@@ -655,6 +655,31 @@ TEST(HotnessScannerTest, ListsHottestSlowAndColdestFastWithBounds) {
   EXPECT_EQ(scanner.cursor(), 100u);
 }
 
+TEST(HotnessScannerTest, ListsHottestOnFastOnlyWhenAsked) {
+  auto t = MakeTable(4096);
+  std::vector<AccessSample> v;
+  for (uint64_t page = 0; page < 100; ++page) {
+    for (uint64_t n = 0; n <= page; ++n) v.push_back(Sample(1, page, 0));
+  }
+  IngestAll(*t, v);
+  auto tier = [](const PageKey& k) { return k.page % 2 == 0 ? Tier::kFast : Tier::kSlow; };
+  HotnessScanner off(t.get(), ScanOptions{.top_k = 3});
+  while (!off.Step(1024, tier)) {
+  }
+  EXPECT_TRUE(off.last_result().hottest_on_fast.empty());
+  HotnessScanner on(t.get(), ScanOptions{.top_k = 3, .hottest_on_fast = true});
+  while (!on.Step(1024, tier)) {
+  }
+  const ScanResult& r = on.last_result();
+  ASSERT_EQ(r.hottest_on_fast.size(), 3u);
+  EXPECT_EQ(r.hottest_on_fast[0].entry.key.page, 98u);
+  EXPECT_EQ(r.hottest_on_fast[1].entry.key.page, 96u);
+  EXPECT_EQ(r.hottest_on_fast[2].entry.key.page, 94u);
+  // The other lists are unchanged by the option.
+  EXPECT_EQ(r.hottest_not_fast[0].entry.key.page, 99u);
+  EXPECT_EQ(r.coldest_on_fast[0].entry.key.page, 0u);
+}
+
 TEST(HotnessScannerTest, SeesDecayOnlyAtScanTime) {
   auto t = MakeTable(64);
   IngestAll(*t, std::vector<AccessSample>(64, Sample(1, 1, 0)));

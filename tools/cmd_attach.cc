@@ -6,7 +6,10 @@
 // every --interval-ms runs a policy round: scan the table, learn where the
 // candidate pages live (move_pages queries), read the process's per-range
 // policies and the nodes' free memory, decide (policy/placement.h), and
-// hand the moves to the Migrator's own thread (unless --dry-run). Stats go
+// hand the moves to the Migrator's own thread (unless --dry-run). The
+// table and the round are the PolicyEngine (policy/engine.h) that `hotpage
+// simulate` also runs; this file adds the live sources, the LiveMemoryView
+// (tools/live_memory_view.h) and the migrator. Stats go
 // to --stats-json / --prom-file (atomically replaced) every round.
 // SIGINT/SIGTERM end the loop between rounds; DAMON and the migrator are
 // torn down on every exit path.
@@ -37,6 +40,7 @@
 #include "migrator/page_mover.h"
 #include "migrator/process_handle.h"
 #include "policy/numa_maps.h"
+#include "policy/engine.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
 #include "sampler/damon_source.h"
@@ -49,6 +53,7 @@
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
+#include "tools/live_memory_view.h"
 #include "tools/cli.h"
 
 namespace hotpage {
@@ -191,17 +196,6 @@ absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text, const To
   return nodes;
 }
 
-// Free bytes per node, now.
-std::vector<NodeFree> ReadFree(const KernelFs& fs, const Topology& topo) {
-  std::vector<NodeFree> out;
-  for (const NodeInfo& n : topo.nodes) {
-    absl::StatusOr<std::string> m = fs.ReadFile(absl::StrCat("/sys/devices/system/node/node", n.id, "/meminfo"));
-    if (!m.ok()) continue;
-    if (std::optional<uint64_t> free = ParseNodeMeminfo(*m, "MemFree")) out.push_back({n.id, *free});
-  }
-  return out;
-}
-
 }  // namespace
 
 int RunAttach(const std::vector<std::string>& args) {
@@ -213,6 +207,7 @@ int RunAttach(const std::vector<std::string>& args) {
       {"package-aware", "", "prefer target nodes in the package of the CPUs that access the page"},
       {"keep-interleave", "TOL", "keep interleave / weighted interleave ranges within TOL (0..1) of their ratio"},
       {"huge-strict", "", "a 2 MiB page with a preferred node goes only there, never scattered"},
+      {"locality", "", "move hot pages accessed from one node only to that node, within the fast tier"},
       {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
       {"interval-ms", "N", "policy round interval (default 1000)"},
       {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
@@ -269,6 +264,7 @@ int RunAttach(const std::vector<std::string>& args) {
   }
   pcfg.package_aware = flags->Has("package-aware");
   pcfg.huge_strict_preferred = flags->Has("huge-strict");
+  pcfg.locality = flags->Has("locality");
   if (flags->Has("keep-interleave")) {
     absl::StatusOr<double> tol = FlagDouble(*flags, "keep-interleave", 0, 0, 1);
     if (!tol.ok()) return usage_error(tol.status().message());
@@ -311,10 +307,14 @@ int RunAttach(const std::vector<std::string>& args) {
     pcfg.promote_to = *nodes;
   }
   if (absl::Status s = ValidatePlacementConfig(pcfg, *topo); !s.ok()) return usage_error(s.message());
-  // One strategy for the whole run: the weighted rotation carries over
-  // between rounds.
-  absl::StatusOr<std::unique_ptr<TargetStrategy>> strategy = MakeTargetStrategy(pcfg, *topo);
-  if (!strategy.ok()) return usage_error(strategy.status().message());
+  // The engine (hotness table, scanner, placement; policy/engine.h), the
+  // same as `hotpage simulate` runs. One engine for the whole run: the
+  // weighted rotation carries over between rounds.
+  EngineOptions eopt;
+  eopt.interval_ns = static_cast<uint64_t>(*interval_ms) * 1000000;
+  eopt.address_space = static_cast<uint32_t>(*pid);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine = PolicyEngine::Create(*topo, pcfg, eopt);
+  if (!engine.ok()) return usage_error(engine.status().message());
 
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
@@ -322,14 +322,6 @@ int RunAttach(const std::vector<std::string>& args) {
   if (!handle.ok()) return fail(handle.status());
   absl::StatusOr<ProcessHandle> migrator_handle = ProcessHandle::Attach(static_cast<pid_t>(*pid), &*fs);
   if (!migrator_handle.ok()) return fail(migrator_handle.status());
-
-  // CPU -> node, for the accessor node of hardware samples.
-  std::vector<int8_t> node_of_cpu(4096, -1);
-  for (const NodeInfo& n : topo->nodes) {
-    for (int c : n.cpus) {
-      if (c >= 0 && c < 4096) node_of_cpu[c] = static_cast<int8_t>(n.id);
-    }
-  }
 
   // Source.
   std::unique_ptr<DamonSource> damon;
@@ -362,16 +354,6 @@ int RunAttach(const std::vector<std::string>& args) {
     if (absl::Status st = sampler->Enable(); !st.ok()) return fail(st);
   }
 
-  // Hotness table: sized for the fast tier. Epochs of 4 rounds: a count
-  // halves every 4 intervals without new samples.
-  uint64_t fast_bytes = 0;
-  for (int n : topo->FastNodes()) fast_bytes += topo->FindNode(n)->memory_bytes;
-  HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
-  topt.capacity = std::min<size_t>(topt.capacity, size_t{1} << 22);
-  absl::StatusOr<std::unique_ptr<HotnessTable>> table = HotnessTable::Create(topt);
-  if (!table.ok()) return fail(table.status());
-  HotnessScanner scanner(table->get());
-
   // Migrator.
   SyscallPageMover mover;
   MigratorOptions mopt;
@@ -382,73 +364,16 @@ int RunAttach(const std::vector<std::string>& args) {
   }
 
   AttachStats stats;
-  absl::flat_hash_set<uint64_t> promoted;  // packed keys of promoted entries (bounded)
-  constexpr size_t kMaxPromotedTracked = 1 << 20;
-  std::vector<AccessSample> batch;
-  batch.reserve(4096);
-  auto sink = [&](absl::Span<const Sample> samples) {
-    batch.clear();
-    for (const Sample& s : samples) {
-      AccessSample a;
-      a.vaddr = s.vaddr;
-      a.time_ns = s.time_ns;
-      a.address_space = s.pid;
-      a.sample_period = static_cast<uint32_t>(std::min<uint64_t>(s.period ? s.period : 1, UINT32_MAX));
-      a.cpu = static_cast<uint16_t>(s.cpu);
-      a.node = (s.flags & kSampleRegion) || s.cpu >= node_of_cpu.size() ? -1 : node_of_cpu[s.cpu];
-      a.kind = (s.flags & kSampleRegion) ? PageKind::k2M : PageKind::k4K;
-      batch.push_back(a);
-      if (!promoted.empty()) {
-        if (std::optional<PageKey> k = PageKey::FromSample(a); k && promoted.contains(k->Pack())) ++stats.yield_hits;
-      }
-    }
-    stats.samples += samples.size();
-    (*table)->Ingest(absl::MakeConstSpan(batch));
-  };
-
-  // Where each tracked entry lives: node of the majority of its 4 KiB pages.
-  absl::flat_hash_map<uint64_t, int> placement;
-  std::vector<PageKey> seen;
+  auto sink = [&](absl::Span<const Sample> samples) { (*engine)->Ingest(samples); };
+  LiveMemoryView view(static_cast<pid_t>(*pid), &mover, &*fs, &*topo, dry_run ? nullptr : &migrator);
   const std::vector<int> fast_nodes = topo->FastNodes();
-  auto tier_of_node = [&](int node) {
-    return std::find(fast_nodes.begin(), fast_nodes.end(), node) != fast_nodes.end() ? Tier::kFast : Tier::kSlow;
-  };
-  // Placement queries cost about 1 us per 4 KiB page (move_pages with
-  // nodes=NULL); a round queries at most this many pages, hottest-first
-  // order is not known yet, so very large tables are sampled in table order
-  // and the rest stays "unknown" for the round. (A follow-up can keep
-  // placement incrementally from the migrator's own results.)
-  constexpr size_t kMaxPlacementPagesPerRound = size_t{1} << 20;
-  auto refresh_placement = [&]() {
-    placement.clear();
-    std::vector<uint64_t> pages;
-    std::vector<int> status;
-    size_t budget = kMaxPlacementPagesPerRound;
-    for (const PageKey& k : seen) {
-      if (budget < BasePages(k.kind)) break;
-      budget -= BasePages(k.kind);
-      const uint64_t n = BasePages(k.kind);
-      pages.clear();
-      for (uint64_t i = 0; i < n; ++i) pages.push_back(k.vaddr() + i * 4096);
-      status.assign(pages.size(), -1);
-      if (mover.Query(static_cast<pid_t>(*pid), pages, absl::MakeSpan(status)) < 0) continue;
-      std::map<int, int> votes;
-      for (int st : status) {
-        if (st >= 0) ++votes[st];
-      }
-      if (votes.empty()) continue;
-      auto best = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; });
-      placement[k.Pack()] = best->first;
-    }
-  };
 
   const bool live_line = isatty(STDERR_FILENO) && !flags->Has("quiet");
   std::cerr << "hotpage attach: pid " << *pid << ", source " << source_name << (why.empty() ? "" : " (") << why
             << (why.empty() ? "" : ")") << ", fast nodes " << FormatKernelList(fast_nodes)
             << (dry_run ? ", dry run: nothing will be moved" : "") << "\n";
   const uint64_t start_ns = NowNs();
-  uint64_t next_round = start_ns + static_cast<uint64_t>(*interval_ms) * 1000000;
-  uint64_t next_epoch = start_ns + 4 * static_cast<uint64_t>(*interval_ms) * 1000000;
+  (*engine)->Start(start_ns);
   const double cpu_start = ThreadCpuSeconds();
   std::string stop_reason = "the process exited";
   absl::Status loop_error;
@@ -481,89 +406,23 @@ int RunAttach(const std::vector<std::string>& args) {
       stop_reason = "the migrator failed";
       break;
     }
-    if (now >= next_epoch) {
-      (*table)->AdvanceEpoch(now);
-      next_epoch = now + 4 * static_cast<uint64_t>(*interval_ms) * 1000000;
-    }
-    if (now < next_round) continue;
-    next_round = now + static_cast<uint64_t>(*interval_ms) * 1000000;
+    if (!(*engine)->RoundDue(now)) continue;
 
-    // --- Policy round. ---
-    ++stats.rounds;
-    seen.clear();
-    // Pass 1 learns the keys; their placement is then queried; pass 2 sorts
-    // them into the hottest-not-fast and coldest-on-fast lists.
-    while (!scanner.Step((*table)->capacity(), [&](const PageKey& k) {
-      seen.push_back(k);
-      return Tier::kUnknown;
-    })) {
-    }
-    refresh_placement();
-    while (!scanner.Step((*table)->capacity(), [&](const PageKey& k) {
-      auto it = placement.find(k.Pack());
-      return it == placement.end() ? Tier::kUnknown : tier_of_node(it->second);
-    })) {
-    }
-    const ScanResult& scan = scanner.last_result();
-    auto to_heat = [&](const PageEstimate& e) {
-      PageHeat h;
-      h.vaddr = e.entry.key.vaddr();
-      h.page_bytes = static_cast<uint32_t>(PageBytes(e.entry.key.kind));
-      auto it = placement.find(e.entry.key.Pack());
-      h.current_node = it == placement.end() ? -1 : it->second;
-      h.accessor_node = e.entry.node;
-      h.shared = e.entry.sharing == Sharing::kShared;
-      h.rate = e.rate.per_sec;
-      h.rate_lo = e.rate.lo_per_sec;
-      h.rate_hi = e.rate.hi_per_sec;
-      return h;
-    };
-    std::vector<PageHeat> candidates, victims;
-    for (const PageEstimate& e : scan.hottest_not_fast) candidates.push_back(to_heat(e));
-    for (const PageEstimate& e : scan.coldest_on_fast) victims.push_back(to_heat(e));
-    // Hot pages and where they are.
-    const uint32_t threshold = scan.HotThreshold(fast_bytes / 4096);
-    stats.hot_pages = 0;
-    stats.hot_pages_by_node.clear();
-    for (const PageKey& k : seen) {
-      std::optional<EntryView> v = (*table)->Lookup(k);
-      if (!v || v->count < threshold || threshold == 0) continue;
-      stats.hot_pages += BasePages(k.kind);
-      auto it = placement.find(k.Pack());
-      if (it != placement.end()) stats.hot_pages_by_node[it->second] += BasePages(k.kind);
-    }
-    std::vector<NumaMapsRange> ranges;
-    if (absl::StatusOr<std::string> nm = fs->ReadFile(absl::StrCat("/proc/", *pid, "/numa_maps")); nm.ok()) {
-      if (absl::StatusOr<std::vector<NumaMapsRange>> r = ParseNumaMaps(*nm); r.ok()) {
-        ranges = std::move(*r);
-        if (absl::StatusOr<std::string> mp = fs->ReadFile(absl::StrCat("/proc/", *pid, "/maps")); mp.ok()) {
-          if (absl::StatusOr<std::vector<MapsRange>> m = ParseProcMaps(*mp); m.ok()) JoinWithMaps(ranges, *m);
-        }
-      }
-    }
-    std::vector<NodeFree> free = ReadFree(*fs, *topo);
-    std::vector<int> backed_off = migrator.BackedOffNodes();
-    PlacementInput in;
-    in.topology = &*topo;
-    in.candidates = candidates;
-    in.victims = victims;
-    in.ranges = ranges;
-    in.free = free;
-    in.backed_off_nodes = backed_off;
-    in.is_held = [&](uint64_t vaddr) { return migrator.IsHeld(vaddr); };
-    PlacementDecision d = DecideMoves(in, pcfg, **strategy);
+    // --- Policy round (policy/engine.h). ---
+    const RoundReport report = (*engine)->RunRound(view, now);
+    const PlacementDecision& d = report.decision;
+    stats.rounds = report.round;
+    stats.hot_pages = report.hot_pages;
+    stats.hot_pages_by_node = report.hot_pages_by_node;
+    stats.samples = (*engine)->counters().samples;
+    stats.planned_promotions = (*engine)->counters().planned_promotions;
+    stats.planned_demotions = (*engine)->counters().planned_demotions;
+    stats.promoted_entries = (*engine)->counters().promoted_entries;
+    stats.yield_hits = (*engine)->counters().yield_hits;
     std::vector<MoveRequest> requests;
     const absl::Time now_t = absl::Now();
     for (const PlannedMove& m : d.moves) {
       const bool promote = m.reason == PlacementReason::kPromote;
-      (promote ? stats.planned_promotions : stats.planned_demotions) += m.page_bytes / 4096;
-      if (promote && promoted.size() < kMaxPromotedTracked) {
-        PageKey k;
-        k.address_space = static_cast<uint32_t>(*pid);
-        k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
-        k.page = m.vaddr >> PageShift(k.kind);
-        if (promoted.insert(k.Pack()).second) ++stats.promoted_entries;
-      }
       // A 2 MiB entry that is not one huge page is 512 base pages; moving
       // each is correct either way (a THP moves whole with its first).
       for (uint64_t off = 0; off < m.page_bytes; off += 4096) {
@@ -611,6 +470,7 @@ int RunAttach(const std::vector<std::string>& args) {
     migrator.Stop();
   }
   stats.migrator = migrator.Snapshot();
+  stats.samples = (*engine)->counters().samples;
   stats.cpu_seconds = ThreadCpuSeconds() - cpu_start;
   if (std::optional<std::string> p = flags->Get("stats-json")) {
     (void)WriteFileAtomically(*p, StatsJson(stats, dry_run, source_name));

@@ -1,0 +1,227 @@
+#include "policy/engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "tools/base/status_macros.h"
+
+namespace hotpage {
+
+absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
+    const Topology& topology, const PlacementConfig& config,
+    const EngineOptions& options) {
+  if (options.interval_ns == 0) {
+    return absl::InvalidArgumentError("the round interval must be positive");
+  }
+  if (options.epoch_rounds == 0) {
+    return absl::InvalidArgumentError("epoch_rounds must be positive");
+  }
+  HOTPAGE_RETURN_IF_ERROR(ValidatePlacementConfig(config, topology));
+  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<TargetStrategy> strategy,
+                           MakeTargetStrategy(config, topology));
+  uint64_t fast_bytes = 0;
+  for (int n : topology.FastNodes()) {
+    if (const NodeInfo* info = topology.FindNode(n)) fast_bytes += info->memory_bytes;
+  }
+  HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
+  topt.capacity = std::min<size_t>(topt.capacity, options.max_table_entries);
+  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<HotnessTable> table,
+                           HotnessTable::Create(topt));
+  return std::unique_ptr<PolicyEngine>(
+      new PolicyEngine(topology, config, options, std::move(strategy),
+                       std::move(table), fast_bytes));
+}
+
+namespace {
+
+ScanOptions ScanOptionsFor(const PlacementConfig& config,
+                           const EngineOptions& options) {
+  ScanOptions s;
+  size_t k = options.top_k;
+  if (k == 0) {
+    k = static_cast<size_t>(config.max_move_bytes / 4096);
+    k = std::clamp<size_t>(k, 256, 65536);
+  }
+  s.top_k = k;
+  s.hottest_on_fast = config.locality;
+  return s;
+}
+
+}  // namespace
+
+PolicyEngine::PolicyEngine(const Topology& topology,
+                           const PlacementConfig& config,
+                           const EngineOptions& options,
+                           std::unique_ptr<TargetStrategy> strategy,
+                           std::unique_ptr<HotnessTable> table,
+                           uint64_t fast_bytes)
+    : topology_(topology),
+      config_(config),
+      options_(options),
+      strategy_(std::move(strategy)),
+      table_(std::move(table)),
+      scanner_(table_.get(), ScanOptionsFor(config, options)),
+      fast_bytes_(fast_bytes),
+      fast_nodes_(topology.FastNodes()),
+      node_of_cpu_(4096, -1) {
+  for (const NodeInfo& n : topology_.nodes) {
+    for (int c : n.cpus) {
+      if (c >= 0 && c < static_cast<int>(node_of_cpu_.size())) {
+        node_of_cpu_[c] = static_cast<int8_t>(n.id);
+      }
+    }
+  }
+  batch_.reserve(4096);
+}
+
+void PolicyEngine::Start(uint64_t now_ns) {
+  start_ns_ = now_ns;
+  next_round_ns_ = now_ns + options_.interval_ns;
+}
+
+void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
+  batch_.clear();
+  for (const Sample& s : samples) {
+    AccessSample a;
+    a.vaddr = s.vaddr;
+    a.time_ns = s.time_ns;
+    a.address_space = s.pid;
+    a.sample_period = static_cast<uint32_t>(
+        std::min<uint64_t>(s.period ? s.period : 1, UINT32_MAX));
+    a.cpu = static_cast<uint16_t>(s.cpu);
+    const bool region = (s.flags & kSampleRegion) != 0;
+    a.node = region || s.cpu >= node_of_cpu_.size() ? -1 : node_of_cpu_[s.cpu];
+    a.kind = region ? PageKind::k2M : PageKind::k4K;
+    batch_.push_back(a);
+    if (!promoted_.empty()) {
+      if (std::optional<PageKey> k = PageKey::FromSample(a);
+          k && promoted_.contains(k->Pack())) {
+        ++counters_.yield_hits;
+      }
+    }
+  }
+  counters_.samples += samples.size();
+  table_->Ingest(absl::MakeConstSpan(batch_));
+}
+
+void PolicyEngine::RefreshPlacement(MemoryView& view) {
+  placement_.clear();
+  size_t budget = options_.max_placement_pages_per_round;
+  for (const PageKey& k : seen_) {
+    const uint64_t n = BasePages(k.kind);
+    if (budget < n) break;
+    budget -= n;
+    query_pages_.clear();
+    for (uint64_t i = 0; i < n; ++i) query_pages_.push_back(k.vaddr() + i * 4096);
+    query_status_.assign(query_pages_.size(), -1);
+    if (view.QueryNodes(query_pages_, absl::MakeSpan(query_status_)) < 0) continue;
+    // The node of the majority of the entry's pages; ties to the lower id.
+    std::map<int, int> votes;
+    for (int st : query_status_) {
+      if (st >= 0) ++votes[st];
+    }
+    if (votes.empty()) continue;
+    auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    placement_[k.Pack()] = best->first;
+  }
+}
+
+RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
+  RoundReport report;
+  report.round = ++counters_.rounds;
+  report.time_ns = now_ns;
+  if (counters_.rounds % options_.epoch_rounds == 0) {
+    table_->AdvanceEpoch(now_ns);
+    report.epoch_advanced = true;
+  }
+  // Next round: the first start + k * interval after now.
+  if (now_ns >= start_ns_) {
+    const uint64_t k = (now_ns - start_ns_) / options_.interval_ns + 1;
+    next_round_ns_ = start_ns_ + k * options_.interval_ns;
+  } else {
+    next_round_ns_ = start_ns_ + options_.interval_ns;
+  }
+
+  auto tier_of_node = [&](int node) {
+    return std::find(fast_nodes_.begin(), fast_nodes_.end(), node) != fast_nodes_.end()
+               ? Tier::kFast
+               : Tier::kSlow;
+  };
+  // Pass 1 learns the keys; their placement is then queried; pass 2 sorts
+  // them into the lists.
+  seen_.clear();
+  const size_t capacity = table_->capacity();
+  while (!scanner_.Step(capacity, [&](const PageKey& k) {
+    seen_.push_back(k);
+    return Tier::kUnknown;
+  })) {
+  }
+  RefreshPlacement(view);
+  while (!scanner_.Step(capacity, [&](const PageKey& k) {
+    auto it = placement_.find(k.Pack());
+    return it == placement_.end() ? Tier::kUnknown : tier_of_node(it->second);
+  })) {
+  }
+  const ScanResult& scan = scanner_.last_result();
+  report.live_entries = scan.live_entries;
+  auto to_heat = [&](const PageEstimate& e) {
+    PageHeat h;
+    h.vaddr = e.entry.key.vaddr();
+    h.page_bytes = static_cast<uint32_t>(PageBytes(e.entry.key.kind));
+    auto it = placement_.find(e.entry.key.Pack());
+    h.current_node = it == placement_.end() ? -1 : it->second;
+    h.accessor_node = e.entry.node;
+    h.shared = e.entry.sharing == Sharing::kShared;
+    h.rate = e.rate.per_sec;
+    h.rate_lo = e.rate.lo_per_sec;
+    h.rate_hi = e.rate.hi_per_sec;
+    return h;
+  };
+  std::vector<PageHeat> candidates, victims, hot_on_fast;
+  candidates.reserve(scan.hottest_not_fast.size());
+  victims.reserve(scan.coldest_on_fast.size());
+  for (const PageEstimate& e : scan.hottest_not_fast) candidates.push_back(to_heat(e));
+  for (const PageEstimate& e : scan.coldest_on_fast) victims.push_back(to_heat(e));
+  for (const PageEstimate& e : scan.hottest_on_fast) hot_on_fast.push_back(to_heat(e));
+
+  // Hot pages and where they are.
+  report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
+  for (const PageKey& k : seen_) {
+    std::optional<EntryView> v = table_->Lookup(k);
+    if (!v || report.hot_threshold == 0 || v->count < report.hot_threshold) continue;
+    report.hot_pages += BasePages(k.kind);
+    auto it = placement_.find(k.Pack());
+    if (it != placement_.end()) report.hot_pages_by_node[it->second] += BasePages(k.kind);
+  }
+
+  const std::vector<NumaMapsRange> ranges = view.Ranges();
+  const std::vector<NodeFree> free = view.Free();
+  const std::vector<int> backed_off = view.BackedOffNodes();
+  PlacementInput in;
+  in.topology = &topology_;
+  in.candidates = candidates;
+  in.victims = victims;
+  in.hot_on_fast = hot_on_fast;
+  in.ranges = ranges;
+  in.free = free;
+  in.backed_off_nodes = backed_off;
+  in.is_held = [&view](uint64_t vaddr) { return view.IsHeld(vaddr); };
+  report.decision = DecideMoves(in, config_, *strategy_);
+
+  for (const PlannedMove& m : report.decision.moves) {
+    const bool promote = m.reason == PlacementReason::kPromote;
+    (promote ? counters_.planned_promotions : counters_.planned_demotions) += m.page_bytes / 4096;
+    if (promote && promoted_.size() < options_.max_promoted_tracked) {
+      PageKey k;
+      k.address_space = options_.address_space;
+      k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+      k.page = m.vaddr >> PageShift(k.kind);
+      if (promoted_.insert(k.Pack()).second) ++counters_.promoted_entries;
+    }
+  }
+  return report;
+}
+
+}  // namespace hotpage

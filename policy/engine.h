@@ -1,0 +1,170 @@
+// The policy engine: hotpage's decision loop, shared by `hotpage attach`
+// (live process, move_pages) and `hotpage simulate` (replayed trace,
+// simulated memory). Both feed it samples and ask it for rounds; only the
+// MemoryView differs, so the two make the same decisions on the same sample
+// stream and the same memory state (tools/engine_equivalence_test.cc).
+//
+// One round (RunRound):
+//   1. every `epoch_rounds` rounds the table's counts halve (AdvanceEpoch);
+//   2. a scanner pass learns the tracked keys; their nodes are queried from
+//      the view (at most max_placement_pages_per_round 4 KiB pages, in table
+//      order; the rest are "unknown" for the round);
+//   3. a second pass sorts them into the hottest-not-fast, coldest-on-fast
+//      (and, for --locality, hottest-on-fast) lists;
+//   4. DecideMoves (policy/placement.h) with the view's per-range policies,
+//      free memory, back-off and holds.
+// The caller carries the moves out (attach: the Migrator; simulate: its
+// simulated memory).
+//
+// Time: every timestamp is the caller's clock in ns; attach passes
+// CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
+// Rounds fall on start + k * interval; a caller that is late runs one round
+// (missed rounds are skipped, not replayed).
+//
+// Thread-compatible: one thread calls everything.
+
+#ifndef HOTPAGE_POLICY_ENGINE_H_
+#define HOTPAGE_POLICY_ENGINE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hotness/hotness_table.h"
+#include "policy/numa_maps.h"
+#include "policy/placement.h"
+#include "policy/topology.h"
+#include "sampler/sample.h"
+
+namespace hotpage {
+
+// The memory the engine manages, as one round sees it.
+class MemoryView {
+ public:
+  virtual ~MemoryView() = default;
+  // The node of each 4 KiB page at `pages` into `status` (same length): a
+  // node id >= 0, or -errno (e.g. -ENOENT: not present), as move_pages(2)
+  // with nodes == NULL. Returns 0, or -errno if the query failed as a whole
+  // (then `status` is ignored).
+  virtual int QueryNodes(absl::Span<const uint64_t> pages,
+                         absl::Span<int> status) = 0;
+  // The process's per-range policies (may be empty: default policy).
+  virtual std::vector<NumaMapsRange> Ranges() = 0;
+  // Free bytes per node now (nodes not listed are unknown).
+  virtual std::vector<NodeFree> Free() = 0;
+  // Nodes not to target this round (the migrator's ENOMEM back-off).
+  virtual std::vector<int> BackedOffNodes() { return {}; }
+  // Pages on ping-pong hold.
+  virtual bool IsHeld(uint64_t vaddr) { return false; }
+};
+
+struct EngineOptions {
+  // The managed process (its samples' pid). Moves carry only addresses: an
+  // engine manages one address space; callers filter samples to it.
+  uint32_t address_space = 0;
+  uint64_t interval_ns = 1000000000;  // one round per interval
+  uint32_t epoch_rounds = 4;          // counts halve every this many rounds
+  // Hotness table capacity: sized for the fast tier (ForFastTier), at most
+  // this many entries.
+  size_t max_table_entries = size_t{1} << 22;
+  // Placement queries cost about 1 us per 4 KiB page live; at most this
+  // many pages are queried per round.
+  size_t max_placement_pages_per_round = size_t{1} << 20;
+  // Length of the scanner's lists. 0: enough for one round's byte budget
+  // (PlacementConfig::max_move_bytes / 4 KiB), within [256, 65536].
+  size_t top_k = 0;
+  // Promoted entries remembered for the promotion-yield statistic.
+  size_t max_promoted_tracked = size_t{1} << 20;
+};
+
+// What one round found and decided.
+struct RoundReport {
+  uint64_t round = 0;    // 1 for the first
+  uint64_t time_ns = 0;  // the round's time (the caller's clock)
+  bool epoch_advanced = false;
+  uint64_t live_entries = 0;
+  uint32_t hot_threshold = 0;  // count at or above which a page is hot
+  uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
+  std::map<int, uint64_t> hot_pages_by_node;
+  PlacementDecision decision;
+};
+
+// Running totals.
+struct EngineCounters {
+  uint64_t samples = 0;
+  uint64_t rounds = 0;
+  uint64_t planned_promotions = 0;  // 4 KiB pages
+  uint64_t planned_demotions = 0;
+  uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
+  uint64_t yield_hits = 0;        // samples on promoted entries afterwards
+};
+
+class PolicyEngine {
+ public:
+  // `topology` must outlive the engine. Errors: bad config for the machine
+  // (ValidatePlacementConfig, MakeTargetStrategy), table creation.
+  static absl::StatusOr<std::unique_ptr<PolicyEngine>> Create(
+      const Topology& topology, const PlacementConfig& config,
+      const EngineOptions& options);
+
+  // Sets the clock origin: the first round is due at start + interval.
+  void Start(uint64_t now_ns);
+
+  // Converts and ingests samples (accessor node from the sample's CPU;
+  // DAMON regions as 2 MiB entries of unknown accessor). Allocation-free
+  // once the batch buffer has grown to the largest batch.
+  void Ingest(absl::Span<const Sample> samples);
+
+  // Whether a round is due at `now_ns`.
+  bool RoundDue(uint64_t now_ns) const { return now_ns >= next_round_ns_; }
+  uint64_t next_round_ns() const { return next_round_ns_; }
+
+  // Runs one round at `now_ns` (see the file comment) and schedules the
+  // next one at the first start + k * interval after `now_ns`.
+  RoundReport RunRound(MemoryView& view, uint64_t now_ns);
+
+  const EngineCounters& counters() const { return counters_; }
+  const PlacementConfig& config() const { return config_; }
+  const Topology& topology() const { return topology_; }
+  HotnessTable& table() { return *table_; }
+  // Bytes of the fastest tier (the hot threshold's capacity).
+  uint64_t fast_bytes() const { return fast_bytes_; }
+
+ private:
+  PolicyEngine(const Topology& topology, const PlacementConfig& config,
+               const EngineOptions& options,
+               std::unique_ptr<TargetStrategy> strategy,
+               std::unique_ptr<HotnessTable> table, uint64_t fast_bytes);
+  void RefreshPlacement(MemoryView& view);
+
+  const Topology& topology_;
+  const PlacementConfig config_;
+  const EngineOptions options_;
+  std::unique_ptr<TargetStrategy> strategy_;
+  std::unique_ptr<HotnessTable> table_;
+  HotnessScanner scanner_;
+  const uint64_t fast_bytes_;
+  std::vector<int> fast_nodes_;
+  std::vector<int8_t> node_of_cpu_;
+
+  uint64_t start_ns_ = 0;
+  uint64_t next_round_ns_ = 0;
+  EngineCounters counters_;
+  std::vector<AccessSample> batch_;
+  absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
+  // Per round: the tracked keys and where each lives (the node of the
+  // majority of its 4 KiB pages).
+  std::vector<PageKey> seen_;
+  absl::flat_hash_map<uint64_t, int> placement_;
+  std::vector<uint64_t> query_pages_;
+  std::vector<int> query_status_;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_POLICY_ENGINE_H_

@@ -1,0 +1,239 @@
+#include "policy/engine.h"
+
+#include <cerrno>
+#include <map>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kSec = 1000000000;
+constexpr uint64_t kBase = 0x7f0000000000;
+
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier, int package) {
+  NodeInfo n;
+  n.id = id;
+  n.cpus = std::move(cpus);
+  n.memory_bytes = kGiB;
+  n.distance = std::move(distance);
+  n.tier = tier;
+  n.package = package;
+  return n;
+}
+
+// Two DRAM nodes in two packages (cpu 0 on node 0, cpu 1 on node 1) and a
+// CPU-less slower node 2.
+Topology ThreeNodes() {
+  Topology t;
+  t.nodes.push_back(Node(0, {0}, {10, 21, 24}, 0, 0));
+  t.nodes.push_back(Node(1, {1}, {21, 10, 24}, 0, 1));
+  t.nodes.push_back(Node(2, {}, {24, 24, 10}, 1, 1));
+  t.tiers = {MemoryTier{0, {0, 1}}, MemoryTier{1, {2}}};
+  t.packages = {Package{0, {0}}, Package{1, {1, 2}}};
+  return t;
+}
+
+// Pages live where the map says (unmapped: -ENOENT); free memory is given.
+class MapView : public MemoryView {
+ public:
+  int QueryNodes(absl::Span<const uint64_t> pages, absl::Span<int> status) override {
+    ++queries;
+    for (size_t i = 0; i < pages.size(); ++i) {
+      auto it = node.find(pages[i]);
+      status[i] = it == node.end() ? -ENOENT : it->second;
+    }
+    return 0;
+  }
+  std::vector<NumaMapsRange> Ranges() override { return ranges; }
+  std::vector<NodeFree> Free() override { return free; }
+  std::map<uint64_t, int> node;
+  std::vector<NumaMapsRange> ranges;
+  std::vector<NodeFree> free = {{0, kGiB / 2}, {1, kGiB / 2}, {2, kGiB / 2}};
+  int queries = 0;
+};
+
+Sample At(uint64_t vaddr, uint64_t t, uint32_t cpu = 0) {
+  Sample s;
+  s.vaddr = vaddr;
+  s.time_ns = t;
+  s.pid = 42;
+  s.cpu = cpu;
+  s.period = 1;
+  return s;
+}
+
+std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo, PlacementConfig cfg = {},
+                                         EngineOptions opt = {}) {
+  opt.address_space = 42;
+  opt.max_table_entries = 1 << 16;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> e = PolicyEngine::Create(topo, cfg, opt);
+  EXPECT_TRUE(e.ok()) << e.status();
+  return std::move(*e);
+}
+
+TEST(PolicyEngineTest, PromotesSampledSlowPagesHottestFirst) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  std::vector<Sample> samples;
+  // Pages 0..9 on the slow node, page i sampled i + 1 times; page 10 on
+  // node 0 (already fast), sampled often.
+  for (int i = 0; i <= 10; ++i) {
+    view.node[kBase + i * kPage] = i == 10 ? 0 : 2;
+    for (int n = 0; n <= i; ++n) samples.push_back(At(kBase + i * kPage, kSec / 2));
+  }
+  engine->Ingest(samples);
+  EXPECT_FALSE(engine->RoundDue(kSec - 1));
+  ASSERT_TRUE(engine->RoundDue(kSec));
+  RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_EQ(r.round, 1u);
+  EXPECT_EQ(r.live_entries, 11u);
+  ASSERT_EQ(r.decision.moves.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    const PlannedMove& m = r.decision.moves[i];
+    EXPECT_EQ(m.reason, PlacementReason::kPromote);
+    EXPECT_EQ(m.from_node, 2);
+    EXPECT_EQ(m.to_node, 0);  // the accessor (cpu 0) node
+    EXPECT_EQ(m.vaddr, kBase + (9 - i) * kPage) << i;
+  }
+  EXPECT_EQ(engine->counters().planned_promotions, 10u);
+  EXPECT_EQ(engine->counters().promoted_entries, 10u);
+  // Later samples on promoted pages count as yield.
+  engine->Ingest(std::vector<Sample>{At(kBase, 2 * kSec), At(kBase + 10 * kPage, 2 * kSec)});
+  EXPECT_EQ(engine->counters().yield_hits, 1u);
+  EXPECT_EQ(engine->counters().samples, 66u + 2u);
+}
+
+TEST(PolicyEngineTest, RoundsFallOnTheIntervalGridAndLateRoundsAreNotReplayed) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.interval_ns = kSec;
+  opt.epoch_rounds = 2;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(5 * kSec);
+  MapView view;
+  EXPECT_EQ(engine->next_round_ns(), 6 * kSec);
+  RoundReport r1 = engine->RunRound(view, 6 * kSec + 10);
+  EXPECT_FALSE(r1.epoch_advanced);
+  EXPECT_EQ(engine->next_round_ns(), 7 * kSec);
+  // Three and a half intervals late: one round, the next on the grid.
+  RoundReport r2 = engine->RunRound(view, 10 * kSec + kSec / 2);
+  EXPECT_TRUE(r2.epoch_advanced);  // every second round
+  EXPECT_EQ(r2.round, 2u);
+  EXPECT_EQ(engine->next_round_ns(), 11 * kSec);
+}
+
+TEST(PolicyEngineTest, EpochsHalveCounts) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.epoch_rounds = 1;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  view.node[kBase] = 2;
+  engine->Ingest(std::vector<Sample>(16, At(kBase, 1)));
+  engine->RunRound(view, kSec);
+  PageKey k;
+  k.address_space = 42;
+  k.kind = PageKind::k4K;
+  k.page = kBase / kPage;
+  std::optional<EntryView> v = engine->table().Lookup(k);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->count, 8u);
+}
+
+// The default list length follows the round's byte budget: 1000 hot pages
+// with room for all of them are promoted in one round (a fixed 256-entry
+// list would take four).
+TEST(PolicyEngineTest, ListLengthFollowsTheRoundBudget) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 1000; ++i) {
+    view.node[kBase + i * kPage] = 2;
+    samples.push_back(At(kBase + i * kPage, 1));
+    samples.push_back(At(kBase + i * kPage, 2));
+  }
+  engine->Ingest(samples);
+  RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_EQ(r.decision.promoted_pages, 1000u);
+
+  EngineOptions small;
+  small.top_k = 256;
+  auto capped = MakeEngine(topo, {}, small);
+  capped->Start(0);
+  capped->Ingest(samples);
+  EXPECT_EQ(capped->RunRound(view, kSec).decision.promoted_pages, 256u);
+}
+
+// --locality: a private hot page on fast node 1 accessed only from cpu 0
+// (node 0) moves to node 0; a shared one stays; without the rule nothing
+// moves.
+TEST(PolicyEngineTest, LocalityUsesTheHottestOnFastList) {
+  const Topology topo = ThreeNodes();
+  MapView view;
+  const uint64_t priv = kBase, shared = kBase + kPage;
+  view.node[priv] = 1;
+  view.node[shared] = 1;
+  std::vector<Sample> samples;
+  for (int n = 0; n < 8; ++n) {
+    samples.push_back(At(priv, 1 + n, /*cpu=*/0));
+    samples.push_back(At(shared, 1 + n, /*cpu=*/n % 2));
+  }
+  for (bool locality : {false, true}) {
+    PlacementConfig cfg;
+    cfg.locality = locality;
+    auto engine = MakeEngine(topo, cfg);
+    engine->Start(0);
+    engine->Ingest(samples);
+    RoundReport r = engine->RunRound(view, kSec);
+    if (!locality) {
+      EXPECT_TRUE(r.decision.moves.empty());
+      continue;
+    }
+    ASSERT_EQ(r.decision.moves.size(), 1u) << DecisionToString(r.decision);
+    EXPECT_EQ(r.decision.moves[0].vaddr, priv);
+    EXPECT_EQ(r.decision.moves[0].to_node, 0);
+    EXPECT_EQ(r.decision.moves[0].trigger, PlacementTrigger::kLocality);
+  }
+}
+
+TEST(PolicyEngineTest, CountsHotPagesByNodeAndCapsPlacementQueries) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.max_placement_pages_per_round = 3;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 5; ++i) {
+    view.node[kBase + i * kPage] = 2;
+    for (int n = 0; n < 4; ++n) samples.push_back(At(kBase + i * kPage, 1));
+  }
+  engine->Ingest(samples);
+  RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_EQ(view.queries, 3);  // the other two pages stay unknown
+  EXPECT_EQ(r.decision.promoted_pages, 3u);
+  EXPECT_EQ(r.hot_pages, 5u);  // all fit the fast tier
+  EXPECT_EQ(r.hot_pages_by_node.at(2), 3u);
+}
+
+TEST(PolicyEngineTest, RejectsBadOptions) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.interval_ns = 0;
+  EXPECT_FALSE(PolicyEngine::Create(topo, {}, opt).ok());
+  PlacementConfig cfg;
+  cfg.promote_to = {7};
+  EXPECT_FALSE(PolicyEngine::Create(topo, cfg, {}).ok());
+}
+
+}  // namespace
+}  // namespace hotpage
