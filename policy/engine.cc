@@ -91,7 +91,9 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     a.cpu = static_cast<uint16_t>(s.cpu);
     const bool region = (s.flags & kSampleRegion) != 0;
     a.node = region || s.cpu >= node_of_cpu_.size() ? -1 : node_of_cpu_[s.cpu];
-    a.kind = region ? PageKind::k2M : PageKind::k4K;
+    const bool huge = !region && !huge_chunks_.empty() &&
+                      huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
+    a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     batch_.push_back(a);
     if (!promoted_.empty()) {
       if (std::optional<PageKey> k = PageKey::FromSample(a);
@@ -221,7 +223,13 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       if (promoted_.insert(k.Pack()).second) ++counters_.promoted_entries;
     }
   }
+  RefreshHugeChunks(view);
   return report;
+}
+
+void PolicyEngine::RefreshHugeChunks(MemoryView& view) {
+  huge_chunks_.clear();
+  for (uint64_t c : view.HugeChunks()) huge_chunks_.insert(c & ~((uint64_t{1} << 21) - 1));
 }
 
 }  // namespace hotpage

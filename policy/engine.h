@@ -12,7 +12,9 @@
 //   3. a second pass sorts them into the hottest-not-fast, coldest-on-fast
 //      (and, for --locality, hottest-on-fast) lists;
 //   4. DecideMoves (policy/placement.h) with the view's per-range policies,
-//      free memory, back-off and holds.
+//      free memory, back-off and holds;
+//   5. the view's THP-backed 2 MiB chunks are learned: samples in them feed
+//      one 2 MiB entry from then on (a huge page moves whole).
 // The caller carries the moves out (attach: the Migrator; simulate: its
 // simulated memory).
 //
@@ -61,6 +63,10 @@ class MemoryView {
   virtual std::vector<int> BackedOffNodes() { return {}; }
   // Pages on ping-pong hold.
   virtual bool IsHeld(uint64_t vaddr) { return false; }
+  // Starts of the 2 MiB-aligned chunks backed by transparent huge pages
+  // (any order). Samples inside them count for the whole 2 MiB, which moves
+  // as one unit (rule H, policy/placement.h). Empty: none known.
+  virtual std::vector<uint64_t> HugeChunks() { return {}; }
 };
 
 struct EngineOptions {
@@ -125,8 +131,15 @@ class PolicyEngine {
   uint64_t next_round_ns() const { return next_round_ns_; }
 
   // Runs one round at `now_ns` (see the file comment) and schedules the
-  // next one at the first start + k * interval after `now_ns`.
+  // next one at the first start + k * interval after `now_ns`. Ends by
+  // refreshing the THP-backed chunks (RefreshHugeChunks).
   RoundReport RunRound(MemoryView& view, uint64_t now_ns);
+
+  // Learns the view's THP-backed chunks: until the next refresh, samples in
+  // them are ingested as 2 MiB entries. Callers may call it before the
+  // first round.
+  void RefreshHugeChunks(MemoryView& view);
+  size_t huge_chunks() const { return huge_chunks_.size(); }
 
   const EngineCounters& counters() const { return counters_; }
   const PlacementConfig& config() const { return config_; }
@@ -157,6 +170,7 @@ class PolicyEngine {
   EngineCounters counters_;
   std::vector<AccessSample> batch_;
   absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
+  absl::flat_hash_set<uint64_t> huge_chunks_;  // THP-backed 2 MiB chunk starts
   // Per round: the tracked keys and where each lives (the node of the
   // majority of its 4 KiB pages).
   std::vector<PageKey> seen_;

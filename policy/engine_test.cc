@@ -49,6 +49,8 @@ class MapView : public MemoryView {
     return 0;
   }
   std::vector<NumaMapsRange> Ranges() override { return ranges; }
+  std::vector<uint64_t> HugeChunks() override { return huge; }
+  std::vector<uint64_t> huge;
   std::vector<NodeFree> Free() override { return free; }
   std::map<uint64_t, int> node;
   std::vector<NumaMapsRange> ranges;
@@ -223,6 +225,37 @@ TEST(PolicyEngineTest, CountsHotPagesByNodeAndCapsPlacementQueries) {
   EXPECT_EQ(r.decision.promoted_pages, 3u);
   EXPECT_EQ(r.hot_pages, 5u);  // all fit the fast tier
   EXPECT_EQ(r.hot_pages_by_node.at(2), 3u);
+}
+
+// A THP-backed chunk: 4 KiB samples inside it feed one 2 MiB entry (after
+// the engine learned the chunk), which moves whole, counted as 512 pages.
+TEST(PolicyEngineTest, SamplesInAHugePageMoveItWhole) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  const uint64_t chunk = kBase;  // 2 MiB aligned
+  for (uint64_t p = 0; p < 512; ++p) view.node[chunk + p * kPage] = 2;
+  view.node[chunk + 2 * 512 * kPage] = 2;  // a 4 KiB page outside
+  view.huge = {chunk};
+  engine->RefreshHugeChunks(view);
+  EXPECT_EQ(engine->huge_chunks(), 1u);
+  engine->Ingest(std::vector<Sample>{At(chunk + 5 * kPage, 1), At(chunk + 300 * kPage, 2),
+                                     At(chunk + 2 * 512 * kPage, 3)});
+  RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_EQ(r.live_entries, 2u);
+  ASSERT_EQ(r.decision.moves.size(), 2u) << DecisionToString(r.decision);
+  EXPECT_EQ(r.decision.moves[0].vaddr, chunk);
+  EXPECT_EQ(r.decision.moves[0].page_bytes, 2u << 20);
+  EXPECT_EQ(r.decision.promoted_bytes, 513u * kPage);
+  EXPECT_EQ(engine->counters().planned_promotions, 513u);  // 4 KiB pages
+
+  // Without the chunk known, the same samples are two 4 KiB entries there.
+  auto plain = MakeEngine(topo);
+  plain->Start(0);
+  view.huge.clear();
+  plain->Ingest(std::vector<Sample>{At(chunk + 5 * kPage, 1), At(chunk + 300 * kPage, 2)});
+  EXPECT_EQ(plain->RunRound(view, kSec).decision.promoted_pages, 2u);
 }
 
 TEST(PolicyEngineTest, RejectsBadOptions) {

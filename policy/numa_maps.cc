@@ -198,6 +198,47 @@ absl::StatusOr<std::vector<MapsRange>> ParseProcMaps(absl::string_view text) {
   return out;
 }
 
+absl::StatusOr<std::vector<SmapsVma>> ParseSmaps(absl::string_view text) {
+  std::vector<SmapsVma> out;
+  size_t lineno = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++lineno;
+    if (lineno > 32 * kMaxNumaMapsLines) return absl::ResourceExhaustedError("smaps: too many lines");
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    const size_t sp = line.find_first_of(" \t");
+    const absl::string_view first = line.substr(0, sp);
+    if (absl::EndsWith(first, ":")) {
+      // "Name:   <value> kB"
+      uint64_t* field = nullptr;
+      if (first == "Anonymous:") field = out.empty() ? nullptr : &out.back().anonymous_bytes;
+      if (first == "AnonHugePages:") field = out.empty() ? nullptr : &out.back().anon_huge_bytes;
+      if (field == nullptr) {
+        if ((first == "Anonymous:" || first == "AnonHugePages:") && out.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat("smaps line ", lineno, ": field before any mapping"));
+        }
+        continue;
+      }
+      std::vector<absl::string_view> f =
+          absl::StrSplit(line.substr(first.size()), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      uint64_t kb = 0;
+      if (f.size() != 2 || f[1] != "kB" || !absl::SimpleAtoi(f[0], &kb) || kb > (uint64_t{1} << 44)) {
+        return absl::InvalidArgumentError(absl::StrCat("smaps line ", lineno, ": malformed ", Quoted(line)));
+      }
+      *field = kb * 1024;
+      continue;
+    }
+    const size_t dash = first.find('-');
+    SmapsVma v;
+    if (dash == absl::string_view::npos || !ParseHex(first.substr(0, dash), &v.start) ||
+        !ParseHex(first.substr(dash + 1), &v.end) || v.end <= v.start) {
+      return absl::InvalidArgumentError(absl::StrCat("smaps line ", lineno, ": malformed ", Quoted(line)));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges, const std::vector<MapsRange>& maps) {
   size_t unmatched = 0;
   size_t j = 0;

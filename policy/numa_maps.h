@@ -78,6 +78,19 @@ struct MapsRange {
 // Parses /proc/PID/maps (only start, end and permissions are kept).
 absl::StatusOr<std::vector<MapsRange>> ParseProcMaps(absl::string_view text);
 
+// One VMA of /proc/PID/smaps, only what THP detection needs.
+struct SmapsVma {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t anonymous_bytes = 0;  // "Anonymous:" (kB in the file)
+  uint64_t anon_huge_bytes = 0;  // "AnonHugePages:" (THP-backed anonymous)
+};
+// Parses /proc/PID/smaps: header lines ("start-end perms offset dev inode
+// [path]") start a VMA; "Anonymous:" and "AnonHugePages:" lines fill it;
+// other fields are skipped. Untrusted input: bounded, malformed header or
+// value lines are errors naming the line.
+absl::StatusOr<std::vector<SmapsVma>> ParseSmaps(absl::string_view text);
+
 // Fills NumaMapsRange::end from maps (matching by start address). Ranges
 // with no match keep end = 0 and are reported by the return value.
 size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges, const std::vector<MapsRange>& maps);

@@ -1,4 +1,4 @@
-// Fuzz target for policy/numa_maps.h: numa_maps and maps parsers.
+// Fuzz target for policy/numa_maps.h: numa_maps, maps and smaps parsers.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (unmatched > ranges->size()) std::abort();
     for (const auto& r : *ranges) {
       if (r.end != 0 && r.end <= r.start) std::abort();
+    }
+  }
+  if (auto smaps = hotpage::ParseSmaps(text); smaps.ok()) {
+    for (const auto& v : *smaps) {
+      if (v.end <= v.start) std::abort();
     }
   }
   return 0;

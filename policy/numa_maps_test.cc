@@ -87,5 +87,37 @@ TEST(ParseProcMaps, AndJoin) {
   EXPECT_FALSE(ParseProcMaps("garbage\n").ok());
 }
 
+TEST(SmapsTest, ParsesThpFieldsPerVma) {
+  // From a 6.12 guest: a 4 MiB THP-backed anonymous area and a file mapping.
+  const char* text =
+      "7f1c00000000-7f1c00400000 rw-p 00000000 00:00 0 \n"
+      "Size:               4096 kB\n"
+      "Rss:                4096 kB\n"
+      "Anonymous:          4096 kB\n"
+      "AnonHugePages:      4096 kB\n"
+      "THPeligible:    1\n"
+      "VmFlags: rd wr mr mw me ac sd hg\n"
+      "55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 1234   /usr/bin/odd: name\n"
+      "Anonymous:             0 kB\n"
+      "AnonHugePages:         0 kB\n";
+  auto v = ParseSmaps(text);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->size(), 2u);
+  EXPECT_EQ((*v)[0].start, 0x7f1c00000000u);
+  EXPECT_EQ((*v)[0].end, 0x7f1c00400000u);
+  EXPECT_EQ((*v)[0].anonymous_bytes, 4096u * 1024);
+  EXPECT_EQ((*v)[0].anon_huge_bytes, 4096u * 1024);
+  EXPECT_EQ((*v)[1].anon_huge_bytes, 0u);
+}
+
+TEST(SmapsTest, MalformedLinesAreErrorsNamingTheLine) {
+  for (const char* bad : {"zz-10 rw-p 0 0:0 0\n", "10-5 rw-p\n", "1000-2000 rw-p\nAnonHugePages: x kB\n",
+                          "1000-2000 rw-p\nAnonHugePages: 4 MB\n", "AnonHugePages: 4 kB\n"}) {
+    auto v = ParseSmaps(bad);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_NE(v.status().message().find("smaps line"), std::string::npos) << v.status();
+  }
+}
+
 }  // namespace
 }  // namespace hotpage

@@ -367,6 +367,7 @@ int RunAttach(const std::vector<std::string>& args) {
   auto sink = [&](absl::Span<const Sample> samples) { (*engine)->Ingest(samples); };
   LiveMemoryView view(static_cast<pid_t>(*pid), &mover, &*fs, &*topo, dry_run ? nullptr : &migrator);
   const std::vector<int> fast_nodes = topo->FastNodes();
+  (*engine)->RefreshHugeChunks(view);  // THP-backed chunks, before the first samples
 
   const bool live_line = isatty(STDERR_FILENO) && !flags->Has("quiet");
   std::cerr << "hotpage attach: pid " << *pid << ", source " << source_name << (why.empty() ? "" : " (") << why

@@ -33,6 +33,9 @@
 //   --then_prefer_many=N,M,... (after the first touch, set the area's policy
 //   to MPOL_PREFERRED_MANY over these nodes without moving anything: a
 //   `prefer (many)` range in numa_maps, for target-mask tests)
+//   --weighted_interleave=N,M,... (MPOL_WEIGHTED_INTERLEAVE over these nodes
+//   before the first touch; weights from /sys/kernel/mm/mempolicy/
+//   weighted_interleave/nodeN; for interleave-ratio tests)
 //   --shape=clusters|interleaved (interleaved: the hot set is one page in
 //   --stride=8 over the whole area, set A the pages with index % stride ==
 //   0, set B those with index % stride == stride / 2: a hot set DAMON's
@@ -79,6 +82,7 @@ struct Options {
   int bind_node = -1;
   int prefer_node = -1;
   unsigned long then_prefer_many = 0;  // node mask
+  unsigned long weighted_interleave = 0;  // node mask
   bool interleaved = false;
   uint64_t stride = 8;
 };
@@ -190,6 +194,17 @@ int main(int argc, char** argv) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_node");
       o.bind_node = static_cast<int>(n);
+    } else if (ParseFlag(a, "--weighted_interleave", &v)) {
+      size_t pos = 0;
+      while (pos <= v.size()) {
+        size_t comma = v.find(',', pos);
+        std::string tok = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        uint64_t n;
+        if (!ParseU64(tok, &n) || n > 63) Usage("bad --weighted_interleave");
+        o.weighted_interleave |= 1UL << n;
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
     } else if (ParseFlag(a, "--then_prefer_many", &v)) {
       size_t pos = 0;
       while (pos <= v.size()) {
@@ -244,6 +259,14 @@ int main(int argc, char** argv) {
     constexpr int kMpolPreferred = 1;
     if (syscall(SYS_mbind, base, bytes, kMpolPreferred, &mask, 64, 0) != 0) {
       std::perror("hot_set_workload: mbind MPOL_PREFERRED");
+      return 2;
+    }
+  }
+  if (o.weighted_interleave != 0) {
+    unsigned long mask = o.weighted_interleave;
+    constexpr int kMpolWeightedInterleave = 6;
+    if (syscall(SYS_mbind, base, bytes, kMpolWeightedInterleave, &mask, 64, 0) != 0) {
+      std::perror("hot_set_workload: mbind MPOL_WEIGHTED_INTERLEAVE");
       return 2;
     }
   }

@@ -95,6 +95,32 @@ absl::StatusOr<std::string> KernelFs::ReadFile(absl::string_view path) const {
   return out;
 }
 
+absl::StatusOr<std::string> KernelFs::ReadAt(absl::string_view path, uint64_t offset,
+                                             size_t length) const {
+  if (length > kMaxFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("read ", Display(path), ": ", length,
+                                                   " bytes at once is more than ", kMaxFileBytes));
+  }
+  int fd = OpenAt(path, O_RDONLY);
+  if (fd < 0) return ErrnoStatus(-fd, absl::StrCat("open ", Display(path)));
+  std::string out(length, '\0');
+  size_t got = 0;
+  while (got < length) {
+    ssize_t n = pread(fd, out.data() + got, length - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      close(fd);
+      return ErrnoStatus(err, absl::StrCat("read ", Display(path), " at ", offset));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  out.resize(got);
+  return out;
+}
+
 absl::StatusOr<std::string> KernelFs::ReadTrimmed(absl::string_view path) const {
   HOTPAGE_ASSIGN_OR_RETURN(std::string s, ReadFile(path));
   return std::string(absl::StripAsciiWhitespace(s));

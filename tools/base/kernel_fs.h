@@ -49,6 +49,11 @@ class KernelFs {
   // Whole file contents (at most kMaxFileBytes; longer is an error).
   absl::StatusOr<std::string> ReadFile(absl::string_view path) const;
 
+  // Up to `length` bytes at `offset` (pread; fewer at end of file). For
+  // binary files read by position (/proc/PID/pagemap, /proc/kpageflags).
+  absl::StatusOr<std::string> ReadAt(absl::string_view path, uint64_t offset,
+                                     size_t length) const;
+
   // Contents with surrounding whitespace removed (sysfs values end in '\n').
   absl::StatusOr<std::string> ReadTrimmed(absl::string_view path) const;
 

@@ -35,6 +35,18 @@ TEST(KernelFs, ReadsUnderRootAndNamesFilesInErrors) {
   EXPECT_NE(missing.status().message().find(tree.root() + "/sys/nothing"), std::string::npos);
 }
 
+TEST(KernelFs, ReadAtReadsByPosition) {
+  FakeTree tree;
+  tree.Write("/proc/1/pagemap", "0123456789");
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok()) << fs.status();
+  EXPECT_EQ(*fs->ReadAt("/proc/1/pagemap", 3, 4), "3456");
+  EXPECT_EQ(*fs->ReadAt("/proc/1/pagemap", 8, 4), "89");  // short at the end
+  EXPECT_EQ(*fs->ReadAt("/proc/1/pagemap", 20, 4), "");
+  EXPECT_FALSE(fs->ReadAt("/proc/1/none", 0, 8).ok());
+  EXPECT_FALSE(fs->ReadAt("/proc/1/pagemap", 0, KernelFs::kMaxFileBytes + 1).ok());
+}
+
 TEST(KernelFs, SymlinksStayInsideTheRoot) {
   FakeTree tree;
   tree.Write("/etc/secret", "inside\n");
