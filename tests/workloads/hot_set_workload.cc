@@ -36,12 +36,18 @@
 //   --weighted_interleave=N,M,... (MPOL_WEIGHTED_INTERLEAVE over these nodes
 //   before the first touch; weights from /sys/kernel/mm/mempolicy/
 //   weighted_interleave/nodeN; for interleave-ratio tests)
+//   --threads=N (default 1) touching threads; thread K owns the clusters
+//   with index % N == K (interleaved shape: the hot pages in 2 MiB groups
+//   g with g % N == K); with N > 1 the layout is also written per thread
+//   to LAYOUT.tK. --pin pins thread K to CPU K (mod the CPU count), so
+//   threads run in different packages on a multi-package guest.
 //   --shape=clusters|interleaved (interleaved: the hot set is one page in
 //   --stride=8 over the whole area, set A the pages with index % stride ==
 //   0, set B those with index % stride == stride / 2: a hot set DAMON's
 //   regions cannot isolate; the layout file then has one `hot` line per
 //   hot page)
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -54,7 +60,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -85,6 +93,8 @@ struct Options {
   unsigned long weighted_interleave = 0;  // node mask
   bool interleaved = false;
   uint64_t stride = 8;
+  uint64_t threads = 1;
+  bool pin = false;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -142,9 +152,27 @@ std::vector<uint64_t> HotPages(const Options& o, int which) {
   return out;
 }
 
-void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switch_ns) {
-  if (o.layout.empty()) return;
-  const std::string tmp = o.layout + ".tmp";
+// The part of hot set `which` that thread `index` touches.
+std::vector<uint64_t> ThreadHotPages(const Options& o, int which, uint64_t index) {
+  std::vector<uint64_t> all = HotPages(o, which);
+  if (o.threads == 1) return all;
+  std::vector<uint64_t> out;
+  if (o.interleaved) {
+    for (uint64_t p : all) {
+      if ((p / 512) % o.threads == index) out.push_back(p);
+    }
+    return out;
+  }
+  const uint64_t cluster_pages = o.cluster_mib * kMiB / kPage;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if ((i / cluster_pages) % o.threads == index) out.push_back(all[i]);
+  }
+  return out;
+}
+
+void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, const Options& o,
+                     uint8_t* base, uint64_t phase, uint64_t switch_ns) {
+  const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (f == nullptr) {
     std::perror("hot_set_workload: layout");
@@ -154,7 +182,6 @@ void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switc
   std::fprintf(f, "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64 "\nswitch_ns %" PRIu64 "\n",
                b, o.mib * kMiB, phase, switch_ns);
   // Hot pages as maximal runs of consecutive pages.
-  const std::vector<uint64_t> hot = HotPages(o, static_cast<int>(phase % 2));
   for (size_t i = 0; i < hot.size();) {
     size_t j = i + 1;
     while (j < hot.size() && hot[j] == hot[j - 1] + 1) ++j;
@@ -162,9 +189,57 @@ void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switc
     std::fprintf(f, "hot 0x%" PRIx64 " 0x%" PRIx64 "\n", s, s + (j - i) * kPage);
     i = j;
   }
-  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), o.layout.c_str()) != 0) {
+  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::perror("hot_set_workload: layout");
     std::exit(2);
+  }
+}
+
+// Per-thread files first, so a checker that sees the main file's new phase
+// finds the thread files of that phase too.
+void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switch_ns) {
+  if (o.layout.empty()) return;
+  const int which = static_cast<int>(phase % 2);
+  if (o.threads > 1) {
+    for (uint64_t k = 0; k < o.threads; ++k) {
+      WriteLayoutFile(o.layout + ".t" + std::to_string(k), ThreadHotPages(o, which, k), o, base, phase,
+                      switch_ns);
+    }
+  }
+  WriteLayoutFile(o.layout, HotPages(o, which), o, base, phase, switch_ns);
+}
+
+std::atomic<uint64_t> g_phase{0};
+std::atomic<bool> g_done{false};
+
+struct WorkerStats {
+  uint64_t touches = 0, passes = 0, bad = 0;
+};
+
+// Touches thread `index`'s part of the current hot set until g_done.
+void Worker(const Options& o, uint8_t* base, uint64_t index, WorkerStats* st) {
+  if (o.pin) {
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<int>(index % static_cast<uint64_t>(ncpu > 0 ? ncpu : 1)), &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) std::perror("hot_set_workload: sched_setaffinity");
+  }
+  uint64_t seen = ~uint64_t{0};
+  std::vector<uint64_t> hot;
+  while (!g_done.load(std::memory_order_relaxed)) {
+    const uint64_t phase = g_phase.load(std::memory_order_acquire);
+    if (phase != seen) {
+      hot = ThreadHotPages(o, static_cast<int>(phase % 2), index);
+      seen = phase;
+    }
+    for (uint64_t p : hot) {
+      uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
+      if (w[0] != (p ^ kSeed)) ++st->bad;
+      ++w[1];
+      ++st->touches;
+    }
+    ++st->passes;
   }
 }
 
@@ -219,6 +294,10 @@ int main(int argc, char** argv) {
     } else if (ParseFlag(a, "--shape", &v)) {
       if (v != "clusters" && v != "interleaved") Usage("bad --shape (clusters or interleaved)");
       o.interleaved = v == "interleaved";
+    } else if (ParseFlag(a, "--threads", &v)) {
+      if (!ParseU64(v, &o.threads) || o.threads == 0 || o.threads > 64) Usage("bad --threads (1..64)");
+    } else if (std::strcmp(a, "--pin") == 0) {
+      o.pin = true;
     } else if (ParseFlag(a, "--stride", &v)) {
       if (!ParseU64(v, &o.stride) || o.stride < 2) Usage("bad --stride (at least 2)");
     } else if (ParseFlag(a, "--prefer_node", &v)) {
@@ -309,27 +388,30 @@ int main(int argc, char** argv) {
   }
   std::fflush(stdout);
 
-  uint64_t touches = 0, passes = 0, bad = 0;
-  std::vector<uint64_t> hot;
-  auto load_set = [&] { hot = HotPages(o, static_cast<int>(phase % 2)); };
-  load_set();
+  // Worker threads touch; this thread switches phases and ends the run.
+  std::vector<WorkerStats> stats(o.threads);
+  std::vector<std::thread> workers;
+  for (uint64_t k = 0; k < o.threads; ++k) workers.emplace_back(Worker, std::cref(o), base, k, &stats[k]);
   while (!g_stop) {
-    for (uint64_t p : hot) {
-      uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
-      if (w[0] != (p ^ kSeed)) ++bad;
-      ++w[1];
-      ++touches;
-    }
-    ++passes;
+    timespec tick = {0, 1000000};
+    nanosleep(&tick, nullptr);
     const uint64_t now = NowNs();
     if (o.duration_ms != 0 && now - start_ns >= o.duration_ms * 1000000u) break;
     if (g_switch || (o.switch_after_ms != 0 && now - phase_ns >= o.switch_after_ms * 1000000u)) {
       g_switch = 0;
       ++phase;
       phase_ns = now;
-      load_set();
       WriteLayout(o, base, phase, phase_ns);
+      g_phase.store(phase, std::memory_order_release);
     }
+  }
+  g_done.store(true, std::memory_order_relaxed);
+  for (std::thread& t : workers) t.join();
+  uint64_t touches = 0, passes = 0, bad = 0;
+  for (const WorkerStats& st : stats) {
+    touches += st.touches;
+    passes += st.passes;
+    bad += st.bad;
   }
 
   uint64_t counted = 0;
