@@ -7,8 +7,11 @@
 //       "RESULT phase=K hot_pages=N on_node=M fraction=F t90_s=T" where T is
 //       the time since the phase's switch (or since the start for phase 0),
 //       or exits 1 with the last fraction on timeout.
+//       NODE may be a list ("0,1": on any of them).
 //   attach_vm_check count PID LAYOUT
 //       prints "COUNT node0=A node1=B other=C" over the whole area.
+//   attach_vm_check counthot PID LAYOUT
+//       the same over the current hot set only.
 //   attach_vm_check fill NODE LEAVE_MB
 //       another process's memory: binds (MPOL_BIND) and touches all but
 //       LEAVE_MB of NODE's free memory, prints "FILLED N MiB", then sleeps
@@ -19,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -111,7 +115,13 @@ int main(int argc, char** argv) {
   }
   if (argc >= 6 && std::strcmp(argv[1], "wait90") == 0) {
     const int pid = std::atoi(argv[2]);
-    const int node = std::atoi(argv[4]);
+    std::vector<int> nodes;
+    for (const char* p = argv[4]; *p != '\0';) {
+      char* end = nullptr;
+      nodes.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+      p = *end == ',' ? end + 1 : end;
+      if (end == p && *p != '\0') break;
+    }
     const double timeout = std::atof(argv[5]);
     const uint64_t start = NowNs();
     double fraction = 0;
@@ -124,7 +134,7 @@ int main(int argc, char** argv) {
         }
         std::vector<int> st = Where(pid, pages);
         size_t on = 0;
-        for (int s : st) on += s == node;
+        for (int s : st) on += std::find(nodes.begin(), nodes.end(), s) != nodes.end();
         fraction = static_cast<double>(on) / static_cast<double>(pages.size());
         if (fraction >= 0.9) {
           const uint64_t since = l.phase == 0 ? start : l.switch_ns;
@@ -138,17 +148,23 @@ int main(int argc, char** argv) {
     std::printf("TIMEOUT phase=%" PRIu64 " fraction=%.3f after %.0f s\n", l.phase, fraction, timeout);
     return 1;
   }
-  if (argc >= 4 && std::strcmp(argv[1], "count") == 0) {
+  if (argc >= 4 && (std::strcmp(argv[1], "count") == 0 || std::strcmp(argv[1], "counthot") == 0)) {
     Layout l;
     if (!ReadLayout(argv[3], &l)) return 2;
     std::vector<uint64_t> pages;
-    for (uint64_t p = l.base; p < l.base + l.bytes; p += 4096) pages.push_back(p);
+    if (std::strcmp(argv[1], "count") == 0) {
+      for (uint64_t p = l.base; p < l.base + l.bytes; p += 4096) pages.push_back(p);
+    } else {
+      for (auto [a, b] : l.hot) {
+        for (uint64_t p = a; p < b; p += 4096) pages.push_back(p);
+      }
+    }
     std::vector<int> st = Where(std::atoi(argv[2]), pages);
     size_t n0 = 0, n1 = 0, other = 0;
     for (int s : st) (s == 0 ? n0 : s == 1 ? n1 : other)++;
     std::printf("COUNT node0=%zu node1=%zu other=%zu\n", n0, n1, other);
     return 0;
   }
-  std::fprintf(stderr, "usage: attach_vm_check wait90 PID LAYOUT NODE TIMEOUT_S | count PID LAYOUT\n");
+  std::fprintf(stderr, "usage: attach_vm_check wait90 PID LAYOUT NODE[,NODE] TIMEOUT_S | count PID LAYOUT | counthot PID LAYOUT\n");
   return 2;
 }
