@@ -59,6 +59,7 @@ bool ParseMessage(absl::string_view line, LackeyRecord* out) {
     ++i;
   }
   if (i == 2 || i + 2 > line.size() || line[i] != c || line[i + 1] != c) return false;
+  if (i + 2 < line.size() && line[i + 2] != ' ') return false;
   out->kind = LackeyRecord::kMessage;
   out->pid = static_cast<uint32_t>(pid);
   out->text = line.substr(i + 2);

@@ -251,7 +251,8 @@ std::vector<FlagSpec> OutputSpecs() {
   return {
       {"output", "FILE", "write the trace here (required)", false, 'o'},
       {"topology-json", "FILE",
-       "copy this 'hotpage topology --json' output into the trace header (default: none)"},
+       "copy this 'hotpage topology --json' output into the trace header (default: none); the "
+       "path as given goes into the recorded command line"},
   };
 }
 
@@ -302,7 +303,10 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
   }
   const std::optional<std::string> out = flags->Get("output");
   if (!out) return UsageError(shape.name, "-o FILE.hpt is required");
-  const ModelValues m = CollectValues(shape.name, model, *flags);
+  ModelValues m = CollectValues(shape.name, model, *flags);
+  if (std::optional<std::string> t = flags->Get("topology-json")) {
+    absl::StrAppend(&m.command, " --topology-json ", *t);
+  }
 
   GenOptions g;
   absl::Status st = ParseU64(m, "seed", &g.seed);
@@ -411,7 +415,10 @@ int RunLackey(const std::vector<std::string>& args) {
   }
   const std::optional<std::string> out = flags->Get("output");
   if (!out) return UsageError(cmd, "-o FILE.hpt is required");
-  const ModelValues m = CollectValues(cmd, LackeyFlags(), *flags);
+  ModelValues m = CollectValues(cmd, LackeyFlags(), *flags);
+  if (std::optional<std::string> t = flags->Get("topology-json")) {
+    absl::StrAppend(&m.command, " --topology-json ", *t);
+  }
   LackeyOptions o;
   uint64_t l1 = 0, l2 = 0, llc = 0;
   std::optional<uint32_t> pid;
