@@ -58,7 +58,8 @@ bool ParseMessage(absl::string_view line, LackeyRecord* out) {
     if (pid > 0xffffffffull) return false;
     ++i;
   }
-  if (i == 2 || i + 2 > line.size() || line[i] != c || line[i + 1] != c) return false;
+  if (i == 2 || i + 2 > line.size() || line[i] != c || line[i + 1] != c)
+    return false;
   if (i + 2 < line.size() && line[i + 2] != ' ') return false;
   out->kind = LackeyRecord::kMessage;
   out->pid = static_cast<uint32_t>(pid);
@@ -75,10 +76,17 @@ std::optional<LackeyRecord> ParseLackeyLine(absl::string_view line) {
     r.kind = LackeyRecord::kInstr;
   } else if (line.size() >= 3 && line[0] == ' ' && line[2] == ' ') {
     switch (line[1]) {
-      case 'L': r.kind = LackeyRecord::kLoad; break;
-      case 'S': r.kind = LackeyRecord::kStore; break;
-      case 'M': r.kind = LackeyRecord::kModify; break;
-      default: return std::nullopt;
+      case 'L':
+        r.kind = LackeyRecord::kLoad;
+        break;
+      case 'S':
+        r.kind = LackeyRecord::kStore;
+        break;
+      case 'M':
+        r.kind = LackeyRecord::kModify;
+        break;
+      default:
+        return std::nullopt;
     }
   } else if (ParseMessage(line, &r)) {
     return r;
@@ -90,7 +98,8 @@ std::optional<LackeyRecord> ParseLackeyLine(absl::string_view line) {
 }
 
 LruCache::LruCache(uint64_t sets, uint32_t ways)
-    : sets_(std::max<uint64_t>(1, sets)), ways_(std::max<uint32_t>(1, ways)),
+    : sets_(std::max<uint64_t>(1, sets)),
+      ways_(std::max<uint32_t>(1, ways)),
       entries_(sets_ * ways_, 0) {}
 
 bool LruCache::Access(uint64_t tag) {
@@ -106,12 +115,14 @@ bool LruCache::Access(uint64_t tag) {
 }
 
 absl::Status CheckLackeyOptions(const LackeyOptions& o) {
-  if (o.sample_period < 1) return absl::InvalidArgumentError("--sample-period wants at least 1");
+  if (o.sample_period < 1)
+    return absl::InvalidArgumentError("--sample-period wants at least 1");
   if (o.ldlat_cycles < 1 || o.ldlat_cycles > 65535) {
     return absl::InvalidArgumentError("--ldlat wants cycles from 1 to 65535");
   }
   if (!(o.ghz >= 0.1 && o.ghz <= 10)) {
-    return absl::InvalidArgumentError(absl::StrCat("--ghz wants 0.1 to 10, got ", o.ghz));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ghz wants 0.1 to 10, got ", o.ghz));
   }
   if (!(o.time_scale >= 1e-3 && o.time_scale <= 1e6)) {
     return absl::InvalidArgumentError(
@@ -125,11 +136,12 @@ absl::Status CheckLackeyOptions(const LackeyOptions& o) {
   for (const Level& l : {Level{"l1-kib", o.l1_bytes, o.l1_ways},
                          Level{"l2-kib", o.l2_bytes, o.l2_ways},
                          Level{"llc-kib", o.llc_bytes, o.llc_ways}}) {
-    if (l.ways < 1 || l.ways > 64 || l.bytes < kLineBytes * l.ways || l.bytes > (1ull << 32) ||
-        l.bytes % (kLineBytes * l.ways) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", l.flag, ": ", l.bytes, " bytes is not a whole number of sets of ", l.ways,
-          " 64-byte lines (ways 1 to 64, at most 4 GiB)"));
+    if (l.ways < 1 || l.ways > 64 || l.bytes < kLineBytes * l.ways ||
+        l.bytes > (1ull << 32) || l.bytes % (kLineBytes * l.ways) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", l.flag, ": ", l.bytes,
+                       " bytes is not a whole number of sets of ", l.ways,
+                       " 64-byte lines (ways 1 to 64, at most 4 GiB)"));
     }
   }
   return absl::OkStatus();
@@ -217,23 +229,28 @@ absl::Status LackeyConverter::Emit(Sample* s) {
   return sink_(*s);
 }
 
-absl::Status LackeyConverter::Feed(absl::string_view line, uint64_t line_number) {
+absl::Status LackeyConverter::Feed(absl::string_view line,
+                                   uint64_t line_number) {
   ++stats_.lines;
   const std::optional<LackeyRecord> r = ParseLackeyLine(line);
   if (!r) {
     constexpr size_t kShow = 60;
     return absl::InvalidArgumentError(absl::StrCat(
         "line ", line_number, " is not Lackey --trace-mem output: \"",
-        absl::CHexEscape(line.substr(0, kShow)), line.size() > kShow ? "..." : "",
-        "\" (expected \"I  ADDR,SIZE\", \" L|S|M ADDR,SIZE\" or a \"==PID==\" message)"));
+        absl::CHexEscape(line.substr(0, kShow)),
+        line.size() > kShow ? "..." : "",
+        "\" (expected \"I  ADDR,SIZE\", \" L|S|M ADDR,SIZE\" or a \"==PID==\" "
+        "message)"));
   }
   switch (r->kind) {
     case LackeyRecord::kInstr:
       ++stats_.instructions;
       ++stats_.cycles;
       return absl::OkStatus();
-    case LackeyRecord::kLoad: return Load(r->addr);
-    case LackeyRecord::kStore: return Store(r->addr);
+    case LackeyRecord::kLoad:
+      return Load(r->addr);
+    case LackeyRecord::kStore:
+      return Store(r->addr);
     case LackeyRecord::kModify: {
       absl::Status s = Load(r->addr);
       if (!s.ok()) return s;
@@ -244,7 +261,8 @@ absl::Status LackeyConverter::Feed(absl::string_view line, uint64_t line_number)
       absl::string_view text = r->text;
       if (command_.empty() && absl::ConsumePrefix(&text, "Command: ")) {
         command_ = std::string(text);
-      } else if (valgrind_.empty() && absl::ConsumePrefix(&text, "Using Valgrind-")) {
+      } else if (valgrind_.empty() &&
+                 absl::ConsumePrefix(&text, "Using Valgrind-")) {
         valgrind_ = std::string(text.substr(0, text.find(' ')));
       }
       return absl::OkStatus();

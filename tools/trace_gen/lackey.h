@@ -108,8 +108,8 @@ absl::Status CheckLackeyOptions(const LackeyOptions& o);
 struct LackeyStats {
   uint64_t lines = 0;
   uint64_t instructions = 0;
-  uint64_t loads = 0;   // including the load half of M
-  uint64_t stores = 0;  // including the store half of M
+  uint64_t loads = 0;                         // including the load half of M
+  uint64_t stores = 0;                        // including the store half of M
   uint64_t loads_by_level[4] = {0, 0, 0, 0};  // L1, L2, LLC, DRAM
   uint64_t stlb_misses = 0;
   uint64_t counted_loads = 0;  // latency >= ldlat

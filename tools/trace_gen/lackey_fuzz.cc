@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t n = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     const auto r = ParseLackeyLine(line);
-    if (r && r->kind != LackeyRecord::kMessage && r->kind != LackeyRecord::kInstr) {
+    if (r && r->kind != LackeyRecord::kMessage &&
+        r->kind != LackeyRecord::kInstr) {
       if (addrs.size() < 64) addrs.push_back(r->addr);
     }
     const absl::Status s = conv.Feed(line, ++n);

@@ -53,10 +53,25 @@ TEST(ParseLackeyLineTest, Messages) {
 
 TEST(ParseLackeyLineTest, RejectsMalformedLines) {
   for (const char* bad : {
-           "", "I", "I  ", "I  ,3", "I  12,", "I  12,0", "I  12,3x", "I 12,3", " L 12 ,3",
-           " X 12,3", " L 12345678901234567,8",  // 17 hex digits
-           " L 12,2000000",                      // size over 2^20
-           " L -12,8", "L 12,8", "==abc== x", "==12= x", "==12==x", "=12== x", "hello world",
+           "",
+           "I",
+           "I  ",
+           "I  ,3",
+           "I  12,",
+           "I  12,0",
+           "I  12,3x",
+           "I 12,3",
+           " L 12 ,3",
+           " X 12,3",
+           " L 12345678901234567,8",  // 17 hex digits
+           " L 12,2000000",           // size over 2^20
+           " L -12,8",
+           "L 12,8",
+           "==abc== x",
+           "==12= x",
+           "==12==x",
+           "=12== x",
+           "hello world",
            "==99999999999== x",  // pid over 32 bits
        }) {
     EXPECT_FALSE(ParseLackeyLine(bad)) << '"' << bad << '"';
@@ -92,7 +107,8 @@ struct Converted {
   absl::Status status;
 };
 
-Converted Convert(const std::vector<std::string>& lines, const LackeyOptions& o) {
+Converted Convert(const std::vector<std::string>& lines,
+                  const LackeyOptions& o) {
   Converted out;
   EXPECT_TRUE(CheckLackeyOptions(o).ok());
   LackeyConverter conv(o, [&](const Sample& s) {
@@ -112,8 +128,10 @@ Converted Convert(const std::vector<std::string>& lines, const LackeyOptions& o)
 std::vector<std::string> Preamble() {
   return {
       "==4321== Lackey, an example Valgrind tool",
-      "==4321== Copyright (C) 2002-2017, and GNU GPL'd, by Nicholas Nethercote.",
-      "==4321== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info",
+      "==4321== Copyright (C) 2002-2017, and GNU GPL'd, by Nicholas "
+      "Nethercote.",
+      "==4321== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright "
+      "info",
       "==4321== Command: sqlite3 kv.db",
       "==4321== ",
   };
@@ -121,7 +139,8 @@ std::vector<std::string> Preamble() {
 
 // `n` loads, each after one instruction, at 64-byte-line strides over
 // `bytes` of memory starting at `base`, `passes` times.
-std::vector<std::string> Sweep(uint64_t base, uint64_t bytes, int passes, char op = 'L') {
+std::vector<std::string> Sweep(uint64_t base, uint64_t bytes, int passes,
+                               char op = 'L') {
   std::vector<std::string> lines;
   for (int p = 0; p < passes; ++p) {
     for (uint64_t off = 0; off < bytes; off += 64) {
@@ -136,7 +155,8 @@ TEST(LackeyConverterTest, SmallWorkingSetHitsL1AndIsNotSampled) {
   LackeyOptions o;
   o.sample_period = 1;
   std::vector<std::string> lines = Preamble();
-  for (const std::string& l : Sweep(0x10000000, 16 << 10, 20)) lines.push_back(l);
+  for (const std::string& l : Sweep(0x10000000, 16 << 10, 20))
+    lines.push_back(l);
   const Converted c = Convert(lines, o);
   ASSERT_TRUE(c.status.ok()) << c.status;
   EXPECT_EQ(c.pid, 4321u);
@@ -242,8 +262,9 @@ TEST(LackeyConverterTest, MalformedLineIsAnErrorWithItsNumber) {
   lines.push_back("some program output");
   const Converted c = Convert(lines, LackeyOptions());
   EXPECT_TRUE(absl::IsInvalidArgument(c.status));
-  EXPECT_TRUE(absl::StrContains(c.status.message(), "line 7 is not Lackey --trace-mem output: "
-                                                    "\"some program output\""))
+  EXPECT_TRUE(absl::StrContains(c.status.message(),
+                                "line 7 is not Lackey --trace-mem output: "
+                                "\"some program output\""))
       << c.status;
 }
 
@@ -256,7 +277,8 @@ TEST(LackeyConverterTest, BadOptions) {
   EXPECT_TRUE(absl::StrContains(CheckLackeyOptions(o).message(), "--ghz"));
   o = LackeyOptions();
   o.sample_period = 0;
-  EXPECT_TRUE(absl::StrContains(CheckLackeyOptions(o).message(), "--sample-period"));
+  EXPECT_TRUE(
+      absl::StrContains(CheckLackeyOptions(o).message(), "--sample-period"));
 }
 
 }  // namespace

@@ -19,10 +19,14 @@ struct ClassOdds {
 
 ClassOdds Odds(AccessClass cls) {
   switch (cls) {
-    case AccessClass::kHot: return {0.35, 0.05, 0.15, 0.7};
-    case AccessClass::kWarm: return {0.15, 0.05, 0.40, 0.5};
-    case AccessClass::kCold: return {0.03, 0.02, 0.85, 0.1};
-    case AccessClass::kSequential: return {0.10, 0.70, 0.02, 0.9};
+    case AccessClass::kHot:
+      return {0.35, 0.05, 0.15, 0.7};
+    case AccessClass::kWarm:
+      return {0.15, 0.05, 0.40, 0.5};
+    case AccessClass::kCold:
+      return {0.03, 0.02, 0.85, 0.1};
+    case AccessClass::kSequential:
+      return {0.10, 0.70, 0.02, 0.9};
   }
   return {0, 0, 0, 0};
 }
@@ -65,11 +69,12 @@ uint64_t LoadDataSrc(ServedBy by, bool stlb_miss) {
 }
 
 uint64_t StoreDataSrc(bool l1_hit, bool stlb_miss) {
-  uint64_t v = P(PERF_MEM_OP_STORE, PERF_MEM_OP_SHIFT) |
-               P(PERF_MEM_SNOOP_NA, PERF_MEM_SNOOP_SHIFT) |
-               P(PERF_MEM_LVL_L1 | (l1_hit ? PERF_MEM_LVL_HIT : PERF_MEM_LVL_MISS),
-                 PERF_MEM_LVL_SHIFT) |
-               P(PERF_MEM_TLB_L2, PERF_MEM_TLB_SHIFT);
+  uint64_t v =
+      P(PERF_MEM_OP_STORE, PERF_MEM_OP_SHIFT) |
+      P(PERF_MEM_SNOOP_NA, PERF_MEM_SNOOP_SHIFT) |
+      P(PERF_MEM_LVL_L1 | (l1_hit ? PERF_MEM_LVL_HIT : PERF_MEM_LVL_MISS),
+        PERF_MEM_LVL_SHIFT) |
+      P(PERF_MEM_TLB_L2, PERF_MEM_TLB_SHIFT);
   v |= P(stlb_miss ? PERF_MEM_TLB_MISS : PERF_MEM_TLB_HIT, PERF_MEM_TLB_SHIFT);
   return v;
 }
@@ -77,10 +82,18 @@ uint64_t StoreDataSrc(bool l1_hit, bool stlb_miss) {
 uint32_t LoadLatency(ServedBy by, bool stlb_miss, Rng& rng) {
   uint64_t cycles = 0;
   switch (by) {
-    case ServedBy::kL1: cycles = 5; break;
-    case ServedBy::kL2: cycles = 14; break;
-    case ServedBy::kLfb: cycles = 30 + rng.Below(90); break;
-    case ServedBy::kL3: cycles = 38 + rng.Below(25); break;
+    case ServedBy::kL1:
+      cycles = 5;
+      break;
+    case ServedBy::kL2:
+      cycles = 14;
+      break;
+    case ServedBy::kLfb:
+      cycles = 30 + rng.Below(90);
+      break;
+    case ServedBy::kL3:
+      cycles = 38 + rng.Below(25);
+      break;
     case ServedBy::kDram:
       cycles = 180 + rng.Below(100);
       if (rng.Below(16) == 0) cycles += rng.Below(400);
@@ -102,7 +115,7 @@ void FillPebsSample(uint64_t vaddr, AccessClass cls, bool store, Rng& rng,
     s->source = SampleSource::kPebsStore;
   } else {
     const double u = rng.Uniform();
-    const ServedBy by = u < odds.l3               ? ServedBy::kL3
+    const ServedBy by = u < odds.l3              ? ServedBy::kL3
                         : u < odds.l3 + odds.lfb ? ServedBy::kLfb
                                                  : ServedBy::kDram;
     s->data_src = LoadDataSrc(by, stlb_miss);

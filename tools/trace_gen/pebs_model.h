@@ -12,8 +12,8 @@
 // (precise store sampling): every store counts, the record says only
 // whether it hit L1 and whether it missed the STLB, and carries no latency.
 //
-// Latencies (cycles, a 2-3 GHz server core): L1 5, L2 14, LFB 30-119, L3 38-62, local
-// DRAM 180-279 with a 1-in-16 tail of up to 400 more (queueing, refresh),
+// Latencies (cycles, a 2-3 GHz server core): L1 5, L2 14, LFB 30-119, L3 38-62,
+// local DRAM 180-279 with a 1-in-16 tail of up to 400 more (queueing, refresh),
 // plus 25-54 for a page walk on an STLB miss.
 
 #ifndef HOTPAGE_TOOLS_TRACE_GEN_PEBS_MODEL_H_

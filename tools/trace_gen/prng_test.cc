@@ -64,11 +64,14 @@ TEST(RngTest, UniformIsInUnitInterval) {
 }
 
 TEST(DetMathTest, CloseToLibm) {
-  for (double x : {1e-300, 1e-10, 0.001, 0.5, 0.7071, 1.0, 1.5, 2.0, 10.0, 12345.678, 1e10,
-                   1e300}) {
-    EXPECT_NEAR(DetLog(x), std::log(x), 4e-16 * std::max(1.0, std::fabs(std::log(x)))) << x;
+  for (double x : {1e-300, 1e-10, 0.001, 0.5, 0.7071, 1.0, 1.5, 2.0, 10.0,
+                   12345.678, 1e10, 1e300}) {
+    EXPECT_NEAR(DetLog(x), std::log(x),
+                4e-16 * std::max(1.0, std::fabs(std::log(x))))
+        << x;
   }
-  for (double x : {-700.0, -20.0, -1.0, -0.3, 0.0, 1e-9, 0.3, 1.0, 2.5, 20.0, 700.0}) {
+  for (double x :
+       {-700.0, -20.0, -1.0, -0.3, 0.0, 1e-9, 0.3, 1.0, 2.5, 20.0, 700.0}) {
     EXPECT_NEAR(DetExp(x), std::exp(x), 4e-16 * std::exp(x)) << x;
   }
   EXPECT_EQ(DetExp(0), 1.0);

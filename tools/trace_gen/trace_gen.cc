@@ -31,7 +31,8 @@ constexpr uint64_t kColdBase = 0x7f5a00000000ull;
 constexpr uint64_t kArenaBase = 0x7f6000000000ull;
 constexpr uint64_t kArenaStride = 64ull << 20;  // glibc's per-thread arenas
 
-absl::Status Invalid(absl::string_view flag, absl::string_view want, double got) {
+absl::Status Invalid(absl::string_view flag, absl::string_view want,
+                     double got) {
   return absl::InvalidArgumentError(
       absl::StrCat("--", flag, " wants ", want, ", got ", got));
 }
@@ -42,7 +43,8 @@ absl::Status CheckGen(const GenOptions& g) {
   }
   if (g.sample_period < 1) return Invalid("sample-period", "at least 1", 0);
   if (!(g.access_rate > 0 && g.access_rate <= 1e10)) {
-    return Invalid("access-rate", "accesses per second in (0, 1e10]", g.access_rate);
+    return Invalid("access-rate", "accesses per second in (0, 1e10]",
+                   g.access_rate);
   }
   if (!(g.write_share >= 0 && g.write_share <= 1)) {
     return Invalid("write-share", "a fraction in [0, 1]", g.write_share);
@@ -61,17 +63,20 @@ absl::Status CheckFraction(absl::string_view flag, double v) {
   return absl::OkStatus();
 }
 
-absl::Status CheckCount(absl::string_view flag, uint64_t v, uint64_t lo, uint64_t hi) {
+absl::Status CheckCount(absl::string_view flag, uint64_t v, uint64_t lo,
+                        uint64_t hi) {
   if (v < lo || v > hi) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, " wants an integer from ", lo, " to ", hi, ", got ", v));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, " wants an integer from ", lo, " to ", hi, ", got ", v));
   }
   return absl::OkStatus();
 }
 
 uint64_t SecondsToNs(double s) { return static_cast<uint64_t>(s * 1e9 + 0.5); }
 
-uint64_t PageAddr(uint64_t base, uint64_t page) { return base + page * kPageBytes; }
+uint64_t PageAddr(uint64_t base, uint64_t page) {
+  return base + page * kPageBytes;
+}
 
 // An 8-byte-aligned address in a page: loads of 64-bit words.
 uint64_t WordIn(uint64_t page_addr, Rng& rng) {
@@ -87,17 +92,20 @@ Range PagesRange(uint64_t base, uint64_t first_page, uint64_t pages) {
 class Gups : public Workload {
  public:
   Gups(const GupsOptions& o, const GenOptions& g) : o_(o), g_(g) {
-    hot_pages_ = static_cast<uint64_t>(static_cast<double>(o.pages) * o.hot_fraction + 0.5);
+    hot_pages_ = static_cast<uint64_t>(
+        static_cast<double>(o.pages) * o.hot_fraction + 0.5);
     hot_pages_ = std::clamp<uint64_t>(hot_pages_, 1, o.pages);
     const uint64_t slots = o.pages / hot_pages_;
     const uint64_t dur = internal::DurationNs(g);
     shift_ns_ = o.shift_every_s > 0 ? SecondsToNs(o.shift_every_s) : dur;
     if (shift_ns_ == 0) shift_ns_ = dur;
-    const uint64_t phases = std::max<uint64_t>(1, (dur + shift_ns_ - 1) / shift_ns_);
+    const uint64_t phases =
+        std::max<uint64_t>(1, (dur + shift_ns_ - 1) / shift_ns_);
     Rng layout(DeriveSeed(g.seed, kLayoutStream));
     for (uint64_t p = 0; p < phases; ++p) {
       uint64_t slot = layout.Below(slots);
-      if (p > 0 && slots > 1) slot = (slot_.back() + 1 + layout.Below(slots - 1)) % slots;
+      if (p > 0 && slots > 1)
+        slot = (slot_.back() + 1 + layout.Below(slots - 1)) % slots;
       slot_.push_back(slot);
     }
   }
@@ -105,7 +113,8 @@ class Gups : public Workload {
   uint32_t threads() const override { return o_.threads; }
 
   Access Draw(uint32_t thread, uint64_t rel_ns, Rng& rng) const override {
-    const uint64_t phase = std::min<uint64_t>(rel_ns / shift_ns_, slot_.size() - 1);
+    const uint64_t phase =
+        std::min<uint64_t>(rel_ns / shift_ns_, slot_.size() - 1);
     const uint64_t hot_first = slot_[phase] * hot_pages_;
     Access a;
     uint64_t page;
@@ -131,8 +140,9 @@ class Gups : public Workload {
       ph.start_ns = p * shift_ns_;
       ph.end_ns = std::min(dur, (p + 1) * shift_ns_);
       const double share = o_.pages == hot_pages_ ? 1.0 : o_.hot_share;
-      ph.hot.push_back({PagesRange(kGupsBase, slot_[p] * hot_pages_, hot_pages_), share,
-                        absl::StrCat("hot set (slot ", slot_[p], ")")});
+      ph.hot.push_back(
+          {PagesRange(kGupsBase, slot_[p] * hot_pages_, hot_pages_), share,
+           absl::StrCat("hot set (slot ", slot_[p], ")")});
       t.phases.push_back(std::move(ph));
     }
     return t;
@@ -150,13 +160,15 @@ class Gups : public Workload {
 
 class Zipf : public Workload {
  public:
-  Zipf(const ZipfOptions& o, const GenOptions& g) : o_(o), g_(g), zipf_(o.keys, o.s) {
+  Zipf(const ZipfOptions& o, const GenOptions& g)
+      : o_(o), g_(g), zipf_(o.keys, o.s) {
     buckets_ = 1;
     while (buckets_ < o.keys) buckets_ <<= 1;
     Rng layout(DeriveSeed(g.seed, kLayoutStream));
     salt_ = layout.Next();
     slot_of_key_.resize(o.keys);
-    for (uint64_t k = 0; k < o.keys; ++k) slot_of_key_[k] = static_cast<uint32_t>(k);
+    for (uint64_t k = 0; k < o.keys; ++k)
+      slot_of_key_[k] = static_cast<uint32_t>(k);
     for (uint64_t k = o.keys; k > 1; --k) {  // Fisher-Yates
       std::swap(slot_of_key_[k - 1], slot_of_key_[layout.Below(k)]);
     }
@@ -167,7 +179,7 @@ class Zipf : public Workload {
   Access Draw(uint32_t thread, uint64_t rel_ns, Rng& rng) const override {
     const uint64_t key = zipf_.Sample(rng);  // rank == key
     Access a;
-    a.cls = key < o_.keys / 100 ? AccessClass::kHot
+    a.cls = key < o_.keys / 100  ? AccessClass::kHot
             : key < o_.keys / 10 ? AccessClass::kWarm
                                  : AccessClass::kCold;
     a.store = rng.Chance(g_.write_share);
@@ -183,8 +195,10 @@ class Zipf : public Workload {
     GroundTruth t;
     const uint64_t index_bytes = buckets_ * 8;
     const uint64_t value_bytes = o_.keys * o_.value_bytes;
-    t.regions.push_back({"index", {kZipfIndexBase, kZipfIndexBase + RoundUp(index_bytes)}});
-    t.regions.push_back({"values", {kZipfValuesBase, kZipfValuesBase + RoundUp(value_bytes)}});
+    t.regions.push_back(
+        {"index", {kZipfIndexBase, kZipfIndexBase + RoundUp(index_bytes)}});
+    t.regions.push_back(
+        {"values", {kZipfValuesBase, kZipfValuesBase + RoundUp(value_bytes)}});
     // Expected share of every page; the hottest pages that together get
     // half of the samples are the phase's hot ranges.
     const double ws = g_.write_share;
@@ -219,7 +233,9 @@ class Zipf : public Workload {
                         addr < kZipfValuesBase ? "index page" : "value page"});
     }
     std::sort(ph.hot.begin(), ph.hot.end(),
-              [](const HotRange& a, const HotRange& b) { return a.range.start < b.range.start; });
+              [](const HotRange& a, const HotRange& b) {
+                return a.range.start < b.range.start;
+              });
     t.phases.push_back(std::move(ph));
     return t;
   }
@@ -249,7 +265,10 @@ class Zipf : public Workload {
 class Scan : public Workload {
  public:
   Scan(const ScanOptions& o, const GenOptions& g)
-      : o_(o), g_(g), cold_ns_(SecondsToNs(o.cold_at_s)), pass_ns_(SecondsToNs(o.pass_s)) {}
+      : o_(o),
+        g_(g),
+        cold_ns_(SecondsToNs(o.cold_at_s)),
+        pass_ns_(SecondsToNs(o.pass_s)) {}
 
   Access Draw(uint32_t thread, uint64_t rel_ns, Rng& rng) const override {
     Access a;
@@ -258,17 +277,20 @@ class Scan : public Workload {
         // The scan pointer: one pass over every cache line per pass_ns.
         const uint64_t lines = o_.scan_pages * (kPageBytes / 64);
         const uint64_t line = static_cast<uint64_t>(
-            static_cast<unsigned __int128>(rel_ns % pass_ns_) * lines / pass_ns_);
+            static_cast<unsigned __int128>(rel_ns % pass_ns_) * lines /
+            pass_ns_);
         a.vaddr = kScanBase + line * 64 + 8 * rng.Below(8);
         a.cls = AccessClass::kSequential;
       } else {
-        a.vaddr = WordIn(PageAddr(kWorkingSetBase, rng.Below(o_.ws_pages)), rng);
+        a.vaddr =
+            WordIn(PageAddr(kWorkingSetBase, rng.Below(o_.ws_pages)), rng);
         a.cls = AccessClass::kHot;
       }
     } else {
       const uint64_t i = rng.Below(o_.scan_pages + o_.ws_pages);
-      a.vaddr = WordIn(i < o_.scan_pages ? PageAddr(kScanBase, i)
-                                         : PageAddr(kWorkingSetBase, i - o_.scan_pages),
+      a.vaddr = WordIn(i < o_.scan_pages
+                           ? PageAddr(kScanBase, i)
+                           : PageAddr(kWorkingSetBase, i - o_.scan_pages),
                        rng);
       a.cls = AccessClass::kCold;
     }
@@ -290,14 +312,16 @@ class Scan : public Workload {
           {0,
            std::min(cold_ns_, dur),
            {{scan,
-             o_.focus_share + noise * static_cast<double>(o_.scan_pages) / total,
+             o_.focus_share +
+                 noise * static_cast<double>(o_.scan_pages) / total,
              "scan (sequential)"}}});
     }
     if (cold_ns_ < dur) {
       t.phases.push_back(
           {cold_ns_,
            dur,
-           {{ws, o_.focus_share + noise * static_cast<double>(o_.ws_pages) / total,
+           {{ws,
+             o_.focus_share + noise * static_cast<double>(o_.ws_pages) / total,
              "working set"}}});
     }
     return t;
@@ -317,7 +341,9 @@ class Packages : public Workload {
   Packages(const PackagesOptions& o, const GenOptions& g) : o_(o), g_(g) {}
 
   uint32_t threads() const override { return o_.threads; }
-  uint32_t Package(uint32_t thread) const { return thread < o_.threads / 2 ? 0 : 1; }
+  uint32_t Package(uint32_t thread) const {
+    return thread < o_.threads / 2 ? 0 : 1;
+  }
   uint32_t Cpu(uint32_t thread) const override {
     const uint32_t p = Package(thread);
     const uint32_t j = thread - p * (o_.threads / 2);
@@ -328,7 +354,8 @@ class Packages : public Workload {
     Access a;
     const double u = rng.Uniform();
     if (u < o_.private_share) {
-      a.vaddr = WordIn(PageAddr(ArenaBase(thread), rng.Below(o_.private_pages)), rng);
+      a.vaddr =
+          WordIn(PageAddr(ArenaBase(thread), rng.Below(o_.private_pages)), rng);
       a.cls = AccessClass::kHot;
     } else if (u < o_.private_share + o_.shared_share) {
       a.vaddr = WordIn(PageAddr(kSharedBase, rng.Below(o_.shared_pages)), rng);
@@ -348,26 +375,33 @@ class Packages : public Workload {
     ph.end_ns = internal::DurationNs(g_);
     for (uint32_t i = 0; i < o_.threads; ++i) {
       const Range r = PagesRange(ArenaBase(i), 0, o_.private_pages);
-      const std::string who = absl::StrCat("thread ", i, " (tid ", Tid(g_.pid, i), ", cpu ",
-                                           Cpu(i), ", package ", Package(i), ")");
+      const std::string who =
+          absl::StrCat("thread ", i, " (tid ", Tid(g_.pid, i), ", cpu ", Cpu(i),
+                       ", package ", Package(i), ")");
       t.regions.push_back({absl::StrCat("private-", i), r});
-      ph.hot.push_back({r, o_.private_share / o_.threads, absl::StrCat(who, " private")});
+      ph.hot.push_back(
+          {r, o_.private_share / o_.threads, absl::StrCat(who, " private")});
     }
     const Range shared = PagesRange(kSharedBase, 0, o_.shared_pages);
     t.regions.push_back({"shared", shared});
     t.regions.push_back({"cold", PagesRange(kColdBase, 0, o_.cold_pages)});
     ph.hot.push_back({shared, o_.shared_share, "shared by all threads"});
     std::sort(ph.hot.begin(), ph.hot.end(),
-              [](const HotRange& a, const HotRange& b) { return a.range.start < b.range.start; });
-    std::sort(t.regions.begin(), t.regions.end(), [](const NamedRange& a, const NamedRange& b) {
-      return a.range.start < b.range.start;
-    });
+              [](const HotRange& a, const HotRange& b) {
+                return a.range.start < b.range.start;
+              });
+    std::sort(t.regions.begin(), t.regions.end(),
+              [](const NamedRange& a, const NamedRange& b) {
+                return a.range.start < b.range.start;
+              });
     t.phases.push_back(std::move(ph));
     return t;
   }
 
  private:
-  static uint64_t ArenaBase(uint32_t thread) { return kArenaBase + thread * kArenaStride; }
+  static uint64_t ArenaBase(uint32_t thread) {
+    return kArenaBase + thread * kArenaStride;
+  }
 
   PackagesOptions o_;
   GenOptions g_;
@@ -386,7 +420,8 @@ uint64_t DurationNs(const GenOptions& g) { return SecondsToNs(g.duration_s); }
 
 }  // namespace internal
 
-absl::StatusOr<std::unique_ptr<Workload>> MakeGups(const GupsOptions& o, const GenOptions& g) {
+absl::StatusOr<std::unique_ptr<Workload>> MakeGups(const GupsOptions& o,
+                                                   const GenOptions& g) {
   HOTPAGE_RETURN_IF_ERROR(CheckGen(g));
   HOTPAGE_RETURN_IF_ERROR(CheckCount("pages", o.pages, 1, 1ull << 28));
   if (!(o.hot_fraction > 0 && o.hot_fraction <= 1)) {
@@ -400,22 +435,28 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeGups(const GupsOptions& o, const G
   return std::unique_ptr<Workload>(new Gups(o, g));
 }
 
-absl::StatusOr<std::unique_ptr<Workload>> MakeZipf(const ZipfOptions& o, const GenOptions& g) {
+absl::StatusOr<std::unique_ptr<Workload>> MakeZipf(const ZipfOptions& o,
+                                                   const GenOptions& g) {
   HOTPAGE_RETURN_IF_ERROR(CheckGen(g));
   HOTPAGE_RETURN_IF_ERROR(CheckCount("keys", o.keys, 1, 1ull << 26));
-  if (o.value_bytes < 8 || o.value_bytes > kPageBytes || (o.value_bytes & (o.value_bytes - 1))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--value-bytes wants a power of two from 8 to 4096, got ", o.value_bytes));
+  if (o.value_bytes < 8 || o.value_bytes > kPageBytes ||
+      (o.value_bytes & (o.value_bytes - 1))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--value-bytes wants a power of two from 8 to 4096, got ",
+                     o.value_bytes));
   }
-  if (!(o.s >= 0 && o.s <= 10)) return Invalid("zipf-s", "an exponent in [0, 10]", o.s);
+  if (!(o.s >= 0 && o.s <= 10))
+    return Invalid("zipf-s", "an exponent in [0, 10]", o.s);
   HOTPAGE_RETURN_IF_ERROR(CheckFraction("index-share", o.index_share));
   HOTPAGE_RETURN_IF_ERROR(CheckCount("threads", o.threads, 1, 256));
   return std::unique_ptr<Workload>(new Zipf(o, g));
 }
 
-absl::StatusOr<std::unique_ptr<Workload>> MakeScan(const ScanOptions& o, const GenOptions& g) {
+absl::StatusOr<std::unique_ptr<Workload>> MakeScan(const ScanOptions& o,
+                                                   const GenOptions& g) {
   HOTPAGE_RETURN_IF_ERROR(CheckGen(g));
-  HOTPAGE_RETURN_IF_ERROR(CheckCount("scan-pages", o.scan_pages, 1, 1ull << 28));
+  HOTPAGE_RETURN_IF_ERROR(
+      CheckCount("scan-pages", o.scan_pages, 1, 1ull << 28));
   HOTPAGE_RETURN_IF_ERROR(CheckCount("ws-pages", o.ws_pages, 1, 1ull << 28));
   if (!(o.cold_at_s >= 0 && o.cold_at_s <= 1e6)) {
     return Invalid("cold-at", "seconds in [0, 1e6]", o.cold_at_s);
@@ -431,14 +472,19 @@ absl::StatusOr<std::unique_ptr<Workload>> MakePackages(const PackagesOptions& o,
                                                        const GenOptions& g) {
   HOTPAGE_RETURN_IF_ERROR(CheckGen(g));
   if (o.threads < 2 || o.threads > 256 || o.threads % 2 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--threads wants an even number from 2 to 256 (half on each package), got ", o.threads));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads wants an even number from 2 to 256 (half on "
+                     "each package), got ",
+                     o.threads));
   }
-  HOTPAGE_RETURN_IF_ERROR(CheckCount("cpus-per-package", o.cpus_per_package, 1, 1024));
   HOTPAGE_RETURN_IF_ERROR(
-      CheckCount("private-pages", o.private_pages, 1, kArenaStride / kPageBytes));
-  HOTPAGE_RETURN_IF_ERROR(CheckCount("shared-pages", o.shared_pages, 1, 1ull << 21));
-  HOTPAGE_RETURN_IF_ERROR(CheckCount("cold-pages", o.cold_pages, 1, 1ull << 21));
+      CheckCount("cpus-per-package", o.cpus_per_package, 1, 1024));
+  HOTPAGE_RETURN_IF_ERROR(CheckCount("private-pages", o.private_pages, 1,
+                                     kArenaStride / kPageBytes));
+  HOTPAGE_RETURN_IF_ERROR(
+      CheckCount("shared-pages", o.shared_pages, 1, 1ull << 21));
+  HOTPAGE_RETURN_IF_ERROR(
+      CheckCount("cold-pages", o.cold_pages, 1, 1ull << 21));
   HOTPAGE_RETURN_IF_ERROR(CheckFraction("private-share", o.private_share));
   HOTPAGE_RETURN_IF_ERROR(CheckFraction("shared-share", o.shared_share));
   if (o.private_share + o.shared_share > 1) {
@@ -477,9 +523,9 @@ TraceHeader GeneratedHeader(const GenOptions& g, const std::string& command,
   h.start_realtime_ns = g.start_realtime_ns;
   h.start_clock_ns = g.start_clock_ns;
   h.source = SampleSourceName(SampleSource::kPebsLoad);
-  h.event_config = absl::StrCat(
-      "cpu/mem-loads,ldlat=30/P", g.write_share > 0 ? ",cpu/mem-stores/P" : "",
-      " (modelled, not recorded: ", command, ")");
+  h.event_config = absl::StrCat("cpu/mem-loads,ldlat=30/P",
+                                g.write_share > 0 ? ",cpu/mem-stores/P" : "",
+                                " (modelled, not recorded: ", command, ")");
   h.topology_json = topology_json;
   return h;
 }
@@ -487,22 +533,26 @@ TraceHeader GeneratedHeader(const GenOptions& g, const std::string& command,
 std::string FormatTruth(const GroundTruth& truth, const GenOptions& g,
                         const std::string& command) {
   std::string out =
-      "# Ground truth of a generated trace (tools/trace_gen/trace_gen.h: GroundTruth).\n"
-      "# region NAME START END: address ranges the workload touches, [START, END)\n"
+      "# Ground truth of a generated trace (tools/trace_gen/trace_gen.h: "
+      "GroundTruth).\n"
+      "# region NAME START END: address ranges the workload touches, [START, "
+      "END)\n"
       "# phase K START_NS END_NS: time_ns of the samples, [START_NS, END_NS)\n"
       "# hot START END SHARE LABEL: a hot range of the phase above and the\n"
       "#   expected fraction of the phase's samples that fall in it\n";
   absl::StrAppend(&out, "command ", command, "\n");
   for (const NamedRange& r : truth.regions) {
-    absl::StrAppendFormat(&out, "region %s 0x%x 0x%x\n", r.name, r.range.start, r.range.end);
+    absl::StrAppendFormat(&out, "region %s 0x%x 0x%x\n", r.name, r.range.start,
+                          r.range.end);
   }
   for (size_t k = 0; k < truth.phases.size(); ++k) {
     const Phase& p = truth.phases[k];
-    absl::StrAppendFormat(&out, "phase %d %d %d\n", k, g.start_clock_ns + p.start_ns,
+    absl::StrAppendFormat(&out, "phase %d %d %d\n", k,
+                          g.start_clock_ns + p.start_ns,
                           g.start_clock_ns + p.end_ns);
     for (const HotRange& h : p.hot) {
-      absl::StrAppendFormat(&out, "hot 0x%x 0x%x %.6f %s\n", h.range.start, h.range.end, h.share,
-                            h.label);
+      absl::StrAppendFormat(&out, "hot 0x%x 0x%x %.6f %s\n", h.range.start,
+                            h.range.end, h.share, h.label);
     }
   }
   return out;

@@ -190,7 +190,7 @@ struct PackagesOptions {
   double shared_share = 0.3;
 };
 absl::StatusOr<std::unique_ptr<Workload>> MakePackages(const PackagesOptions& o,
-                                                   const GenOptions& g);
+                                                       const GenOptions& g);
 
 // --- generation ------------------------------------------------------------
 

@@ -28,8 +28,9 @@ std::vector<Sample> Generate(const Workload& w, const GenOptions& g) {
 // The whole trace file, in memory.
 std::string TraceBytes(const Workload& w, const GenOptions& g) {
   std::string bytes;
-  auto writer = TraceWriter::Create(std::make_unique<StringSink>(&bytes), "mem.hpt",
-                                    GeneratedHeader(g, "test", ""), TraceWriter::Options());
+  auto writer = TraceWriter::Create(std::make_unique<StringSink>(&bytes),
+                                    "mem.hpt", GeneratedHeader(g, "test", ""),
+                                    TraceWriter::Options());
   EXPECT_TRUE(writer.ok()) << writer.status();
   absl::StatusOr<GenStats> st = GenerateTrace(w, g, writer->get());
   EXPECT_TRUE(st.ok()) << st.status();
@@ -42,10 +43,12 @@ std::unique_ptr<Workload> Must(absl::StatusOr<std::unique_ptr<Workload>> w) {
 }
 
 // Samples of `all` in [phase.start_ns, phase.end_ns) (absolute time_ns).
-std::vector<Sample> InPhase(const std::vector<Sample>& all, const Phase& p, const GenOptions& g) {
+std::vector<Sample> InPhase(const std::vector<Sample>& all, const Phase& p,
+                            const GenOptions& g) {
   std::vector<Sample> out;
   for (const Sample& s : all) {
-    if (s.time_ns >= g.start_clock_ns + p.start_ns && s.time_ns < g.start_clock_ns + p.end_ns) {
+    if (s.time_ns >= g.start_clock_ns + p.start_ns &&
+        s.time_ns < g.start_clock_ns + p.end_ns) {
       out.push_back(s);
     }
   }
@@ -61,7 +64,8 @@ double ShareIn(const std::vector<Sample>& samples, const Range& r) {
 
 // Checks every generated trace must pass: PEBS-like fields, time order,
 // addresses inside the workload's regions.
-void CheckPebsLike(const Workload& w, const GenOptions& g, const std::vector<Sample>& samples) {
+void CheckPebsLike(const Workload& w, const GenOptions& g,
+                   const std::vector<Sample>& samples) {
   const GroundTruth truth = w.Truth();
   ASSERT_FALSE(samples.empty());
   uint64_t prev = 0;
@@ -75,7 +79,8 @@ void CheckPebsLike(const Workload& w, const GenOptions& g, const std::vector<Sam
     ASSERT_EQ(s.paddr, 0u);
     ASSERT_EQ(s.reserved, 0u);
     bool inside = false;
-    for (const NamedRange& r : truth.regions) inside |= r.range.Contains(s.vaddr);
+    for (const NamedRange& r : truth.regions)
+      inside |= r.range.Contains(s.vaddr);
     ASSERT_TRUE(inside) << std::hex << s.vaddr;
     ASSERT_EQ(s.vaddr % 8, 0u) << "64-bit words";
     const DecodedDataSrc d = DecodeDataSrc(s.data_src);
@@ -89,7 +94,8 @@ void CheckPebsLike(const Workload& w, const GenOptions& g, const std::vector<Sam
     } else {
       ASSERT_FALSE(d.is_store);
       ASSERT_EQ(s.source, SampleSource::kPebsLoad);
-      ASSERT_GE(s.weight, 30u) << "ldlat=30: only loads of 30+ cycles are sampled";
+      ASSERT_GE(s.weight, 30u)
+          << "ldlat=30: only loads of 30+ cycles are sampled";
       ASSERT_LT(s.weight, 1000u);
       ASSERT_TRUE(s.level == MemLevel::kL3 || s.level == MemLevel::kLfb ||
                   s.level == MemLevel::kLocalDram)
@@ -140,7 +146,8 @@ TEST(GupsTest, WholeTableHotAndThreads) {
   CheckPebsLike(*w, g, samples);
   std::map<uint32_t, uint32_t> cpu_of_tid;
   for (const Sample& s : samples) cpu_of_tid[s.tid] = s.cpu;
-  EXPECT_EQ(cpu_of_tid, (std::map<uint32_t, uint32_t>{{4243, 0}, {4244, 1}, {4245, 2}}));
+  EXPECT_EQ(cpu_of_tid,
+            (std::map<uint32_t, uint32_t>{{4243, 0}, {4244, 1}, {4245, 2}}));
   EXPECT_DOUBLE_EQ(w->Truth().phases[0].hot[0].share, 1.0);
 }
 
@@ -176,8 +183,9 @@ TEST(ZipfTest, HotPagesAreScatteredAndGetTheirShare) {
   EXPECT_GT(count.size(), 10000u);
   // Per-page frequencies follow the expected shares for the hottest pages.
   std::vector<HotRange> by_share = hot;
-  std::sort(by_share.begin(), by_share.end(),
-            [](const HotRange& a, const HotRange& b) { return a.share > b.share; });
+  std::sort(
+      by_share.begin(), by_share.end(),
+      [](const HotRange& a, const HotRange& b) { return a.share > b.share; });
   EXPECT_GT(by_share[0].share, 4 * by_share[50].share);
   for (size_t i = 0; i < 5; ++i) {
     const HotRange& h = by_share[i];
@@ -223,7 +231,8 @@ TEST(ScanTest, ScanIsSequentialThenColdWhileWorkingSetTurnsHot) {
   const std::vector<Sample> before = InPhase(samples, t.phases[0], g);
   const std::vector<Sample> after = InPhase(samples, t.phases[1], g);
   EXPECT_NEAR(ShareIn(before, scan), 0.9 + 0.1 * 0.8, 0.005);
-  EXPECT_NEAR(ShareIn(after, scan), 0.1 * 0.8, 0.005) << "the scan region turned cold";
+  EXPECT_NEAR(ShareIn(after, scan), 0.1 * 0.8, 0.005)
+      << "the scan region turned cold";
   EXPECT_NEAR(ShareIn(after, ws), 0.9 + 0.1 * 0.2, 0.005);
   EXPECT_NEAR(ShareIn(before, ws), 0.1 * 0.2, 0.005);
   // Sequential: successive scan samples (kSequential ones are the LFB-heavy
@@ -255,8 +264,9 @@ TEST(PackagesTest, ThreadsStayOnTheirPackageAndOwnArena) {
   // Threads 0, 1 (tids 4243, 4244) on cpu 0 = package 0; 2, 3 on cpu 1.
   std::map<uint32_t, std::set<uint32_t>> cpus_of_tid;
   for (const Sample& s : samples) cpus_of_tid[s.tid].insert(s.cpu);
-  EXPECT_EQ(cpus_of_tid, (std::map<uint32_t, std::set<uint32_t>>{
-                             {4243, {0}}, {4244, {0}}, {4245, {1}}, {4246, {1}}}));
+  EXPECT_EQ(cpus_of_tid,
+            (std::map<uint32_t, std::set<uint32_t>>{
+                {4243, {0}}, {4244, {0}}, {4245, {1}}, {4246, {1}}}));
   // Each private arena is touched by its own thread only and gets 0.6 / 4
   // of the samples; the shared region 0.3, from both packages.
   const std::vector<HotRange>& hot = t.phases[0].hot;
@@ -287,9 +297,12 @@ TEST(PackagesTest, SeveralCpusPerPackage) {
   o.cpus_per_package = 2;
   const auto w = Must(MakePackages(o, g));
   std::map<uint32_t, uint32_t> cpu_of_thread;
-  for (const Sample& s : Generate(*w, g)) cpu_of_thread[s.tid - g.pid - 1] = s.cpu;
-  EXPECT_EQ(cpu_of_thread, (std::map<uint32_t, uint32_t>{
-                               {0, 0}, {1, 1}, {2, 0}, {3, 1}, {4, 2}, {5, 3}, {6, 2}, {7, 3}}));
+  for (const Sample& s : Generate(*w, g))
+    cpu_of_thread[s.tid - g.pid - 1] = s.cpu;
+  EXPECT_EQ(
+      cpu_of_thread,
+      (std::map<uint32_t, uint32_t>{
+          {0, 0}, {1, 1}, {2, 0}, {3, 1}, {4, 2}, {5, 3}, {6, 2}, {7, 3}}));
 }
 
 TEST(GenerateTest, RateAndPeriodSetTheSampleCount) {
@@ -328,7 +341,8 @@ TEST(GenerateTest, SameSeedSameBytesOtherSeedOtherBytes) {
   const auto w3 = Must(MakeZipf(ZipfOptions(), g2));
   EXPECT_NE(a, TraceBytes(*w3, g2));
   // The layout depends on the seed too, not only the draws.
-  EXPECT_NE(FormatTruth(w1->Truth(), g, "x"), FormatTruth(w3->Truth(), g2, "x"));
+  EXPECT_NE(FormatTruth(w1->Truth(), g, "x"),
+            FormatTruth(w3->Truth(), g2, "x"));
 }
 
 TEST(GenerateTest, GoldenDigest) {
@@ -341,19 +355,23 @@ TEST(GenerateTest, GoldenDigest) {
   auto digest = [&](const Workload& w) {
     uint64_t h = 0xcbf29ce484222325ull;
     auto mix = [&](uint64_t v) {
-      for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+      for (int i = 0; i < 8; ++i)
+        h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
     };
     for (const Sample& s : Generate(w, g)) {
-      mix(s.time_ns), mix(s.vaddr), mix(s.data_src), mix(s.weight), mix(s.tid), mix(s.cpu);
+      mix(s.time_ns), mix(s.vaddr), mix(s.data_src), mix(s.weight), mix(s.tid),
+          mix(s.cpu);
       mix(static_cast<uint64_t>(s.level) | static_cast<uint64_t>(s.tlb) << 8 |
-          static_cast<uint64_t>(s.source) << 16 | static_cast<uint64_t>(s.flags) << 24);
+          static_cast<uint64_t>(s.source) << 16 |
+          static_cast<uint64_t>(s.flags) << 24);
     }
     return h;
   };
   EXPECT_EQ(digest(*Must(MakeGups(GupsOptions(), g))), 10467638647566369970u);
   EXPECT_EQ(digest(*Must(MakeZipf(ZipfOptions(), g))), 12244243433190292167u);
   EXPECT_EQ(digest(*Must(MakeScan(ScanOptions(), g))), 3880218034093185179u);
-  EXPECT_EQ(digest(*Must(MakePackages(PackagesOptions(), g))), 5548989250912985861u);
+  EXPECT_EQ(digest(*Must(MakePackages(PackagesOptions(), g))),
+            5548989250912985861u);
 }
 
 TEST(GenerateTest, TraceRoundTripsThroughTheReader) {
@@ -366,7 +384,8 @@ TEST(GenerateTest, TraceRoundTripsThroughTheReader) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ((*r)->header().source, "pebs-load");
   EXPECT_EQ((*r)->header().sample_period, g.sample_period);
-  EXPECT_TRUE(absl::StrContains((*r)->header().event_config, "modelled, not recorded: test"));
+  EXPECT_TRUE(absl::StrContains((*r)->header().event_config,
+                                "modelled, not recorded: test"));
   std::vector<Sample> got;
   while (true) {
     auto block = (*r)->Next();
@@ -400,17 +419,20 @@ TEST(GenerateTest, BadOptionsNameTheFlag) {
   EXPECT_TRUE(absl::StrContains(msg(MakeZipf(zo, g)), "--value-bytes"));
   PackagesOptions po;
   po.threads = 3;
-  EXPECT_TRUE(absl::StrContains(msg(MakePackages(po, g)), "--threads wants an even number"));
+  EXPECT_TRUE(absl::StrContains(msg(MakePackages(po, g)),
+                                "--threads wants an even number"));
   po = PackagesOptions();
   po.private_share = 0.8;
   EXPECT_TRUE(absl::StrContains(msg(MakePackages(po, g)), "at most 1"));
   GenOptions bad = g;
   bad.duration_s = 0;
-  EXPECT_TRUE(absl::StrContains(msg(MakeScan(ScanOptions(), bad)), "--duration"));
+  EXPECT_TRUE(
+      absl::StrContains(msg(MakeScan(ScanOptions(), bad)), "--duration"));
   bad = g;
   bad.access_rate = 1;
   bad.sample_period = 1'000'000'000'000ull;
-  EXPECT_TRUE(absl::StrContains(msg(MakeScan(ScanOptions(), bad)), "ns between samples"));
+  EXPECT_TRUE(absl::StrContains(msg(MakeScan(ScanOptions(), bad)),
+                                "ns between samples"));
 }
 
 TEST(TruthTest, Format) {
@@ -420,11 +442,16 @@ TEST(TruthTest, Format) {
   o.hot_fraction = 0.25;
   g.duration_s = 30;
   const auto w = Must(MakeGups(o, g));
-  const std::string text = FormatTruth(w->Truth(), g, "hotpage_trace_gen gups --pages 20");
-  EXPECT_TRUE(absl::StrContains(text, "\ncommand hotpage_trace_gen gups --pages 20\n"));
-  EXPECT_TRUE(absl::StrContains(text, "\nregion table 0x7f1c00000000 0x7f1c00014000\n"));
-  EXPECT_TRUE(absl::StrContains(text, "\nphase 0 1000000000000 1020000000000\nhot 0x7f1c0000"));
-  EXPECT_TRUE(absl::StrContains(text, "\nphase 1 1020000000000 1030000000000\nhot "));
+  const std::string text =
+      FormatTruth(w->Truth(), g, "hotpage_trace_gen gups --pages 20");
+  EXPECT_TRUE(
+      absl::StrContains(text, "\ncommand hotpage_trace_gen gups --pages 20\n"));
+  EXPECT_TRUE(absl::StrContains(
+      text, "\nregion table 0x7f1c00000000 0x7f1c00014000\n"));
+  EXPECT_TRUE(absl::StrContains(
+      text, "\nphase 0 1000000000000 1020000000000\nhot 0x7f1c0000"));
+  EXPECT_TRUE(
+      absl::StrContains(text, "\nphase 1 1020000000000 1030000000000\nhot "));
   EXPECT_TRUE(absl::StrContains(text, " 0.900000 hot set (slot "));
 }
 
