@@ -1,0 +1,34 @@
+#!/bin/bash
+# Records tests/traces/sqlite_kv.hpt from a real program: SQLite (Debian's
+# sqlite3) serving point lookups from a 44 MB database, every memory access
+# traced by Valgrind's Lackey tool and converted to PEBS-like samples by
+# `hotpage_trace_gen lackey` (tools/trace_gen/lackey.h).
+#
+#   bazel build //tools/trace_gen:hotpage_trace_gen
+#   bash tests/traces/record_sqlite_kv.sh [OUT.hpt] [LOG.zst]
+#
+# Takes 30-60 minutes (Lackey prints ~700M lines; ~300k lines/s on a busy
+# 2-core machine). LOG.zst keeps Lackey's output (zstd, ~130 MB) and, when it
+# exists already, is converted again instead of re-running Valgrind. The
+# result is not byte-reproducible across runs (Valgrind's address layout,
+# the database file's page order); the README records the run checked in.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+GEN=${GEN:-$PWD/bazel-bin/tools/trace_gen/hotpage_trace_gen}
+OUT=$(realpath -m "${1:-$HERE/sqlite_kv.hpt}")
+LOG=$(realpath -m "${2:-${TMPDIR:-/tmp}/sqlite_kv.lackey.zst}")
+# One period-10 sample per 10 counted loads, time stretched x100: the same
+# density as hotpage record's default PEBS period (1000) over a run 100
+# times longer (lackey.h, "Time scale").
+CONVERT=("$GEN" lackey --sample-period 10 --time-scale 100 --seed 1 -o "$OUT" -)
+
+if [ ! -s "$LOG" ]; then
+  W=$(mktemp -d "${TMPDIR:-/tmp}/sqlite_kv.XXXXXX")
+  trap 'rm -rf "$W"' EXIT
+  cd "$W"
+  sqlite3 kv.db <"$HERE/sqlite_kv/build.sql"
+  echo "recording: $(valgrind --version), sqlite3 $(sqlite3 --version | cut -d' ' -f1), $(date -u +%FT%TZ)" >&2
+  valgrind --tool=lackey --trace-mem=yes --log-fd=3 sqlite3 kv.db <"$HERE/sqlite_kv/queries.sql" \
+      3>&1 1>/dev/null 2>/dev/null | zstd -q -1 -o "$LOG"
+fi
+zstdcat "$LOG" | "${CONVERT[@]}"
