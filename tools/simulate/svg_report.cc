@@ -427,9 +427,50 @@ Display FitDisplay(const SvgReport& r, size_t max_runs, RunsFn runs) {
 // ---------------------------------------------------------------------------
 // The document.
 
+// The chart's legend: one item per series, "name mean%", wrapped onto as
+// many lines above the chart as needed.
+struct LegendItem {
+  std::string label;
+  double x = 0;
+  int line = 0;
+};
+constexpr double kLegendLine = 18;
+
+std::vector<LegendItem> ChartLegend(const SvgReport& r) {
+  std::vector<LegendItem> items;
+  double x = kPlotX - 130;
+  int line = 0;
+  for (const PolicySeries& s : r.series) {
+    double sum = 0;
+    int defined = 0;
+    for (double v : s.fast_share) {
+      if (v >= 0) {
+        sum += v;
+        ++defined;
+      }
+    }
+    LegendItem item;
+    item.label =
+        absl::StrCat(CleanText(s.name, 32), " ",
+                     defined ? absl::StrCat(Num(100 * sum / defined, 1), "%")
+                             : std::string("no samples"));
+    double w = 29 + TextWidth(item.label, 12) + 16;
+    if (x + w > kDocWidth - 10 && x > kPlotX - 130) {
+      x = kPlotX - 130;
+      ++line;
+    }
+    item.x = x;
+    item.line = line;
+    items.push_back(item);
+    x += w;
+  }
+  return items;
+}
+
 struct Geometry {
   double row_height = 0;
   double rows_height = 0;  // of panels 1 and 2
+  int legend_lines = 1;    // of the chart
   SvgLayout layout;
 };
 
@@ -444,7 +485,10 @@ Geometry MakeGeometry(const SvgReport& r) {
   g.layout.heatmap = {kPlotX, y, kPlotWidth, g.rows_height};
   y += g.rows_height + kAxisBlock + kPanelGap + kHeaderBlock;
   g.layout.tiers = {kPlotX, y, kPlotWidth, g.rows_height};
-  y += g.rows_height + kAxisBlock + kPanelGap + kHeaderBlock;
+  std::vector<LegendItem> legend = ChartLegend(r);
+  g.legend_lines = legend.empty() ? 1 : legend.back().line + 1;
+  y += g.rows_height + kAxisBlock + kPanelGap + kHeaderBlock +
+       (g.legend_lines - 1) * kLegendLine;
   g.layout.chart = {kPlotX, y, kPlotWidth, kChartHeight};
   y += kChartHeight + kAxisBlock + kBottomPad;
   g.layout.width = kDocWidth;
@@ -792,7 +836,7 @@ void Writer::Tiers() {
   const SvgRect& p = g_.layout.tiers;
   std::string subject = r_.subject_policy.empty()
                             ? "the policy"
-                            : CleanText(r_.subject_policy, 40);
+                            : CleanText(r_.subject_policy, 24);
   Header(p.y, absl::StrCat("Where ", subject, " keeps each row's pages"),
          RowNote(r_));
   double ly = p.y - 12;
@@ -846,7 +890,8 @@ void Writer::Tiers() {
 
 void Writer::Chart() {
   const SvgRect& p = g_.layout.chart;
-  Header(p.y, "Fast-tier share of sampled accesses, per policy",
+  Header(p.y - (g_.legend_lines - 1) * kLegendLine,
+         "Fast-tier share of sampled accesses, per policy",
          "legend: mean over intervals; higher is better");
   auto Y = [&](double share) { return p.y + (1 - share) * p.height; };
   // Grid and y axis.
@@ -883,29 +928,16 @@ void Writer::Chart() {
     }
   }
   // Legend.
-  double ly = p.y - 12;
-  double x = kPlotX - 130;
-  for (size_t i = 0; i < r_.series.size(); ++i) {
-    const PolicySeries& s = r_.series[i];
-    double sum = 0;
-    int defined = 0;
-    for (double v : s.fast_share) {
-      if (v >= 0) {
-        sum += v;
-        ++defined;
-      }
-    }
-    std::string label =
-        absl::StrCat(CleanText(s.name, 32), " ",
-                     defined ? absl::StrCat(Num(100 * sum / defined, 1), "%")
-                             : std::string("no samples"));
-    Line(x, ly - 4, x + 24, ly - 4,
+  std::vector<LegendItem> legend = ChartLegend(r_);
+  for (size_t i = 0; i < legend.size(); ++i) {
+    const LegendItem& item = legend[i];
+    double ly = p.y - 12 - (g_.legend_lines - 1 - item.line) * kLegendLine;
+    Line(item.x, ly - 4, item.x + 24, ly - 4,
          absl::StrCat(" stroke=\"", styles[i].color, "\" stroke-width=\"",
                       Num(styles[i].width, 2), "\"",
                       styles[i].dashed ? " stroke-dasharray=\"6 4\"" : ""));
-    Text(x + 29, ly, label,
+    Text(item.x + 29, ly, item.label,
          absl::StrCat(" font-size=\"12\" fill=\"", kInk, "\""));
-    x += 29 + TextWidth(label, 12) + 16;
   }
   if (n_ == 0 || r_.series.empty()) {
     Empty(p, n_ == 0 ? "no intervals" : "no policies");

@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -343,6 +344,32 @@ TEST(SvgReportTest, ChartDrawsOneLinePerPolicyBrokenAtMissingIntervals) {
   ASSERT_NE(oracle, nullptr);
   std::string d = line->attributes.at("d");
   EXPECT_EQ(std::count(d.begin(), d.end(), 'M'), 2) << d;  // the NaN breaks it
+}
+
+TEST(SvgReportTest, ChartLegendWrapsOntoMoreLines) {
+  SvgReport one = MakeReport(4, 2);
+  one.series.push_back({"hotpage", false, {0.1, 0.2, 0.3, 0.4}});
+  SvgReport many = one;
+  for (int k = 0; k < kMaxSvgSeries - 1; ++k) {
+    many.series.push_back({absl::StrCat("a-rather-long-policy-name-", k),
+                           false,
+                           {0.1, 0.2, 0.3, 0.4}});
+  }
+  SvgLayout l1 = ComputeSvgLayout(one), l16 = ComputeSvgLayout(many);
+  EXPECT_GT(l16.chart.y, l1.chart.y);
+  EXPECT_EQ(l16.height - l16.chart.y, l1.height - l1.chart.y);
+  std::vector<XmlElement> e = ParseOk(*RenderSvg(many));
+  std::set<std::string> legend_rows;
+  for (const XmlElement& x : e) {
+    if (x.name == "text" &&
+        absl::StrContains(x.text, "a-rather-long-policy-name-")) {
+      legend_rows.insert(x.attributes.at("y"));
+      // Starts inside the document, with room for its text.
+      EXPECT_LT(std::stod(x.attributes.at("x")) + 0.58 * 12 * x.text.size(),
+                l16.width);
+    }
+  }
+  EXPECT_GE(legend_rows.size(), 3u);
 }
 
 TEST(SvgReportTest, EmptyReportsRenderAndSaySo) {
