@@ -284,12 +284,11 @@ std::vector<uint64_t> HeatThresholds(uint64_t max_count) {
     for (uint64_t decade = 1;; decade *= 10) {
       bool done = false;
       for (int m : mult) {
-        uint64_t v = decade * m;
-        if (v > max_count) {
+        if (decade > max_count / m) {  // decade * m > max_count, unwrapped
           done = true;
           break;
         }
-        t.push_back(v);
+        t.push_back(decade * m);
       }
       if (done || decade > std::numeric_limits<uint64_t>::max() / 10) break;
     }
@@ -340,7 +339,6 @@ struct Display {
   std::vector<uint64_t> heat;       // column-major: [c * rows + r]
   std::vector<float> fast;
   std::vector<uint32_t> promotions, demotions;
-  size_t runs = 0;
 };
 
 Display MakeDisplay(const SvgReport& r, int group) {

@@ -82,10 +82,12 @@ struct PolicySeries {
 // M = rows.size() rows; every matrix is N x M and every series has N values.
 // ValidateSvgReport states the rules; RenderSvg checks them first.
 struct SvgReport {
-  std::string title;  // e.g. "redis.hpt"; any bytes (escaped, UTF-8 repaired)
-  std::string
-      subtitle;  // e.g. "fast tier = 25% of touched pages, 1 s intervals"
-  std::string subject_policy;  // whose tiers panel 2 shows, e.g. "hotpage"
+  // Any bytes (escaped, invalid UTF-8 replaced). title: e.g. "redis.hpt";
+  // subtitle: e.g. "fast tier = 25% of touched pages, 1 s intervals";
+  // subject_policy: whose tiers panel 2 shows, e.g. "hotpage".
+  std::string title;
+  std::string subtitle;
+  std::string subject_policy;
 
   // Interval boundaries in seconds, strictly increasing: interval i is
   // [interval_bounds_s[i], interval_bounds_s[i + 1]). Empty: no intervals.

@@ -272,6 +272,25 @@ TEST(SvgReportTest, HeatLegendIsLogScaleWithNiceBounds) {
   EXPECT_EQ(CellGroupPaths(e, 0).size(), 4u);
 }
 
+TEST(SvgReportTest, HugeCountsKeepTheLegendShort) {
+  SvgReport r = MakeReport(2, 2);
+  r.heat.at(0, 0) = 1;
+  r.heat.at(1, 1) = std::numeric_limits<uint64_t>::max();
+  std::vector<XmlElement> e = ParseOk(*RenderSvg(r));
+  int swatches = 0;
+  for (const std::string& t : Texts(e))
+    swatches += absl::StartsWith(t, "\xe2\x89\xa5");
+  EXPECT_GE(swatches, 2);
+  EXPECT_LE(swatches, 12);
+  EXPECT_TRUE(HasText(e,
+                      "\xe2\x89\xa5"
+                      "1"));
+  EXPECT_TRUE(HasText(e,
+                      "\xe2\x89\xa5"
+                      "1E"));  // 10^18
+  EXPECT_EQ(CellGroupPaths(e, 0).size(), 2u);
+}
+
 // Each run is "M<x> <row>h<w>" (or "m<dx> 0h<w>" on the same row); the
 // rows a colour's path covers.
 std::vector<int> RowsOfPath(const std::string& d) {
