@@ -8,8 +8,8 @@
 // policies and the nodes' free memory, decide (policy/placement.h), and
 // hand the moves to the Migrator's own thread (unless --dry-run). Stats go
 // to --stats-json / --prom-file (atomically replaced) every round.
-// SIGINT/SIGTERM end the loop between rounds; DAMON and the migrator are
-// torn down on every exit path.
+// SIGINT/SIGTERM/SIGHUP end the loop between rounds; DAMON, the migrator
+// and the hintfault source's sysctls are torn down on every exit path.
 
 #include <sys/syscall.h>
 #include <time.h>
@@ -41,6 +41,7 @@
 #include "policy/topology.h"
 #include "sampler/damon_source.h"
 #include "sampler/event_config.h"
+#include "sampler/hintfault_source.h"
 #include "sampler/sampler.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/capabilities.h"
@@ -78,6 +79,7 @@ struct AttachStats {
   uint64_t yield_hits = 0;          // samples that hit promoted entries afterwards
   double cpu_seconds = 0;
   MigratorStats migrator;
+  const HintFaultSource* hintfault = nullptr;  // --source hintfault: its watchdog's stats
 };
 
 uint64_t FailedTotal(const MigratorStats& m) {
@@ -144,6 +146,10 @@ std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& sou
   w.String(source);
   w.Key("cpu_seconds");
   w.Double(s.cpu_seconds);
+  if (s.hintfault != nullptr) {
+    w.Key("hintfault");
+    s.hintfault->AppendJson(&w);
+  }
   w.EndObject();
   return w.str() + "\n";
 }
@@ -207,7 +213,9 @@ std::vector<NodeFree> ReadFree(const KernelFs& fs, const Topology& topo) {
 int RunAttach(const std::vector<std::string>& args) {
   const std::vector<FlagSpec> specs = {
       {"pid", "PID", "the process to manage (required)"},
-      {"source", "SRC", "auto (default: pebs, ibs, then damon), pebs, ibs, damon or pagefault"},
+      {"source", "SRC", "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault or hintfault"},
+      {"allow-sysctl-changes", "", "consent for --source hintfault to change kernel.numa_balancing and "
+                                   "kernel.numa_balancing_promote_rate_limit_MBps while it runs (restored at exit)"},
       {"promote-to", "NODES", "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
       {"weights", "W", "spread promotions over the target nodes by weight: kernel (weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
       {"package-aware", "", "prefer target nodes in the package of the CPUs that access the page"},
@@ -228,7 +236,17 @@ int RunAttach(const std::vector<std::string>& args) {
       "pages when a fast node runs short of free memory, with move_pages(2). Bind\n"
       "policies are never violated; preferred-many masks and --promote-to limit\n"
       "targets. Needs root (CAP_SYS_NICE to move another process's pages; DAMON\n"
-      "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).";
+      "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).\n"
+      "\n"
+      "--source hintfault (with --allow-sysctl-changes) samples the kernel's own NUMA\n"
+      "hint faults as page faults: page-precise on machines without PEBS/IBS. It sets\n"
+      "kernel.numa_balancing to 2 (tiering; 3 if it was 1) so that only slower-tier\n"
+      "pages take hint faults, and kernel.numa_balancing_promote_rate_limit_MBps to 0\n"
+      "so that the kernel senses but does not promote, system-wide; both are restored\n"
+      "at every exit, and after a crash by the next run (state in /run/hotpage). It\n"
+      "warns when the kernel stops scanning or migrates pages itself (it does while a\n"
+      "fast node has over 1 GiB free) and reports both under \"hintfault\" in the\n"
+      "stats. Ranges with an explicit memory policy are never scanned by the kernel.";
   auto usage_error = [](absl::string_view msg) {
     std::cerr << "hotpage attach: " << msg << "\nTry 'hotpage attach --help'.\n";
     return kExitUsage;
@@ -255,8 +273,16 @@ int RunAttach(const std::vector<std::string>& args) {
   }
   std::string source_name = flags->Get("source").value_or("auto");
   if (source_name != "auto" && source_name != "pebs" && source_name != "ibs" && source_name != "damon" &&
-      source_name != "pagefault") {
-    return usage_error(absl::StrCat("unknown source '", source_name, "' (auto, pebs, ibs, damon, pagefault)"));
+      source_name != "pagefault" && source_name != "hintfault") {
+    return usage_error(
+        absl::StrCat("unknown source '", source_name, "' (auto, pebs, ibs, damon, pagefault, hintfault)"));
+  }
+  if (source_name == "hintfault" && !flags->Has("allow-sysctl-changes")) {
+    return usage_error(absl::StrCat("--source hintfault changes ", DescribeHintFaultSysctlChanges(),
+                                    ". Pass --allow-sysctl-changes to consent; nothing was changed"));
+  }
+  if (source_name != "hintfault" && flags->Has("allow-sysctl-changes")) {
+    return usage_error("--allow-sysctl-changes is only used by --source hintfault");
   }
   const bool dry_run = flags->Has("dry-run");
   // Placement options that need no knowledge of the machine are checked
@@ -280,7 +306,8 @@ int RunAttach(const std::vector<std::string>& args) {
   // mask, so the signal can only reach the signalfd.
   std::atomic<bool> stop{false};
   absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
-      TerminationSignalThread::Start([&stop](int) { stop.store(true, std::memory_order_relaxed); });
+      TerminationSignalThread::Start([&stop](int) { stop.store(true, std::memory_order_relaxed); },
+                                     {SIGINT, SIGTERM, SIGHUP});
   if (!signals.ok()) return fail(signals.status());
 
   absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
@@ -296,6 +323,10 @@ int RunAttach(const std::vector<std::string>& args) {
   if (source_name == "damon" && !HasCapability(caps, kCapSysAdmin)) {
     return fail(absl::PermissionDeniedError(
         "the damon source writes /sys/kernel/mm/damon/admin, which needs root (CAP_SYS_ADMIN)"));
+  }
+  if (source_name == "hintfault" && !HasCapability(caps, kCapSysAdmin)) {
+    return fail(absl::PermissionDeniedError(
+        "the hintfault source writes kernel.numa_balancing, which needs root (CAP_SYS_ADMIN)"));
   }
   SyscallMempolicyProbe probe;
   absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe);
@@ -333,6 +364,7 @@ int RunAttach(const std::vector<std::string>& args) {
 
   // Source.
   std::unique_ptr<DamonSource> damon;
+  std::unique_ptr<HintFaultSource> hint;  // restores its sysctls when destroyed
   std::unique_ptr<Sampler> sampler;
   LinuxPerfEventSystem perf_sys;
   std::string why;
@@ -347,7 +379,22 @@ int RunAttach(const std::vector<std::string>& args) {
     damon = std::move(*d);
     if (why.empty()) why = "DAMON region monitoring";
   } else {
-    absl::StatusOr<SourceRequest> req = ParseSourceRequest(source_name);
+    if (source_name == "hintfault") {
+      // The kernel's hint faults reach the page-fault sampler opened below.
+      HintFaultOptions hopt;
+      hopt.pid = static_cast<pid_t>(*pid);
+      const std::vector<int> fast = topo->FastNodes();
+      for (const NodeInfo& n : topo->nodes) {
+        if (std::find(fast.begin(), fast.end(), n.id) == fast.end()) hopt.slow_nodes.push_back(n.id);
+      }
+      hopt.check_interval = absl::Milliseconds(*interval_ms);
+      hopt.warn = [](const std::string& line) { std::cerr << "hotpage attach: " << line << "\n"; };
+      absl::StatusOr<std::unique_ptr<HintFaultSource>> h = HintFaultSource::Start(hopt);
+      if (!h.ok()) return fail(h.status());
+      hint = std::move(*h);
+      why = absl::StrCat("NUMA hint faults as page-fault samples; ", hint->DescribeChanges(), " until exit");
+    }
+    absl::StatusOr<SourceRequest> req = ParseSourceRequest(hint ? "pagefault" : source_name);
     absl::StatusOr<EventGroup> events = ChooseEvents(*fs, *req, SamplingOptions(), &why);
     if (!events.ok()) return fail(events.status());
     absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*fs);
@@ -370,7 +417,12 @@ int RunAttach(const std::vector<std::string>& args) {
   topt.capacity = std::min<size_t>(topt.capacity, size_t{1} << 22);
   absl::StatusOr<std::unique_ptr<HotnessTable>> table = HotnessTable::Create(topt);
   if (!table.ok()) return fail(table.status());
-  HotnessScanner scanner(table->get());
+  // A hint fault samples a page once per kernel scan pass, so the hot set
+  // arrives all at once: list more than the default 256 candidates per round
+  // (each is one 4 KiB page) or promoting 6144 pages takes 24 rounds.
+  ScanOptions scan_options;
+  if (hint) scan_options.top_k = 8192;
+  HotnessScanner scanner(table->get(), scan_options);
 
   // Migrator.
   SyscallPageMover mover;
@@ -382,6 +434,7 @@ int RunAttach(const std::vector<std::string>& args) {
   }
 
   AttachStats stats;
+  stats.hintfault = hint.get();
   absl::flat_hash_set<uint64_t> promoted;  // packed keys of promoted entries (bounded)
   constexpr size_t kMaxPromotedTracked = 1 << 20;
   std::vector<AccessSample> batch;
@@ -606,6 +659,14 @@ int RunAttach(const std::vector<std::string>& args) {
   // migrator (pending moves are abandoned and counted).
   if (damon) (void)damon->Stop();
   if (sampler) (void)sampler->Disable();
+  if (hint) {
+    if (absl::Status s = hint->Stop(); !s.ok()) {
+      std::cerr << "hotpage attach: " << s.message() << "\n";
+      if (loop_error.ok()) loop_error = s;
+    } else {
+      std::cerr << "hotpage attach: " << hint->restored() << "\n";
+    }
+  }
   if (!dry_run) {
     migrator.WaitUntilIdle(absl::Seconds(2));
     migrator.Stop();
@@ -624,6 +685,15 @@ int RunAttach(const std::vector<std::string>& args) {
       FailedTotal(stats.migrator),
       stats.migrator.pingpong_pages, stats.samples, stats.rounds, stats.cpu_seconds,
       elapsed > 0 ? 100.0 * stats.cpu_seconds / elapsed : 0.0);
+  if (hint) {
+    const HintFaultStats h = hint->stats();
+    std::cerr << absl::StrFormat(
+        "hotpage attach: hint faults %d (%.0f/s, system-wide), kernel scan passes %s, longest gap %.1f s, "
+        "pages the kernel migrated itself %d\n",
+        h.delta.numa_hint_faults, h.hint_faults_per_sec,
+        h.scan_seq_known ? absl::StrCat(h.scan_passes) : std::string("unknown"), h.longest_scan_gap_s,
+        h.kernel_migrated_pages);
+  }
   if (!loop_error.ok()) return fail(loop_error);
   return kExitOk;
 }
