@@ -392,11 +392,11 @@ int RunAttach(const std::vector<std::string>& args) {
       absl::StatusOr<std::unique_ptr<HintFaultSource>> h = HintFaultSource::Start(hopt);
       if (!h.ok()) return fail(h.status());
       hint = std::move(*h);
-      why = absl::StrCat("NUMA hint faults as page-fault samples; ", hint->DescribeChanges(), " until exit");
     }
     absl::StatusOr<SourceRequest> req = ParseSourceRequest(hint ? "pagefault" : source_name);
     absl::StatusOr<EventGroup> events = ChooseEvents(*fs, *req, SamplingOptions(), &why);
     if (!events.ok()) return fail(events.status());
+    if (hint) why = absl::StrCat("NUMA hint faults as page-fault samples; ", hint->DescribeChanges(), " until exit");
     absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*fs);
     if (!cpus.ok()) return fail(cpus.status());
     SamplerConfig scfg;
