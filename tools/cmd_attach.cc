@@ -459,6 +459,11 @@ int RunAttach(const std::vector<std::string>& args) {
       a.cpu = static_cast<uint16_t>(s.cpu);
       a.node = (s.flags & kSampleRegion) || s.cpu >= node_of_cpu.size() ? -1 : node_of_cpu[s.cpu];
       a.kind = (s.flags & kSampleRegion) ? PageKind::k2M : PageKind::k4K;
+      // A hint fault is one sample per page per kernel scan pass (1 s, or
+      // 5-18 s when the kernel's 3% cap slows it): weight 8 outlives the 3
+      // epoch halvings that may pass before the next round sees it (a count
+      // of 1 became 0 under load and the hot set was missed).
+      if (hint) a.weight = 8;
       batch.push_back(a);
       if (!promoted.empty()) {
         if (std::optional<PageKey> k = PageKey::FromSample(a); k && promoted.contains(k->Pack())) ++stats.yield_hits;
