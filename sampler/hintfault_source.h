@@ -64,7 +64,7 @@
 //    scan period of CPU (task_numa_work is driven by the task's own ticks:
 //    an idle task is not scanned, and that is no stall). Measured in the
 //    TCG guest: change_prot_numa over 192 MiB took ~217 ms, and the 3% rule
-//    then spaces passes 5-13 s apart: a real, reported slowdown;
+//    then spaced passes 5-19 s apart: a real, reported slowdown;
 //  - the kernel migrated pages itself (numa_pages_migrated grew) despite
 //    the 0 limit (counters are system-wide);
 //  - someone else changed one of the two sysctls (hint faults stop or the

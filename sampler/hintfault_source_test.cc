@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -527,6 +529,39 @@ TEST_F(HintFaultTest, StopWakesTheWatchdogThreadAtOnce) {
   const absl::Time t0 = absl::Now();
   ASSERT_TRUE((*s)->Stop().ok());
   EXPECT_LT(absl::Now() - t0, absl::Seconds(10));
+}
+
+// The watchdog thread checks every millisecond while another thread reads
+// the stats and the kernel's counters change: run under --config=tsan.
+TEST_F(HintFaultTest, WatchdogThreadAndReadersStress) {
+  HintFaultOptions o = Options();
+  o.check_interval = absl::Milliseconds(1);
+  std::atomic<int> warned{0};
+  o.warn = [&warned](const std::string&) { warned.fetch_add(1, std::memory_order_relaxed); };
+  absl::StatusOr<KernelFs> fs = KernelFs::Open(tree_.root());
+  ASSERT_TRUE(fs.ok());
+  absl::StatusOr<std::unique_ptr<HintFaultSource>> s = HintFaultSource::Start(o, std::move(*fs), log_.NewWriter());
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load(std::memory_order_relaxed)) {
+      JsonWriter w;
+      (*s)->AppendJson(&w);
+      EXPECT_FALSE(w.str().empty());
+    }
+  });
+  for (uint64_t i = 1; i <= 200; ++i) {
+    tree_.Write("/proc/vmstat", Vmstat(i * 10, i * 5, i));  // the kernel migrates too
+    absl::SleepFor(absl::Microseconds(500));
+  }
+  done.store(true, std::memory_order_relaxed);
+  reader.join();
+  ASSERT_TRUE((*s)->Stop().ok());
+  const HintFaultStats st = (*s)->stats();
+  EXPECT_GT(st.checks, 10u);
+  EXPECT_GT(st.kernel_migrated_pages, 0u);
+  EXPECT_GT(warned.load(), 0);
+  EXPECT_EQ(Read(kNb), "0");
 }
 
 }  // namespace

@@ -406,9 +406,9 @@ int RunAttach(const std::vector<std::string>& args) {
     if (hint) {
       // A kernel scan pass makes every accessed slow-tier page fault within
       // milliseconds: 6144 samples in one burst in the test guest, while a
-      // policy round may keep the loop away from the ring for a second. The
-      // default 256 KiB ring (4096 samples) and 64 KiB per poll lost 1/3 of
-      // each burst there; 2 MiB per CPU holds 32768 samples.
+      // policy round may keep the loop away from the ring for seconds. The
+      // default 256 KiB ring holds 4096 samples; 2 MiB per CPU holds 32768,
+      // and one poll may drain all of it.
       scfg.ring_data_pages = 512;
       scfg.budget_bytes_per_ring = size_t{2} << 20;
     }
@@ -460,7 +460,7 @@ int RunAttach(const std::vector<std::string>& args) {
       a.node = (s.flags & kSampleRegion) || s.cpu >= node_of_cpu.size() ? -1 : node_of_cpu[s.cpu];
       a.kind = (s.flags & kSampleRegion) ? PageKind::k2M : PageKind::k4K;
       // A hint fault is one sample per page per kernel scan pass (1 s, or
-      // 5-18 s when the kernel's 3% cap slows it): weight 8 outlives the 3
+      // 5-19 s when the kernel's 3% cap slows it): weight 8 outlives the 3
       // epoch halvings that may pass before the next round sees it (a count
       // of 1 became 0 under load and the hot set was missed).
       if (hint) a.weight = 8;
