@@ -13,6 +13,9 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
   if (options.interval_ns == 0) {
     return absl::InvalidArgumentError("the round interval must be positive");
   }
+  if (options.sample_weight == 0) {
+    return absl::InvalidArgumentError("sample_weight must be positive");
+  }
   if (options.epoch_rounds == 0) {
     return absl::InvalidArgumentError("epoch_rounds must be positive");
   }
@@ -94,6 +97,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     const bool huge = !region && !huge_chunks_.empty() &&
                       huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
+    a.weight = options_.sample_weight;
     batch_.push_back(a);
     if (!promoted_.empty()) {
       if (std::optional<PageKey> k = PageKey::FromSample(a);

@@ -84,6 +84,11 @@ struct EngineOptions {
   // Length of the scanner's lists. 0: enough for one round's byte budget
   // (PlacementConfig::max_move_bytes / 4 KiB), within [256, 65536].
   size_t top_k = 0;
+  // Weight of every ingested sample (AccessSample::weight). A source that
+  // samples a page once per long pass (hint faults: one per kernel scan
+  // pass, 1-19 s apart) sets more than 1 so that one sample outlives the
+  // epoch halvings before the next pass.
+  uint16_t sample_weight = 1;
   // Promoted entries remembered for the promotion-yield statistic.
   size_t max_promoted_tracked = size_t{1} << 20;
 };

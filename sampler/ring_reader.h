@@ -110,6 +110,10 @@ class RingReader {
   // Bytes the kernel has written that we have not consumed yet.
   uint64_t Pending() const;
 
+  // Bytes consumed so far (data_tail; written only by this reader, so a
+  // plain read is enough). Drain's consumption is the difference.
+  uint64_t consumed_bytes() const { return meta_->data_tail; }
+
   const RingCounters& counters() const { return counters_; }
 
  private:

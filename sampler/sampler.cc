@@ -204,10 +204,22 @@ size_t Sampler::DrainRound(const SampleSink& sink, size_t budget, bool* more) {
   size_t total = 0;
   *more = false;
   for (Ring& r : rings_) {
-    size_t n = r.reader->Drain(batch_.get(), kBatch, budget);
-    if (n > 0) {
-      sink(absl::MakeConstSpan(batch_.get(), n));
-      total += n;
+    // Batches of kBatch samples until the ring's byte budget is used or the
+    // ring is empty: one batch per ring per Poll capped a burst (a kernel
+    // scan pass makes thousands of hint faults at once) at 1024 samples per
+    // Poll, and a caller that polls once per second lost the rest to the
+    // ring's overflow.
+    size_t left = budget;
+    for (;;) {
+      const uint64_t before = r.reader->consumed_bytes();
+      const size_t n = r.reader->Drain(batch_.get(), kBatch, left);
+      if (n > 0) {
+        sink(absl::MakeConstSpan(batch_.get(), n));
+        total += n;
+      }
+      const uint64_t used = r.reader->consumed_bytes() - before;
+      if (n < kBatch || used == 0 || used >= left) break;
+      left -= used;
     }
     if (r.reader->Pending() > 0) *more = true;
   }

@@ -209,5 +209,43 @@ TEST(Sampler, PollDrainsRingsRoundRobinWithinTheBudget) {
   EXPECT_EQ(per_cpu[0].second.samples + per_cpu[1].second.samples, 103u);
 }
 
+TEST(Sampler, PollDeliversMoreThanOneBatchWithinTheBudget) {
+  // 3000 samples (a scan pass's hint-fault burst) fit the byte budget: one
+  // Poll delivers them all, not the first 1024 (the batch size).
+  FakePerfEventSystem sys;
+  SamplerConfig c = PageFaultConfig({100}, {0});
+  c.ring_data_pages = 64;
+  c.budget_bytes_per_ring = 1 << 20;
+  auto s = Sampler::Open(c, &sys);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(sys.rings.size(), 1u);
+  SyntheticRing& ring = *sys.rings.begin()->second;
+  const uint64_t id = 1000 + sys.rings.begin()->first;
+  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, Body(id, 100, 0x10000 + i)));
+  size_t got = 0;
+  auto n = (*s)->Poll(0, [&](absl::Span<const Sample> b) { got += b.size(); });
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 3000u);
+  EXPECT_EQ(got, 3000u);
+}
+
+TEST(Sampler, PollStopsAtTheByteBudgetAcrossBatches) {
+  FakePerfEventSystem sys;
+  SamplerConfig c = PageFaultConfig({100}, {0});
+  c.ring_data_pages = 64;
+  c.budget_bytes_per_ring = 1500 * 64;  // 1500 records of 64 bytes
+  auto s = Sampler::Open(c, &sys);
+  ASSERT_TRUE(s.ok());
+  SyntheticRing& ring = *sys.rings.begin()->second;
+  const uint64_t id = 1000 + sys.rings.begin()->first;
+  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, Body(id, 100, 0x10000 + i)));
+  size_t got = 0;
+  auto sink = [&](absl::Span<const Sample> b) { got += b.size(); };
+  ASSERT_TRUE((*s)->Poll(0, sink).ok());
+  EXPECT_EQ(got, 1500u);
+  ASSERT_TRUE((*s)->Poll(0, sink).ok());
+  EXPECT_EQ(got, 3000u);
+}
+
 }  // namespace
 }  // namespace hotpage

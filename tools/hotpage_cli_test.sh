@@ -79,6 +79,14 @@ check "attach bad --keep-interleave: exit 2" test $rc -eq 2
 out=$("$HOTPAGE" attach --pid 1 --interval-ms 1 2>&1); rc=$?
 check "attach interval out of range: exit 2" test $rc -eq 2
 check "attach interval error names the range" contains "$out" "from 50 to"
+out=$("$HOTPAGE" attach --pid 1 --source hintfault 2>&1); rc=$?
+check "hintfault without consent: exit 2" test $rc -eq 2
+check "hintfault without consent: names the sysctls" contains "$out" "kernel.numa_balancing_promote_rate_limit_MBps"
+check "hintfault without consent: names the flag" contains "$out" "--allow-sysctl-changes"
+out=$("$HOTPAGE" attach --pid 1 --allow-sysctl-changes 2>&1); rc=$?
+check "--allow-sysctl-changes without hintfault: exit 2" test $rc -eq 2
+out=$("$HOTPAGE" attach --help); rc=$?
+check "attach --help lists hintfault and the consent flag" contains "$out" "--allow-sysctl-changes"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   out=$(setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$HOTPAGE" attach --pid 1 2>&1); rc=$?
   check "attach without CAP_SYS_NICE: exit 1" test $rc -eq 1

@@ -46,6 +46,11 @@
 //   0, set B those with index % stride == stride / 2: a hot set DAMON's
 //   regions cannot isolate; the layout file then has one `hot` line per
 //   hot page)
+//   --then_default (after the first touch, reset the area's policy to the
+//   default without moving anything: the pages stay where --prefer_node put
+//   them, but the kernel's NUMA balancing scans the range again -- it skips
+//   every VMA whose policy lacks MPOL_F_MOF, which an mbind without
+//   MPOL_F_NUMA_BALANCING never has; for hint-fault tests)
 
 #include <sched.h>
 #include <signal.h>
@@ -91,6 +96,7 @@ struct Options {
   int prefer_node = -1;
   unsigned long then_prefer_many = 0;  // node mask
   unsigned long weighted_interleave = 0;  // node mask
+  bool then_default = false;
   bool interleaved = false;
   uint64_t stride = 8;
   uint64_t threads = 1;
@@ -291,6 +297,8 @@ int main(int argc, char** argv) {
         if (comma == std::string::npos) break;
         pos = comma + 1;
       }
+    } else if (std::strcmp(a, "--then_default") == 0) {
+      o.then_default = true;
     } else if (ParseFlag(a, "--shape", &v)) {
       if (v != "clusters" && v != "interleaved") Usage("bad --shape (clusters or interleaved)");
       o.interleaved = v == "interleaved";
@@ -361,6 +369,14 @@ int main(int argc, char** argv) {
     unsigned long mask = o.then_prefer_many;
     if (syscall(SYS_mbind, base, bytes, kMpolPreferredMany, &mask, 64, 0) != 0) {
       std::perror("hot_set_workload: mbind MPOL_PREFERRED_MANY");
+      return 2;
+    }
+  }
+
+  if (o.then_default) {
+    constexpr int kMpolDefault = 0;
+    if (syscall(SYS_mbind, base, bytes, kMpolDefault, nullptr, 0, 0) != 0) {
+      std::perror("hot_set_workload: mbind MPOL_DEFAULT");
       return 2;
     }
   }
