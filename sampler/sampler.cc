@@ -1,15 +1,30 @@
 #include "sampler/sampler.h"
 
+#include <algorithm>
+
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
+
+absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid) {
+  HOTPAGE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs.ListDir(absl::StrCat("/proc/", pid, "/task")));
+  std::vector<pid_t> out;
+  for (const std::string& n : names) {
+    int tid = 0;
+    if (absl::SimpleAtoi(n, &tid) && tid > 0) out.push_back(tid);
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) return absl::NotFoundError(absl::StrCat("pid ", pid, " has no threads"));
+  return out;
+}
 
 absl::StatusOr<std::vector<int>> OnlineCpus(const KernelFs& fs) {
   HOTPAGE_ASSIGN_OR_RETURN(std::vector<int> cpus, fs.ReadList("/sys/devices/system/cpu/online"));
@@ -93,7 +108,9 @@ absl::Status Sampler::OpenAll() {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return ErrnoStatus(errno, "epoll_create1");
 
-  std::vector<pid_t> targets = system_wide_ ? std::vector<pid_t>{-1} : config_.pids;
+  std::vector<pid_t> targets = system_wide_            ? std::vector<pid_t>{-1}
+                                : config_.threads.empty() ? config_.pids
+                                                          : config_.threads;
   for (int cpu : config_.cpus) {
     Ring ring;
     ring.cpu = cpu;
@@ -112,6 +129,10 @@ absl::Status Sampler::OpenAll() {
         if (in_group) attr.disabled = 0;  // enabled with its leader
         int group_fd = in_group ? leader : -1;
         int fd = sys_->Open(&attr, pid, cpu, group_fd, 0);
+        if (fd == -ESRCH && i == 0 && !config_.threads.empty() &&
+            std::find(config_.pids.begin(), config_.pids.end(), pid) == config_.pids.end()) {
+          break;  // a listed thread exited meanwhile
+        }
         if (fd < 0) {
           std::string who = pid < 0 ? "all processes" : absl::StrCat("pid ", pid);
           return absl::Status(ErrnoStatus(-fd, "").code(),

@@ -49,6 +49,13 @@ namespace hotpage {
 struct SamplerConfig {
   EventGroup events;
   std::vector<pid_t> pids;      // target processes (thread-group ids)
+  // Per-task mode: the targets' threads that exist already (ListThreads),
+  // each opened as its own task. The kernel's inherit follows only threads
+  // and children created after the event opened, so a thread that exists
+  // before Open() and is not listed here is never sampled. Empty: the pids
+  // themselves (right for a process started by the sampler). A listed
+  // thread that exits before its event opens (ESRCH) is skipped.
+  std::vector<pid_t> threads;
   bool all = false;             // every process (system-wide, no filter)
   bool system_wide = false;     // force system-wide rings with a pid filter
   std::vector<int> cpus;        // CPUs to sample (online CPUs)
@@ -121,6 +128,9 @@ class Sampler {
 
 // Online CPUs from /sys/devices/system/cpu/online.
 absl::StatusOr<std::vector<int>> OnlineCpus(const KernelFs& fs);
+
+// The thread ids of process `pid` (/proc/PID/task), ascending.
+absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid);
 
 // A user-facing explanation of a perf_event_open failure for `spec`.
 std::string ExplainOpenError(int err, const EventSpec& spec, bool system_wide);

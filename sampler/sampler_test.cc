@@ -3,6 +3,8 @@
 
 #include "sampler/sampler.h"
 
+#include <algorithm>
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -33,7 +35,9 @@ class FakePerfEventSystem : public PerfEventSystem {
   int fail_with = 0;      // errno for the Nth Open
   int fail_at = -1;
 
+  std::vector<pid_t> gone;  // tasks that exited: Open gives ESRCH
   int Open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long) override {
+    if (std::find(gone.begin(), gone.end(), pid) != gone.end()) return -ESRCH;
     if (static_cast<int>(opened.size()) == fail_at) return -fail_with;
     opened.push_back({*attr, pid, cpu, group_fd});
     return eventfd(0, EFD_CLOEXEC);  // a real, pollable fd
@@ -81,6 +85,36 @@ TEST(Sampler, PerTaskOpensInheritedEventsAndOneRingPerCpu) {
   EXPECT_EQ(sys.set_output.size(), 2u);  // pid 200's events feed them
   ASSERT_TRUE((*s)->Enable().ok());
   EXPECT_EQ(sys.enabled, 4);
+}
+
+// A process's existing threads are separate tasks to the kernel: each
+// listed thread gets its own events; one that exited meanwhile is skipped,
+// the process itself is not.
+TEST(Sampler, PerTaskOpensEveryListedThread) {
+  FakePerfEventSystem sys;
+  sys.gone = {102};
+  SamplerConfig c = PageFaultConfig({100}, {0, 1});
+  c.threads = {100, 101, 102, 103};
+  auto s = Sampler::Open(c, &sys);
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<pid_t> pids;
+  for (const auto& o : sys.opened) pids.push_back(o.pid);
+  EXPECT_EQ(pids, (std::vector<pid_t>{100, 101, 103, 100, 101, 103}));  // per CPU
+  sys.gone = {100};
+  EXPECT_FALSE(Sampler::Open(c, &sys).ok());  // the process itself is gone
+}
+
+TEST(Sampler, ListThreadsReadsProcTask) {
+  FakeTree t;
+  t.Write("/proc/7/task/7/stat", "x");
+  t.Write("/proc/7/task/12/stat", "x");
+  t.Write("/proc/7/task/9/stat", "x");
+  auto fs = KernelFs::Open(t.root());
+  ASSERT_TRUE(fs.ok());
+  auto tids = ListThreads(*fs, 7);
+  ASSERT_TRUE(tids.ok()) << tids.status();
+  EXPECT_EQ(*tids, (std::vector<pid_t>{7, 9, 12}));
+  EXPECT_FALSE(ListThreads(*fs, 8).ok());
 }
 
 TEST(Sampler, IbsIsAlwaysSystemWideWithForkTracking) {

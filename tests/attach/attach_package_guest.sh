@@ -15,7 +15,7 @@ field() { echo "$1" | sed -E "s/.*$2=([0-9]+).*/\1/"; }
 run() {  # run NAME ATTACH_ARGS...: sets t0n0 t0n1 t1n0 t1n1
   name=$1; shift
   rm -f /tmp/l /tmp/l.t0 /tmp/l.t1
-  hot_set_workload --mib=96 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=2 --threads=2 --pin --layout=/tmp/l &
+  hot_set_workload --mib=96 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=2 --then_default --threads=2 --pin --layout=/tmp/l &
   W=$!
   wait_file /tmp/l.t1 || bad "$name: workload started"
   hotpage attach --pid $W --source hintfault --allow-sysctl-changes --interval-ms 500 --quiet "$@" 2>/tmp/a.$name.log &

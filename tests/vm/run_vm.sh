@@ -35,7 +35,7 @@
 #   124 timeout (no result marker before --timeout)
 #   125 kernel panic / oops, or QEMU ended without the result marker
 #
-# Guest /init: mounts proc, sysfs, devtmpfs, tmpfs (/tmp), debugfs, cgroup2;
+# Guest /init: mounts proc, sysfs, devtmpfs, tmpfs (/tmp, /run), debugfs, cgroup2;
 # sets /proc/sys/kernel/numa_balancing to 0 (Debian's kernel enables NUMA
 # balancing, which moves pages by itself); runs the script; prints
 # "@@HOTPAGE-VM-RESULT token=<random> status=<N> uptime=<s>@@"; powers off.
@@ -168,7 +168,7 @@ else
   trap 'rm -rf "${work}"' EXIT
 fi
 root="${work}/root"
-mkdir -p "${root}"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc,root,lib,lib64}
+mkdir -p "${root}"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc,root,lib,lib64}
 cp "${BUSYBOX}" "${root}/bin/busybox"
 
 declare -A lib_dirs=()
@@ -231,6 +231,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 [ -w /proc/sys/kernel/numa_balancing ] && echo 0 >/proc/sys/kernel/numa_balancing
