@@ -38,6 +38,15 @@
 //   0, set B those with index % stride == stride / 2: a hot set DAMON's
 //   regions cannot isolate; the layout file then has one `hot` line per
 //   hot page)
+//   --then_default (after the first touch, reset the area's policy to
+//   MPOL_DEFAULT without moving anything: the pages stay where
+//   --prefer_node put them, but nothing pins them there. The kernel's NUMA
+//   balancing skips VMAs with an mbind policy (vma_policy_mof), so a
+//   comparison with the kernel's own tiering needs this)
+//   --bind_range_mib=0 --bind_range_node=1 (a second, separate area of that
+//   size, MPOL_BIND to that node before it is touched, and touched in full
+//   on every pass: hot pages that no placement may move; the layout file
+//   then has a line `bind START END NODE`)
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -81,6 +90,9 @@ struct Options {
   unsigned long then_prefer_many = 0;  // node mask
   bool interleaved = false;
   uint64_t stride = 8;
+  bool then_default = false;
+  uint64_t bind_range_mib = 0;
+  int bind_range_node = 1;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -138,7 +150,7 @@ std::vector<uint64_t> HotPages(const Options& o, int which) {
   return out;
 }
 
-void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switch_ns) {
+void WriteLayout(const Options& o, uint8_t* base, uint8_t* bind_range, uint64_t phase, uint64_t switch_ns) {
   if (o.layout.empty()) return;
   const std::string tmp = o.layout + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "w");
@@ -149,6 +161,10 @@ void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switc
   const uint64_t b = reinterpret_cast<uint64_t>(base);
   std::fprintf(f, "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64 "\nswitch_ns %" PRIu64 "\n",
                b, o.mib * kMiB, phase, switch_ns);
+  if (bind_range != nullptr) {
+    const uint64_t r = reinterpret_cast<uint64_t>(bind_range);
+    std::fprintf(f, "bind 0x%" PRIx64 " 0x%" PRIx64 " %d\n", r, r + o.bind_range_mib * kMiB, o.bind_range_node);
+  }
   // Hot pages as maximal runs of consecutive pages.
   const std::vector<uint64_t> hot = HotPages(o, static_cast<int>(phase % 2));
   for (size_t i = 0; i < hot.size();) {
@@ -206,6 +222,14 @@ int main(int argc, char** argv) {
       o.interleaved = v == "interleaved";
     } else if (ParseFlag(a, "--stride", &v)) {
       if (!ParseU64(v, &o.stride) || o.stride < 2) Usage("bad --stride (at least 2)");
+    } else if (std::strcmp(a, "--then_default") == 0) {
+      o.then_default = true;
+    } else if (ParseFlag(a, "--bind_range_mib", &v)) {
+      if (!ParseU64(v, &o.bind_range_mib)) Usage("bad --bind_range_mib");
+    } else if (ParseFlag(a, "--bind_range_node", &v)) {
+      uint64_t n;
+      if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_range_node");
+      o.bind_range_node = static_cast<int>(n);
     } else if (ParseFlag(a, "--prefer_node", &v)) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
@@ -254,6 +278,37 @@ int main(int argc, char** argv) {
     w[1] = 0;
   }
 
+  if (o.then_default) {
+    constexpr int kMpolDefault = 0;
+    if (syscall(SYS_mbind, base, bytes, kMpolDefault, nullptr, 0, 0) != 0) {
+      std::perror("hot_set_workload: mbind MPOL_DEFAULT");
+      return 2;
+    }
+  }
+  // The bind range: its own mapping, bound before its first touch.
+  uint8_t* bind_range = nullptr;
+  const uint64_t bind_pages = o.bind_range_mib * kMiB / kPage;
+  if (bind_pages != 0) {
+    void* r = mmap(nullptr, bind_pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED) {
+      std::perror("hot_set_workload: mmap bind range");
+      return 2;
+    }
+    bind_range = static_cast<uint8_t*>(r);
+    madvise(bind_range, bind_pages * kPage, MADV_NOHUGEPAGE);
+    unsigned long mask = 1UL << o.bind_range_node;
+    constexpr int kMpolBind = 2;
+    if (syscall(SYS_mbind, bind_range, bind_pages * kPage, kMpolBind, &mask, 64, 0) != 0) {
+      std::perror("hot_set_workload: mbind bind range");
+      return 2;
+    }
+    for (uint64_t p = 0; p < bind_pages; ++p) {
+      uint64_t* w = reinterpret_cast<uint64_t*>(bind_range + p * kPage);
+      w[0] = p ^ ~kSeed;
+      w[1] = 0;
+    }
+  }
+
   if (o.then_prefer_many != 0) {
     constexpr int kMpolPreferredMany = 5;
     unsigned long mask = o.then_prefer_many;
@@ -273,7 +328,7 @@ int main(int argc, char** argv) {
   const uint64_t start_ns = NowNs();
   uint64_t phase = 0;
   uint64_t phase_ns = start_ns;
-  WriteLayout(o, base, phase, phase_ns);
+  WriteLayout(o, base, bind_range, phase, phase_ns);
   if (o.interleaved) {
     std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, hot set interleaved, one page in %" PRIu64
                 "\n",
@@ -297,6 +352,11 @@ int main(int argc, char** argv) {
       ++w[1];
       ++touches;
     }
+    for (uint64_t p = 0; p < bind_pages; ++p) {
+      uint64_t* w = reinterpret_cast<uint64_t*>(bind_range + p * kPage);
+      if (w[0] != (p ^ ~kSeed)) ++bad;
+      ++w[1];
+    }
     ++passes;
     const uint64_t now = NowNs();
     if (o.duration_ms != 0 && now - start_ns >= o.duration_ms * 1000000u) break;
@@ -305,7 +365,7 @@ int main(int argc, char** argv) {
       ++phase;
       phase_ns = now;
       load_set();
-      WriteLayout(o, base, phase, phase_ns);
+      WriteLayout(o, base, bind_range, phase, phase_ns);
     }
   }
 
@@ -314,6 +374,10 @@ int main(int argc, char** argv) {
     const uint64_t* w = reinterpret_cast<const uint64_t*>(base + p * kPage);
     if (w[0] != (p ^ kSeed)) ++bad;
     counted += w[1];
+  }
+  for (uint64_t p = 0; p < bind_pages; ++p) {
+    const uint64_t* w = reinterpret_cast<const uint64_t*>(bind_range + p * kPage);
+    if (w[0] != (p ^ ~kSeed) || w[1] != passes) ++bad;
   }
   std::printf("hot_set_workload: %" PRIu64 " passes, %" PRIu64 " phases, %" PRIu64
               " touches, %" PRIu64 " counted, %" PRIu64 " bad pages\n",
