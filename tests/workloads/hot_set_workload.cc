@@ -30,6 +30,10 @@
 //   area to one node before it is touched; for placement tests)
 //   --prefer_node=-1 (the same with MPOL_PREFERRED: the pages start on that
 //   node, but the policy allows moving them; for promotion tests)
+//   --bind_range_mib=0 --bind_range_node=1 (a second, separate area of that
+//   size, MPOL_BIND to that node before it is touched, and touched in full
+//   on every pass: hot pages that no placement may move; the layout file
+//   then has a line `bind START END NODE`)
 //   --then_prefer_many=N,M,... (after the first touch, set the area's policy
 //   to MPOL_PREFERRED_MANY over these nodes without moving anything: a
 //   `prefer (many)` range in numa_maps, for target-mask tests)
@@ -38,15 +42,11 @@
 //   0, set B those with index % stride == stride / 2: a hot set DAMON's
 //   regions cannot isolate; the layout file then has one `hot` line per
 //   hot page)
-//   --then_default (after the first touch, reset the area's policy to
-//   MPOL_DEFAULT without moving anything: the pages stay where
-//   --prefer_node put them, but nothing pins them there. The kernel's NUMA
-//   balancing skips VMAs with an mbind policy (vma_policy_mof), so a
-//   comparison with the kernel's own tiering needs this)
-//   --bind_range_mib=0 --bind_range_node=1 (a second, separate area of that
-//   size, MPOL_BIND to that node before it is touched, and touched in full
-//   on every pass: hot pages that no placement may move; the layout file
-//   then has a line `bind START END NODE`)
+//   --then_default (after the first touch, reset the area's policy to the
+//   default without moving anything: the pages stay where --prefer_node put
+//   them, but the kernel's NUMA balancing scans the range again -- it skips
+//   every VMA whose policy lacks MPOL_F_MOF, which an mbind without
+//   MPOL_F_NUMA_BALANCING never has; for hint-fault tests)
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -81,6 +81,8 @@ struct Options {
   uint64_t mib = 192;
   uint64_t clusters = 8;
   uint64_t cluster_mib = 2;
+  uint64_t bind_range_mib = 0;
+  int bind_range_node = 1;
   std::string layout;
   uint64_t switch_after_ms = 0;
   uint64_t duration_ms = 0;
@@ -88,11 +90,9 @@ struct Options {
   int bind_node = -1;
   int prefer_node = -1;
   unsigned long then_prefer_many = 0;  // node mask
+  bool then_default = false;
   bool interleaved = false;
   uint64_t stride = 8;
-  bool then_default = false;
-  uint64_t bind_range_mib = 0;
-  int bind_range_node = 1;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -217,13 +217,13 @@ int main(int argc, char** argv) {
         if (comma == std::string::npos) break;
         pos = comma + 1;
       }
+    } else if (std::strcmp(a, "--then_default") == 0) {
+      o.then_default = true;
     } else if (ParseFlag(a, "--shape", &v)) {
       if (v != "clusters" && v != "interleaved") Usage("bad --shape (clusters or interleaved)");
       o.interleaved = v == "interleaved";
     } else if (ParseFlag(a, "--stride", &v)) {
       if (!ParseU64(v, &o.stride) || o.stride < 2) Usage("bad --stride (at least 2)");
-    } else if (std::strcmp(a, "--then_default") == 0) {
-      o.then_default = true;
     } else if (ParseFlag(a, "--bind_range_mib", &v)) {
       if (!ParseU64(v, &o.bind_range_mib)) Usage("bad --bind_range_mib");
     } else if (ParseFlag(a, "--bind_range_node", &v)) {
@@ -271,20 +271,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const uint64_t pages = bytes / kPage;
-  for (uint64_t p = 0; p < pages; ++p) {
-    uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
-    w[0] = p ^ kSeed;
-    w[1] = 0;
-  }
-
-  if (o.then_default) {
-    constexpr int kMpolDefault = 0;
-    if (syscall(SYS_mbind, base, bytes, kMpolDefault, nullptr, 0, 0) != 0) {
-      std::perror("hot_set_workload: mbind MPOL_DEFAULT");
-      return 2;
-    }
-  }
   // The bind range: its own mapping, bound before its first touch.
   uint8_t* bind_range = nullptr;
   const uint64_t bind_pages = o.bind_range_mib * kMiB / kPage;
@@ -308,12 +294,26 @@ int main(int argc, char** argv) {
       w[1] = 0;
     }
   }
+  const uint64_t pages = bytes / kPage;
+  for (uint64_t p = 0; p < pages; ++p) {
+    uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
+    w[0] = p ^ kSeed;
+    w[1] = 0;
+  }
 
   if (o.then_prefer_many != 0) {
     constexpr int kMpolPreferredMany = 5;
     unsigned long mask = o.then_prefer_many;
     if (syscall(SYS_mbind, base, bytes, kMpolPreferredMany, &mask, 64, 0) != 0) {
       std::perror("hot_set_workload: mbind MPOL_PREFERRED_MANY");
+      return 2;
+    }
+  }
+
+  if (o.then_default) {
+    constexpr int kMpolDefault = 0;
+    if (syscall(SYS_mbind, base, bytes, kMpolDefault, nullptr, 0, 0) != 0) {
+      std::perror("hot_set_workload: mbind MPOL_DEFAULT");
       return 2;
     }
   }
