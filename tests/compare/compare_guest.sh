@@ -30,6 +30,9 @@ label="topo=$TOPO mech=$MECH shape=$SHAPE rep=$REP"
 note() { echo "COMPARE-NOTE $label: $*"; }
 wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 D=/sys/kernel/mm/damon/admin
+# A real system has /run (hotpage's hintfault source keeps its state there);
+# the harness's initramfs does not.
+mkdir -p /run
 
 case "$SHAPE" in
   clusters) shape_args="--shape=clusters --clusters=12 --cluster_mib=2" ;;
@@ -167,7 +170,11 @@ if [ -n "$A" ]; then
   wait $A
   arc=$?
   extra_kv="$extra_kv hp_exit=$arc"
-  [ $arc = 0 ] || note "hotpage attach exit status $arc: $(tail -n 2 /tmp/a.log | tr '\n' ' ')"
+  if [ $arc != 0 ]; then
+    # A failed attach measured nothing: no result line, only the reason.
+    note "no result: hotpage attach exit status $arc: $(tail -n 2 /tmp/a.log | tr '\n' ' ')"
+    exit 1
+  fi
   echo "guest: hotpage log:"; tail -n 4 /tmp/a.log
 fi
 if [ "$MECH" = damon-paddr ]; then

@@ -125,6 +125,15 @@ bin="${ROOT}/bazel-bin"
 [[ -x "${hotpage_bin}" ]] || die "--hotpage '${hotpage_bin}' is not an executable"
 [[ -z "${table_bin}" ]] && table_bin="${bin}/tests/compare/compare_table"
 
+[[ -n "${out}" ]] || out="/tmp/hotpage-compare-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "${out}/logs" "${out}/guest" "${out}/bin" || exit 1
+# Snapshots of the binaries (the guest finds them as /bin/<name>; a rebuild
+# during the run must not change them under it).
+cp "${hotpage_bin}" "${out}/bin/hotpage" || exit 1
+cp "${bin}/tests/workloads/hot_set_workload" "${bin}/tests/compare/compare_check" "${out}/bin/" || exit 1
+chmod u+w "${out}/bin/"*
+hotpage_bin="${out}/bin/hotpage"
+
 # hotpage's sources that work in a guest without a PMU.
 sources=(damon)
 notes=()
@@ -151,8 +160,6 @@ weight_shapes="${shapes}"
 ((quick)) && weight_shapes="clusters"
 [[ -n "${half_ms}" ]] || { ((quick)) && half_ms=5000 || half_ms=12000; }
 
-[[ -n "${out}" ]] || out="/tmp/hotpage-compare-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "${out}/logs" "${out}/guest" || exit 1
 : >"${out}/results.txt"
 for n in "${notes[@]}"; do echo "COMPARE-NOTE ${n}" >>"${out}/results.txt"; done
 
@@ -191,8 +198,7 @@ EOF
   t0=$(date +%s)
   tests/vm/run_vm.sh --topology "${topo}" --script "${out}/guest/${name}.sh" \
     --file "${HERE}/compare_guest.sh:/compare_guest.sh" \
-    --bin "${hotpage_bin}" --bin "${bin}/tests/workloads/hot_set_workload" \
-    --bin "${bin}/tests/compare/compare_check" \
+    --bin "${out}/bin/hotpage" --bin "${out}/bin/hot_set_workload" --bin "${out}/bin/compare_check" \
     --timeout $((2 * half_ms / 1000 + 120)) >"${out}/logs/${name}.log" 2>"${out}/logs/${name}.err"
   rc=$?
   line="$(grep -a '^COMPARE-RESULT ' "${out}/logs/${name}.log" | tail -n 1)"
