@@ -168,7 +168,11 @@ TEST_F(WatcherTest, ScansTheAreaForMovesPingPongsAndTheBindRange) {
   now_ = 12 * kSec;
   ASSERT_TRUE(watcher_->Sample().ok());
   EXPECT_EQ(watcher_->moves().pingpong_pages(), 1u);
-  vmstat_ = "pgmigrate_success 130\nnuma_hint_faults 5\n";
+  vmstat_ = "pgmigrate_success 130\nnuma_hint_faults 5\nnuma_pte_updates 64\n";  // the kernel scanned
+  now_ = 13 * kSec;
+  ASSERT_TRUE(watcher_->Sample().ok());
+  ASSERT_EQ(watcher_->kernel_scan_times().size(), 1u);
+  EXPECT_DOUBLE_EQ(watcher_->kernel_scan_times()[0], 3.0);
   ASSERT_TRUE(watcher_->End().ok());
   EXPECT_EQ(watcher_->vmstat_delta().at("pgmigrate_success"), 30);
   EXPECT_EQ(watcher_->vmstat_delta().at("numa_hint_faults"), 0);
@@ -176,7 +180,7 @@ TEST_F(WatcherTest, ScansTheAreaForMovesPingPongsAndTheBindRange) {
   const std::string kv = watcher_->ResultKv();
   for (const char* want : {"hot_pages=10", "phases=1", "t90_0=-1.00", "moved_pages=2", "pingpong_seen=1",
                            "area_node0=1", "area_node1=63", "bind_pages=4", "bind_off_max=1", "bind_off_end=0",
-                           "vm_pgmigrate_success=30"}) {
+                           "vm_pgmigrate_success=30", "kernel_scans_at=3"}) {
     EXPECT_TRUE(absl::StrContains(kv, want)) << want << " not in " << kv;
   }
   // The line the guest prints parses on the host.

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
@@ -144,10 +145,11 @@ bool Watcher::IsFast(int node) const {
 absl::Status Watcher::Begin(absl::string_view vmstat_before) {
   if (!vmstat_before.empty()) {
     vmstat_before_ = ParseVmstat(vmstat_before);
-    return absl::OkStatus();
+  } else {
+    HOTPAGE_ASSIGN_OR_RETURN(std::string v, env_.read_vmstat());
+    vmstat_before_ = ParseVmstat(v);
   }
-  HOTPAGE_ASSIGN_OR_RETURN(std::string v, env_.read_vmstat());
-  vmstat_before_ = ParseVmstat(v);
+  last_pte_updates_ = vmstat_before_["numa_pte_updates"];
   return absl::OkStatus();
 }
 
@@ -192,6 +194,15 @@ absl::Status Watcher::Scan() {
   bind_off_last_ = off;
   bind_off_max_ = std::max(bind_off_max_, off);
   scanned_ = true;
+  // The kernel's NUMA scanner: did it mark PTEs since the last scan?
+  if (absl::StatusOr<std::string> v = env_.read_vmstat(); v.ok()) {
+    const uint64_t pte = ParseVmstat(*v)["numa_pte_updates"];
+    if (pte > last_pte_updates_ && kernel_scan_times_.size() < kMaxScanTimes) {
+      const uint64_t now = env_.now_ns();
+      kernel_scan_times_.push_back(now > start_ns_ ? static_cast<double>(now - start_ns_) / 1e9 : 0);
+    }
+    last_pte_updates_ = pte;
+  }
   return absl::OkStatus();
 }
 
@@ -254,6 +265,12 @@ std::string Watcher::ResultKv() const {
   absl::StrAppend(&out, " bind_pages=", bind_pages_, " bind_off_max=", bind_off_max_,
                   " bind_off_end=", bind_off_last_);
   for (const auto& [k, d] : vmstat_delta_) absl::StrAppend(&out, " vm_", k, "=", d);
+  if (!kernel_scan_times_.empty()) {
+    absl::StrAppend(&out, " kernel_scans_at=",
+                    absl::StrJoin(kernel_scan_times_, ",", [](std::string* o, double t) {
+                      absl::StrAppend(o, absl::StrFormat("%.0f", t));
+                    }));
+  }
   return out;
 }
 

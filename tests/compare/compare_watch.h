@@ -148,6 +148,12 @@ class Watcher {
   uint64_t bind_pages() const { return bind_pages_; }
   uint64_t bind_off_max() const { return bind_off_max_; }
   const std::map<std::string, int64_t>& vmstat_delta() const { return vmstat_delta_; }
+  // Seconds from start_ns() of the scans (every scan interval) at which the
+  // kernel's numa_pte_updates had grown since the previous scan: when the
+  // kernel's NUMA scanner ran (it marks PTEs; hint faults follow). At most
+  // kMaxScanTimes entries.
+  const std::vector<double>& kernel_scan_times() const { return kernel_scan_times_; }
+  static constexpr size_t kMaxScanTimes = 40;
 
   // "key=value ..." of every result (see compare_report.h for the keys).
   std::string ResultKv() const;
@@ -172,6 +178,8 @@ class Watcher {
   uint64_t start_ns_ = 0;
   bool scanned_ = false;
   std::map<std::string, uint64_t> vmstat_before_;
+  uint64_t last_pte_updates_ = 0;
+  std::vector<double> kernel_scan_times_;
   std::map<std::string, int64_t> vmstat_delta_;
 };
 
