@@ -53,6 +53,7 @@ usage() { sed -n '2,/^set -uo pipefail/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="${BUILD_WORKSPACE_DIRECTORY:-$(cd "${HERE}/../.." && pwd)}"
 
+orig_args="$*"
 quick=0
 out=""
 repeat=1
@@ -121,7 +122,12 @@ targets=(//tests/workloads:hot_set_workload //tests/compare:compare_check //test
 echo "run_compare.sh: building ${targets[*]}" >&2
 bazel build "${targets[@]}" >&2 || { echo "run_compare.sh: build failed" >&2; exit 1; }
 bin="${ROOT}/bazel-bin"
-[[ -z "${hotpage_bin}" ]] && hotpage_bin="${bin}/tools/hotpage"
+if [[ -z "${hotpage_bin}" ]]; then
+  hotpage_bin="${bin}/tools/hotpage"
+  hotpage_from="hotpage built from this tree at $(git -C "${ROOT}" rev-parse --short HEAD 2>/dev/null || echo '?')"
+else
+  hotpage_from="hotpage binary given with --hotpage ${hotpage_bin}"
+fi
 [[ -x "${hotpage_bin}" ]] || die "--hotpage '${hotpage_bin}' is not an executable"
 [[ -z "${table_bin}" ]] && table_bin="${bin}/tests/compare/compare_table"
 
@@ -208,7 +214,16 @@ EOF
     rc=$?
     skew="$(sed -nE 's/.*boot-to-result ([0-9.]+) s \(guest uptime ([0-9.]+) s.*/\1 \2/p' "${out}/logs/${name}.err" \
       | awk '$1 > 0 && $2 / $1 > 1.3 { printf "%.1f", $2 / $1 }')"
-    [[ -z "${skew}" ]] && break
+    if [[ -z "${skew}" ]]; then
+      # A guest that panicked at boot or hung (loaded host: "IO-APIC + timer
+      # doesn't work" was seen) measured nothing: boot again.
+      if ((rc == 124 || rc == 125)) && ! grep -a -q '^COMPARE-RESULT ' "${out}/logs/${name}.log" && ((attempt < 3)); then
+        echo "run_compare.sh: ${name}: guest failed (status ${rc}), booting again (attempt $((attempt + 1)))" >&2
+        mv "${out}/logs/${name}.log" "${out}/logs/${name}.failed${attempt}"
+        continue
+      fi
+      break
+    fi
     echo "run_compare.sh: ${name}: the guest clock ran ${skew}x faster than the host's; run discarded (attempt ${attempt})" >&2
     echo "COMPARE-NOTE topo=${topo} mech=${mech} shape=${shape} rep=${rep}: attempt ${attempt} discarded, guest clock ran ${skew}x fast" >>"${out}/results.txt"
     mv "${out}/logs/${name}.log" "${out}/logs/${name}.skewed${attempt}"
@@ -229,8 +244,8 @@ done
 
 total=$(($(date +%s) - start_s))
 {
-  echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') with \`bash tests/compare/run_compare.sh$( ((quick)) && echo " --quick")$( ((repeat > 1)) && echo " --repeat ${repeat}")\`:"
-  echo "${#runs[@]} guests, phases of $((half_ms / 1000)) s, $((total / 60)) min $((total % 60)) s in all (hotpage at $(git -C "${ROOT}" rev-parse --short HEAD 2>/dev/null || echo '?'))."
+  echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') with \`bash tests/compare/run_compare.sh${orig_args:+ ${orig_args}}\`:"
+  echo "${#runs[@]} guests, phases of $((half_ms / 1000)) s, $((total / 60)) min $((total % 60)) s in all; ${hotpage_from}."
   echo
 } >"${out}/header.md"
 tabulate_dir "${out}"
