@@ -30,6 +30,10 @@
 //   area to one node before it is touched; for placement tests)
 //   --prefer_node=-1 (the same with MPOL_PREFERRED: the pages start on that
 //   node, but the policy allows moving them; for promotion tests)
+//   --bind_range_mib=0 --bind_range_node=1 (a second, separate area of that
+//   size, MPOL_BIND to that node before it is touched, and touched in full
+//   on every pass of thread 0: hot pages that no placement may move; the
+//   layout file then has a line `bind START END NODE`)
 //   --then_prefer_many=N,M,... (after the first touch, set the area's policy
 //   to MPOL_PREFERRED_MANY over these nodes without moving anything: a
 //   `prefer (many)` range in numa_maps, for target-mask tests)
@@ -101,6 +105,8 @@ struct Options {
   uint64_t stride = 8;
   uint64_t threads = 1;
   bool pin = false;
+  uint64_t bind_range_mib = 0;
+  int bind_range_node = 1;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -177,7 +183,7 @@ std::vector<uint64_t> ThreadHotPages(const Options& o, int which, uint64_t index
 }
 
 void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, const Options& o,
-                     uint8_t* base, uint64_t phase, uint64_t switch_ns) {
+                     uint8_t* base, uint8_t* bind_range, uint64_t phase, uint64_t switch_ns) {
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (f == nullptr) {
@@ -187,6 +193,10 @@ void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, 
   const uint64_t b = reinterpret_cast<uint64_t>(base);
   std::fprintf(f, "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64 "\nswitch_ns %" PRIu64 "\n",
                b, o.mib * kMiB, phase, switch_ns);
+  if (bind_range != nullptr) {
+    const uint64_t r = reinterpret_cast<uint64_t>(bind_range);
+    std::fprintf(f, "bind 0x%" PRIx64 " 0x%" PRIx64 " %d\n", r, r + o.bind_range_mib * kMiB, o.bind_range_node);
+  }
   // Hot pages as maximal runs of consecutive pages.
   for (size_t i = 0; i < hot.size();) {
     size_t j = i + 1;
@@ -203,16 +213,16 @@ void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, 
 
 // Per-thread files first, so a checker that sees the main file's new phase
 // finds the thread files of that phase too.
-void WriteLayout(const Options& o, uint8_t* base, uint64_t phase, uint64_t switch_ns) {
+void WriteLayout(const Options& o, uint8_t* base, uint8_t* bind_range, uint64_t phase, uint64_t switch_ns) {
   if (o.layout.empty()) return;
   const int which = static_cast<int>(phase % 2);
   if (o.threads > 1) {
     for (uint64_t k = 0; k < o.threads; ++k) {
-      WriteLayoutFile(o.layout + ".t" + std::to_string(k), ThreadHotPages(o, which, k), o, base, phase,
-                      switch_ns);
+      WriteLayoutFile(o.layout + ".t" + std::to_string(k), ThreadHotPages(o, which, k), o, base, bind_range,
+                      phase, switch_ns);
     }
   }
-  WriteLayoutFile(o.layout, HotPages(o, which), o, base, phase, switch_ns);
+  WriteLayoutFile(o.layout, HotPages(o, which), o, base, bind_range, phase, switch_ns);
 }
 
 std::atomic<uint64_t> g_phase{0};
@@ -223,7 +233,8 @@ struct WorkerStats {
 };
 
 // Touches thread `index`'s part of the current hot set until g_done.
-void Worker(const Options& o, uint8_t* base, uint64_t index, WorkerStats* st) {
+void Worker(const Options& o, uint8_t* base, uint8_t* bind_range, uint64_t index, WorkerStats* st) {
+  const uint64_t bind_pages = index == 0 && bind_range != nullptr ? o.bind_range_mib * kMiB / kPage : 0;
   if (o.pin) {
     const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
@@ -244,6 +255,11 @@ void Worker(const Options& o, uint8_t* base, uint64_t index, WorkerStats* st) {
       if (w[0] != (p ^ kSeed)) ++st->bad;
       ++w[1];
       ++st->touches;
+    }
+    for (uint64_t p = 0; p < bind_pages; ++p) {
+      uint64_t* w = reinterpret_cast<uint64_t*>(bind_range + p * kPage);
+      if (w[0] != (p ^ ~kSeed)) ++st->bad;
+      ++w[1];
     }
     ++st->passes;
   }
@@ -308,6 +324,12 @@ int main(int argc, char** argv) {
       o.pin = true;
     } else if (ParseFlag(a, "--stride", &v)) {
       if (!ParseU64(v, &o.stride) || o.stride < 2) Usage("bad --stride (at least 2)");
+    } else if (ParseFlag(a, "--bind_range_mib", &v)) {
+      if (!ParseU64(v, &o.bind_range_mib)) Usage("bad --bind_range_mib");
+    } else if (ParseFlag(a, "--bind_range_node", &v)) {
+      uint64_t n;
+      if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_range_node");
+      o.bind_range_node = static_cast<int>(n);
     } else if (ParseFlag(a, "--prefer_node", &v)) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
@@ -357,6 +379,29 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The bind range: its own mapping, bound before its first touch.
+  uint8_t* bind_range = nullptr;
+  const uint64_t bind_pages = o.bind_range_mib * kMiB / kPage;
+  if (bind_pages != 0) {
+    void* r = mmap(nullptr, bind_pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED) {
+      std::perror("hot_set_workload: mmap bind range");
+      return 2;
+    }
+    bind_range = static_cast<uint8_t*>(r);
+    madvise(bind_range, bind_pages * kPage, MADV_NOHUGEPAGE);
+    unsigned long mask = 1UL << o.bind_range_node;
+    constexpr int kMpolBind = 2;
+    if (syscall(SYS_mbind, bind_range, bind_pages * kPage, kMpolBind, &mask, 64, 0) != 0) {
+      std::perror("hot_set_workload: mbind bind range");
+      return 2;
+    }
+    for (uint64_t p = 0; p < bind_pages; ++p) {
+      uint64_t* w = reinterpret_cast<uint64_t*>(bind_range + p * kPage);
+      w[0] = p ^ ~kSeed;
+      w[1] = 0;
+    }
+  }
   const uint64_t pages = bytes / kPage;
   for (uint64_t p = 0; p < pages; ++p) {
     uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
@@ -391,7 +436,7 @@ int main(int argc, char** argv) {
   const uint64_t start_ns = NowNs();
   uint64_t phase = 0;
   uint64_t phase_ns = start_ns;
-  WriteLayout(o, base, phase, phase_ns);
+  WriteLayout(o, base, bind_range, phase, phase_ns);
   if (o.interleaved) {
     std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, hot set interleaved, one page in %" PRIu64
                 "\n",
@@ -407,7 +452,7 @@ int main(int argc, char** argv) {
   // Worker threads touch; this thread switches phases and ends the run.
   std::vector<WorkerStats> stats(o.threads);
   std::vector<std::thread> workers;
-  for (uint64_t k = 0; k < o.threads; ++k) workers.emplace_back(Worker, std::cref(o), base, k, &stats[k]);
+  for (uint64_t k = 0; k < o.threads; ++k) workers.emplace_back(Worker, std::cref(o), base, bind_range, k, &stats[k]);
   while (!g_stop) {
     timespec tick = {0, 1000000};
     nanosleep(&tick, nullptr);
@@ -417,7 +462,7 @@ int main(int argc, char** argv) {
       g_switch = 0;
       ++phase;
       phase_ns = now;
-      WriteLayout(o, base, phase, phase_ns);
+      WriteLayout(o, base, bind_range, phase, phase_ns);
       g_phase.store(phase, std::memory_order_release);
     }
   }
@@ -435,6 +480,10 @@ int main(int argc, char** argv) {
     const uint64_t* w = reinterpret_cast<const uint64_t*>(base + p * kPage);
     if (w[0] != (p ^ kSeed)) ++bad;
     counted += w[1];
+  }
+  for (uint64_t p = 0; p < bind_pages; ++p) {
+    const uint64_t* w = reinterpret_cast<const uint64_t*>(bind_range + p * kPage);
+    if (w[0] != (p ^ ~kSeed) || w[1] != stats[0].passes) ++bad;
   }
   std::printf("hot_set_workload: %" PRIu64 " passes, %" PRIu64 " phases, %" PRIu64
               " touches, %" PRIu64 " counted, %" PRIu64 " bad pages\n",
