@@ -138,10 +138,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
   report.time_ns = now_ns;
-  if (counters_.rounds % options_.epoch_rounds == 0) {
-    table_->AdvanceEpoch(now_ns);
-    report.epoch_advanced = true;
-  }
   // Next round: the first start + k * interval after now.
   if (now_ns >= start_ns_) {
     const uint64_t k = (now_ns - start_ns_) / options_.interval_ns + 1;
@@ -226,6 +222,13 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       k.page = m.vaddr >> PageShift(k.kind);
       if (promoted_.insert(k.Pack()).second) ++counters_.promoted_entries;
     }
+  }
+  // Decay after the round has seen this interval's samples at full weight
+  // (halving first would hide a page sampled once per long pass, as hint
+  // faults are).
+  if (counters_.rounds % options_.epoch_rounds == 0) {
+    table_->AdvanceEpoch(now_ns);
+    report.epoch_advanced = true;
   }
   RefreshHugeChunks(view);
   return report;

@@ -5,14 +5,15 @@
 // stream and the same memory state (tools/engine_equivalence_test.cc).
 //
 // One round (RunRound):
-//   1. every `epoch_rounds` rounds the table's counts halve (AdvanceEpoch);
-//   2. a scanner pass learns the tracked keys; their nodes are queried from
+//   1. a scanner pass learns the tracked keys; their nodes are queried from
 //      the view (at most max_placement_pages_per_round 4 KiB pages, in table
 //      order; the rest are "unknown" for the round);
-//   3. a second pass sorts them into the hottest-not-fast, coldest-on-fast
+//   2. a second pass sorts them into the hottest-not-fast, coldest-on-fast
 //      (and, for --locality, hottest-on-fast) lists;
-//   4. DecideMoves (policy/placement.h) with the view's per-range policies,
+//   3. DecideMoves (policy/placement.h) with the view's per-range policies,
 //      free memory, back-off and holds;
+//   4. every `epoch_rounds` rounds the table's counts halve (AdvanceEpoch),
+//      after the round saw them at full weight;
 //   5. the view's THP-backed 2 MiB chunks are learned: samples in them feed
 //      one 2 MiB entry from then on (a huge page moves whole).
 // The caller carries the moves out (attach: the Migrator; simulate: its
