@@ -316,9 +316,18 @@ int Track(const Flags& f) {
   }
   // A little longer, to report the settled precision.
   Score settled = at_detect;
-  for (int i = 0; detect >= 0 && i < 5; ++i) {
+  // A refresh in which no region at all looks hot says the workload did not
+  // run during that aggregation (its vCPU starved on a loaded host), not
+  // that DAMON lost the set: such refreshes are skipped (at most 5).
+  for (int i = 0, skipped = 0; detect >= 0 && i < 5;) {
     if (!PollOnce(**src, &chunks).ok()) break;
-    settled = Evaluate(**src, chunks, layout, f.hot_fraction);
+    Score s = Evaluate(**src, chunks, layout, f.hot_fraction);
+    if (s.hot_regions == 0 && skipped < 5) {
+      ++skipped;
+      continue;
+    }
+    settled = s;
+    ++i;
   }
   if (detect >= 0 && settled.precision < f.min_precision) {
     Fail(absl::StrCat("precision ", settled.precision, " 5 refreshes after the new set was found, "
