@@ -35,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "hotness/hotness_table.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
@@ -313,6 +314,15 @@ int RunAttach(const std::vector<std::string>& args) {
   EngineOptions eopt;
   eopt.interval_ns = static_cast<uint64_t>(*interval_ms) * 1000000;
   eopt.address_space = static_cast<uint32_t>(*pid);
+  // The hotness table covers the process's resident pages (policy/engine.h
+  // footprint_pages): /proc/PID/statm's second field, in system pages.
+  if (absl::StatusOr<std::string> statm = fs->ReadFile(absl::StrCat("/proc/", *pid, "/statm")); statm.ok()) {
+    std::vector<std::string> fields = absl::StrSplit(*statm, ' ', absl::SkipEmpty());
+    uint64_t resident = 0;
+    if (fields.size() >= 2 && absl::SimpleAtoi(fields[1], &resident)) {
+      eopt.footprint_pages = resident * (static_cast<uint64_t>(getpagesize()) / 4096);
+    }
+  }
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine = PolicyEngine::Create(*topo, pcfg, eopt);
   if (!engine.ok()) return usage_error(engine.status().message());
 
