@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "migrator/migrator.h"
+#include "migrator/move_requests.h"
 #include "migrator/simulated_migrator.h"
 #include "policy/topology.h"
 
@@ -90,6 +91,17 @@ TEST(SimulatedMemoryTest, FirstTouchUsesTheCpusPackageAndZonelistOrder) {
   EXPECT_EQ(m->DemotionTargets(0), (std::vector<int>{2, 3}));
   EXPECT_EQ(m->DemotionTargets(1), (std::vector<int>{3, 2}));
   EXPECT_TRUE(m->DemotionTargets(2).empty());
+}
+
+TEST(SimulatedMemoryTest, FirstTouchLeavesTheLowWatermarkToMigrations) {
+  // 0.1% of 5000 pages: first touch leaves 5 free; a move may take them.
+  auto m = Make(DramCxl(), {{0, 5000}, {1, 10000}});
+  for (int i = 0; i < 5000; ++i) m->Touch(A(i), 0, 0);
+  EXPECT_EQ(m->used_pages(0), 4995u);
+  EXPECT_EQ(m->NodeOf(A(4999)), 1);
+  for (int i = 4995; i < 5000; ++i) EXPECT_EQ(m->Move(A(i), 0, 0).status, 0);
+  EXPECT_EQ(m->free_pages(0), 0u);
+  EXPECT_EQ(m->Move(A(6000 - 1), 0, 0).status, -ENOENT);
 }
 
 TEST(SimulatedMemoryTest, EveryNodeFullLeavesThePageUnplaced) {
@@ -321,6 +333,79 @@ TEST(SimulatedMigratorTest, PingPongPagesAreHeld) {
   mig.RunUntil(t + kSec / 2);
   EXPECT_EQ(mig.stats().skipped_held, 1u);
   EXPECT_EQ(m->NodeOf(A(0)), 0);
+}
+
+// --- AppendMoveRequests ----------------------------------------------------
+
+PlannedMove Planned(uint64_t vaddr, int from, int to, PlacementReason reason, uint32_t bytes = 4096) {
+  PlannedMove m;
+  m.vaddr = vaddr;
+  m.page_bytes = bytes;
+  m.from_node = from;
+  m.to_node = to;
+  m.reason = reason;
+  return m;
+}
+
+TEST(MoveRequestsTest, DemotionsFirstIn4KiBPages) {
+  PlacementDecision d;
+  d.moves = {Planned(A(1), 0, 1, PlacementReason::kDemote), Planned(A(2), 1, 0, PlacementReason::kPromote),
+             Planned(A(3), 0, 1, PlacementReason::kDemote),
+             Planned(kBase + (4 << 20), 1, 0, PlacementReason::kPromote, 2 << 20)};
+  std::vector<MoveRequest> r;
+  AppendMoveRequests(d, SimTime(5), &r);
+  ASSERT_EQ(r.size(), 3u + 512u);
+  EXPECT_EQ(r[0].vaddr, A(1));
+  EXPECT_EQ(r[1].vaddr, A(3));
+  EXPECT_EQ(r[1].reason, MoveReason::kDemote);
+  EXPECT_EQ(r[2].vaddr, A(2));
+  EXPECT_EQ(r[2].reason, MoveReason::kPromote);
+  EXPECT_EQ(r[3].vaddr, kBase + (4 << 20));
+  EXPECT_EQ(r.back().vaddr, kBase + (4 << 20) + (511 << 12));
+  for (const MoveRequest& q : r) {
+    EXPECT_EQ(q.page_bytes, 4096u);
+    EXPECT_EQ(q.from_node, -1);
+    EXPECT_EQ(q.hot_since, SimTime(5));
+  }
+}
+
+// 600 swaps on a full fast node. In the decision's order (demotion,
+// promotion, demotion, ...) the migrator's one-node-per-call batches run
+// promotions before the demotions that make their room: ENOMEM, and the
+// node is backed off. Demotions first: every promotion finds its room.
+TEST(MoveRequestsTest, DemotionsFirstKeepPromotionsBehindTheirRoom) {
+  for (const bool demotions_first : {false, true}) {
+    auto m = Make(DramCxl(), {{0, 600}, {1, 10000}});
+    for (int i = 0; i < 1200; ++i) m->Touch(A(i), 0, 0);  // 0..599 on node 0
+    PlacementDecision d;
+    for (int i = 0; i < 600; ++i) {
+      d.moves.push_back(Planned(A(i), 0, 1, PlacementReason::kDemote));
+      d.moves.push_back(Planned(A(600 + i), 1, 0, PlacementReason::kPromote));
+    }
+    std::vector<MoveRequest> reqs;
+    if (demotions_first) {
+      AppendMoveRequests(d, SimTime(0), &reqs);
+    } else {
+      for (const PlannedMove& p : d.moves) {
+        MoveRequest q;
+        q.vaddr = p.vaddr;
+        q.to_node = p.to_node;
+        reqs.push_back(q);
+      }
+    }
+    SimulatedMigrator mig(MigratorOptions{}, MigrationCost{}, m.get(), 0);
+    mig.Submit(reqs, 0);
+    mig.RunUntil(10 * kSec);
+    SCOPED_TRACE(demotions_first ? "demotions first" : "decision order");
+    if (demotions_first) {
+      EXPECT_EQ(mig.stats().failed_enomem, 0u);
+      EXPECT_EQ(mig.stats().promoted_pages, 600u);
+      EXPECT_TRUE(mig.BackedOffNodes(10 * kSec).empty());
+    } else {
+      EXPECT_GT(mig.stats().failed_enomem, 0u);
+      EXPECT_EQ(mig.BackedOffNodes(10 * kSec), std::vector<int>{0});
+    }
+  }
 }
 
 }  // namespace

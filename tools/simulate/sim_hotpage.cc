@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "migrator/move_requests.h"
+
 namespace hotpage {
 namespace {
 
@@ -71,17 +73,9 @@ void HotpagePolicy::Round(uint64_t t) {
   for (const PlannedMove& m : report.decision.moves) {
     const bool promote = m.reason == PlacementReason::kPromote;
     (promote ? decided_promotions_ : decided_demotions_) += m.page_bytes / kBasePageBytes;
-    // As cmd_attach.cc: every 4 KiB page of the entry, from_node -1.
-    for (uint64_t off = 0; off < m.page_bytes; off += kBasePageBytes) {
-      MoveRequest r;
-      r.vaddr = m.vaddr + off;
-      r.page_bytes = kBasePageBytes;
-      r.from_node = -1;
-      r.to_node = m.to_node;
-      r.reason = promote ? MoveReason::kPromote : MoveReason::kDemote;
-      requests_.push_back(r);
-    }
   }
+  // As cmd_attach.cc: 4 KiB requests, the round's demotions first.
+  AppendMoveRequests(report.decision, SimTime(t), &requests_);
   unit_requests_ += requests_.size();
   if (!requests_.empty()) migrator_->Submit(requests_, t);
   if (round_listener_) round_listener_(report);

@@ -7,9 +7,9 @@
 // first sample), fed the samples in batches as attach's sampler poll feeds
 // them. Each round runs on the SimulatedMemory as its MemoryView (page
 // nodes from the map, free memory from the capacities, ping-pong holds and
-// ENOMEM back-offs from the simulated migrator), and its moves go, split
-// into 4 KiB MoveRequests with from_node -1 exactly as cmd_attach.cc
-// builds them, to a SimulatedMigrator with attach's MigratorOptions
+// ENOMEM back-offs from the simulated migrator), and its moves go, as the
+// 4 KiB MoveRequests cmd_attach.cc builds (AppendMoveRequests: the round's
+// demotions first), to a SimulatedMigrator with attach's MigratorOptions
 // (--rate-limit-mbps, 256 MB/s by default). tools/engine_equivalence_test
 // checks that this view and attach's LiveMemoryView make the engine decide
 // the same moves.
