@@ -39,6 +39,10 @@ SimulatedMemory::SimulatedMemory(const Topology& topology, const SimulatedMemory
   for (const NodeInfo& n : topology.nodes) max_id = std::max(max_id, n.id);
   node_state_.resize(max_id + 1);
   for (const SimNodeCapacity& c : options.capacities) node_state_[c.node].capacity += c.pages;
+  for (NodeState& n : node_state_) {
+    n.reserve = static_cast<uint64_t>(static_cast<double>(n.capacity) *
+                                      std::max(options.first_touch_reserve_fraction, 0.0));
+  }
   const std::vector<int> fast = topology.FastNodes();
   for (const NodeInfo& n : topology.nodes) {
     NodeState& s = node_state_[n.id];
@@ -122,7 +126,7 @@ int SimulatedMemory::Touch(uint64_t vaddr, uint32_t cpu, uint64_t now_ns) {
   }
   for (int n : node_state_[preferred].fallback) {
     NodeState& s = node_state_[n];
-    if (s.used >= s.capacity) continue;
+    if (s.used + s.reserve >= s.capacity) continue;
     ++s.used;
     it->second.node = static_cast<int16_t>(n);
     ++counters_.touched_pages;

@@ -28,7 +28,12 @@
 // room; otherwise the nearest node with room by SLIT distance from it (ties
 // to the lower id), as the kernel's zonelist fallback under the default
 // local policy. A CPU the topology does not know (or kUnknownCpu) counts
-// as the first node of the fastest tier.
+// as the first node of the fastest tier. "Room" for an allocation means
+// free pages above the node's low watermark (first_touch_reserve_fraction
+// of it: the page allocator's fast path skips a zone below WMARK_LOW and
+// falls back to the next, mm/page_alloc.c get_page_from_freelist()), while
+// a migration may use the node to the last page (it allocates with the min
+// watermark, which the simulation takes as 0).
 //
 // Cost model (documented in MigrationCost): each moved 4 KiB page costs
 // per_page_ns (unmap, remap, TLB flush share) plus its copy, 4096 bytes at
@@ -88,6 +93,10 @@ struct SimulatedMemoryOptions {
   std::vector<SimNodeCapacity> capacities;
   MigrationCost cost;
   uint64_t pingpong_window_ns = 60000000000;  // 60 s, as PingPongOptions
+  // Free pages first touch leaves on a node, as a fraction of it (rounded
+  // down): the kernel's low watermark less its min, watermark_scale_factor
+  // 10 / 10000 (mm/page_alloc.c __setup_per_zone_wmarks()).
+  double first_touch_reserve_fraction = 0.001;
   // Pages expected (the footprint): the page map is sized once.
   size_t expected_pages = 0;
 };
@@ -196,6 +205,7 @@ class SimulatedMemory : public MemoryView {
   struct NodeState {
     uint64_t capacity = 0;
     uint64_t used = 0;
+    uint64_t reserve = 0;  // left free by first touch
     int tier = -1;
     double latency_ns = 0;
     double bandwidth = 0;  // bytes per second
