@@ -16,6 +16,9 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
   if (options.epoch_rounds == 0) {
     return absl::InvalidArgumentError("epoch_rounds must be positive");
   }
+  if (!(options.z > 0 && options.z < 10)) {
+    return absl::InvalidArgumentError("the rate intervals' z must be in (0, 10)");
+  }
   HOTPAGE_RETURN_IF_ERROR(ValidatePlacementConfig(config, topology));
   HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<TargetStrategy> strategy,
                            MakeTargetStrategy(config, topology));
@@ -44,6 +47,7 @@ ScanOptions ScanOptionsFor(const PlacementConfig& config,
     k = std::clamp<size_t>(k, 256, 65536);
   }
   s.top_k = k;
+  s.z = options.z;
   s.hottest_on_fast = config.locality;
   return s;
 }
