@@ -1,5 +1,6 @@
 // sim_trace_gen OUT.hpt [--pages N] [--rate N] [--duration-ms N] [--hot N]
-//   [--shift-ms N] [--seed N]: writes the simulator's synthetic "mixed"
+//   [--shift-ms N] [--seed N] [--scan-until-ms N] [--hot-percent P]
+//   [--zipf-percent P]: writes the simulator's synthetic "mixed"
 // workload (sim_testing.h) as an .hpt trace. The checked-in
 // testdata/mixed.hpt is `sim_trace_gen testdata/mixed.hpt` (defaults).
 
@@ -13,7 +14,8 @@
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: sim_trace_gen OUT.hpt [--pages N] [--rate N] [--duration-ms N] "
-                         "[--hot N] [--shift-ms N] [--seed N]\n");
+                         "[--hot N] [--shift-ms N] [--seed N] [--scan-until-ms N] [--hot-percent P] "
+                         "[--zipf-percent P]\n");
     return 2;
   }
   hotpage::SyntheticWorkload w;
@@ -25,6 +27,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--hot")) w.hot_pages = v;
     else if (!std::strcmp(argv[i], "--shift-ms")) w.shift_ms = v;
     else if (!std::strcmp(argv[i], "--seed")) w.seed = v;
+    else if (!std::strcmp(argv[i], "--scan-until-ms")) w.scan_until_ms = v;
+    else if (!std::strcmp(argv[i], "--hot-percent")) w.hot_fraction = v / 100.0;
+    else if (!std::strcmp(argv[i], "--zipf-percent")) w.zipf_fraction = v / 100.0;
     else {
       std::fprintf(stderr, "sim_trace_gen: unknown option %s\n", argv[i]);
       return 2;
