@@ -135,7 +135,10 @@ bool TppPolicy::Move(uint32_t i, int to, uint64_t now) {
 void TppPolicy::Access(const Sample& s, int node) {
   const uint32_t i = IndexOf(s.vaddr);
   PushFront(i, node);
-  if (memory().free_pages(node) < nodes_[node].low) Kswapd(node, s.time_ns);
+  // No kswapd here: an allocation that finds its node at the low watermark
+  // falls back to the next node in the page allocator's fast path without
+  // waking kswapd (SimulatedMemory leaves that band to migrations); kswapd
+  // runs when a promotion finds no room (HintFault).
   if (memory().tier(node) > 0) HintFault(s, i, node);
 }
 

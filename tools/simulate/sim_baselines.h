@@ -35,11 +35,12 @@
 //            target stays above its high watermark after it
 //            (mm/migrate.c migrate_balanced_pgdat()); otherwise kswapd is
 //            woken and the promotion fails;
-//          - kswapd: when a node's free memory falls below its low
-//            watermark (after a first touch) or a promotion into it
-//            failed, it demotes the node's least recently sampled pages to
-//            its demotion target until free memory reaches the promo
-//            watermark (mm/vmscan.c: pgdat_balanced() checks WMARK_PROMO
+//          - kswapd: when a promotion into a node failed for room, it
+//            demotes the node's least recently sampled pages to its
+//            demotion target until free memory reaches the promo
+//            watermark (allocations do not wake it: the allocator's fast
+//            path falls back to the next node at the low watermark, and
+//            SimulatedMemory's first touch does the same) (mm/vmscan.c: pgdat_balanced() checks WMARK_PROMO
 //            in tiering mode; shrink_folio_list() -> demote_folio_list()).
 //            Watermarks as __setup_per_zone_wmarks() with
 //            watermark_scale_factor 10 and min taken as 0: low = 0.1% of

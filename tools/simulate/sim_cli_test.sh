@@ -4,6 +4,7 @@
 set -uo pipefail
 hotpage=$1
 trace=$2
+perf_data=$3
 tmp=${TEST_TMPDIR:-/tmp}
 fail=0
 expect() {  # expect STATUS PATTERN -- ARGS...
@@ -35,4 +36,7 @@ expect 1 "cut.hpt" -- "$tmp/cut.hpt"
 expect 1 "no samples of pid 1" -- "$trace" --pid 1
 expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --quiet
 expect 0 "^memtis " -- "$trace" --topology 3tier --fast-capacity 2M --quiet
+# perf.data (pipe mode) is read as well as .hpt.
+expect 0 "^tpp " -- "$perf_data" --quiet
+expect 0 "\(perf.data\)" -- "$perf_data" --quiet
 exit $fail
