@@ -41,29 +41,52 @@ double PoissonCdf(int n, double lambda) {
 // ---------------------------------------------------------------------------
 // Statistics.
 
+namespace {
+
+// Exact (Garwood) limits for a small integer count, by bisection on the
+// Poisson CDF, which falls monotonically in lambda.
+PoissonBounds ExactSmallInterval(int n, double k, double tail) {
+  PoissonBounds b;
+  if (n > 0) {
+    double a = 0, c = k + 50;
+    for (int it = 0; it < 100; ++it) {
+      const double m = 0.5 * (a + c);
+      (1 - PoissonCdf(n - 1, m) < tail ? a : c) = m;
+    }
+    b.lo = a;
+  }
+  double a = k, c = k + 60;
+  for (int it = 0; it < 100; ++it) {
+    const double m = 0.5 * (a + c);
+    (PoissonCdf(n, m) > tail ? a : c) = m;
+  }
+  b.hi = a;
+  return b;
+}
+
+}  // namespace
+
 PoissonBounds PoissonInterval(double k, double z) {
   PoissonBounds b;
   if (k < 0) return b;
   const double tail = 0.5 * std::erfc(z / std::sqrt(2.0));  // alpha / 2
   const int n = static_cast<int>(k);
   if (k <= 20 && n == k && tail > 0 && tail < 0.5) {
-    // Exact (Garwood) limits by bisection on the Poisson CDF, which falls
-    // monotonically in lambda.
-    if (n > 0) {
-      double a = 0, c = k + 50;
-      for (int it = 0; it < 100; ++it) {
-        const double m = 0.5 * (a + c);
-        (1 - PoissonCdf(n - 1, m) < tail ? a : c) = m;
-      }
-      b.lo = a;
+    // The bisection costs ~200 Poisson CDFs; a scan asks for the same 21
+    // counts at the same z over and over (it was 2/3 of a replayed round's
+    // time), so each thread keeps the last z's limits.
+    thread_local double cached_z = std::nan("");
+    thread_local PoissonBounds cached[21];
+    thread_local bool have[21] = {};
+    if (!(cached_z == z)) {
+      cached_z = z;
+      std::fill(std::begin(have), std::end(have), false);
     }
-    double a = k, c = k + 60;
-    for (int it = 0; it < 100; ++it) {
-      const double m = 0.5 * (a + c);
-      (PoissonCdf(n, m) > tail ? a : c) = m;
+    if (!have[n]) {
+      cached[n] = ExactSmallInterval(n, k, tail);
+      have[n] = true;
     }
-    b.hi = a;
-    return b;
+    return cached[n];
   }
   // Byar's approximation (Wilson-Hilferty cube-root transform of the
   // chi-square quantiles behind the exact limits).

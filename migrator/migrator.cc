@@ -23,7 +23,7 @@ MigratorOptions Sanitize(MigratorOptions o) {
   return o;
 }
 
-double BurstBytes(const MigratorOptions& o, double rate) {
+double BurstBytesImpl(const MigratorOptions& o, double rate) {
   if (o.burst_bytes > 0) {
     return std::max(o.burst_bytes, static_cast<double>(kHugePageBytes));
   }
@@ -50,6 +50,10 @@ int ErrnoSlot(int err, int slots) {
 
 }  // namespace
 
+double MigratorBurstBytes(const MigratorOptions& options, double rate_bytes_per_sec) {
+  return BurstBytesImpl(Sanitize(options), rate_bytes_per_sec);
+}
+
 Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
                    PageMover* mover, MigratorClock* clock)
     : options_(Sanitize(options)),
@@ -59,7 +63,7 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
       pingpong_(options_.pingpong),
       retry_capacity_(options_.retry_capacity),
       bytes_bucket_(options_.rate_limit_bytes_per_sec,
-                    BurstBytes(options_, options_.rate_limit_bytes_per_sec),
+                    BurstBytesImpl(options_, options_.rate_limit_bytes_per_sec),
                     clock_->Now()),
       cpu_bucket_(options_.cpu_budget, CpuBurst(options_.cpu_budget),
                   clock_->Now()) {
@@ -315,7 +319,7 @@ MigratorRound Migrator::RunRound() {
   {
     MutexLock lock(&queue_mu_);
     if (rate_changed_) {
-      bytes_bucket_.SetRate(new_rate_, BurstBytes(options_, new_rate_), now);
+      bytes_bucket_.SetRate(new_rate_, BurstBytesImpl(options_, new_rate_), now);
       rate_changed_ = false;
     }
   }

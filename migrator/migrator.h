@@ -129,6 +129,12 @@ struct MigratorOptions {
   PingPongOptions pingpong;
 };
 
+// The byte token bucket's depth for `options` at `rate_bytes_per_sec`:
+// options.burst_bytes if set (at least 2 MiB), else the largest of 50 ms of
+// the rate, one batch of 4 KiB pages and one 2 MiB page. Shared with the
+// replay simulator's migrator (migrator/simulated_migrator.h).
+double MigratorBurstBytes(const MigratorOptions& options, double rate_bytes_per_sec);
+
 // What one round did and what the thread should do next (RunOnce()).
 struct MigratorRound {
   enum class Next {

@@ -19,6 +19,9 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
   if (options.epoch_rounds == 0) {
     return absl::InvalidArgumentError("epoch_rounds must be positive");
   }
+  if (!(options.z > 0 && options.z < 10)) {
+    return absl::InvalidArgumentError("the rate intervals' z must be in (0, 10)");
+  }
   HOTPAGE_RETURN_IF_ERROR(ValidatePlacementConfig(config, topology));
   HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<TargetStrategy> strategy,
                            MakeTargetStrategy(config, topology));
@@ -27,6 +30,7 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
     if (const NodeInfo* info = topology.FindNode(n)) fast_bytes += info->memory_bytes;
   }
   HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
+  topt.capacity = std::max<size_t>(topt.capacity, options.footprint_pages + options.footprint_pages / 4);
   topt.capacity = std::min<size_t>(topt.capacity, options.max_table_entries);
   HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<HotnessTable> table,
                            HotnessTable::Create(topt));
@@ -46,6 +50,7 @@ ScanOptions ScanOptionsFor(const PlacementConfig& config,
     k = std::clamp<size_t>(k, 256, 65536);
   }
   s.top_k = k;
+  s.z = options.z;
   s.hottest_on_fast = config.locality;
   return s;
 }
@@ -66,7 +71,8 @@ PolicyEngine::PolicyEngine(const Topology& topology,
       scanner_(table_.get(), ScanOptionsFor(config, options)),
       fast_bytes_(fast_bytes),
       fast_nodes_(topology.FastNodes()),
-      node_of_cpu_(4096, -1) {
+      node_of_cpu_(4096, -1),
+      zero_count_hi_(PoissonInterval(0, ScanOptionsFor(config, options).z).hi) {
   for (const NodeInfo& n : topology_.nodes) {
     for (int c : n.cpus) {
       if (c >= 0 && c < static_cast<int>(node_of_cpu_.size())) {
@@ -181,11 +187,30 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     h.rate_hi = e.rate.hi_per_sec;
     return h;
   };
+  // Recency bound on the victims' rates: a page last sampled in the tick
+  // starting at s had no sample in (s + tick, now], and zero samples in
+  // that gap bound its current rate by U(0) * P / gap (the Poisson upper
+  // limit of a zero count at the scan's z). The decayed count's bound
+  // averages over up to t + L seconds, so a page that was hot and stopped
+  // keeps a high one for epochs; the smaller of two valid upper bounds is
+  // still one (at twice the tail: a union bound).
+  const uint64_t table_now = table_->now_ns();
+  const double period = scan.window.sample_period;
+  auto recency_bound = [&](PageHeat& h, const PageEstimate& e) {
+    const uint64_t seen_end = e.entry.last_seen_ns + (uint64_t{1} << internal::kTickNsShift);
+    if (table_now <= seen_end) return;
+    const double gap_s = static_cast<double>(table_now - seen_end) / 1e9;
+    h.rate_hi = std::min(h.rate_hi, zero_count_hi_ * period / gap_s);
+    h.rate = std::min(h.rate, h.rate_hi);
+  };
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
   victims.reserve(scan.coldest_on_fast.size());
   for (const PageEstimate& e : scan.hottest_not_fast) candidates.push_back(to_heat(e));
-  for (const PageEstimate& e : scan.coldest_on_fast) victims.push_back(to_heat(e));
+  for (const PageEstimate& e : scan.coldest_on_fast) {
+    victims.push_back(to_heat(e));
+    recency_bound(victims.back(), e);
+  }
   for (const PageEstimate& e : scan.hottest_on_fast) hot_on_fast.push_back(to_heat(e));
 
   // Hot pages and where they are.

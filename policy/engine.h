@@ -9,7 +9,11 @@
 //      the view (at most max_placement_pages_per_round 4 KiB pages, in table
 //      order; the rest are "unknown" for the round);
 //   2. a second pass sorts them into the hottest-not-fast, coldest-on-fast
-//      (and, for --locality, hottest-on-fast) lists;
+//      (and, for --locality, hottest-on-fast) lists; a victim's upper rate
+//      bound is also capped by the time since its last sample (zero samples
+//      in that gap: U(0) * period / gap), so a page that was hot and stopped
+//      can be displaced before its decayed count fades (tested in
+//      engine_test StoppedHotPagesAreDisplacedByRecentlyHotOnes);
 //   3. DecideMoves (policy/placement.h) with the view's per-range policies,
 //      free memory, back-off and holds;
 //   4. every `epoch_rounds` rounds the table's counts halve (AdvanceEpoch),
@@ -75,10 +79,30 @@ struct EngineOptions {
   // engine manages one address space; callers filter samples to it.
   uint32_t address_space = 0;
   uint64_t interval_ns = 1000000000;  // one round per interval
-  uint32_t epoch_rounds = 4;          // counts halve every this many rounds
-  // Hotness table capacity: sized for the fast tier (ForFastTier), at most
-  // this many entries.
+  // Counts halve every this many rounds. 2 (at 1 s rounds: a decayed
+  // count's window W = t + L is 2-4 s): measured on the simulator's traces
+  // (tools/simulate/README.md), a hot set that moves is recognised about
+  // twice as fast as with 4 (W 4-8 s), at no loss on stationary ones.
+  uint32_t epoch_rounds = 2;
+  // Normal quantile of each page's rate interval. A promotion over a victim
+  // needs candidate.lo > victim.hi: two independent intervals that must not
+  // overlap. For equal true rates that happens (large counts) when the
+  // difference exceeds z * sqrt(2) standard deviations, so z = 1.645 /
+  // sqrt(2) = 1.163 makes the pointless-swap probability the one-sided 5%
+  // the hotness statistics aim at (hotness_table.h); 1.96, one page's
+  // two-sided 95% interval, made it 0.3% and promotions wait for about
+  // twice the samples (measured in tools/simulate/README.md).
+  double z = 1.163;
+  // Hotness table capacity: twice the fast tier's 4 KiB pages
+  // (ForFastTier) and at least footprint_pages plus a quarter, at most
+  // max_table_entries. A table smaller than the process's footprint
+  // displaces its coldest entries, and a cold page on the fast tier that
+  // is not tracked can never be chosen for demotion: the watermark
+  // demotions then fall on the tracked, warmer ones.
   size_t max_table_entries = size_t{1} << 22;
+  // The managed process's resident 4 KiB pages, if known (attach: RSS at
+  // start; simulate: the trace's footprint); 0: unknown.
+  uint64_t footprint_pages = 0;
   // Placement queries cost about 1 us per 4 KiB page live; at most this
   // many pages are queried per round.
   size_t max_placement_pages_per_round = size_t{1} << 20;
@@ -170,6 +194,7 @@ class PolicyEngine {
   const uint64_t fast_bytes_;
   std::vector<int> fast_nodes_;
   std::vector<int8_t> node_of_cpu_;
+  const double zero_count_hi_;  // U(0): the upper limit of a zero count
 
   uint64_t start_ns_ = 0;
   uint64_t next_round_ns_ = 0;

@@ -258,6 +258,58 @@ TEST(PolicyEngineTest, SamplesInAHugePageMoveItWhole) {
   EXPECT_EQ(plain->RunRound(view, kSec).decision.promoted_pages, 2u);
 }
 
+// A page that was hot and stopped keeps a high decayed count for epochs;
+// the time since its last sample bounds its current rate (zero samples in
+// the gap), so a page sampled now can displace it. Node 0 sits between its
+// watermarks (no watermark demotion; promotion must displace).
+TEST(PolicyEngineTest, StoppedHotPagesAreDisplacedByRecentlyHotOnes) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(3 * kSec);  // the first round at 4 s
+  MapView view;
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  const uint64_t stopped = kBase, recent = kBase + kPage;
+  view.node[stopped] = 0;
+  view.node[recent] = 2;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 30; ++i) samples.push_back(At(stopped, i * 10000000));           // 0-0.3 s
+  for (int i = 0; i < 12; ++i) samples.push_back(At(recent, 3500000000 + i * 40000000));  // 3.5-4 s
+  engine->Ingest(samples);
+  RoundReport r = engine->RunRound(view, 4 * kSec);
+  // Counts alone: 12 samples' lower bound (6.2) is below 30's upper (42);
+  // the stopped page's 3.7 s without a sample bound it by 3.69 / 3.7 s.
+  ASSERT_EQ(r.decision.moves.size(), 2u) << DecisionToString(r.decision);
+  EXPECT_EQ(r.decision.moves[0].vaddr, stopped);
+  EXPECT_EQ(r.decision.moves[0].reason, PlacementReason::kDemote);
+  EXPECT_EQ(r.decision.moves[1].vaddr, recent);
+  EXPECT_EQ(r.decision.moves[1].trigger, PlacementTrigger::kSwap);
+  EXPECT_LT(r.decision.moves[0].rate_hi, r.decision.moves[1].rate_lo);
+  // Both sampled just now: counts decide, and 12 does not beat 30.
+  engine->Ingest(std::vector<Sample>{At(stopped, 4 * kSec + 1)});
+  view.node[recent] = 2;
+  r = engine->RunRound(view, 5 * kSec);
+  EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
+}
+
+// The table covers the process's footprint when the caller knows it (cold
+// fast-tier pages stay tracked, so they can be demoted), within the cap.
+TEST(PolicyEngineTest, TableCoversTheFootprint) {
+  Topology topo = ThreeNodes();
+  for (NodeInfo& n : topo.nodes) n.memory_bytes = uint64_t{4} << 20;  // 1024 pages each
+  EngineOptions opt;
+  opt.max_table_entries = size_t{1} << 20;
+  auto fast_only = MakeEngine(topo, {}, opt);
+  EXPECT_EQ(fast_only->table().capacity(), 4096u);  // 2 x 2048 fast pages
+  opt.footprint_pages = 100000;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> e = PolicyEngine::Create(topo, {}, opt);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ((*e)->table().capacity(), 131072u);  // >= 125000
+  opt.max_table_entries = 65536;
+  e = PolicyEngine::Create(topo, {}, opt);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ((*e)->table().capacity(), 65536u);
+}
+
 TEST(PolicyEngineTest, RejectsBadOptions) {
   const Topology topo = ThreeNodes();
   EngineOptions opt;

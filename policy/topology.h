@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "tools/base/kernel_fs.h"
 
 namespace hotpage {
@@ -182,6 +183,13 @@ int64_t AbstractDistance(const HmatPerf& perf, const HmatPerf& dram);
 // Output.
 std::string TopologyToJson(const Topology& topo);
 std::string TopologyToTable(const Topology& topo);
+
+// Reads TopologyToJson's format back (topology_json.cc): `hotpage simulate
+// --topology FILE`. Untrusted input: every value is checked and errors name
+// the JSON path. "tiers" and "packages" may be left out (then derived as on
+// a live machine: DeriveTiers, each node's "package"); unknown keys are
+// ignored. TopologyFromJson(TopologyToJson(t)) == t for every discovered t.
+absl::StatusOr<Topology> TopologyFromJson(absl::string_view json);
 
 }  // namespace hotpage
 

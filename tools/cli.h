@@ -77,6 +77,7 @@ int RunRecord(const std::vector<std::string>& args);
 int RunImport(const std::vector<std::string>& args);
 int RunAttach(const std::vector<std::string>& args);
 int RunDump(const std::vector<std::string>& args);
+int RunSimulate(const std::vector<std::string>& args);
 
 }  // namespace hotpage
 

@@ -35,8 +35,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "hotness/hotness_table.h"
 #include "migrator/migrator.h"
+#include "migrator/move_requests.h"
 #include "migrator/page_mover.h"
 #include "migrator/process_handle.h"
 #include "policy/numa_maps.h"
@@ -349,6 +351,15 @@ int RunAttach(const std::vector<std::string>& args) {
   // halvings that may pass before the next round sees it (a count of 1
   // became 0 under load and the hot set was missed).
   if (source_name == "hintfault") eopt.sample_weight = 8;
+  // The hotness table covers the process's resident pages (policy/engine.h
+  // footprint_pages): /proc/PID/statm's second field, in system pages.
+  if (absl::StatusOr<std::string> statm = fs->ReadFile(absl::StrCat("/proc/", *pid, "/statm")); statm.ok()) {
+    std::vector<std::string> fields = absl::StrSplit(*statm, ' ', absl::SkipEmpty());
+    uint64_t resident = 0;
+    if (fields.size() >= 2 && absl::SimpleAtoi(fields[1], &resident)) {
+      eopt.footprint_pages = resident * (static_cast<uint64_t>(getpagesize()) / 4096);
+    }
+  }
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine = PolicyEngine::Create(*topo, pcfg, eopt);
   if (!engine.ok()) return usage_error(engine.status().message());
 
@@ -492,23 +503,9 @@ int RunAttach(const std::vector<std::string>& args) {
     stats.planned_demotions = (*engine)->counters().planned_demotions;
     stats.promoted_entries = (*engine)->counters().promoted_entries;
     stats.yield_hits = (*engine)->counters().yield_hits;
+    // Demotions first, then promotions (migrator/move_requests.h says why).
     std::vector<MoveRequest> requests;
-    const absl::Time now_t = absl::Now();
-    for (const PlannedMove& m : d.moves) {
-      const bool promote = m.reason == PlacementReason::kPromote;
-      // A 2 MiB entry that is not one huge page is 512 base pages; moving
-      // each is correct either way (a THP moves whole with its first).
-      for (uint64_t off = 0; off < m.page_bytes; off += 4096) {
-        MoveRequest r;
-        r.vaddr = m.vaddr + off;
-        r.page_bytes = 4096;
-        r.from_node = -1;
-        r.to_node = m.to_node;
-        r.reason = promote ? MoveReason::kPromote : MoveReason::kDemote;
-        r.hot_since = now_t;
-        requests.push_back(r);
-      }
-    }
+    AppendMoveRequests(d, absl::Now(), &requests);
     if (!dry_run && !requests.empty()) migrator.Submit(requests);
     stats.migrator = migrator.Snapshot();
     stats.cpu_seconds = ThreadCpuSeconds() - cpu_start;

@@ -18,6 +18,8 @@ constexpr Subcommand kSubcommands[] = {
     {"record", "sample memory accesses of processes into an .hpt trace", &RunRecord},
     {"import", "convert a perf.data file into an .hpt trace", &RunImport},
     {"dump", "print an .hpt trace: one sample per line, then its counts", &RunDump},
+    {"simulate", "replay a trace through hotpage and baseline policies on simulated tiers",
+     &RunSimulate},
 };
 
 void PrintUsage(std::ostream& os) {

@@ -15,7 +15,7 @@
 #include "migrator/fake_page_mover.h"
 #include "tests/compare/compare_report.h"
 #include "tests/compare/compare_watch.h"
-#include "tests/vm/json_lite.h"
+#include "tools/base/json_lite.h"
 
 namespace hotpage {
 namespace compare {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "tests/vm/json_lite.h"
+#include "tools/base/json_lite.h"
 #include "tools/base/json_writer.h"
 
 namespace hotpage {

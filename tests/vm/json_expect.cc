@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tests/vm/json_lite.h"
+#include "tools/base/json_lite.h"
 
 namespace hotpage {
 namespace {

@@ -1,5 +1,8 @@
-// json_lite: a minimal JSON DOM for tests (RFC 8259), with no dependency
-// beyond abseil. It exists because CI machines may lack python3 and jq.
+// json_lite: a minimal JSON DOM (RFC 8259), with no dependency beyond
+// abseil. It began in tests/vm because CI machines may lack python3 and jq;
+// it lives here since `hotpage simulate --topology FILE` reads
+// `hotpage topology --json` files with it (TopologyFromJson), so it parses
+// untrusted input and is fuzzed through that parser.
 //
 // The parser is bounds-checked: every read is checked against the input
 // length, its recursion is limited by kMaxDepth, and any input, however
@@ -10,8 +13,8 @@
 // Contains() is the comparison the VM tests use: "expected" is a pattern
 // that the actual document must contain (see its comment).
 
-#ifndef HOTPAGE_TESTS_VM_JSON_LITE_H_
-#define HOTPAGE_TESTS_VM_JSON_LITE_H_
+#ifndef HOTPAGE_TOOLS_BASE_JSON_LITE_H_
+#define HOTPAGE_TOOLS_BASE_JSON_LITE_H_
 
 #include <memory>
 #include <string>
@@ -95,4 +98,4 @@ std::vector<std::string> Contains(const Value& expected, const Value& actual,
 }  // namespace json_lite
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TESTS_VM_JSON_LITE_H_
+#endif  // HOTPAGE_TOOLS_BASE_JSON_LITE_H_

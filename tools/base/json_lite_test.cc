@@ -1,4 +1,4 @@
-#include "tests/vm/json_lite.h"
+#include "tools/base/json_lite.h"
 
 #include <string>
 #include <vector>

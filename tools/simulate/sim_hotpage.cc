@@ -1,0 +1,106 @@
+#include "tools/simulate/sim_hotpage.h"
+
+#include <algorithm>
+
+#include "migrator/move_requests.h"
+
+namespace hotpage {
+namespace {
+
+// Samples handed to the engine at once: about one sampler poll's worth.
+constexpr size_t kBatch = 4096;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HotpagePolicy>> HotpagePolicy::Create(
+    const Topology& topology, std::unique_ptr<SimulatedMemory> memory,
+    const HotpagePolicyOptions& options) {
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+      PolicyEngine::Create(topology, options.placement, options.engine);
+  if (!engine.ok()) return engine.status();
+  return std::unique_ptr<HotpagePolicy>(
+      new HotpagePolicy(std::move(memory), std::move(*engine), options));
+}
+
+HotpagePolicy::HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
+                             std::unique_ptr<PolicyEngine> engine,
+                             const HotpagePolicyOptions& options)
+    : MemoryPolicy("hotpage", std::move(memory)), options_(options), engine_(std::move(engine)) {
+  batch_.reserve(kBatch);
+}
+
+void HotpagePolicy::Start(uint64_t start_ns) {
+  engine_->Start(start_ns);
+  migrator_ = std::make_unique<SimulatedMigrator>(options_.migrator, options_.cost, &memory(), start_ns);
+  memory().set_gate(migrator_.get());
+}
+
+uint64_t HotpagePolicy::next_event_ns() const {
+  return std::min(engine_->next_round_ns(), migrator_->NextEventNs());
+}
+
+void HotpagePolicy::Access(const Sample& s, int node) {
+  batch_.push_back(s);
+  if (batch_.size() >= kBatch) Flush();
+}
+
+void HotpagePolicy::Flush() {
+  if (batch_.empty()) return;
+  engine_->Ingest(batch_);
+  batch_.clear();
+}
+
+void HotpagePolicy::Advance(uint64_t now_ns) {
+  for (;;) {
+    const uint64_t round = engine_->next_round_ns();
+    const uint64_t call = migrator_->NextEventNs();
+    if (std::min(round, call) > now_ns) return;
+    if (call < round) {
+      // Migrator calls strictly before the round (a call at the round's
+      // time runs after it, with the round's new requests queued).
+      migrator_->RunUntil(std::min(round - 1, now_ns));
+    } else {
+      Round(round);
+    }
+  }
+}
+
+void HotpagePolicy::Round(uint64_t t) {
+  Flush();  // every sample before t (the loop never feeds later ones)
+  memory().set_now(t);
+  const RoundReport report = engine_->RunRound(memory(), t);
+  requests_.clear();
+  for (const PlannedMove& m : report.decision.moves) {
+    const bool promote = m.reason == PlacementReason::kPromote;
+    (promote ? decided_promotions_ : decided_demotions_) += m.page_bytes / kBasePageBytes;
+  }
+  // As cmd_attach.cc: 4 KiB requests, the round's demotions first.
+  AppendMoveRequests(report.decision, SimTime(t), &requests_);
+  unit_requests_ += requests_.size();
+  if (!requests_.empty()) migrator_->Submit(requests_, t);
+  if (round_listener_) round_listener_(report);
+}
+
+std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
+  const SimulatedMigratorStats m = migrator_ ? migrator_->stats() : SimulatedMigratorStats{};
+  const EngineCounters& c = engine_->counters();
+  return {
+      {"rounds", c.rounds},
+      {"planned_promotions", c.planned_promotions},
+      {"planned_demotions", c.planned_demotions},
+      {"promoted_entries", c.promoted_entries},
+      {"yield_hits", c.yield_hits},
+      {"requests_submitted", m.submitted},
+      {"dropped_queue_full", m.dropped_queue_full},
+      {"dropped_node_backoff", m.dropped_node_backoff + m.skipped_node_backoff},
+      {"skipped_held", m.skipped_held},
+      {"already_on_target", m.already_on_target},
+      {"failed_enoent", m.failed_enoent},
+      {"failed_enomem", m.failed_enomem},
+      {"move_calls", m.move_calls},
+      {"held_pages", m.pingpong_pages},
+      {"queued_at_end", m.queue_depth},
+  };
+}
+
+}  // namespace hotpage

@@ -1,0 +1,83 @@
+// The "hotpage" policy of the replay simulator: `hotpage attach`'s decision
+// loop, unchanged, over simulated memory.
+//
+// The same PolicyEngine (policy/engine.h) attach builds, with attach's
+// defaults (PlacementConfig{}, EngineOptions{} with the interval of
+// --interval-ms, one round per interval starting one interval after the
+// first sample), fed the samples in batches as attach's sampler poll feeds
+// them. Each round runs on the SimulatedMemory as its MemoryView (page
+// nodes from the map, free memory from the capacities, ping-pong holds and
+// ENOMEM back-offs from the simulated migrator), and its moves go, as the
+// 4 KiB MoveRequests cmd_attach.cc builds (AppendMoveRequests: the round's
+// demotions first), to a SimulatedMigrator with attach's MigratorOptions
+// (--rate-limit-mbps, 256 MB/s by default). tools/engine_equivalence_test
+// checks that this view and attach's LiveMemoryView make the engine decide
+// the same moves.
+//
+// Rounds fall on start + k * interval in trace time; every one runs, also
+// across gaps in the trace (attach's loop runs a round whenever one is due
+// too), and the migrator's calls between them run at their own simulated
+// times.
+
+#ifndef HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
+#define HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "migrator/migrator.h"
+#include "migrator/simulated_migrator.h"
+#include "policy/engine.h"
+#include "policy/placement.h"
+#include "tools/simulate/sim_policy.h"
+
+namespace hotpage {
+
+struct HotpagePolicyOptions {
+  PlacementConfig placement;  // attach's defaults
+  EngineOptions engine;       // interval_ns from --interval-ms
+  MigratorOptions migrator;   // rate_limit_bytes_per_sec from --rate-limit-mbps
+  MigrationCost cost;
+};
+
+class HotpagePolicy : public MemoryPolicy {
+ public:
+  // `topology` (the scaled machine) must outlive the policy.
+  static absl::StatusOr<std::unique_ptr<HotpagePolicy>> Create(
+      const Topology& topology, std::unique_ptr<SimulatedMemory> memory,
+      const HotpagePolicyOptions& options);
+
+  void Start(uint64_t start_ns) override;
+  uint64_t next_event_ns() const override;
+  void Advance(uint64_t now_ns) override;
+  std::vector<std::pair<std::string, uint64_t>> Details() const override;
+
+  PolicyEngine& engine() { return *engine_; }
+  SimulatedMigrator& migrator() { return *migrator_; }
+  // Called after every round with its report (tests, pictures).
+  void set_round_listener(std::function<void(const RoundReport&)> l) { round_listener_ = std::move(l); }
+
+ protected:
+  void Access(const Sample& s, int node) override;
+
+ private:
+  HotpagePolicy(std::unique_ptr<SimulatedMemory> memory, std::unique_ptr<PolicyEngine> engine,
+                const HotpagePolicyOptions& options);
+  void Flush();
+  void Round(uint64_t t);
+
+  const HotpagePolicyOptions options_;
+  std::unique_ptr<PolicyEngine> engine_;
+  std::unique_ptr<SimulatedMigrator> migrator_;
+  std::vector<Sample> batch_;
+  std::vector<MoveRequest> requests_;
+  std::function<void(const RoundReport&)> round_listener_;
+  uint64_t decided_promotions_ = 0, decided_demotions_ = 0;
+  uint64_t unit_requests_ = 0;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_

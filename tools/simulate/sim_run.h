@@ -1,0 +1,68 @@
+// One `hotpage simulate` run as a library call: survey the trace (pass 1),
+// scale the machine, build the policies, replay the trace through them
+// (pass 2). cmd_simulate.cc adds the command line and the output; tests
+// call SimulateTrace directly.
+
+#ifndef HOTPAGE_TOOLS_SIMULATE_SIM_RUN_H_
+#define HOTPAGE_TOOLS_SIMULATE_SIM_RUN_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tools/simulate/sim_driver.h"
+#include "tools/simulate/sim_machine.h"
+#include "tools/simulate/sim_policy.h"
+#include "tools/simulate/sim_report.h"
+
+namespace hotpage {
+
+// Every policy, in the order "all" runs and reports them.
+std::vector<std::string> AllPolicyNames();
+
+struct SimulateOptions {
+  std::string trace;
+  std::string topology = "dram+cxl";  // a preset, or a topology JSON file
+  CapacitySpec capacity;
+  // "all" or one name; a single policy other than the oracle runs with the
+  // oracle beside it (for "% of oracle").
+  std::string policy = "all";
+  uint64_t interval_ms = 1000;
+  uint64_t rate_limit_mbps = 256;  // the hotpage policy's migrator
+  std::optional<uint32_t> pid;     // default: the pid with most samples
+  SimObserver* observer = nullptr;
+  // (pass 1 or 2, bytes read, total bytes); may be null.
+  std::function<void(int, uint64_t, uint64_t)> progress;
+};
+
+struct SimulateResult {
+  SimRunInfo info;
+  std::unique_ptr<SimMachine> machine;
+  std::unique_ptr<Simulation> sim;
+  std::string notes;  // what the user should know (pid choice), one per line
+};
+
+// Errors: bad options (unknown policy or preset, unreadable topology file),
+// the trace's (missing, not a trace, damaged, empty), a pid without samples.
+absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options);
+
+// The machine for `topology` (preset name or file).
+absl::StatusOr<Topology> LoadTopology(const std::string& topology);
+
+// Memtis' cooling period for a trace of `samples` over `duration_ns`: the
+// samples of 4 s (sim_baselines.h says why).
+uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns);
+
+// The policies named (AllPolicyNames() order), on `machine`; `start_ns` is
+// unused until Start(). `machine` must outlive them.
+absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
+    const std::vector<std::string>& names, const SimMachine& machine,
+    const SimulateOptions& options, uint64_t memtis_cooling_samples);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_SIMULATE_SIM_RUN_H_
