@@ -19,6 +19,7 @@
 #include "tools/cli.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
+#include "tools/simulate/sim_svg.h"
 #include "tools/simulate/sim_run.h"
 
 namespace hotpage {
@@ -43,6 +44,7 @@ int RunSimulate(const std::vector<std::string>& args) {
       {"rate-limit-mbps", "N", "the hotpage policy's migration rate limit in MB/s (default 256)"},
       {"pid", "PID", "simulate this process (default: the one with most samples)"},
       {"report", "FILE", "write the per-interval and total report as JSON"},
+      {"svg", "FILE", "write a picture: accesses over address and time, the hotpage policy's tiers and moves, every policy's fast-tier share"},
       {"quiet", "", "no progress bar"},
   };
   const char* synopsis = "TRACE [--topology PRESET|FILE] [--ratio 1:N | --fast-capacity SIZE] [--policy NAME] [options]";
@@ -138,6 +140,13 @@ int RunSimulate(const std::vector<std::string>& args) {
                    std::string(30 - filled, '.').c_str(), 100 * f, static_cast<double>(total) / 1e6);
     };
   }
+  std::unique_ptr<SvgObserver> svg;
+  if (flags->Has("svg")) {
+    absl::StatusOr<Topology> topo = LoadTopology(opt.topology);
+    if (!topo.ok()) return usage_error(topo.status().message());
+    svg = std::make_unique<SvgObserver>(*topo, opt.interval_ms);
+    opt.observer = svg.get();
+  }
   const double start = Monotonic();
   absl::StatusOr<SimulateResult> r = SimulateTrace(opt);
   if (progress) std::fputs("\r\033[K", stderr);
@@ -148,6 +157,17 @@ int RunSimulate(const std::vector<std::string>& args) {
   std::cout << ComparisonTable(*r->sim);
   if (std::optional<std::string> path = flags->Get("report")) {
     if (absl::Status s = WriteFileAtomically(*path, ReportJson(r->info, *r->sim)); !s.ok()) return fail(s);
+  }
+  if (svg) {
+    const std::string path = *flags->Get("svg");
+    std::string base = opt.trace.substr(opt.trace.find_last_of('/') + 1);
+    const std::string subtitle =
+        absl::StrCat(opt.topology, ", ", r->info.capacity, ", interval ", opt.interval_ms,
+                     " ms; tiers and moves: ", svg->subject());
+    if (absl::Status s = svg->Write(path, absl::StrCat("hotpage simulate: ", base), subtitle, r->sim->last_ns());
+        !s.ok()) {
+      return fail(s);
+    }
   }
   const SimMachine& m = *r->machine;
   std::vector<std::string> caps;
