@@ -10,9 +10,9 @@
 # Takes 12 minutes on a 2-core machine, 40+ when it is busy (Lackey prints
 # 700M lines at 0.3-1M lines/s). LOG.zst keeps Lackey's output (zstd -1,
 # 155 MB) and, when it exists already, is converted again (in 90 s)
-# instead of re-running Valgrind. The
-# result is not byte-reproducible across runs (Valgrind's address layout,
-# the database file's page order); the README records the run checked in.
+# instead of re-running Valgrind. A new recording is not byte-identical (a
+# new pid, possibly another address layout); the README records the run
+# checked in.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 GEN=${GEN:-$PWD/bazel-bin/tools/trace_gen/hotpage_trace_gen}
