@@ -7,11 +7,12 @@
 #   bazel build //tools/trace_gen:hotpage_trace_gen
 #   bash tests/traces/record_sqlite_kv.sh [OUT.hpt] [LOG.zst]
 #
-# Takes 30-60 minutes (Lackey prints ~700M lines; ~300k lines/s on a busy
-# 2-core machine). LOG.zst keeps Lackey's output (zstd, ~130 MB) and, when it
-# exists already, is converted again instead of re-running Valgrind. The
-# result is not byte-reproducible across runs (Valgrind's address layout,
-# the database file's page order); the README records the run checked in.
+# Takes 12 minutes on a 2-core machine, 40+ when it is busy (Lackey prints
+# 700M lines at 0.3-1M lines/s). LOG.zst keeps Lackey's output (zstd -1,
+# 155 MB) and, when it exists already, is converted again (in 90 s)
+# instead of re-running Valgrind. A new recording is not byte-identical (a
+# new pid, possibly another address layout); the README records the run
+# checked in.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 GEN=${GEN:-$PWD/bazel-bin/tools/trace_gen/hotpage_trace_gen}
