@@ -101,10 +101,7 @@ PoissonBounds PoissonInterval(double k, double z) {
 }
 
 RateEstimate RateWindow::Estimate(uint32_t count, double z) const {
-  return EstimateWith(count, PoissonInterval(count, z));
-}
-
-RateEstimate RateWindow::EstimateWith(uint32_t count, const PoissonBounds& b) const {
+  const PoissonBounds b = PoissonInterval(count, z);
   const double scale = sample_period * 1e9 /
                        static_cast<double>(std::max<uint64_t>(window_ns, 1));
   return RateEstimate{count * scale, b.lo * scale, b.hi * scale};
@@ -747,21 +744,13 @@ void HotnessScanner::Publish() {
   std::sort(hot_heap_.begin(), hot_heap_.end(), Hotter);
   std::sort(cold_heap_.begin(), cold_heap_.end(), Colder);
   std::sort(fast_hot_heap_.begin(), fast_hot_heap_.end(), Hotter);
-  constexpr uint32_t kCachedCounts = 4096;
-  if (bounds_cache_.empty()) bounds_cache_.assign(kCachedCounts, PoissonBounds{-1, -1});
-  auto bounds = [&](uint32_t count) {
-    if (count >= kCachedCounts) return PoissonInterval(count, options_.z);
-    PoissonBounds& b = bounds_cache_[count];
-    if (b.lo < 0) b = PoissonInterval(count, options_.z);
-    return b;
-  };
   auto fill = [&](const std::vector<EntryView>& from,
                   std::vector<PageEstimate>& to) {
     to.clear();
     to.reserve(from.size());
     for (const EntryView& e : from) {
       to.push_back(
-          PageEstimate{e, result_.window.EstimateWith(e.count, bounds(e.count))});
+          PageEstimate{e, result_.window.Estimate(e.count, options_.z)});
     }
   };
   fill(hot_heap_, result_.hottest_not_fast);

@@ -354,8 +354,6 @@ struct RateWindow {
   uint64_t window_ns = 1;    // effective window W of a decayed count, >= 1
 
   RateEstimate Estimate(uint32_t count, double z) const;
-  // The same with the count's PoissonInterval(count, z) already computed.
-  RateEstimate EstimateWith(uint32_t count, const PoissonBounds& b) const;
 };
 
 // ---------------------------------------------------------------------------
@@ -642,10 +640,6 @@ class HotnessScanner {
   std::vector<EntryView> hot_heap_;   // min-heap on count: the K hottest
   std::vector<EntryView> cold_heap_;  // max-heap on coldness: the K coldest
   std::vector<EntryView> fast_hot_heap_;  // the K hottest on the fast tier
-  // PoissonInterval(count, options_.z) for small counts, computed on first
-  // use (lo < 0: not yet): the intervals cost exp/pow each and the lists
-  // repeat few distinct counts, so each is computed once per scanner.
-  std::vector<PoissonBounds> bounds_cache_;
   ScanResult result_;
 };
 

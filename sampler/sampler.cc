@@ -26,6 +26,23 @@ absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid) {
   return out;
 }
 
+void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config) {
+  if (config->all || config->system_wide) return;
+  config->threads.clear();
+  for (pid_t p : config->pids) {
+    absl::StatusOr<std::vector<pid_t>> tids = ListThreads(fs, p);
+    if (tids.ok()) {
+      config->threads.insert(config->threads.end(), tids->begin(), tids->end());
+    } else {
+      config->threads.push_back(p);
+    }
+  }
+  if (config->threads.size() * config->cpus.size() > kMaxPerTaskEvents) {
+    config->threads.clear();
+    config->system_wide = true;
+  }
+}
+
 absl::StatusOr<std::vector<int>> OnlineCpus(const KernelFs& fs) {
   HOTPAGE_ASSIGN_OR_RETURN(std::vector<int> cpus, fs.ReadList("/sys/devices/system/cpu/online"));
   if (cpus.empty()) return absl::InternalError("no online CPU");

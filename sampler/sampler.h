@@ -132,6 +132,14 @@ absl::StatusOr<std::vector<int>> OnlineCpus(const KernelFs& fs);
 // The thread ids of process `pid` (/proc/PID/task), ascending.
 absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid);
 
+// Per-task mode (neither `all` nor `system_wide`): fills config->threads
+// with the existing threads of config->pids (a pid whose threads cannot be
+// listed stands for itself). Past kMaxPerTaskEvents threads x CPUs it
+// switches to system-wide rings with the pid filter instead. Call after
+// pids and cpus are set.
+inline constexpr size_t kMaxPerTaskEvents = 8192;
+void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config);
+
 // A user-facing explanation of a perf_event_open failure for `spec`.
 std::string ExplainOpenError(int err, const EventSpec& spec, bool system_wide);
 

@@ -117,6 +117,28 @@ TEST(Sampler, ListThreadsReadsProcTask) {
   EXPECT_FALSE(ListThreads(*fs, 8).ok());
 }
 
+TEST(Sampler, IncludeExistingThreadsListsThemOrGoesSystemWide) {
+  FakeTree t;
+  t.Write("/proc/7/task/7/stat", "x");
+  t.Write("/proc/7/task/9/stat", "x");
+  auto fs = KernelFs::Open(t.root());
+  ASSERT_TRUE(fs.ok());
+  SamplerConfig c = PageFaultConfig({7, 8}, {0, 1});  // 8: no /proc entry
+  IncludeExistingThreads(*fs, &c);
+  EXPECT_EQ(c.threads, (std::vector<pid_t>{7, 9, 8}));
+  EXPECT_FALSE(c.system_wide);
+  // Too many events per task: one system-wide event per CPU instead.
+  SamplerConfig many = PageFaultConfig({7}, std::vector<int>(kMaxPerTaskEvents / 2 + 1, 0));
+  IncludeExistingThreads(*fs, &many);
+  EXPECT_TRUE(many.threads.empty());
+  EXPECT_TRUE(many.system_wide);
+  // System-wide or --all configs are left alone.
+  SamplerConfig all = PageFaultConfig({7}, {0});
+  all.all = true;
+  IncludeExistingThreads(*fs, &all);
+  EXPECT_TRUE(all.threads.empty());
+}
+
 TEST(Sampler, IbsIsAlwaysSystemWideWithForkTracking) {
   FakeTree t;
   t.Write("/sys/bus/event_source/devices/ibs_op/type", "11\n");

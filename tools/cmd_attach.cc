@@ -412,15 +412,8 @@ int RunAttach(const std::vector<std::string>& args) {
     scfg.pids = {static_cast<pid_t>(*pid)};
     scfg.cpus = *cpus;
     // The process's existing threads, each its own task for perf (inherit
-    // follows only threads created later). Very many threads x CPUs: one
-    // system-wide event per CPU with a pid filter instead.
-    if (absl::StatusOr<std::vector<pid_t>> tids = ListThreads(*fs, static_cast<pid_t>(*pid)); tids.ok()) {
-      if (tids->size() * cpus->size() <= 8192) {
-        scfg.threads = *tids;
-      } else {
-        scfg.system_wide = true;
-      }
-    }
+    // follows only threads created later).
+    IncludeExistingThreads(*fs, &scfg);
     if (hint) {
       // A kernel scan pass makes every accessed slow-tier page fault within
       // milliseconds: 6144 samples in one burst in the test guest, while a

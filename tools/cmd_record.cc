@@ -229,20 +229,7 @@ int RunRecord(const std::vector<std::string>& args) {
   // Existing threads of the targets are separate tasks to perf (inherit
   // follows only threads created later): list them, or with very many go
   // system-wide with the pid filter.
-  if (!cfg.all && !cfg.system_wide) {
-    for (pid_t p : cfg.pids) {
-      absl::StatusOr<std::vector<pid_t>> tids = ListThreads(*fs, p);
-      if (tids.ok()) {
-        cfg.threads.insert(cfg.threads.end(), tids->begin(), tids->end());
-      } else {
-        cfg.threads.push_back(p);
-      }
-    }
-    if (cfg.threads.size() * cfg.cpus.size() > 8192) {
-      cfg.threads.clear();
-      cfg.system_wide = true;
-    }
-  }
+  IncludeExistingThreads(*fs, &cfg);
   cfg.ring_data_pages = ring_pages;
   cfg.cpu_budget = *budget / 100.0;
   LinuxPerfEventSystem sys;

@@ -126,6 +126,22 @@ bool ParseU64(const std::string& s, uint64_t* out) {
   return true;
 }
 
+// "N,M,..." (nodes 0..63) as a node mask.
+bool ParseNodeMask(const std::string& s, unsigned long* mask) {
+  *mask = 0;
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = s.find(',', pos);
+    uint64_t n;
+    if (!ParseU64(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos), &n) || n > 63) {
+      return false;
+    }
+    *mask |= 1UL << n;
+    if (comma == std::string::npos) return true;
+    pos = comma + 1;
+  }
+}
+
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr, "hot_set_workload: %s (see the header of hot_set_workload.cc)\n", why);
   std::exit(2);
@@ -292,27 +308,9 @@ int main(int argc, char** argv) {
       if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_node");
       o.bind_node = static_cast<int>(n);
     } else if (ParseFlag(a, "--weighted_interleave", &v)) {
-      size_t pos = 0;
-      while (pos <= v.size()) {
-        size_t comma = v.find(',', pos);
-        std::string tok = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        uint64_t n;
-        if (!ParseU64(tok, &n) || n > 63) Usage("bad --weighted_interleave");
-        o.weighted_interleave |= 1UL << n;
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
+      if (!ParseNodeMask(v, &o.weighted_interleave)) Usage("bad --weighted_interleave");
     } else if (ParseFlag(a, "--then_prefer_many", &v)) {
-      size_t pos = 0;
-      while (pos <= v.size()) {
-        size_t comma = v.find(',', pos);
-        std::string tok = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        uint64_t n;
-        if (!ParseU64(tok, &n) || n > 63) Usage("bad --then_prefer_many");
-        o.then_prefer_many |= 1UL << n;
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
+      if (!ParseNodeMask(v, &o.then_prefer_many)) Usage("bad --then_prefer_many");
     } else if (std::strcmp(a, "--then_default") == 0) {
       o.then_default = true;
     } else if (ParseFlag(a, "--shape", &v)) {
