@@ -185,6 +185,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     h.rate = e.rate.per_sec;
     h.rate_lo = e.rate.lo_per_sec;
     h.rate_hi = e.rate.hi_per_sec;
+    h.samples = e.entry.count / options_.sample_weight;
     return h;
   };
   // Recency bound on the victims' rates: a page last sampled in the tick

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -185,7 +186,7 @@ TEST(PolicyEngineTest, LocalityUsesTheHottestOnFastList) {
   view.node[priv] = 1;
   view.node[shared] = 1;
   std::vector<Sample> samples;
-  for (int n = 0; n < 8; ++n) {
+  for (int n = 0; n < 16; ++n) {
     samples.push_back(At(priv, 1 + n, /*cpu=*/0));
     samples.push_back(At(shared, 1 + n, /*cpu=*/n % 2));
   }
@@ -204,6 +205,29 @@ TEST(PolicyEngineTest, LocalityUsesTheHottestOnFastList) {
     EXPECT_EQ(r.decision.moves[0].vaddr, priv);
     EXPECT_EQ(r.decision.moves[0].to_node, 0);
     EXPECT_EQ(r.decision.moves[0].trigger, PlacementTrigger::kLocality);
+  }
+}
+
+// Rule L counts samples, not weight: 4 samples of weight 8 (the hintfault
+// source's) are a count of 32 but not 12 samples, and move nothing; 12
+// samples of weight 1 do.
+TEST(PolicyEngineTest, LocalityCountsSamplesNotWeight) {
+  const Topology topo = ThreeNodes();
+  for (auto [weight, n, moves] : {std::tuple<uint16_t, int, size_t>{8, 4, 0}, {1, 12, 1}, {1, 11, 0}}) {
+    MapView view;
+    view.node[kBase] = 1;
+    PlacementConfig cfg;
+    cfg.locality = true;
+    EngineOptions opt;
+    opt.sample_weight = weight;
+    auto engine = MakeEngine(topo, cfg, opt);
+    engine->Start(0);
+    std::vector<Sample> samples;
+    for (int i = 0; i < n; ++i) samples.push_back(At(kBase, 1 + i, /*cpu=*/0));
+    engine->Ingest(samples);
+    RoundReport r = engine->RunRound(view, kSec);
+    EXPECT_EQ(r.decision.moves.size(), moves) << "weight " << weight << " samples " << n << ": "
+                                               << DecisionToString(r.decision);
   }
 }
 

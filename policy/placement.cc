@@ -783,7 +783,8 @@ void Engine::LocalityOne(const PageHeat& p) {
     ++skip[SkipReason::kHeld];
     return;
   }
-  if (!(p.rate_lo > config_.min_promote_rate_lo_per_sec)) {
+  if (!(p.rate_lo > config_.min_promote_rate_lo_per_sec) ||
+      p.samples < config_.locality_min_samples) {
     ++skip[SkipReason::kNotEnoughEvidence];
     return;
   }

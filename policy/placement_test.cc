@@ -56,6 +56,7 @@ PageHeat Page(uint64_t vaddr, int node, double lo, double hi,
   p.rate_lo = lo;
   p.rate_hi = hi;
   p.rate = (lo + hi) / 2;
+  p.samples = 100;  // plenty for rule L; tests of its threshold set less
   return p;
 }
 
@@ -1254,6 +1255,24 @@ TEST(PlacementLocality, HonoursMasksRoomHoldAndEvidence) {
   d = full.Decide();
   EXPECT_TRUE(d.moves.empty());
   EXPECT_EQ(d.locality_skipped[SkipReason::kNoRoom], 1u);
+}
+
+TEST(PlacementLocality, WaitsForEnoughSamplesToCallAPagePrivate) {
+  Round r;
+  r.config.locality = true;
+  PageHeat p = Page(A(1), 1, 10, 20, 0);
+  p.samples = 11;
+  r.hot_on_fast = {p};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.locality_skipped[SkipReason::kNotEnoughEvidence], 1u);
+  r.hot_on_fast[0].samples = 12;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].to_node, 0);
+  r.config.locality_min_samples = 0;  // unknown sample counts then pass
+  r.hot_on_fast[0].samples = 0;
+  EXPECT_EQ(r.Decide().moves.size(), 1u);
 }
 
 TEST(PlacementLocality, PromotionsTakeTheRoomFirst) {

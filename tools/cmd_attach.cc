@@ -48,6 +48,7 @@
 #include "sampler/damon_source.h"
 #include "sampler/event_config.h"
 #include "sampler/hintfault_source.h"
+#include "sampler/write_fault_rearm.h"
 #include "sampler/sampler.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/capabilities.h"
@@ -82,11 +83,13 @@ struct AttachStats {
   std::map<int, uint64_t> hot_pages_by_node;
   uint64_t planned_promotions = 0;  // pages (4 KiB) the policy chose to promote
   uint64_t planned_demotions = 0;
+  uint64_t planned_locality = 0;    // pages (4 KiB) moved by --locality within a tier
   uint64_t promoted_entries = 0;    // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;          // samples that hit promoted entries afterwards
   double cpu_seconds = 0;
   MigratorStats migrator;
   const HintFaultSource* hintfault = nullptr;  // --source hintfault: its watchdog's stats
+  const WriteFaultRearm* write_faults = nullptr;  // --write-faults: re-arm stats
 };
 
 uint64_t FailedTotal(const MigratorStats& m) {
@@ -145,6 +148,8 @@ std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& sou
   w.Uint(s.planned_promotions);
   w.Key("planned_demotions");
   w.Uint(s.planned_demotions);
+  w.Key("planned_locality");
+  w.Uint(s.planned_locality);
   w.Key("rounds");
   w.Uint(s.rounds);
   w.Key("dry_run");
@@ -153,6 +158,20 @@ std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& sou
   w.String(source);
   w.Key("cpu_seconds");
   w.Double(s.cpu_seconds);
+  if (s.write_faults != nullptr) {
+    const WriteFaultRearmStats& r = s.write_faults->stats();
+    w.Key("write_faults");
+    w.BeginObject();
+    w.Key("rearms");
+    w.Uint(r.rearms);
+    w.Key("clear_ms_total");
+    w.Double(static_cast<double>(r.clear_ns_total) / 1e6);
+    w.Key("clear_ms_max");
+    w.Double(static_cast<double>(r.clear_ns_max) / 1e6);
+    w.Key("interval_ms");
+    w.Double(static_cast<double>(r.interval_ns) / 1e6);
+    w.EndObject();
+  }
   if (s.hintfault != nullptr) {
     w.Key("hintfault");
     s.hintfault->AppendJson(&w);
@@ -212,6 +231,8 @@ int RunAttach(const std::vector<std::string>& args) {
       {"source", "SRC", "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault or hintfault"},
       {"allow-sysctl-changes", "", "consent for --source hintfault to change kernel.numa_balancing and "
                                    "kernel.numa_balancing_promote_rate_limit_MBps while it runs (restored at exit)"},
+      {"write-faults", "", "with --source pagefault or hintfault: also see writes to pages on every node, fast "
+                           "tier included, by clearing the process's soft-dirty bits every interval"},
       {"promote-to", "NODES", "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
       {"weights", "W", "spread promotions over the target nodes by weight: kernel (weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
       {"package-aware", "", "prefer target nodes in the package of the CPUs that access the page"},
@@ -243,7 +264,15 @@ int RunAttach(const std::vector<std::string>& args) {
       "at every exit, and after a crash by the next run (state in /run/hotpage). It\n"
       "warns when the kernel stops scanning or migrates pages itself (it does while a\n"
       "fast node has over 1 GiB free) and reports both under \"hintfault\" in the\n"
-      "stats. Ranges with an explicit memory policy are never scanned by the kernel.";
+      "stats. Ranges with an explicit memory policy are never scanned by the kernel.\n"
+      "\n"
+      "--write-faults makes the next write to every page of PID fault once, wherever\n"
+      "the page is, by writing 4 to /proc/PID/clear_refs every 200 ms or more: without\n"
+      "a PMU, the only evidence of which CPUs use pages already on fast memory\n"
+      "(--locality needs it). Writes only. The process takes one minor fault per page\n"
+      "it writes per interval; the interval stretches so that the clears and those\n"
+      "faults (estimated at 1 us each) stay under 3% of a CPU. Its soft-dirty bits\n"
+      "(CRIU incremental dumps) are reset. Needs CONFIG_MEM_SOFT_DIRTY (checked).";
   auto usage_error = [](absl::string_view msg) {
     std::cerr << "hotpage attach: " << msg << "\nTry 'hotpage attach --help'.\n";
     return kExitUsage;
@@ -280,6 +309,10 @@ int RunAttach(const std::vector<std::string>& args) {
   }
   if (source_name != "hintfault" && flags->Has("allow-sysctl-changes")) {
     return usage_error("--allow-sysctl-changes is only used by --source hintfault");
+  }
+  const bool write_faults = flags->Has("write-faults");
+  if (write_faults && source_name != "pagefault" && source_name != "hintfault") {
+    return usage_error("--write-faults needs a page-fault source: --source pagefault or --source hintfault");
   }
   const bool dry_run = flags->Has("dry-run");
   // Placement options that need no knowledge of the machine are checked
@@ -374,6 +407,7 @@ int RunAttach(const std::vector<std::string>& args) {
   std::unique_ptr<DamonSource> damon;
   std::unique_ptr<HintFaultSource> hint;  // restores its sysctls when destroyed
   std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<WriteFaultRearm> rearm;  // --write-faults
   LinuxPerfEventSystem perf_sys;
   std::string why;
   if (source_name == "auto") {
@@ -414,12 +448,13 @@ int RunAttach(const std::vector<std::string>& args) {
     // The process's existing threads, each its own task for perf (inherit
     // follows only threads created later).
     IncludeExistingThreads(*fs, &scfg);
-    if (hint) {
+    if (hint || write_faults) {
       // A kernel scan pass makes every accessed slow-tier page fault within
       // milliseconds: 6144 samples in one burst in the test guest, while a
       // policy round may keep the loop away from the ring for seconds. The
       // default 256 KiB ring holds 4096 samples; 2 MiB per CPU holds 32768,
-      // and one poll may drain all of it.
+      // and one poll may drain all of it. A write-fault re-arm makes every
+      // page the process writes fault within milliseconds, the same burst.
       scfg.ring_data_pages = 512;
       scfg.budget_bytes_per_ring = size_t{2} << 20;
     }
@@ -427,6 +462,19 @@ int RunAttach(const std::vector<std::string>& args) {
     if (!s.ok()) return fail(s.status());
     sampler = std::move(*s);
     if (absl::Status st = sampler->Enable(); !st.ok()) return fail(st);
+    if (write_faults) {
+      // Opened once and bound to this process (write_fault_rearm.h); the
+      // handle check after the open proves the pid was not reused before it.
+      if (absl::Status probe = ProbeSoftDirty(); !probe.ok()) return fail(probe);
+      absl::StatusOr<std::unique_ptr<ClearRefsFile>> f = OpenClearRefs(static_cast<pid_t>(*pid));
+      if (!f.ok()) return fail(f.status());
+      if (handle->StillSame() != TargetState::kSame) {
+        return fail(absl::NotFoundError(absl::StrCat(handle->Describe(), " exited before --write-faults started")));
+      }
+      rearm = std::make_unique<WriteFaultRearm>(std::move(*f), WriteFaultRearmOptions());
+      why = absl::StrCat(source_name == "pagefault" ? "page faults" : why,
+                         "; write faults re-armed on every node every 200 ms or more (soft-dirty)");
+    }
   }
 
   // Migrator.
@@ -440,6 +488,7 @@ int RunAttach(const std::vector<std::string>& args) {
 
   AttachStats stats;
   stats.hintfault = hint.get();
+  stats.write_faults = rearm.get();
   auto sink = [&](absl::Span<const Sample> samples) { (*engine)->Ingest(samples); };
   LiveMemoryView view(static_cast<pid_t>(*pid), &mover, &*fs, &*topo, dry_run ? nullptr : &migrator);
   const std::vector<int> fast_nodes = topo->FastNodes();
@@ -452,6 +501,7 @@ int RunAttach(const std::vector<std::string>& args) {
   const uint64_t start_ns = NowNs();
   (*engine)->Start(start_ns);
   const double cpu_start = ThreadCpuSeconds();
+  uint64_t samples_at_rearm = 0;  // --write-faults: engine samples at the last re-arm
   std::string stop_reason = "the process exited";
   absl::Status loop_error;
   for (;;) {
@@ -478,6 +528,19 @@ int RunAttach(const std::vector<std::string>& args) {
       break;
     }
     if (!handle->Alive()) break;
+    if (rearm) {
+      // Every page-fault sample since the last re-arm is a fault the
+      // target took: the re-arm's cost to it (write_fault_rearm.h).
+      const uint64_t samples_now = (*engine)->counters().samples;
+      absl::StatusOr<bool> r = rearm->MaybeRearm(now, samples_now - samples_at_rearm);
+      if (r.ok() && *r) samples_at_rearm = samples_now;
+      if (!r.ok()) {
+        if (absl::IsNotFound(r.status())) break;  // the process exited
+        loop_error = r.status();
+        stop_reason = "--write-faults failed";
+        break;
+      }
+    }
     if (!dry_run && migrator.state() == MigratorState::kFailed) {
       loop_error = migrator.status();
       stop_reason = "the migrator failed";
@@ -494,6 +557,7 @@ int RunAttach(const std::vector<std::string>& args) {
     stats.samples = (*engine)->counters().samples;
     stats.planned_promotions = (*engine)->counters().planned_promotions;
     stats.planned_demotions = (*engine)->counters().planned_demotions;
+    stats.planned_locality += d.locality_bytes / 4096;
     stats.promoted_entries = (*engine)->counters().promoted_entries;
     stats.yield_hits = (*engine)->counters().yield_hits;
     // Demotions first, then promotions (migrator/move_requests.h says why).
@@ -549,9 +613,9 @@ int RunAttach(const std::vector<std::string>& args) {
   if (std::optional<std::string> p = flags->Get("prom-file")) (void)WriteFileAtomically(*p, StatsProm(stats));
   const double elapsed = static_cast<double>(NowNs() - start_ns) / 1e9;
   std::cerr << absl::StrFormat(
-      "hotpage attach: %s after %.1f s; promoted %d pages, demoted %d, failed %d, ping-pong %d; "
-      "%d samples, %d rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
-      stop_reason, elapsed, stats.migrator.promoted_pages, stats.migrator.demoted_pages,
+      "hotpage attach: %s after %.1f s; promoted %d pages (planned by --locality: %d), demoted %d, failed %d, "
+      "ping-pong %d; %d samples, %d rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
+      stop_reason, elapsed, stats.migrator.promoted_pages, stats.planned_locality, stats.migrator.demoted_pages,
       FailedTotal(stats.migrator),
       stats.migrator.pingpong_pages, stats.samples, stats.rounds, stats.cpu_seconds,
       elapsed > 0 ? 100.0 * stats.cpu_seconds / elapsed : 0.0);
@@ -563,6 +627,14 @@ int RunAttach(const std::vector<std::string>& args) {
         h.delta.numa_hint_faults, h.hint_faults_per_sec,
         h.scan_seq_known ? absl::StrCat(h.scan_passes) : std::string("unknown"), h.longest_scan_gap_s,
         h.kernel_migrated_pages);
+  }
+  if (rearm) {
+    const WriteFaultRearmStats& r = rearm->stats();
+    std::cerr << absl::StrFormat(
+        "hotpage attach: write faults re-armed %d times (every %.0f ms at the end), clearing took %.1f ms in all, "
+        "%.2f ms at most\n",
+        r.rearms, static_cast<double>(r.interval_ns) / 1e6, static_cast<double>(r.clear_ns_total) / 1e6,
+        static_cast<double>(r.clear_ns_max) / 1e6);
   }
   if (!loop_error.ok()) return fail(loop_error);
   return kExitOk;

@@ -87,6 +87,12 @@ out=$("$HOTPAGE" attach --pid 1 --allow-sysctl-changes 2>&1); rc=$?
 check "--allow-sysctl-changes without hintfault: exit 2" test $rc -eq 2
 out=$("$HOTPAGE" attach --help); rc=$?
 check "attach --help lists hintfault and the consent flag" contains "$out" "--allow-sysctl-changes"
+check "attach --help explains --write-faults" contains "$out" "/proc/PID/clear_refs"
+for src in damon pebs auto; do
+  out=$("$HOTPAGE" attach --pid 1 --source $src --write-faults 2>&1); rc=$?
+  check "--write-faults with --source $src: exit 2" test $rc -eq 2
+  check "--write-faults with --source $src: names the page-fault sources" contains "$out" "--source pagefault"
+done
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   out=$(setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$HOTPAGE" attach --pid 1 2>&1); rc=$?
   check "attach without CAP_SYS_NICE: exit 1" test $rc -eq 1
