@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tools/base/clock.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -37,11 +38,6 @@ constexpr char kNeedsRoot[] =
 // Upper bound on tried regions read per Poll, whatever the options say.
 constexpr size_t kMaxTriedRegionsHard = size_t{1} << 17;
 
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 Mutex& RegistryMu() {
   static Mutex* mu = new Mutex;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,16 +11,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "tools/base/clock.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
 namespace {
 
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 class LiveClearRefs : public ClearRefsFile {
  public:

@@ -50,6 +50,7 @@
 #include "sampler/hintfault_source.h"
 #include "sampler/write_fault_rearm.h"
 #include "sampler/sampler.h"
+#include "tools/base/clock.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/capabilities.h"
 #include "tools/base/json_writer.h"
@@ -63,11 +64,6 @@
 namespace hotpage {
 namespace {
 
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 double ThreadCpuSeconds() {
   timespec ts;
@@ -498,7 +494,7 @@ int RunAttach(const std::vector<std::string>& args) {
   std::cerr << "hotpage attach: pid " << *pid << ", source " << source_name << (why.empty() ? "" : " (") << why
             << (why.empty() ? "" : ")") << ", fast nodes " << FormatKernelList(fast_nodes)
             << (dry_run ? ", dry run: nothing will be moved" : "") << "\n";
-  const uint64_t start_ns = NowNs();
+  const uint64_t start_ns = MonotonicNs();
   (*engine)->Start(start_ns);
   const double cpu_start = ThreadCpuSeconds();
   uint64_t samples_at_rearm = 0;  // --write-faults: engine samples at the last re-arm
@@ -522,7 +518,7 @@ int RunAttach(const std::vector<std::string>& args) {
       stop_reason = "interrupted";
       break;
     }
-    const uint64_t now = NowNs();
+    const uint64_t now = MonotonicNs();
     if (*duration > 0 && static_cast<double>(now - start_ns) >= *duration * 1e9) {
       stop_reason = absl::StrCat("--duration ", *duration, " s reached");
       break;
@@ -611,7 +607,7 @@ int RunAttach(const std::vector<std::string>& args) {
     (void)WriteFileAtomically(*p, StatsJson(stats, dry_run, source_name));
   }
   if (std::optional<std::string> p = flags->Get("prom-file")) (void)WriteFileAtomically(*p, StatsProm(stats));
-  const double elapsed = static_cast<double>(NowNs() - start_ns) / 1e9;
+  const double elapsed = static_cast<double>(MonotonicNs() - start_ns) / 1e9;
   std::cerr << absl::StrFormat(
       "hotpage attach: %s after %.1f s; promoted %d pages (planned by --locality: %d), demoted %d, failed %d, "
       "ping-pong %d; %d samples, %d rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",

@@ -144,6 +144,8 @@ case "$MECH" in
     src=${MECH#hotpage-}
     consent=""
     [ "$src" = hintfault ] && consent=--allow-sysctl-changes
+    # writefault: page faults plus write faults re-armed on every tier.
+    [ "$src" = writefault ] && { src=pagefault; consent=--write-faults; }
     # shellcheck disable=SC2086  # HP_ARGS is a word list
     hotpage attach --pid $W --source "$src" $consent --interval-ms "$HP_INTERVAL_MS" \
       --stats-json /tmp/s.json --quiet $HP_ARGS 2>/tmp/a.log &

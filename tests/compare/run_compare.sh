@@ -26,6 +26,8 @@
 #   hotpage-SRC   hotpage attach --source SRC for each source that works in
 #                 the guest: damon always; hintfault when `hotpage attach
 #                 --help` mentions it (with --allow-sysctl-changes);
+#                 writefault (--source pagefault --write-faults) when it
+#                 mentions --write-faults;
 #                 pagefault only with --with-pagefault (it sees first
 #                 touches only)
 # Shapes: clusters (12 hot clusters of 2 MiB), interleaved (1 hot page in 8).
@@ -147,6 +149,11 @@ if "${hotpage_bin}" attach --help 2>&1 | grep -q hintfault; then
   sources+=(hintfault)
 else
   notes+=("hotpage-hintfault skipped: this hotpage's \`attach --help\` does not mention the hintfault source")
+fi
+if "${hotpage_bin}" attach --help 2>&1 | grep -q -- --write-faults; then
+  sources+=(writefault)
+else
+  notes+=("hotpage-writefault skipped: this hotpage's \`attach --help\` does not mention --write-faults")
 fi
 if ((with_pagefault)); then
   sources+=(pagefault)
