@@ -271,7 +271,9 @@ absl::StatusOr<size_t> Sampler::Poll(int timeout_ms, const SampleSink& sink) {
   // One budgeted pass over every ring (not only the ready ones: rings below
   // their watermark are drained too, so samples do not sit for long).
   bool more = false;
-  return DrainRound(sink, config_.budget_bytes_per_ring, &more);
+  const size_t delivered = DrainRound(sink, config_.budget_bytes_per_ring, &more);
+  last_poll_complete_ = !more;
+  return delivered;
 }
 
 size_t Sampler::Flush(const SampleSink& sink) {

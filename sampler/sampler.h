@@ -86,6 +86,12 @@ class Sampler {
   // Returns the number of samples delivered.
   absl::StatusOr<size_t> Poll(int timeout_ms, const SampleSink& sink);
 
+  // Whether the last Poll() left every ring empty (no ring hit its budget).
+  // Then every sample timestamped before that Poll started has been
+  // delivered (a sample enters its ring when its event happens): what
+  // SampleReorderBuffer's watermark rule needs.
+  bool last_poll_complete() const { return last_poll_complete_; }
+
   // Drains every ring completely (after Disable(), at the end of a run).
   size_t Flush(const SampleSink& sink);
 
@@ -115,6 +121,7 @@ class Sampler {
   SamplerConfig config_;
   PerfEventSystem* sys_;
   bool system_wide_ = false;
+  bool last_poll_complete_ = false;
   PidFilter filter_;
   std::vector<int> fds_;           // every event fd
   std::vector<int> sampling_fds_;  // fds whose period adapts

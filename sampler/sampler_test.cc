@@ -299,8 +299,10 @@ TEST(Sampler, PollStopsAtTheByteBudgetAcrossBatches) {
   auto sink = [&](absl::Span<const Sample> b) { got += b.size(); };
   ASSERT_TRUE((*s)->Poll(0, sink).ok());
   EXPECT_EQ(got, 1500u);
+  EXPECT_FALSE((*s)->last_poll_complete());  // the ring still holds 1500
   ASSERT_TRUE((*s)->Poll(0, sink).ok());
   EXPECT_EQ(got, 3000u);
+  EXPECT_TRUE((*s)->last_poll_complete());
 }
 
 }  // namespace

@@ -29,9 +29,11 @@
 #include "absl/strings/str_join.h"
 #include "policy/topology.h"
 #include "sampler/event_config.h"
+#include "sampler/reorder_buffer.h"
 #include "sampler/sampler.h"
 #include "sampler/trace_writer.h"
 #include "migrator/process_handle.h"
+#include "tools/base/clock.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
@@ -283,10 +285,20 @@ int RunRecord(const std::vector<std::string>& args) {
 
   absl::Status write_status;
   uint64_t samples = 0;
-  auto sink = [&](absl::Span<const Sample> batch) {
-    samples += batch.size();
+  // Samples go to the trace in time order: the rings are drained one after
+  // another, so the reorder buffer holds them until a poll that emptied
+  // every ring proves nothing older is still unread (reorder_buffer.h).
+  SampleReorderBuffer reorder;
+  auto write = [&](absl::Span<const Sample> batch) {
     if (write_status.ok()) write_status = (*writer)->Append(batch);
   };
+  auto sink = [&](absl::Span<const Sample> batch) {
+    samples += batch.size();
+    reorder.Add(batch, write);
+  };
+  // Slack for a sample stamped just before a poll but not yet in its ring
+  // (the kernel writes it from the event's own context, microseconds later).
+  constexpr uint64_t kReorderSlackNs = 10'000'000;
   auto sync_counters = [&]() {
     for (const auto& [cpu, c] : (*sampler)->PerCpu()) {
       absl::Status s = (*writer)->SetCounters(ToTraceCounters(cpu, c));
@@ -299,8 +311,12 @@ int RunRecord(const std::vector<std::string>& args) {
   std::string stop_reason = "the targets exited";
   int child_status = 0;
   for (;;) {
+    const uint64_t poll_start_ns = MonotonicNs();
     absl::StatusOr<size_t> n = (*sampler)->Poll(100, sink);
     if (!n.ok()) write_status = n.status();
+    if (n.ok() && (*sampler)->last_poll_complete() && poll_start_ns > kReorderSlackNs) {
+      reorder.Release(poll_start_ns - kReorderSlackNs, write);
+    }
     if (!write_status.ok()) break;
     const double now = Now(CLOCK_MONOTONIC);
     if (stop.load(std::memory_order_relaxed)) {
@@ -338,6 +354,7 @@ int RunRecord(const std::vector<std::string>& args) {
   if (progress) std::fputs("\n", stderr);
   (void)(*sampler)->Disable();
   (*sampler)->Flush(sink);
+  reorder.Drain(write);
   sync_counters();
   if (write_status.ok()) write_status = (*writer)->Close();
   cpu_total += Now(CLOCK_THREAD_CPUTIME_ID) - last_cpu;
@@ -361,6 +378,11 @@ int RunRecord(const std::vector<std::string>& args) {
       static_cast<unsigned long long>(t.filtered_zero + t.filtered_kernel),
       static_cast<unsigned long long>(t.filtered_pid),
       static_cast<unsigned long long>((*sampler)->period()), elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+  if (reorder.late() > 0) {
+    std::cerr << "hotpage record: " << reorder.late()
+              << " samples were read after later ones had been written (a ring fell behind); they are in the "
+                 "trace, out of time order\n";
+  }
   if (child > 0 && WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0 &&
       stop_reason == "the targets exited") {
     std::cerr << "hotpage record: the command exited with status " << WEXITSTATUS(child_status) << "\n";

@@ -1,0 +1,51 @@
+#include "sampler/reorder_buffer.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace hotpage {
+
+SampleReorderBuffer::SampleReorderBuffer(size_t max_samples) : max_samples_(std::max<size_t>(max_samples, 2)) {}
+
+void SampleReorderBuffer::Add(absl::Span<const Sample> samples, Sink sink) {
+  for (const Sample& s : samples) {
+    if (emitted_any_ && s.time_ns < newest_emitted_ns_) ++late_;
+    if (sorted_ && !buffer_.empty() && s.time_ns < buffer_.back().time_ns) sorted_ = false;
+    buffer_.push_back(s);
+    if (buffer_.size() >= max_samples_) {
+      const size_t half = buffer_.size() / 2;
+      forced_ += half;
+      EmitOldest(half, sink);
+    }
+  }
+  max_buffered_ = std::max(max_buffered_, buffer_.size());
+}
+
+void SampleReorderBuffer::Sort() {
+  if (sorted_) return;
+  std::stable_sort(buffer_.begin(), buffer_.end(),
+                   [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
+  sorted_ = true;
+}
+
+void SampleReorderBuffer::EmitOldest(size_t n, Sink sink) {
+  Sort();
+  n = std::min(n, buffer_.size());
+  if (n == 0) return;
+  sink(absl::MakeConstSpan(buffer_.data(), n));
+  newest_emitted_ns_ = std::max(newest_emitted_ns_, buffer_[n - 1].time_ns);
+  emitted_any_ = true;
+  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void SampleReorderBuffer::Release(uint64_t watermark_ns, Sink sink) {
+  if (buffer_.empty()) return;
+  Sort();
+  const auto end = std::lower_bound(buffer_.begin(), buffer_.end(), watermark_ns,
+                                    [](const Sample& a, uint64_t w) { return a.time_ns < w; });
+  EmitOldest(static_cast<size_t>(end - buffer_.begin()), sink);
+}
+
+void SampleReorderBuffer::Drain(Sink sink) { EmitOldest(buffer_.size(), sink); }
+
+}  // namespace hotpage
