@@ -38,7 +38,6 @@ constexpr char kNeedsRoot[] =
 // Upper bound on tried regions read per Poll, whatever the options say.
 constexpr size_t kMaxTriedRegionsHard = size_t{1} << 17;
 
-
 Mutex& RegistryMu() {
   static Mutex* mu = new Mutex;
   return *mu;

@@ -72,7 +72,6 @@ double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-
 }  // namespace
 
 std::string SysctlName(absl::string_view proc_sys_path) {

@@ -17,7 +17,6 @@
 namespace hotpage {
 namespace {
 
-
 class LiveClearRefs : public ClearRefsFile {
  public:
   explicit LiveClearRefs(int fd) : fd_(fd) {}

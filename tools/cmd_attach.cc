@@ -48,11 +48,11 @@
 #include "sampler/damon_source.h"
 #include "sampler/event_config.h"
 #include "sampler/hintfault_source.h"
-#include "sampler/write_fault_rearm.h"
 #include "sampler/sampler.h"
-#include "tools/base/clock.h"
+#include "sampler/write_fault_rearm.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/capabilities.h"
+#include "tools/base/clock.h"
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/parse.h"
@@ -63,7 +63,6 @@
 
 namespace hotpage {
 namespace {
-
 
 double ThreadCpuSeconds() {
   timespec ts;
