@@ -32,6 +32,7 @@
 #include "sampler/reorder_buffer.h"
 #include "sampler/sampler.h"
 #include "sampler/trace_writer.h"
+#include "sampler/write_fault_rearm.h"
 #include "migrator/process_handle.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel_fs.h"
@@ -97,6 +98,8 @@ int RunRecord(const std::vector<std::string>& args) {
       {"cpu-budget", "PCT", "keep the sampling thread under PCT% of one core by raising the period (default 2; 0 = fixed period)"},
       {"ring-kib", "KIB", "ring buffer per CPU (power of two, default 256)"},
       {"system-wide", "", "one system-wide event per CPU with a pid filter, instead of per-task events"},
+      {"write-faults", "", "with --source pagefault and --pid or a command: also record repeated writes, on every "
+                           "node, by clearing the targets' soft-dirty bits every 200 ms or more (see attach --help)"},
       {"quiet", "", "no progress line"},
   };
   const char* synopsis = "(--pid PID ... | --all | -- COMMAND [ARGS...]) -o FILE.hpt [options]";
@@ -106,6 +109,8 @@ int RunRecord(const std::vector<std::string>& args) {
       "IBS, then software page faults, which see first touches only) into a .hpt\n"
       "trace. With -- COMMAND, hotpage starts the command and samples it from its\n"
       "first instruction. Ctrl-C ends the recording cleanly; the trace is complete.\n"
+      "--write-faults turns the page-fault source from first touches into a sampler of\n"
+      "writes: the next write to every page of the targets faults once per interval.\n"
       "Progress (samples/s, lost, period) is shown on a terminal.";
   // Everything after "--" is the command to run.
   std::vector<std::string> own = args, command;
@@ -138,6 +143,13 @@ int RunRecord(const std::vector<std::string>& args) {
 
   absl::StatusOr<SourceRequest> source = ParseSourceRequest(flags->Get("source").value_or("auto"));
   if (!source.ok()) return usage_error(source.status().message());
+  const bool write_faults = flags->Has("write-faults");
+  if (write_faults && flags->Get("source").value_or("auto") != "pagefault") {
+    return usage_error("--write-faults needs --source pagefault");
+  }
+  if (write_faults && flags->Has("all")) {
+    return usage_error("--write-faults re-arms named processes: use --pid PID or -- COMMAND, not --all");
+  }
   absl::StatusOr<double> duration = FlagDouble(*flags, "duration", 0, 0, 1e9);
   absl::StatusOr<int64_t> period = FlagInt(*flags, "sample-period", 0, 1, int64_t{1} << 40);
   absl::StatusOr<int64_t> ldlat = FlagInt(*flags, "ldlat", 30, 1, 65535);
@@ -248,6 +260,7 @@ int RunRecord(const std::vector<std::string>& args) {
   header.start_clock_ns = NowNs(CLOCK_MONOTONIC);
   header.source = SampleSourceName(events->events.back().source);
   header.event_config = events->Describe();
+  if (write_faults) header.event_config += "; write faults re-armed every 200 ms or more (soft-dirty)";
   SyscallMempolicyProbe probe;
   if (absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe); topo.ok()) {
     header.topology_json = TopologyToJson(*topo);
@@ -274,6 +287,26 @@ int RunRecord(const std::vector<std::string>& args) {
     kill_child();
     return fail(s);
   }
+  // --write-faults: one re-arm per target, each file opened once and bound
+  // to its process, checked against the target's handle right after.
+  std::vector<std::unique_ptr<WriteFaultRearm>> rearms;
+  if (write_faults) {
+    if (absl::Status probe = ProbeSoftDirty(); !probe.ok()) {
+      kill_child();
+      return fail(probe);
+    }
+    for (const ProcessHandle& t : targets) {
+      absl::StatusOr<std::unique_ptr<ClearRefsFile>> f = OpenClearRefs(t.pid());
+      if (f.ok() && t.StillSame() != TargetState::kSame) {
+        f = absl::NotFoundError(absl::StrCat(t.Describe(), " exited before --write-faults started"));
+      }
+      if (!f.ok()) {
+        kill_child();
+        return fail(f.status());
+      }
+      rearms.push_back(std::make_unique<WriteFaultRearm>(std::move(*f), WriteFaultRearmOptions()));
+    }
+  }
   if (go_fd >= 0) {
     if (write(go_fd, "g", 1) != 1) {
       kill_child();
@@ -296,6 +329,7 @@ int RunRecord(const std::vector<std::string>& args) {
     samples += batch.size();
     reorder.Add(batch, write);
   };
+  uint64_t samples_at_rearm = 0;  // --write-faults: samples at the last re-arm
   // Slack for a sample stamped just before a poll but not yet in its ring
   // (the kernel writes it from the event's own context, microseconds later).
   constexpr uint64_t kReorderSlackNs = 10'000'000;
@@ -316,6 +350,21 @@ int RunRecord(const std::vector<std::string>& args) {
     if (!n.ok()) write_status = n.status();
     if (n.ok() && (*sampler)->last_poll_complete() && poll_start_ns > kReorderSlackNs) {
       reorder.Release(poll_start_ns - kReorderSlackNs, write);
+    }
+    if (!rearms.empty()) {
+      // Every sample since the last re-arm was a fault some target took:
+      // each re-arm is charged with all of them (conservative).
+      const uint64_t faults = samples - samples_at_rearm;
+      bool any = false;
+      for (auto& r : rearms) {
+        absl::StatusOr<bool> done = r->MaybeRearm(MonotonicNs(), faults);
+        if (done.ok()) {
+          any |= *done;
+        } else if (!absl::IsNotFound(done.status()) && write_status.ok()) {
+          write_status = done.status();  // NotFound: that target exited
+        }
+      }
+      if (any) samples_at_rearm = samples;
     }
     if (!write_status.ok()) break;
     const double now = Now(CLOCK_MONOTONIC);
@@ -378,6 +427,11 @@ int RunRecord(const std::vector<std::string>& args) {
       static_cast<unsigned long long>(t.filtered_zero + t.filtered_kernel),
       static_cast<unsigned long long>(t.filtered_pid),
       static_cast<unsigned long long>((*sampler)->period()), elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+  if (!rearms.empty()) {
+    uint64_t n = 0;
+    for (const auto& r : rearms) n += r->stats().rearms;
+    std::cerr << "hotpage record: write faults re-armed " << n << " times over " << rearms.size() << " process(es)\n";
+  }
   if (reorder.late() > 0) {
     std::cerr << "hotpage record: " << reorder.late()
               << " samples were read after later ones had been written (a ring fell behind); they are in the "

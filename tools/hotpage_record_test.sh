@@ -7,6 +7,7 @@ set -u
 RUNFILES="${TEST_SRCDIR:-$PWD}/${TEST_WORKSPACE:-hotpage}"
 HOTPAGE="$RUNFILES/tools/hotpage"
 TOUCH="$RUNFILES/sampler/touch_pages"
+WORKLOAD="$RUNFILES/tests/workloads/locality_workload"
 T=$(mktemp -d "${TEST_TMPDIR:-/tmp}/record.XXXXXX")
 fails=0
 check() { local name=$1; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi; }
@@ -82,6 +83,29 @@ if [ ! -e /sys/bus/event_source/devices/cpu/events/mem-loads ]; then
 fi
 out=$("$HOTPAGE" record -o "$T/x.hpt" -- /nonexistent/prog 2>&1); rc=$?
 check "unrunnable command: reported" contains "$out" "cannot run /nonexistent/prog"
+out=$("$HOTPAGE" record --pid 1 --write-faults -o "$T/x.hpt" 2>&1); rc=$?
+check "--write-faults without --source pagefault: exit 2" test $rc -eq 2
+check "--write-faults without --source pagefault: says what it needs" contains "$out" "--source pagefault"
+out=$("$HOTPAGE" record --all --source pagefault --write-faults -o "$T/x.hpt" 2>&1); rc=$?
+check "--write-faults with --all: exit 2" test $rc -eq 2
+
+# --write-faults: repeated writes are recorded, not only first touches. The
+# workload writes its 768 pages over and over; without the re-arm only their
+# first touches (before recording starts) would fault. On a kernel without
+# soft-dirty tracking it must refuse and say why (the guest test
+# //tests/attach:attach_locality_vm_test shows the other case for sure).
+"$WORKLOAD" --set_mib=1 --a_node=0 --b_node=0 --s_nodes=0 --duration_ms=6000 >/dev/null & WL=$!
+sleep 1
+out=$("$HOTPAGE" record --pid $WL --source pagefault --write-faults --duration 2 -o "$T/w.hpt" 2>&1); rc=$?
+if [ $rc -eq 0 ]; then
+  n=$("$HOTPAGE" dump "$T/w.hpt" | grep -vc '^#')
+  check "--write-faults: repeated writes recorded ($n samples of 768 pages in 2 s)" test "$n" -ge 1536
+  check "--write-faults: says how often it re-armed" contains "$out" "write faults re-armed"
+else
+  check "--write-faults on a kernel without soft-dirty: exit 1" test $rc -eq 1
+  check "--write-faults on a kernel without soft-dirty: names CONFIG_MEM_SOFT_DIRTY" contains "$out" "CONFIG_MEM_SOFT_DIRTY"
+fi
+kill $WL 2>/dev/null; wait $WL 2>/dev/null
 
 rm -rf "$T"
 echo "$fails failed"

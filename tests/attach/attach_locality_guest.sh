@@ -51,7 +51,7 @@ kill -TERM $A; wait $A
 stop_workload control
 grep -E "promoted [0-9]+ pages|write faults re-armed" /tmp/a.control.log | sed 's/^/   /'
 rearms=$(json /tmp/s.control.json rearms)
-[ "${rearms:-0}" -ge 10 ] && ok "control: write faults re-armed $rearms times" || bad "control: write faults re-armed ${rearms:-0} times"
+[ "${rearms:-0}" -ge 3 ] && ok "control: write faults re-armed $rearms times" || bad "control: write faults re-armed ${rearms:-0} times"
 [ $a1 -ge $((set_pages * 95 / 100)) ] && [ $b0 -ge $((set_pages * 95 / 100)) ] \
   && ok "control: without --locality A stays on node 1 ($a1) and B on node 0 ($b0)" \
   || bad "control: pages moved without --locality (A on node 1: $a1, B on node 0: $b0)"
@@ -81,6 +81,20 @@ s_moved=$(( ${promoted:-0} - a0 - b1 ))
 echo "   locality: moved $promoted pages ($loc planned by the locality rule): A $a0, B $b1, so S at most $s_moved"
 [ $s_moved -le $((set_pages * 5 / 100)) ] && ok "locality: S, written from both packages, stayed (at most $s_moved of $set_pages moved; node 0 $s0, node 1 $s1)" \
   || bad "locality: $s_moved of $set_pages shared pages moved (node 0 $s0, node 1 $s1)"
+
+# 3. The same evidence in a trace: `hotpage record --write-faults` records
+# repeated writes of pages already touched; without it the page-fault
+# source sees first touches only (the sets were touched before recording).
+start_workload record
+hotpage record --pid $W --source pagefault --duration 2 --quiet -o /tmp/ft.hpt 2>/tmp/r0.log
+hotpage record --pid $W --source pagefault --write-faults --duration 2 --quiet -o /tmp/wf.hpt 2>/tmp/r1.log
+stop_workload record
+n0=$(hotpage dump /tmp/ft.hpt | grep -vc '^#')
+n1=$(hotpage dump /tmp/wf.hpt | grep -vc '^#')
+grep -h "write faults re-armed" /tmp/r1.log | sed 's/^/   /'
+[ "$n1" -ge $((6 * set_pages)) ] && [ "$n0" -lt $((set_pages / 4)) ] \
+  && ok "record --write-faults: $n1 samples of the 3072 written pages in 2 s (first touches only: $n0)" \
+  || bad "record --write-faults: $n1 samples (first touches only: $n0)"
 
 echo "attach locality VM test: $fails failed"
 exit $fails
