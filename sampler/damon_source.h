@@ -56,8 +56,10 @@
 // case it refuses as before and adds what the state file said: no file (not
 // hotpage's), a file naming another target (someone replaced it), a file
 // that does not parse (never acted on). A lock held by a live process is
-// refused, naming the pid its state file gives. The state directory is
-// root-owned or ours, never group/other-writable, opened O_NOFOLLOW.
+// refused, naming the pid its state file gives. A dead run's file with
+// nr_kdamonds 0 (its kdamond is gone) is simply replaced. The state
+// directory is root-owned or ours, never group/other-writable, opened
+// O_NOFOLLOW.
 // The check is as good as sysfs allows: a foreign vaddr kdamond that
 // someone created for the same target pid after hotpage died (destroying
 // hotpage's) is indistinguishable from hotpage's and would be removed.
@@ -65,10 +67,12 @@
 // Why refuse when nr_kdamonds != 0: the count is global and writing it
 // destroys every existing kdamond, including other users' (damo, another
 // agent). hotpage never writes it unless it read 0 first, and never writes
-// 0 unless the one kdamond there is recognisably its own. Two hotpage
-// processes racing between that read and their write of 1 could still
-// collide; the kernel's EBUSY for a running kdamond narrows but does not
-// close that window (sysfs offers no compare-and-swap).
+// 0 unless the one kdamond there is recognisably its own (or, after a
+// SIGKILL, a dead hotpage's, as above). Two hotpage processes cannot race
+// between that read and their write of 1 (they share the lock); hotpage
+// and another DAMON user still could. The kernel's EBUSY for a running
+// kdamond narrows but does not close that window (sysfs offers no
+// compare-and-swap).
 //
 // ----------------------------------------------------------------------
 // What a consumer of the Samples must assume (region-level evidence):
