@@ -36,7 +36,8 @@ void One(absl::string_view text) {
   const std::string again_text = FormatDamonState(*st);
   Check(again_text.size() == text.size());
   absl::StatusOr<DamonState> again = ParseDamonState(again_text);
-  Check(again.ok() && again->pid == st->pid && again->target_pid == st->target_pid &&
+  Check(again.ok() && again->pid == st->pid &&
+        again->target_pid == st->target_pid &&
         again->start_time_ticks == st->start_time_ticks);
 }
 
@@ -46,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
   One(text);
   One(absl::StrCat("hotpage-damon-state 1\n", text));
-  One(absl::StrCat("hotpage-damon-state 1\npid 7\nstart_time 1\nkdamond 0\n", text));
+  One(absl::StrCat("hotpage-damon-state 1\npid 7\nstart_time 1\nkdamond 0\n",
+                   text));
   return 0;
 }

@@ -13,35 +13,43 @@
 
 namespace hotpage {
 
-absl::StatusOr<StateDir> StateDir::Open(const std::string& path, absl::string_view what,
+absl::StatusOr<StateDir> StateDir::Open(const std::string& path,
+                                        absl::string_view what,
                                         absl::string_view purpose) {
-  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat("empty path for ", what));
+  if (path.empty())
+    return absl::InvalidArgumentError(absl::StrCat("empty path for ", what));
   if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
     return ErrnoStatus(errno, absl::StrCat("create ", what, " ", path));
   }
-  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd =
+      open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", what, " ", path));
   StateDir dir(path, fd);  // closes fd on every return below
   struct stat st;
-  if (fstat(fd, &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
+  if (fstat(fd, &st) != 0)
+    return ErrnoStatus(errno, absl::StrCat("stat ", path));
   // Someone else's or a group/world-writable directory could swap the state
   // file under us: refuse rather than trust what it holds.
   if (st.st_uid != geteuid() && st.st_uid != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        what, " ", path, " belongs to uid ", st.st_uid,
-        ", not to root or this user: refusing to keep ", purpose, " there (remove it)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", path, " belongs to uid ", st.st_uid,
+                     ", not to root or this user: refusing to keep ", purpose,
+                     " there (remove it)"));
   }
   if ((st.st_mode & 022) != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s %s is writable by group or others (mode %04o): refusing to keep %s there (chmod 0700 "
-        "it or remove it)",
-        what, path, st.st_mode & 07777, purpose));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s %s is writable by group or others (mode %04o): "
+                        "refusing to keep %s there (chmod 0700 "
+                        "it or remove it)",
+                        what, path, st.st_mode & 07777, purpose));
   }
   return dir;
 }
 
 StateDir::StateDir(StateDir&& other) noexcept
-    : path_(std::move(other.path_)), dir_fd_(other.dir_fd_), lock_fd_(other.lock_fd_) {
+    : path_(std::move(other.path_)),
+      dir_fd_(other.dir_fd_),
+      lock_fd_(other.lock_fd_) {
   other.dir_fd_ = -1;
   other.lock_fd_ = -1;
 }
@@ -64,12 +72,17 @@ StateDir::~StateDir() {
   if (dir_fd_ >= 0) close(dir_fd_);
 }
 
-std::string StateDir::Display(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
+std::string StateDir::Display(absl::string_view name) const {
+  return absl::StrCat(path_, "/", name);
+}
 
 absl::StatusOr<bool> StateDir::TryLock(absl::string_view name) {
-  if (lock_fd_ >= 0) return absl::FailedPreconditionError(absl::StrCat(Display(name), ": a lock is held already"));
+  if (lock_fd_ >= 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat(Display(name), ": a lock is held already"));
   const std::string n(name);
-  const int fd = openat(dir_fd_, n.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const int fd = openat(dir_fd_, n.c_str(),
+                        O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", Display(name)));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
@@ -88,8 +101,8 @@ void StateDir::Unlock() {
   }
 }
 
-absl::StatusOr<std::optional<std::string>> StateDir::Read(absl::string_view name,
-                                                          size_t max_bytes) const {
+absl::StatusOr<std::optional<std::string>> StateDir::Read(
+    absl::string_view name, size_t max_bytes) const {
   const std::string n(name);
   const int fd = openat(dir_fd_, n.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -114,11 +127,15 @@ absl::StatusOr<std::optional<std::string>> StateDir::Read(absl::string_view name
   return std::optional<std::string>(std::move(out));
 }
 
-absl::Status StateDir::WriteAtomically(absl::string_view name, absl::string_view contents) {
+absl::Status StateDir::WriteAtomically(absl::string_view name,
+                                       absl::string_view contents) {
   const std::string n(name);
   const std::string tmp = absl::StrCat(n, ".tmp.", getpid());
-  (void)unlinkat(dir_fd_, tmp.c_str(), 0);  // ours from an earlier crash with the same pid
-  const int fd = openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  (void)unlinkat(dir_fd_, tmp.c_str(),
+                 0);  // ours from an earlier crash with the same pid
+  const int fd =
+      openat(dir_fd_, tmp.c_str(),
+             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("create ", Display(tmp)));
   int err = 0;
   size_t done = 0;
@@ -133,7 +150,8 @@ absl::Status StateDir::WriteAtomically(absl::string_view name, absl::string_view
   }
   if (err == 0 && fsync(fd) != 0) err = errno;
   if (close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && renameat(dir_fd_, tmp.c_str(), dir_fd_, n.c_str()) != 0) err = errno;
+  if (err == 0 && renameat(dir_fd_, tmp.c_str(), dir_fd_, n.c_str()) != 0)
+    err = errno;
   if (err != 0) {
     (void)unlinkat(dir_fd_, tmp.c_str(), 0);
     return ErrnoStatus(err, absl::StrCat("write ", Display(name)));

@@ -48,7 +48,8 @@ class StateDir {
   // directory") and `purpose` says what would be kept there ("sysctl
   // state"). FailedPrecondition for an unsafe directory, the errno's code
   // when it cannot be created or opened.
-  static absl::StatusOr<StateDir> Open(const std::string& path, absl::string_view what,
+  static absl::StatusOr<StateDir> Open(const std::string& path,
+                                       absl::string_view what,
                                        absl::string_view purpose);
 
   StateDir(StateDir&& other) noexcept;
@@ -72,7 +73,8 @@ class StateDir {
   absl::StatusOr<std::optional<std::string>> Read(absl::string_view name,
                                                   size_t max_bytes) const;
   // Replaces `name` atomically (see above), mode 0600.
-  absl::Status WriteAtomically(absl::string_view name, absl::string_view contents);
+  absl::Status WriteAtomically(absl::string_view name,
+                               absl::string_view contents);
   // Removes `name`; OK when it does not exist.
   absl::Status Remove(absl::string_view name);
 
@@ -81,7 +83,8 @@ class StateDir {
   std::string Display(absl::string_view name) const;
 
  private:
-  StateDir(std::string path, int dir_fd) : path_(std::move(path)), dir_fd_(dir_fd) {}
+  StateDir(std::string path, int dir_fd)
+      : path_(std::move(path)), dir_fd_(dir_fd) {}
 
   std::string path_;
   int dir_fd_ = -1;

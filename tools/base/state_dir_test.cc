@@ -53,7 +53,8 @@ TEST(StateDir, UnsafeDirectoriesAreRefused) {
   EXPECT_TRUE(absl::IsFailedPrecondition(s.status()));
   EXPECT_EQ(s.status().message(),
             absl::StrCat("the test state directory ", d,
-                         " is writable by group or others (mode 0777): refusing to keep test state "
+                         " is writable by group or others (mode 0777): "
+                         "refusing to keep test state "
                          "there (chmod 0700 it or remove it)"));
   ASSERT_EQ(chmod(d.c_str(), 0720), 0);
   EXPECT_FALSE(OpenDir(d).ok());  // group-writable alone is enough
@@ -68,11 +69,13 @@ TEST(StateDir, SomeoneElsesDirectoryIsRefused) {
   FakeTree t;
   t.Mkdir("/theirs");
   if (chown((t.root() + "/theirs").c_str(), 4242, 4242) != 0) {
-    GTEST_SKIP() << "cannot chown here (not root in this namespace): owner check not exercised";
+    GTEST_SKIP() << "cannot chown here (not root in this namespace): owner "
+                    "check not exercised";
   }
   absl::StatusOr<StateDir> s = OpenDir(t.root() + "/theirs");
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(absl::StrContains(s.status().message(), "belongs to uid 4242")) << s.status();
+  EXPECT_TRUE(absl::StrContains(s.status().message(), "belongs to uid 4242"))
+      << s.status();
 }
 
 TEST(StateDir, LockIsExclusiveAcrossOpenFilesAndFreedOnUnlock) {
@@ -143,7 +146,8 @@ TEST(StateDir, WriteReadRemove) {
   ASSERT_EQ(stat((t.root() + "/s/st").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
   int files = 0;
-  for (auto& e : std::filesystem::directory_iterator(t.root() + "/s")) files += e.is_regular_file();
+  for (auto& e : std::filesystem::directory_iterator(t.root() + "/s"))
+    files += e.is_regular_file();
   EXPECT_EQ(files, 1);  // no temporary left behind
   ASSERT_TRUE(s->Remove("st").ok());
   EXPECT_FALSE(s->Read("st", 100)->has_value());
@@ -157,7 +161,8 @@ TEST(StateDir, ReadIsBoundedAndDoesNotFollowSymlinks) {
   ASSERT_TRUE(s->WriteAtomically("big", std::string(100000, 'x')).ok());
   absl::StatusOr<std::optional<std::string>> r = s->Read("big", 4096);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ((*r)->size(), 4097u);  // one byte more than allowed: the caller sees "too large"
+  EXPECT_EQ((*r)->size(),
+            4097u);  // one byte more than allowed: the caller sees "too large"
   t.Write("/secret", "root's");
   t.Symlink(t.root() + "/secret", "/s/link");
   EXPECT_FALSE(s->Read("link", 4096).ok());
