@@ -1,16 +1,21 @@
 #include "sampler/damon_source.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <cerrno>
 #include <limits>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/base/clock.h"
@@ -53,7 +58,107 @@ absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
 
+// --- state file ----------------------------------------------------------
+
+constexpr char kDamonStateHeader[] = "hotpage-damon-state 1";
+constexpr size_t kMaxDamonStateBytes = 4096;
+constexpr uint64_t kPidMax = uint64_t{1} << 22;  // PID_MAX_LIMIT on 64-bit
+
+// 1 to max_digits decimal digits, no sign, no leading zero (one spelling per
+// value, so that a parsed file formats back to the same bytes).
+bool ParseCanonicalDecimal(absl::string_view s, size_t max_digits, uint64_t* out) {
+  if (s.empty() || s.size() > max_digits || (s.size() > 1 && s[0] == '0')) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return absl::SimpleAtoi(s, out);
+}
+
+// Field 22 (starttime, clock ticks after boot) of /proc/self/stat; 0 if
+// unreadable. For messages only: the lock, not this, says who is alive.
+uint64_t SelfStartTimeTicks(const KernelFs& fs) {
+  absl::StatusOr<std::string> stat = fs.ReadFile("/proc/self/stat");
+  if (!stat.ok()) return 0;
+  const size_t close = stat->rfind(')');  // comm may hold anything
+  if (close == std::string::npos) return 0;
+  std::vector<absl::string_view> t =
+      absl::StrSplit(absl::string_view(*stat).substr(close + 1), ' ', absl::SkipEmpty());
+  uint64_t v = 0;
+  if (t.size() <= 19 || !absl::SimpleAtoi(t[19], &v)) return 0;  // field k is token k - 3
+  return v;
+}
+
 }  // namespace
+
+std::string FormatDamonState(const DamonState& st) {
+  return absl::StrCat(kDamonStateHeader, "\npid ", st.pid, "\nstart_time ", st.start_time_ticks,
+                      "\nkdamond ", st.kdamond, "\ntarget_pid ", st.target_pid, "\noperations ",
+                      st.operations, "\n");
+}
+
+absl::StatusOr<DamonState> ParseDamonState(absl::string_view text) {
+  if (text.size() > kMaxDamonStateBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("larger than ", kMaxDamonStateBytes, " bytes"));
+  }
+  if (text.empty()) return absl::InvalidArgumentError("empty");
+  if (text.back() != '\n') return absl::InvalidArgumentError("truncated (no final newline)");
+  text.remove_suffix(1);
+  DamonState st;
+  enum : unsigned { kPid = 1, kStart = 2, kKdamond = 4, kTarget = 8, kOps = 16, kAll = 31 };
+  unsigned seen = 0;
+  size_t line_no = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat("line ", line_no, " (\"",
+                                                     absl::CEscape(line.substr(0, 80)), "\"): ", why));
+    };
+    if (line_no == 1) {
+      if (line != kDamonStateHeader) return bad(absl::StrCat("expected \"", kDamonStateHeader, "\""));
+      continue;
+    }
+    if (line_no > 6) return bad("too many lines");
+    const size_t sp = line.find(' ');
+    if (sp == absl::string_view::npos) return bad("expected \"KEY VALUE\"");
+    const absl::string_view key = line.substr(0, sp);
+    const absl::string_view value = line.substr(sp + 1);
+    unsigned bit = 0;
+    uint64_t v = 0;
+    if (key == "pid" || key == "target_pid") {
+      if (!ParseCanonicalDecimal(value, 7, &v) || v == 0 || v > kPidMax) {
+        return bad(absl::StrCat("a pid is a decimal number from 1 to ", kPidMax));
+      }
+      bit = key == "pid" ? kPid : kTarget;
+      (key == "pid" ? st.pid : st.target_pid) = static_cast<int64_t>(v);
+    } else if (key == "start_time") {
+      if (!ParseCanonicalDecimal(value, 20, &v)) return bad("start_time must be a decimal number");
+      bit = kStart;
+      st.start_time_ticks = v;
+    } else if (key == "kdamond") {
+      if (value != "0") return bad("hotpage only creates kdamond 0");
+      bit = kKdamond;
+      st.kdamond = 0;
+    } else if (key == "operations") {
+      if (value != "vaddr") return bad("hotpage only uses vaddr operations");
+      bit = kOps;
+      st.operations = "vaddr";
+    } else {
+      return bad("unknown line");
+    }
+    if ((seen & bit) != 0) return bad(absl::StrCat(key, " listed twice"));
+    seen |= bit;
+  }
+  if (line_no == 0 || seen != kAll) {
+    std::vector<absl::string_view> missing;
+    if (!(seen & kPid)) missing.push_back("pid");
+    if (!(seen & kStart)) missing.push_back("start_time");
+    if (!(seen & kKdamond)) missing.push_back("kdamond");
+    if (!(seen & kTarget)) missing.push_back("target_pid");
+    if (!(seen & kOps)) missing.push_back("operations");
+    return absl::InvalidArgumentError(absl::StrCat("no ", absl::StrJoin(missing, ", "), " line"));
+  }
+  return st;
+}
 
 absl::Status ValidateDamonOptions(const DamonOptions& o) {
   if (o.sample_us == 0) {
@@ -89,6 +194,10 @@ absl::Status ValidateDamonOptions(const DamonOptions& o) {
   if (o.admin_dir.empty() || o.admin_dir[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("DAMON admin_dir \"", o.admin_dir, "\" must be an absolute path"));
+  }
+  if (o.state_dir.empty() || o.state_dir[0] != '/') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DAMON state_dir \"", o.state_dir, "\" must be an absolute path (default ", kDefaultStateDir, ")"));
   }
   return absl::OkStatus();
 }
@@ -177,6 +286,19 @@ std::string DamonSource::AdminPath(absl::string_view rel) const {
   return absl::StrCat(options_.admin_dir, "/", rel);
 }
 
+std::string DamonSource::recovered() const {
+  MutexLock l(&mu_);
+  return recovered_;
+}
+
+void DamonSource::Warn(const std::string& line) const {
+  if (options_.warn) {
+    options_.warn(line);
+  } else {
+    std::cerr << "hotpage: " << line << "\n";
+  }
+}
+
 // --- Writes --------------------------------------------------------------
 
 int DamonSource::WriteRetry(absl::string_view rel, absl::string_view value) {
@@ -249,6 +371,7 @@ absl::Status DamonSource::CheckFree() {
         " does not exist. This kernel lacks CONFIG_DAMON_SYSFS (Linux 5.18+) or sysfs is "
         "not mounted; use another sample source (e.g. --source pagefault)"));
   }
+  HOTPAGE_RETURN_IF_ERROR(LockStateDir());
   auto nr_or = ReadIntRetry(kNrKdamonds);
   if (!nr_or.ok()) {
     if (nr_or.status().code() == absl::StatusCode::kPermissionDenied) {
@@ -257,7 +380,12 @@ absl::Status DamonSource::CheckFree() {
     return nr_or.status();
   }
   const int64_t nr = *nr_or;
+  std::string note;  // what hotpage's state file said, if anything
+  bool removed_stale = false;
   if (nr != 0) {
+    HOTPAGE_ASSIGN_OR_RETURN(removed_stale, RemoveStale(nr, &note));
+  }
+  if (nr != 0 && !removed_stale) {
     // Say who holds it, as far as sysfs tells.
     std::vector<std::string> holders;
     for (int64_t i = 0; i < std::min<int64_t>(nr, 4); ++i) {
@@ -275,8 +403,8 @@ absl::Status DamonSource::CheckFree() {
     if (nr > 4) holders.push_back("...");
     return absl::FailedPreconditionError(absl::StrCat(
         "DAMON is already in use: ", fs_.Display(AdminPath(kNrKdamonds)), " is ", nr, " (",
-        absl::StrJoin(holders, "; "),
-        "). hotpage creates its own kdamond and writes nr_kdamonds only when it is 0: the "
+        absl::StrJoin(holders, "; "), "). ", note, note.empty() ? "" : ". ",
+        "hotpage creates its own kdamond and writes nr_kdamonds only when it is 0: the "
         "count is global and writing it destroys every existing kdamond, including these. "
         "Stop the other DAMON user (e.g. `damo stop`), or if these kdamonds are stale, "
         "remove them (echo off > ", fs_.Display(AdminPath("kdamonds/N/state")),
@@ -291,8 +419,105 @@ absl::Status DamonSource::CheckFree() {
   return absl::OkStatus();
 }
 
+absl::Status DamonSource::LockStateDir() {
+  HOTPAGE_ASSIGN_OR_RETURN(StateDir dir, StateDir::Open(options_.state_dir, "the DAMON state directory",
+                                                        "DAMON state"));
+  state_dir_.emplace(std::move(dir));
+  HOTPAGE_ASSIGN_OR_RETURN(bool locked, state_dir_->TryLock(kDamonLockName));
+  if (locked) return absl::OkStatus();
+  std::string who = "another process";
+  if (absl::StatusOr<std::optional<std::string>> text =
+          state_dir_->Read(kDamonStateName, kMaxDamonStateBytes);
+      text.ok() && *text) {
+    if (absl::StatusOr<DamonState> st = ParseDamonState(**text); st.ok()) {
+      who = absl::StrCat("another hotpage (pid ", st->pid, ", monitoring pid ", st->target_pid, ")");
+    }
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      who, " holds ", state_dir_->Display(kDamonLockName),
+      " and with it DAMON's kdamond; only one `--source damon` can run at a time: stop it first"));
+}
+
+absl::StatusOr<bool> DamonSource::RemoveStale(int64_t nr, std::string* note) {
+  const std::string shown = state_dir_->Display(kDamonStateName);
+  absl::StatusOr<std::optional<std::string>> text =
+      state_dir_->Read(kDamonStateName, kMaxDamonStateBytes);
+  if (!text.ok()) {
+    *note = absl::StrCat("hotpage's state file could not be read (", text.status().message(), ")");
+    return false;
+  }
+  if (!text->has_value()) return false;  // no hotpage left these
+  absl::StatusOr<DamonState> st = ParseDamonState(**text);
+  if (!st.ok()) {
+    *note = absl::StrCat(shown, " is left over but unreadable (", st.status().message(),
+                         "): hotpage does not act on it");
+    return false;
+  }
+  // The lock is ours, so the writer of the file is gone. Is its kdamond
+  // still there, unchanged?
+  std::string differs;
+  if (nr != 1) {
+    differs = absl::StrCat("nr_kdamonds is ", nr, ", not 1");
+  } else {
+    absl::StatusOr<std::string> ops = ReadRetry(absl::StrCat(kContext, "/operations"));
+    absl::StatusOr<int64_t> target = ReadIntRetry(absl::StrCat(kContext, "/targets/0/pid_target"));
+    if (!ops.ok()) {
+      differs = absl::StrCat("kdamond 0 has no readable context (", ops.status().message(), ")");
+    } else if (*ops != st->operations) {
+      differs = absl::StrCat("kdamond 0 uses ", *ops, " operations");
+    } else if (!target.ok()) {
+      differs = absl::StrCat("kdamond 0 has no readable target (", target.status().message(), ")");
+    } else if (*target != st->target_pid) {
+      differs = absl::StrCat("kdamond 0 monitors pid ", *target);
+    }
+  }
+  const std::string said = absl::StrCat(shown, " says hotpage pid ", st->pid,
+                                        " (no longer running) created kdamond ", st->kdamond,
+                                        " with ", st->operations, " operations for pid ", st->target_pid);
+  if (!differs.empty()) {
+    *note = absl::StrCat(said, ", but ", differs, ": not that kdamond, so hotpage leaves it alone");
+    return false;
+  }
+  if (absl::Status s = RemoveKdamond(absl::StrCat("stale, left by hotpage pid ", st->pid)); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(said, "; removing that stale kdamond failed: ", s.message(),
+                                               ". Remove it by hand (echo off > ",
+                                               fs_.Display(AdminPath(absl::StrCat(kKdamond, "/state"))),
+                                               ", then echo 0 > ", fs_.Display(AdminPath(kNrKdamonds)),
+                                               ") and retry"));
+  }
+  (void)state_dir_->Remove(kDamonStateName);  // rewritten below in any case
+  recovered_ = absl::StrCat("removed a stale hotpage kdamond left by pid ", st->pid, " (target pid ",
+                            st->target_pid, "), which exited without removing it (", shown, ")");
+  Warn(recovered_);
+  return true;
+}
+
+absl::Status DamonSource::WriteState() {
+  DamonState st;
+  st.pid = getpid();
+  st.start_time_ticks = SelfStartTimeTicks(fs_);
+  st.kdamond = 0;  // kKdamond
+  st.target_pid = pid_;
+  st.operations = "vaddr";
+  HOTPAGE_RETURN_IF_ERROR(state_dir_->WriteAtomically(kDamonStateName, FormatDamonState(st)));
+  wrote_state_ = true;
+  return absl::OkStatus();
+}
+
+void DamonSource::ReleaseState(bool remove) {
+  if (!state_dir_) return;
+  if (wrote_state_ && remove) {
+    (void)state_dir_->Remove(kDamonStateName);
+    wrote_state_ = false;
+  }
+  state_dir_->Unlock();
+}
+
 absl::Status DamonSource::SetupLocked() {
   HOTPAGE_RETURN_IF_ERROR(CheckFree());
+  // Before the kdamond exists: a SIGKILL from here on leaves a file that
+  // names it.
+  HOTPAGE_RETURN_IF_ERROR(WriteState());
   {
     int err = WriteRetry(kNrKdamonds, "1");
     if (err != 0) {
@@ -397,13 +622,26 @@ absl::Status DamonSource::TeardownLocked(absl::string_view why) {
   if (torn_down_) return teardown_status_;
   torn_down_ = true;
   teardown_why_ = std::string(why);
-  if (!owned_) return teardown_status_;  // nothing of ours exists
+  if (!owned_) {  // nothing of ours exists
+    ReleaseState(/*remove=*/true);
+    return teardown_status_;
+  }
   owned_ = false;
   absl::Status own = VerifyOwnership();
   if (!own.ok()) {
     teardown_status_ = own;
+    // Known not ours (FailedPrecondition): the file would name someone
+    // else's kdamond. Unreadable: keep it for the next Start to check.
+    ReleaseState(/*remove=*/absl::IsFailedPrecondition(own));
     return own;
   }
+  teardown_status_ = RemoveKdamond(why);
+  // Kept when the removal failed, so that the next Start retries it.
+  ReleaseState(/*remove=*/teardown_status_.ok());
+  return teardown_status_;
+}
+
+absl::Status DamonSource::RemoveKdamond(absl::string_view why) {
   const std::string state_rel = absl::StrCat(kKdamond, "/state");
   absl::Status off_status;
   auto state = ReadRetry(state_rel);
@@ -417,12 +655,12 @@ absl::Status DamonSource::TeardownLocked(absl::string_view why) {
   int err = WriteRetry(kNrKdamonds, "0");
   if (err != 0) {
     absl::Status s = WriteErrorStatus(err, "0", writer_->Display(AdminPath(kNrKdamonds)));
-    teardown_status_ = absl::Status(
+    return absl::Status(
         s.code(), absl::StrCat("removing hotpage's DAMON kdamond (", why, "): ", s.message(),
                                off_status.ok() ? "" : "; turning it off first: ",
                                off_status.message()));
   }
-  return teardown_status_;
+  return absl::OkStatus();
 }
 
 // --- Poll ----------------------------------------------------------------

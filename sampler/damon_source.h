@@ -6,7 +6,10 @@
 //
 // Setup (Start), the exact write sequence; paths relative to the admin dir,
 // K = kdamonds/0, C = K/contexts/0, S = C/schemes/0:
-//   read  kdamonds/nr_kdamonds           must be 0, else refuse (below)
+//   flock STATE_DIR/damon.lock           held until teardown (below)
+//   read  kdamonds/nr_kdamonds           must be 0, else remove a stale
+//                                        kdamond of ours or refuse (below)
+//   write STATE_DIR/damon-state          names this process and the target
 //   write kdamonds/nr_kdamonds   1       from here on the kdamond is ours
 //   write K/contexts/nr_contexts 1
 //   write C/operations           vaddr
@@ -32,15 +35,44 @@
 // `0` to kdamonds/nr_kdamonds, retried on EBUSY (DAMON's sysfs lock is
 // taken with trylock). That last write cleans up in every case, including a
 // target that exited (the kdamond then stops by itself, state reads `off`,
-// the update command fails with EINVAL and `off` with EPERM).
+// the update command fails with EINVAL and `off` with EPERM). Then the
+// state file is removed and the lock released. If the `0` write fails the
+// state file stays, so that the next Start can retry the removal.
+//
+// After a SIGKILL (the OOM killer, systemd's stop timeout) nothing tears
+// down: the kdamond runs until its target exits (then stops by itself) and
+// nr_kdamonds stays 1. The next Start cleans up, with the design of the
+// hint-fault source (hintfault_source.h, tools/base/state_dir.h): while a
+// source runs it holds an exclusive flock on STATE_DIR/damon.lock (default
+// /run/hotpage; the kernel releases it when the process dies, so a free
+// lock means a dead writer) and, written atomically BEFORE nr_kdamonds = 1,
+// STATE_DIR/damon-state (format at DamonState below). When Start finds
+// nr_kdamonds != 0, the lock free, a state file that parses, and a kdamond
+// that still looks like the one the file names (nr_kdamonds reads 1, C's
+// operations read `vaddr`, C's target is the file's target pid), it removes
+// that kdamond exactly as the teardown above does, says so through
+// DamonOptions::warn ("removed a stale hotpage kdamond left by pid N
+// (target pid M)"), removes the file and starts as usual. In every other
+// case it refuses as before and adds what the state file said: no file (not
+// hotpage's), a file naming another target (someone replaced it), a file
+// that does not parse (never acted on). A lock held by a live process is
+// refused, naming the pid its state file gives. A dead run's file with
+// nr_kdamonds 0 (its kdamond is gone) is simply replaced. The state
+// directory is root-owned or ours, never group/other-writable, opened
+// O_NOFOLLOW.
+// The check is as good as sysfs allows: a foreign vaddr kdamond that
+// someone created for the same target pid after hotpage died (destroying
+// hotpage's) is indistinguishable from hotpage's and would be removed.
 //
 // Why refuse when nr_kdamonds != 0: the count is global and writing it
 // destroys every existing kdamond, including other users' (damo, another
 // agent). hotpage never writes it unless it read 0 first, and never writes
-// 0 unless the one kdamond there is recognisably its own. Two hotpage
-// processes racing between that read and their write of 1 could still
-// collide; the kernel's EBUSY for a running kdamond narrows but does not
-// close that window (sysfs offers no compare-and-swap).
+// 0 unless the one kdamond there is recognisably its own (or, after a
+// SIGKILL, a dead hotpage's, as above). Two hotpage processes cannot race
+// between that read and their write of 1 (they share the lock); hotpage
+// and another DAMON user still could. The kernel's EBUSY for a running
+// kdamond narrows but does not close that window (sysfs offers no
+// compare-and-swap).
 //
 // ----------------------------------------------------------------------
 // What a consumer of the Samples must assume (region-level evidence):
@@ -83,9 +115,10 @@
 //
 // Limits: one DamonSource per machine at a time (it takes kdamond 0 and
 // needs nr_kdamonds to be 0); several pids would be several targets of its
-// one context (not implemented). A SIGKILLed hotpage cannot tear down: its
-// kdamond runs until the target exits (then stops by itself), nr_kdamonds
-// stays 1, and the next Start refuses with instructions to clean up.
+// one context (not implemented). A SIGKILLed hotpage cannot tear down; the
+// next Start does (above). A hotpage killed after its state file but before
+// it wrote the target pid leaves a kdamond the next Start cannot recognise:
+// it refuses with instructions to clean up by hand.
 //
 // Threading: one owner thread calls Poll/Stop; any thread may call
 // TeardownAll() (the SIGTERM/SIGINT path: see termination_signals.h; do NOT
@@ -102,17 +135,20 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "sampler/damon_region.h"
 #include "sampler/sample.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/mutex.h"
+#include "tools/base/state_dir.h"
 #include "tools/base/sysfs_writer.h"
 
 namespace hotpage {
@@ -146,11 +182,45 @@ struct DamonOptions {
   // Where DAMON's sysfs lives (as the kernel spells it, under the KernelFs
   // root).
   std::string admin_dir = "/sys/kernel/mm/damon/admin";
+  // Where the lock and the state file live (a real absolute path, NOT under
+  // the KernelFs root; tests use a temporary directory).
+  std::string state_dir = kDefaultStateDir;
+  // Notices (a stale kdamond removed), one line each without a trailing
+  // newline (default: "hotpage: <line>" on stderr). Called from Start.
+  std::function<void(const std::string&)> warn;
 };
+
+inline constexpr char kDamonLockName[] = "damon.lock";
+inline constexpr char kDamonStateName[] = "damon-state";
+
+// What a running DamonSource wrote to STATE_DIR/damon-state before it
+// created its kdamond:
+//   hotpage-damon-state 1
+//   pid 1234            this hotpage
+//   start_time 5678     its start, field 22 of /proc/PID/stat (messages)
+//   kdamond 0           the kdamond index (hotpage only creates 0)
+//   target_pid 4321     the pid its one context monitors
+//   operations vaddr
+struct DamonState {
+  int64_t pid = 0;
+  uint64_t start_time_ticks = 0;
+  int kdamond = 0;
+  int64_t target_pid = 0;
+  std::string operations = "vaddr";
+};
+std::string FormatDamonState(const DamonState& state);
+// Strict: the header first, then each key exactly once, in any order; pids
+// 1..4194304, start_time decimal (at most 20 digits), kdamond 0, operations
+// vaddr, every line ending in a newline, no empty or unknown lines, at most
+// 4096 bytes. Anything else is an InvalidArgument naming the line. Bounded
+// work for any input: the file is left by an earlier run and Start acts on
+// it, so it is untrusted.
+absl::StatusOr<DamonState> ParseDamonState(absl::string_view text);
 
 // Checks ranges (sample_us > 0, aggr_us a multiple of sample_us with
 // N <= 65535, update_us >= aggr_us, 3 <= min_nr_regions <= max_nr_regions
-// <= 65536, chunk_bytes). The message names the option and what to use.
+// <= 65536, chunk_bytes, absolute admin_dir and state_dir). The message
+// names the option and what to use.
 absl::Status ValidateDamonOptions(const DamonOptions& options);
 
 struct DamonStats {
@@ -228,6 +298,10 @@ class DamonSource {
   // Paths (as the kernel spells them) for messages and tests.
   std::string AdminPath(absl::string_view rel) const;
 
+  // What Start removed before starting ("removed a stale hotpage kdamond
+  // left by pid N ..."), empty if nothing.
+  std::string recovered() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   DamonSource(pid_t pid, const DamonOptions& options, KernelFs fs,
               std::unique_ptr<SysfsWriter> writer);
@@ -235,6 +309,21 @@ class DamonSource {
   absl::Status Setup() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SetupLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckFree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Opens the state directory and takes the lock; refuses (naming the
+  // holder) when another process has it.
+  absl::Status LockStateDir() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // nr_kdamonds reads nr != 0: removes the kdamond a dead hotpage left (true)
+  // or explains in *note why it is not one (false; errors: its removal
+  // failed).
+  absl::StatusOr<bool> RemoveStale(int64_t nr, std::string* note)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteState() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes our state file if `remove` (and we wrote one); releases the lock.
+  void ReleaseState(bool remove) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `off` to K/state unless it reads off, then `0` to nr_kdamonds (EBUSY
+  // retried): the removal itself, without the ownership check.
+  absl::Status RemoveKdamond(absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Warn(const std::string& line) const;
   absl::Status Configure() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tears down if ours and not yet done; records and returns the status.
   absl::Status TeardownLocked(absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -265,6 +354,9 @@ class DamonSource {
   bool torn_down_ ABSL_GUARDED_BY(mu_) = false;  // teardown attempted
   bool wrote_target_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status teardown_status_ ABSL_GUARDED_BY(mu_);
+  std::optional<StateDir> state_dir_ ABSL_GUARDED_BY(mu_);  // locked while running
+  bool wrote_state_ ABSL_GUARDED_BY(mu_) = false;           // damon-state is ours
+  std::string recovered_ ABSL_GUARDED_BY(mu_);
   std::string teardown_why_ ABSL_GUARDED_BY(mu_);
   DamonStats stats_ ABSL_GUARDED_BY(mu_);
   std::vector<DamonRegion> regions_;  // owner thread (written under mu_ in Poll)

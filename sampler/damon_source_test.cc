@@ -1,16 +1,26 @@
 #include "sampler/damon_source.h"
 
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "tools/base/fake_sysfs_writer.h"
@@ -34,6 +44,9 @@ class FakeDamon {
   FakeDamon() : log_(&tree_) {
     tree_.Write(Path("kdamonds/nr_kdamonds"), "0\n");
     tree_.Mkdir(absl::StrCat("/proc/", kPid));
+    tree_.Write("/proc/self/stat", "99 (hot page) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
+    tree_.Mkdir("/run");
+    state_dir_ = tree_.root() + "/run/hotpage";
     log_.set_hook([this](absl::string_view path, absl::string_view value) {
       return Hook(path, value);
     });
@@ -54,7 +67,7 @@ class FakeDamon {
 
   void TargetExits() {
     RemoveAll(absl::StrCat("/proc/", kPid));
-    if (running_) StopKdamond();
+    if (running()) StopKdamond();
   }
   void TurnedOffBySomeoneElse() { StopKdamond(); }
 
@@ -64,10 +77,46 @@ class FakeDamon {
     return s.ok() ? *s : "<" + std::string(s.status().message()) + ">";
   }
 
+  // With the state directory in the tree and notices collected in
+  // warnings(), unless `o` says otherwise.
   absl::StatusOr<std::unique_ptr<DamonSource>> Start(DamonOptions o = {}) {
     auto fs = KernelFs::Open(tree_.root());
     if (!fs.ok()) return fs.status();
+    if (o.state_dir == kDefaultStateDir) o.state_dir = state_dir_;
+    if (!o.warn) o.warn = [this](const std::string& line) { warnings_.push_back(line); };
     return DamonSource::Start(kPid, o, std::move(*fs), log_.NewWriter());
+  }
+
+  // The real directory behind DamonOptions::state_dir, and its files.
+  const std::string& state_dir() const { return state_dir_; }
+  std::string StateFile() const { return state_dir_ + "/damon-state"; }
+  std::string LockFile() const { return state_dir_ + "/damon.lock"; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // What a hotpage that created kdamond 0 for `target` and was then killed
+  // leaves: the kdamond (running, unless `on` is false) and its state file.
+  void LeaveStaleKdamond(pid_t target, bool on = true, int64_t dead_pid = 999) {
+    std::unique_ptr<SysfsWriter> w = log_.NewWriter();
+    const std::string c = "kdamonds/0/contexts/";
+    for (const auto& [rel, value] : std::vector<std::pair<std::string, std::string>>{
+             {"kdamonds/nr_kdamonds", "1"},
+             {"kdamonds/0/contexts/nr_contexts", "1"},
+             {c + "0/targets/nr_targets", "1"},
+             {c + "0/targets/0/pid_target", absl::StrCat(target)},
+             {c + "0/schemes/nr_schemes", "1"}}) {
+      EXPECT_TRUE(w->Write(Path(rel), value).ok()) << rel;
+    }
+    if (on) {
+      tree_.Mkdir(absl::StrCat("/proc/", target));
+      EXPECT_TRUE(w->Write(Path("kdamonds/0/state"), "on").ok());
+    }
+    WriteState(absl::StrCat("hotpage-damon-state 1\npid ", dead_pid,
+                            "\nstart_time 17\nkdamond 0\ntarget_pid ", target, "\noperations vaddr\n"));
+    log_.clear();
+  }
+  void WriteState(absl::string_view text) {
+    mkdir(state_dir_.c_str(), 0700);
+    std::ofstream(StateFile()) << text;
   }
 
   // The writes, relative to the admin dir ("kdamonds/0/state=on").
@@ -80,7 +129,14 @@ class FakeDamon {
   }
   void ClearWrites() { log_.clear(); }
   FakeTree& tree() { return tree_; }
-  bool running() const { return running_; }
+  // The kdamond runs when its state file says so (also when another
+  // process, a forked child, turned it on).
+  bool running() const {
+    std::ifstream in(tree_.root() + Path("kdamonds/0/state"));
+    std::string state;
+    in >> state;
+    return state == "on";
+  }
   bool pattern_widened() const { return widened_; }
 
  private:
@@ -95,7 +151,7 @@ class FakeDamon {
       return it->second.err;
     }
     if (rel == "kdamonds/nr_kdamonds") {
-      if (running_) return EBUSY;
+      if (running()) return EBUSY;
       RemoveAll(Path("kdamonds"));
       int n = std::stoi(std::string(value));
       tree_.Write(Path("kdamonds/nr_kdamonds"), absl::StrCat(n, "\n"));
@@ -137,24 +193,23 @@ class FakeDamon {
     }
     if (rel == "kdamonds/0/state") {
       if (value == "on") {
-        if (running_) return EBUSY;
+        if (running()) return EBUSY;
         auto fs = KernelFs::Open(tree_.root());
         if (!fs->Exists(absl::StrCat("/proc/", Read(c + "/targets/0/pid_target")))) return EINVAL;
         widened_ = Read(c + "/schemes/0/access_pattern/sz/max") == "18446744073709551615" &&
                    Read(c + "/schemes/0/access_pattern/nr_accesses/max") == "4294967295" &&
                    Read(c + "/schemes/0/access_pattern/age/max") == "4294967295";
-        running_ = true;
         tree_.Write(Path("kdamonds/0/state"), "on\n");
         tree_.Write(Path("kdamonds/0/pid"), "777\n");
         return FakeSysfsLog::kHandled;
       }
       if (value == "off") {
-        if (!running_) return EPERM;
+        if (!running()) return EPERM;
         StopKdamond();
         return FakeSysfsLog::kHandled;
       }
       if (value == "update_schemes_tried_regions") {
-        if (!running_) return EINVAL;
+        if (!running()) return EINVAL;
         const std::string dir = c + "/schemes/0/tried_regions";
         RemoveAll(Path(dir));
         uint64_t total = 0;
@@ -176,7 +231,6 @@ class FakeDamon {
   }
 
   void StopKdamond() {
-    running_ = false;
     tree_.Write(Path("kdamonds/0/state"), "off\n");
     tree_.Write(Path("kdamonds/0/pid"), "-1\n");
   }
@@ -195,7 +249,8 @@ class FakeDamon {
   std::vector<DamonRegion> regions_;
   std::string avail_operations_ = "vaddr\nfvaddr\npaddr\n";
   std::map<std::string, std::function<void()>> before_;
-  bool running_ = false;
+  std::string state_dir_;
+  std::vector<std::string> warnings_;
   bool widened_ = false;
 };
 
@@ -687,6 +742,358 @@ TEST(DamonSource, TeardownAllRacesWithPoll) {
   }
 }
 
+// --- the state file and the cleanup after a SIGKILL ------------------------
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool Contains(const std::vector<std::string>& lines, absl::string_view what) {
+  for (const std::string& l : lines) {
+    if (absl::StrContains(l, what)) return true;
+  }
+  return false;
+}
+
+TEST(DamonState, RoundTrips) {
+  DamonState st;
+  st.pid = 1234;
+  st.start_time_ticks = 5678;
+  st.target_pid = 4321;
+  const std::string text = FormatDamonState(st);
+  EXPECT_EQ(text,
+            "hotpage-damon-state 1\npid 1234\nstart_time 5678\nkdamond 0\ntarget_pid 4321\n"
+            "operations vaddr\n");
+  absl::StatusOr<DamonState> back = ParseDamonState(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->pid, 1234);
+  EXPECT_EQ(back->start_time_ticks, 5678u);
+  EXPECT_EQ(back->kdamond, 0);
+  EXPECT_EQ(back->target_pid, 4321);
+  EXPECT_EQ(back->operations, "vaddr");
+  // Keys in another order are the same state.
+  back = ParseDamonState(
+      "hotpage-damon-state 1\noperations vaddr\ntarget_pid 4321\nkdamond 0\nstart_time 5678\npid 1234\n");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(FormatDamonState(*back), text);
+}
+
+TEST(DamonState, ParserIsStrict) {
+  const std::string good_tail = "start_time 1\nkdamond 0\ntarget_pid 2\noperations vaddr\n";
+  const std::string h = "hotpage-damon-state 1\n";
+  struct Case {
+    std::string text;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {"", "empty"},
+      {h + "pid 1\n" + good_tail.substr(0, good_tail.size() - 1), "no final newline"},
+      {"hotpage-damon-state 2\npid 1\n" + good_tail, "expected \"hotpage-damon-state 1\""},
+      {"hotpage-hintfault-state 1\npid 1\n" + good_tail, "expected"},
+      {h + "pid 0\n" + good_tail, "from 1 to 4194304"},
+      {h + "pid 4194305\n" + good_tail, "from 1 to 4194304"},
+      {h + "pid -5\n" + good_tail, "a pid is"},
+      {h + "pid 012\n" + good_tail, "a pid is"},
+      {h + "pid 1 \n" + good_tail, "a pid is"},
+      {h + "pid  1\n" + good_tail, "a pid is"},
+      {h + "pid 1\npid 1\n" + good_tail, "pid listed twice"},
+      {h + "pid 1\nstart_time 1\nkdamond 1\ntarget_pid 2\noperations vaddr\n", "only creates kdamond 0"},
+      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\noperations paddr\n", "only uses vaddr"},
+      {h + "pid 1\nstart_time x\nkdamond 0\ntarget_pid 2\noperations vaddr\n", "start_time must be"},
+      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\n", "no operations line"},
+      {h + "pid 1\n", "no start_time, kdamond, target_pid, operations line"},
+      {h, "no pid, start_time, kdamond, target_pid, operations line"},
+      {h + "pid 1\n\n" + good_tail, "expected \"KEY VALUE\""},
+      {h + "pid 1\n" + good_tail + "sysctl /proc/sys/vm/drop_caches 0 3\n", "too many lines"},
+      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\nnr_kdamonds 0\n", "unknown line"},
+      {h + "pid 1\n" + good_tail + std::string(5000, '#'), "larger than 4096 bytes"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<DamonState> st = ParseDamonState(c.text);
+    ASSERT_FALSE(st.ok()) << absl::CEscape(c.text);
+    EXPECT_TRUE(absl::IsInvalidArgument(st.status()));
+    EXPECT_TRUE(absl::StrContains(st.status().message(), c.why))
+        << absl::CEscape(c.text) << " -> " << st.status();
+  }
+  EXPECT_TRUE(ParseDamonState(h + "pid 4194304\n" + good_tail).ok());
+}
+
+TEST(DamonSource, StateFileNamesTheKdamondBeforeItExistsAndStopRemovesIt) {
+  FakeDamon k;
+  bool state_first = false;
+  k.Before("kdamonds/nr_kdamonds=1", [&] {
+    absl::StatusOr<DamonState> st = ParseDamonState(Slurp(k.StateFile()));
+    state_first = st.ok() && st->pid == getpid() && st->target_pid == kPid &&
+                  st->start_time_ticks == 4242 && st->kdamond == 0 && st->operations == "vaddr";
+  });
+  auto src = k.Start();
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_TRUE(state_first) << Slurp(k.StateFile());
+  EXPECT_EQ(k.Writes(), kSetup);  // nothing else written to DAMON
+  struct stat dir;
+  ASSERT_EQ(stat(k.state_dir().c_str(), &dir), 0);
+  EXPECT_EQ(dir.st_mode & 07777, 0700u);
+  EXPECT_TRUE((*src)->recovered().empty());
+  EXPECT_TRUE(k.warnings().empty());
+  // The lock is held while it runs.
+  const int fd = open(k.LockFile().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_NE(flock(fd, LOCK_EX | LOCK_NB), 0);
+  ASSERT_TRUE((*src)->Stop().ok());
+  EXPECT_FALSE(Exists(k.StateFile()));
+  EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0) << "Stop released the lock";
+  close(fd);
+}
+
+TEST(DamonSource, StaleKdamondOfAKilledHotpageIsRemovedThenStarted) {
+  FakeDamon k;
+  k.LeaveStaleKdamond(kPid);
+  ASSERT_TRUE(k.running());
+  auto src = k.Start();
+  ASSERT_TRUE(src.ok()) << src.status();
+  // Removed exactly as a teardown does, then the usual setup.
+  EXPECT_EQ(k.Writes(), Concat({"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}, kSetup));
+  const std::string said = "removed a stale hotpage kdamond left by pid 999 (target pid 4321)";
+  EXPECT_TRUE(Contains(k.warnings(), said)) << absl::StrJoin(k.warnings(), "\n");
+  EXPECT_TRUE(absl::StrContains((*src)->recovered(), said)) << (*src)->recovered();
+  EXPECT_TRUE(absl::StrContains((*src)->recovered(), k.StateFile())) << (*src)->recovered();
+  // The state file is ours now.
+  absl::StatusOr<DamonState> st = ParseDamonState(Slurp(k.StateFile()));
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->pid, getpid());
+  EXPECT_TRUE(k.running());
+  ASSERT_TRUE((*src)->Stop().ok());
+  EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
+  EXPECT_FALSE(Exists(k.StateFile()));
+}
+
+TEST(DamonSource, StaleKdamondWhoseTargetExitedIsRemovedWithoutOff) {
+  // The target of the killed run exited: its kdamond stopped by itself.
+  FakeDamon k;
+  k.LeaveStaleKdamond(7777, /*on=*/false);
+  auto src = k.Start();
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(k.Writes(), Concat({"kdamonds/nr_kdamonds=0"}, kSetup));
+  EXPECT_TRUE(Contains(k.warnings(), "left by pid 999 (target pid 7777)"));
+}
+
+TEST(DamonSource, SigkilledHotpageIsCleanedUpByTheNextStart) {
+  FakeDamon k;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The same tree and state directory; the fake's hooks run in the child.
+    auto src = k.Start();
+    if (!src.ok()) _exit(3);
+    raise(SIGKILL);
+    _exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  ASSERT_TRUE(k.running());  // left behind
+  ASSERT_EQ(k.Read("kdamonds/nr_kdamonds"), "1");
+  k.ClearWrites();
+  auto src = k.Start();
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_TRUE(Contains(k.warnings(), absl::StrCat("left by pid ", child, " (target pid 4321)")))
+      << absl::StrJoin(k.warnings(), "\n");
+  EXPECT_EQ(k.Writes(), Concat({"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}, kSetup));
+  src->reset();
+  EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
+  EXPECT_FALSE(Exists(k.StateFile()));
+}
+
+TEST(DamonSource, StaleStateButSomeoneElsesKdamondIsRefused) {
+  // The file names target 4321, but kdamond 0 now monitors 5555: after
+  // hotpage died someone replaced its kdamond with their own.
+  {
+    FakeDamon k;
+    k.LeaveStaleKdamond(5555);
+    k.WriteState("hotpage-damon-state 1\npid 999\nstart_time 1\nkdamond 0\ntarget_pid 4321\noperations vaddr\n");
+    auto src = k.Start();
+    ASSERT_FALSE(src.ok());
+    EXPECT_TRUE(absl::IsFailedPrecondition(src.status()));
+    const std::string m(src.status().message());
+    EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
+    EXPECT_TRUE(absl::StrContains(m, "says hotpage pid 999 (no longer running) created kdamond 0 with "
+                                     "vaddr operations for pid 4321, but kdamond 0 monitors pid 5555"))
+        << m;
+    EXPECT_TRUE(absl::StrContains(m, "echo 0 >")) << m;  // the manual cleanup, as before
+    EXPECT_TRUE(k.Writes().empty());
+    EXPECT_TRUE(k.running());
+    EXPECT_TRUE(k.warnings().empty());
+    EXPECT_TRUE(Exists(k.StateFile()));  // not ours to judge further
+  }
+  // paddr operations with our target pid: not ours either.
+  {
+    FakeDamon k;
+    k.LeaveStaleKdamond(kPid);
+    k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/operations"), "paddr\n");
+    auto src = k.Start();
+    ASSERT_FALSE(src.ok());
+    EXPECT_TRUE(absl::StrContains(src.status().message(), "kdamond 0 uses paddr operations")) << src.status();
+    EXPECT_TRUE(k.Writes().empty());
+  }
+  // Two kdamonds: hotpage only ever makes one.
+  {
+    FakeDamon k;
+    k.LeaveStaleKdamond(kPid);
+    k.tree().Write(FakeDamon::Path("kdamonds/nr_kdamonds"), "2\n");
+    auto src = k.Start();
+    ASSERT_FALSE(src.ok());
+    EXPECT_TRUE(absl::StrContains(src.status().message(), "but nr_kdamonds is 2, not 1")) << src.status();
+    EXPECT_TRUE(k.Writes().empty());
+  }
+}
+
+TEST(DamonSource, KdamondExactlyLikeOursWithoutAStateFileIsRefused) {
+  FakeDamon k;
+  k.LeaveStaleKdamond(kPid);
+  ASSERT_EQ(unlink(k.StateFile().c_str()), 0);
+  auto src = k.Start();
+  ASSERT_FALSE(src.ok());
+  const std::string m(src.status().message());
+  EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "vaddr target pid 4321")) << m;
+  EXPECT_FALSE(absl::StrContains(m, "hotpage pid")) << m;  // no state file, nothing to add
+  EXPECT_TRUE(k.Writes().empty());
+  EXPECT_TRUE(k.running());
+}
+
+TEST(DamonSource, CorruptStateIsRefusedNeverObeyed) {
+  FakeDamon k;
+  k.LeaveStaleKdamond(kPid);
+  // Looks almost right, but a line too many: never act on it.
+  k.WriteState(
+      "hotpage-damon-state 1\npid 999\nstart_time 1\nkdamond 0\ntarget_pid 4321\noperations vaddr\n"
+      "nr_kdamonds 0\n");
+  const std::string before = Slurp(k.StateFile());
+  auto src = k.Start();
+  ASSERT_FALSE(src.ok());
+  const std::string m(src.status().message());
+  EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
+  EXPECT_TRUE(absl::StrContains(m, k.StateFile() + " is left over but unreadable (line 7")) << m;
+  EXPECT_TRUE(absl::StrContains(m, "hotpage does not act on it")) << m;
+  EXPECT_TRUE(k.Writes().empty());
+  EXPECT_TRUE(k.running());
+  EXPECT_EQ(Slurp(k.StateFile()), before);
+}
+
+TEST(DamonSource, LockHeldByAnotherProcessIsRefusedNamingIt) {
+  FakeDamon k;
+  k.LeaveStaleKdamond(kPid, /*on=*/true, /*dead_pid=*/31337);
+  // "pid 31337" is alive: it holds the lock (from another open file).
+  const int fd = open(k.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  auto src = k.Start();
+  ASSERT_FALSE(src.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(src.status()));
+  const std::string m(src.status().message());
+  EXPECT_TRUE(absl::StrContains(m, "another hotpage (pid 31337, monitoring pid 4321) holds " + k.LockFile()))
+      << m;
+  EXPECT_TRUE(absl::StrContains(m, "only one `--source damon` can run at a time")) << m;
+  EXPECT_TRUE(k.Writes().empty());
+  EXPECT_TRUE(k.running());  // its kdamond untouched
+  EXPECT_TRUE(Exists(k.StateFile()));
+  // Also when DAMON looks free: the holder may be about to create its own.
+  FakeDamon free;
+  free.WriteState("garbage\n");
+  const int fd2 = open(free.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_EQ(flock(fd2, LOCK_EX | LOCK_NB), 0);
+  src = free.Start();
+  ASSERT_FALSE(src.ok());
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "another process holds")) << src.status();
+  EXPECT_TRUE(free.Writes().empty());
+  // Once released, the dead holder's kdamond is cleaned up.
+  close(fd);
+  src = k.Start();
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_TRUE(Contains(k.warnings(), "left by pid 31337 (target pid 4321)"));
+  close(fd2);
+}
+
+TEST(DamonSource, SecondSourceWithTheSameStateDirIsRefused) {
+  FakeDamon a, b;
+  auto sa = a.Start();
+  ASSERT_TRUE(sa.ok()) << sa.status();
+  DamonOptions o;
+  o.state_dir = a.state_dir();
+  auto sb = b.Start(o);
+  ASSERT_FALSE(sb.ok());
+  EXPECT_TRUE(absl::StrContains(sb.status().message(), absl::StrCat("another hotpage (pid ", getpid(),
+                                                                    ", monitoring pid 4321)")))
+      << sb.status();
+  EXPECT_TRUE(b.Writes().empty());
+  EXPECT_TRUE(Exists(a.StateFile()));  // the refused one removed nothing
+  sa->reset();
+  EXPECT_TRUE(b.Start(o).ok());  // free again
+}
+
+TEST(DamonSource, FailedSetupRemovesTheStateFileAndTheLock) {
+  FakeDamon k;
+  k.set_avail_operations("paddr\n");
+  ASSERT_FALSE(k.Start().ok());
+  EXPECT_FALSE(Exists(k.StateFile()));
+  // Taken before anything else: the kdamond was never created.
+  FakeDamon busy;
+  busy.Inject("kdamonds/nr_kdamonds=1", EBUSY);
+  ASSERT_FALSE(busy.Start().ok());
+  EXPECT_FALSE(Exists(busy.StateFile()));
+  const int fd = open(busy.LockFile().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  close(fd);
+}
+
+TEST(DamonSource, FailedTeardownKeepsTheStateSoTheNextStartRetries) {
+  FakeDamon k;
+  auto src = k.Start();
+  ASSERT_TRUE(src.ok());
+  k.Inject("kdamonds/nr_kdamonds=0", EBUSY, 1000);
+  ASSERT_FALSE((*src)->Stop().ok());
+  EXPECT_TRUE(Exists(k.StateFile()));
+  EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "1");
+  // The lock is released with the teardown: another run may clean up,
+  // even while this (finished) source object still exists.
+  k.Inject("kdamonds/nr_kdamonds=0", EBUSY, 0);
+  k.ClearWrites();
+  auto next = k.Start();
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_TRUE(Contains(k.warnings(), absl::StrCat("left by pid ", getpid(), " (target pid 4321)")));
+  src->reset();  // writes nothing more
+  EXPECT_EQ(k.Writes(), Concat({"kdamonds/nr_kdamonds=0"}, kSetup));
+}
+
+TEST(DamonSource, KdamondReplacedUnderUsDropsTheStateFile) {
+  FakeDamon k;
+  auto src = k.Start();
+  ASSERT_TRUE(src.ok());
+  k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/targets/0/pid_target"), "99\n");
+  EXPECT_FALSE((*src)->Stop().ok());
+  // The file would name someone else's kdamond: a later Start must not
+  // remove it on the file's word.
+  EXPECT_FALSE(Exists(k.StateFile()));
+}
+
+TEST(DamonSource, StateDirectoryMustBeSafe) {
+  FakeDamon k;
+  ASSERT_EQ(mkdir(k.state_dir().c_str(), 0777), 0);
+  ASSERT_EQ(chmod(k.state_dir().c_str(), 0777), 0);
+  auto src = k.Start();
+  ASSERT_FALSE(src.ok());
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "the DAMON state directory")) << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "writable by group or others")) << src.status();
+  EXPECT_TRUE(k.Writes().empty());
+}
+
 TEST(DamonOptions, Validation) {
   EXPECT_TRUE(ValidateDamonOptions({}).ok());
   DamonOptions o;
@@ -704,6 +1111,9 @@ TEST(DamonOptions, Validation) {
   o = {};
   o.sample_us = 0;
   EXPECT_FALSE(ValidateDamonOptions(o).ok());
+  o = {};
+  o.state_dir = "run/hotpage";
+  EXPECT_TRUE(absl::StrContains(ValidateDamonOptions(o).message(), "state_dir \"run/hotpage\""));
   FakeDamon k;
   o = {};
   o.max_nr_regions = 5;

@@ -22,6 +22,7 @@
 #include "absl/strings/strip.h"
 #include "policy/numa_maps.h"
 #include "tools/base/clock.h"
+#include "tools/base/state_dir.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -338,8 +339,6 @@ HintFaultSource::HintFaultSource(const HintFaultOptions& options, KernelFs fs,
 HintFaultSource::~HintFaultSource() {
   absl::Status s = Stop();
   if (!s.ok()) Warn(std::string(s.message()));
-  if (lock_fd_ >= 0) close(lock_fd_);
-  if (dir_fd_ >= 0) close(dir_fd_);
 }
 
 void HintFaultSource::Warn(const std::string& line) const {
@@ -351,70 +350,19 @@ void HintFaultSource::Warn(const std::string& line) const {
 }
 
 absl::Status HintFaultSource::OpenStateDir() {
-  const std::string& dir = options_.state_dir;
-  if (dir.empty()) return absl::InvalidArgumentError("empty hint-fault state directory");
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return ErrnoStatus(errno, absl::StrCat("create the hint-fault state directory ", dir));
-  }
-  dir_fd_ = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd_ < 0) return ErrnoStatus(errno, absl::StrCat("open the hint-fault state directory ", dir));
-  struct stat st;
-  if (fstat(dir_fd_, &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", dir));
-  // Someone else's or a group/world-writable directory could swap the state
-  // file under us: refuse rather than trust what it holds.
-  if (st.st_uid != geteuid() && st.st_uid != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the hint-fault state directory ", dir, " belongs to uid ", st.st_uid,
-        ", not to root or this user: refusing to keep sysctl state there (remove it)"));
-  }
-  if ((st.st_mode & 022) != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the hint-fault state directory %s is writable by group or others (mode %04o): refusing to keep "
-        "sysctl state there (chmod 0700 it or remove it)",
-        dir, st.st_mode & 07777));
-  }
-  lock_fd_ = openat(dir_fd_, kHintFaultLockName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) return ErrnoStatus(errno, absl::StrCat("open ", dir, "/", kHintFaultLockName));
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return absl::FailedPreconditionError(LockHolderDescription());
-    return ErrnoStatus(errno, absl::StrCat("lock ", dir, "/", kHintFaultLockName));
-  }
+  if (options_.state_dir.empty()) return absl::InvalidArgumentError("empty hint-fault state directory");
+  HOTPAGE_ASSIGN_OR_RETURN(StateDir dir,
+                           StateDir::Open(options_.state_dir, "the hint-fault state directory", "sysctl state"));
+  state_dir_.emplace(std::move(dir));
+  HOTPAGE_ASSIGN_OR_RETURN(bool locked, state_dir_->TryLock(kHintFaultLockName));
+  if (!locked) return absl::FailedPreconditionError(LockHolderDescription());
   return absl::OkStatus();
 }
 
-namespace {
-
-// The state file's contents, nullopt if there is none.
-absl::StatusOr<std::optional<std::string>> ReadStateFile(int dir_fd, const std::string& shown) {
-  int fd = openat(dir_fd, kHintFaultStateName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return ErrnoStatus(errno, absl::StrCat("open ", shown));
-  }
-  std::string out;
-  char buf[1024];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return ErrnoStatus(err, absl::StrCat("read ", shown));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > kMaxStateBytes) break;  // the parser refuses it
-  }
-  close(fd);
-  return std::optional<std::string>(std::move(out));
-}
-
-}  // namespace
-
 std::string HintFaultSource::LockHolderDescription() const {
-  const std::string shown = absl::StrCat(options_.state_dir, "/", kHintFaultStateName);
   std::string who = "another process";
-  if (absl::StatusOr<std::optional<std::string>> text = ReadStateFile(dir_fd_, shown); text.ok() && *text) {
+  if (absl::StatusOr<std::optional<std::string>> text = state_dir_->Read(kHintFaultStateName, kMaxStateBytes);
+      text.ok() && *text) {
     if (absl::StatusOr<HintFaultState> st = ParseHintFaultState(**text); st.ok()) {
       who = absl::StrCat("another hotpage (pid ", st->pid, ")");
     }
@@ -455,7 +403,7 @@ absl::Status HintFaultSource::RestoreChanges(const std::vector<HintFaultSysctlCh
 
 absl::Status HintFaultSource::RecoverStale() {
   const std::string shown = absl::StrCat(options_.state_dir, "/", kHintFaultStateName);
-  HOTPAGE_ASSIGN_OR_RETURN(std::optional<std::string> text, ReadStateFile(dir_fd_, shown));
+  HOTPAGE_ASSIGN_OR_RETURN(std::optional<std::string> text, state_dir_->Read(kHintFaultStateName, kMaxStateBytes));
   if (!text) return absl::OkStatus();
   absl::StatusOr<HintFaultState> st = ParseHintFaultState(*text);
   if (!st.ok()) {
@@ -466,9 +414,7 @@ absl::Status HintFaultSource::RecoverStale() {
   }
   std::string done;
   HOTPAGE_RETURN_IF_ERROR(RestoreChanges(st->changes, &done));
-  if (unlinkat(dir_fd_, kHintFaultStateName, 0) != 0 && errno != ENOENT) {
-    return ErrnoStatus(errno, absl::StrCat("remove ", shown));
-  }
+  HOTPAGE_RETURN_IF_ERROR(state_dir_->Remove(kHintFaultStateName));
   recovered_ = absl::StrCat("restored ", done.empty() ? "nothing" : done,
                             " left changed by hotpage pid ", st->pid,
                             ", which exited without restoring them (", shown, ")");
@@ -477,26 +423,10 @@ absl::Status HintFaultSource::RecoverStale() {
 }
 
 absl::Status HintFaultSource::WriteState(const HintFaultState& state) {
-  const std::string text = FormatHintFaultState(state);
-  const std::string tmp = absl::StrCat(kHintFaultStateName, ".tmp.", getpid());
-  const std::string shown = absl::StrCat(options_.state_dir, "/", tmp);
-  (void)unlinkat(dir_fd_, tmp.c_str(), 0);  // ours from an earlier crash with the same pid
-  int fd = openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("create ", shown));
-  ssize_t n = write(fd, text.data(), text.size());
-  int err = n < 0 ? errno : (static_cast<size_t>(n) != text.size() ? EIO : 0);
-  if (err == 0 && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && renameat(dir_fd_, tmp.c_str(), dir_fd_, kHintFaultStateName) != 0) err = errno;
-  if (err != 0) {
-    (void)unlinkat(dir_fd_, tmp.c_str(), 0);
-    return ErrnoStatus(err, absl::StrCat("write ", options_.state_dir, "/", kHintFaultStateName));
-  }
-  (void)fsync(dir_fd_);  // the rename itself survives a crash
-  return absl::OkStatus();
+  return state_dir_->WriteAtomically(kHintFaultStateName, FormatHintFaultState(state));
 }
 
-void HintFaultSource::RemoveState() { (void)unlinkat(dir_fd_, kHintFaultStateName, 0); }
+void HintFaultSource::RemoveState() { (void)state_dir_->Remove(kHintFaultStateName); }
 
 absl::Status HintFaultSource::Setup() {
   HOTPAGE_RETURN_IF_ERROR(OpenStateDir());
@@ -680,10 +610,7 @@ absl::Status HintFaultSource::Stop() {
       changes_.clear();
     }
   }
-  if (lock_fd_ >= 0) {
-    close(lock_fd_);  // releases the flock
-    lock_fd_ = -1;
-  }
+  if (state_dir_) state_dir_->Unlock();
   return stop_status_;
 }
 

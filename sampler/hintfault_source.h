@@ -99,6 +99,7 @@
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/mutex.h"
+#include "tools/base/state_dir.h"
 #include "tools/base/sysfs_writer.h"
 
 namespace hotpage {
@@ -106,7 +107,7 @@ namespace hotpage {
 inline constexpr char kNumaBalancingSysctl[] = "/proc/sys/kernel/numa_balancing";
 inline constexpr char kPromoteRateLimitSysctl[] =
     "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
-inline constexpr char kDefaultHintFaultStateDir[] = "/run/hotpage";
+inline constexpr char kDefaultHintFaultStateDir[] = "/run/hotpage";  // = kDefaultStateDir
 inline constexpr char kHintFaultLockName[] = "hintfault.lock";
 inline constexpr char kHintFaultStateName[] = "hintfault-sysctls";
 
@@ -304,8 +305,7 @@ class HintFaultSource {
   const HintFaultOptions options_;
   const KernelFs fs_;
   const std::unique_ptr<SysfsWriter> writer_;
-  int dir_fd_ = -1;
-  int lock_fd_ = -1;
+  std::optional<StateDir> state_dir_;  // opened and locked by Setup
   std::vector<HintFaultSysctlChange> changes_;  // applied, in order
   uint64_t scan_period_ms_ = 1000;
   bool stopped_ = false;

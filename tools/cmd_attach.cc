@@ -251,6 +251,10 @@ int RunAttach(const std::vector<std::string>& args) {
       "targets. Needs root (CAP_SYS_NICE to move another process's pages; DAMON\n"
       "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).\n"
       "\n"
+      "--source damon creates its own DAMON kdamond for PID and removes it when hotpage\n"
+      "stops; one left by a SIGKILLed hotpage is removed by the next run (state in\n"
+      "/run/hotpage). While any other kdamond exists it refuses to start.\n"
+      "\n"
       "--source hintfault (with --allow-sysctl-changes) samples the kernel's own NUMA\n"
       "hint faults as page faults: page-precise on machines without PEBS/IBS. It sets\n"
       "kernel.numa_balancing to 2 (tiering; 3 if it was 1) so that only slower-tier\n"
@@ -411,7 +415,9 @@ int RunAttach(const std::vector<std::string>& args) {
     why = absl::StrCat("auto: ", source_name);
   }
   if (source_name == "damon") {
-    absl::StatusOr<std::unique_ptr<DamonSource>> d = DamonSource::Start(static_cast<pid_t>(*pid), DamonOptions());
+    DamonOptions dopt;
+    dopt.warn = [](const std::string& line) { std::cerr << "hotpage attach: " << line << "\n"; };
+    absl::StatusOr<std::unique_ptr<DamonSource>> d = DamonSource::Start(static_cast<pid_t>(*pid), dopt);
     if (!d.ok()) return fail(d.status());
     damon = std::move(*d);
     if (why.empty()) why = "DAMON region monitoring";
