@@ -233,7 +233,8 @@ int RunAttach(const std::vector<std::string>& args) {
       {"package-aware", "", "prefer target nodes in the package of the CPUs that access the page"},
       {"keep-interleave", "TOL", "keep interleave / weighted interleave ranges within TOL (0..1) of their ratio"},
       {"huge-strict", "", "a 2 MiB page with a preferred node goes only there, never scattered"},
-      {"locality", "", "move hot pages accessed from one node only to that node, within the fast tier"},
+      {"locality", "", "move hot pages accessed from one node only to that node, within the fast tier (needs "
+                       "evidence from fast-tier pages: pebs, ibs or --write-faults)"},
       {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
       {"interval-ms", "N", "policy round interval (default 1000)"},
       {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
@@ -496,6 +497,14 @@ int RunAttach(const std::vector<std::string>& args) {
   (*engine)->RefreshHugeChunks(view);  // THP-backed chunks, before the first samples
 
   const bool live_line = isatty(STDERR_FILENO) && !flags->Has("quiet");
+  // --locality judges pages already on the fast tier by who accesses them:
+  // DAMON samples carry no CPU, and page faults without the re-arm stop once
+  // a page is resident (hint faults once it is on the top tier).
+  if (pcfg.locality && (damon || (!rearm && (source_name == "pagefault" || source_name == "hintfault")))) {
+    std::cerr << "hotpage attach: warning: --locality will move nothing with --source " << source_name
+              << ": it sees no accesses to pages already on the fast tier"
+              << (damon ? " (DAMON samples carry no CPU)" : "; add --write-faults") << "\n";
+  }
   std::cerr << "hotpage attach: pid " << *pid << ", source " << source_name << (why.empty() ? "" : " (") << why
             << (why.empty() ? "" : ")") << ", fast nodes " << FormatKernelList(fast_nodes)
             << (dry_run ? ", dry run: nothing will be moved" : "") << "\n";

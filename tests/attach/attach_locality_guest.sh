@@ -56,6 +56,13 @@ rearms=$(json /tmp/s.control.json rearms)
   && ok "control: without --locality A stays on node 1 ($a1) and B on node 0 ($b0)" \
   || bad "control: pages moved without --locality (A on node 1: $a1, B on node 0: $b0)"
 
+# 1b. --locality without evidence from fast-tier pages is called out.
+start_workload nowf
+hotpage attach --pid $W --source pagefault --locality --duration 1 --quiet 2>/tmp/a.nowf.log
+stop_workload nowf
+grep -q "locality will move nothing with --source pagefault.*add --write-faults" /tmp/a.nowf.log \
+  && ok "--locality without --write-faults: warned" || { bad "--locality without --write-faults: no warning"; head -n 3 /tmp/a.nowf.log; }
+
 # 2. --locality: private pages go to their writer's node, shared ones stay.
 start_workload locality
 hotpage attach --pid $W --source pagefault --write-faults --locality --quiet --stats-json /tmp/s.locality.json 2>/tmp/a.locality.log &
