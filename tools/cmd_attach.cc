@@ -85,6 +85,7 @@ struct AttachStats {
   MigratorStats migrator;
   const HintFaultSource* hintfault = nullptr;  // --source hintfault: its watchdog's stats
   const WriteFaultRearm* write_faults = nullptr;  // --write-faults: re-arm stats
+  std::string damon_recovered;  // --source damon: the stale kdamond Start removed, if any
 };
 
 uint64_t FailedTotal(const MigratorStats& m) {
@@ -153,6 +154,13 @@ std::string StatsJson(const AttachStats& s, bool dry_run, const std::string& sou
   w.String(source);
   w.Key("cpu_seconds");
   w.Double(s.cpu_seconds);
+  if (!s.damon_recovered.empty()) {
+    w.Key("damon");
+    w.BeginObject();
+    w.Key("recovered");
+    w.String(s.damon_recovered);
+    w.EndObject();
+  }
   if (s.write_faults != nullptr) {
     const WriteFaultRearmStats& r = s.write_faults->stats();
     w.Key("write_faults");
@@ -491,6 +499,7 @@ int RunAttach(const std::vector<std::string>& args) {
   AttachStats stats;
   stats.hintfault = hint.get();
   stats.write_faults = rearm.get();
+  if (damon) stats.damon_recovered = damon->recovered();
   auto sink = [&](absl::Span<const Sample> samples) { (*engine)->Ingest(samples); };
   LiveMemoryView view(static_cast<pid_t>(*pid), &mover, &*fs, &*topo, dry_run ? nullptr : &migrator);
   const std::vector<int> fast_nodes = topo->FastNodes();

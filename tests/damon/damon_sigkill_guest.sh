@@ -48,13 +48,16 @@ grep -q "^pid $A1\$" $STATE && grep -q "^target_pid $W\$" $STATE && grep -q "^op
 [ "$(stat -c %a /run/hotpage)" = 700 ] && ok "/run/hotpage is 0700" || bad "/run/hotpage mode $(stat -c %a /run/hotpage)"
 
 # 2. The next attach removes the stale kdamond, says so, and runs its own.
-hotpage attach --pid $W --source damon --interval-ms 500 --quiet 2>/tmp/a2.log &
+hotpage attach --pid $W --source damon --interval-ms 500 --quiet --stats-json /tmp/s2.json 2>/tmp/a2.log &
 A2=$!
 wait_running $A2 && ok "second attach (pid $A2) runs" || { bad "second attach did not start"; cat /tmp/a2.log; }
 grep -q "removed a stale hotpage kdamond left by pid $A1 (target pid $W)" /tmp/a2.log \
   && ok "said: $(grep -o 'removed a stale[^(]*([^)]*)' /tmp/a2.log)" || { bad "no removal message"; cat /tmp/a2.log; }
 [ "$(nr)" = 1 ] && [ "$(target)" = $W ] && [ "$(kdamond_threads)" = 1 ] \
   && ok "nr_kdamonds 1, target $W, one kdamond thread" || bad "nr=$(nr) target=$(target) threads=$(kdamond_threads)"
+for i in $(seq 1 50); do [ -s /tmp/s2.json ] && break; sleep 0.1; done
+grep -q "\"recovered\": \"removed a stale hotpage kdamond left by pid $A1" /tmp/s2.json \
+  && ok "--stats-json records the removal under damon.recovered" || { bad "no damon.recovered in the stats"; head -c 600 /tmp/s2.json; }
 
 # 3. A third, while the second runs: refused, the holder named, nothing touched.
 hotpage attach --pid $W --source damon --duration 2 2>/tmp/a3.log; rc=$?
