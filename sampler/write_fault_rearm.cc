@@ -94,9 +94,21 @@ WriteFaultRearm::WriteFaultRearm(std::unique_ptr<ClearRefsFile> file, WriteFault
   stats_.interval_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(options_.min_interval));
 }
 
-absl::StatusOr<bool> WriteFaultRearm::MaybeRearm(uint64_t now_ns, uint64_t faults_since_last) {
+absl::StatusOr<std::unique_ptr<WriteFaultRearm>> StartWriteFaultRearm(
+    pid_t pid, absl::FunctionRef<bool()> same_process, WriteFaultRearmOptions options) {
+  absl::StatusOr<std::unique_ptr<ClearRefsFile>> f = OpenClearRefs(pid);
+  if (!f.ok()) return f.status();
+  if (!same_process()) {
+    return absl::NotFoundError(absl::StrCat("pid ", pid, " exited before --write-faults started"));
+  }
+  return std::make_unique<WriteFaultRearm>(std::move(*f), std::move(options));
+}
+
+absl::StatusOr<bool> WriteFaultRearm::MaybeRearm(uint64_t now_ns, uint64_t faults_total) {
   if (started_ && now_ns < next_due_ns_) return false;
   started_ = true;
+  const uint64_t faults_since_last = faults_total > faults_at_rearm_ ? faults_total - faults_at_rearm_ : 0;
+  faults_at_rearm_ = faults_total;
   stats_.faults += faults_since_last;
   const uint64_t t0 = options_.clock();
   const int err = file_->ClearSoftDirty();

@@ -65,6 +65,7 @@
 #include <functional>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -92,6 +93,7 @@ absl::StatusOr<std::unique_ptr<ClearRefsFile>> OpenClearRefs(pid_t pid);
 // CONFIG_MEM_SOFT_DIRTY. Costs this process one fault per page it writes
 // next, once.
 absl::Status ProbeSoftDirty();
+
 
 struct WriteFaultRearmOptions {
   // Re-arms never come closer than this: bounds the target's fault rate.
@@ -121,11 +123,12 @@ class WriteFaultRearm {
   WriteFaultRearm(std::unique_ptr<ClearRefsFile> file, WriteFaultRearmOptions options);
 
   // Re-arms if one is due at `now_ns` (the first call always is).
-  // `faults_since_last`: page-fault samples seen since the previous re-arm
-  // (the target's cost of it). Returns whether it re-armed. Errors: NotFound when the process is gone (ESRCH:
+  // `faults_total`: the caller's running count of page-fault samples; what
+  // it grew by since the previous re-arm is that re-arm's cost to the
+  // target. Returns whether it re-armed. Errors: NotFound when the process is gone (ESRCH:
   // the caller ends the run), otherwise the write's errno as a Status; no
   // further re-arm is attempted before the next interval either way.
-  absl::StatusOr<bool> MaybeRearm(uint64_t now_ns, uint64_t faults_since_last = 0);
+  absl::StatusOr<bool> MaybeRearm(uint64_t now_ns, uint64_t faults_total = 0);
 
   const WriteFaultRearmStats& stats() const { return stats_; }
 
@@ -133,9 +136,17 @@ class WriteFaultRearm {
   std::unique_ptr<ClearRefsFile> file_;
   WriteFaultRearmOptions options_;
   uint64_t next_due_ns_ = 0;
+  uint64_t faults_at_rearm_ = 0;  // faults_total at the previous re-arm
   bool started_ = false;
   WriteFaultRearmStats stats_;
 };
+
+// OpenClearRefs(pid), then `same_process()` (the caller's pid-reuse check,
+// e.g. ProcessHandle::StillSame() == kSame) to prove the file opened is the
+// caller's target's: NotFound if it is not. Does not probe (ProbeSoftDirty
+// once per run).
+absl::StatusOr<std::unique_ptr<WriteFaultRearm>> StartWriteFaultRearm(
+    pid_t pid, absl::FunctionRef<bool()> same_process, WriteFaultRearmOptions options = {});
 
 }  // namespace hotpage
 

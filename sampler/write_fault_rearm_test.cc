@@ -84,7 +84,11 @@ TEST(WriteFaultRearmTest, TheTargetsFaultsCountAgainstTheBudget) {
   ASSERT_TRUE(*r.MaybeRearm(200'000'000, 1'000'000));
   EXPECT_EQ(r.stats().interval_ns, 33'366'666'666u);
   EXPECT_EQ(r.stats().faults, 1'000'000u);
-  EXPECT_FALSE(*r.MaybeRearm(30'000'000'000, 0));
+  // Totals are cumulative: the same total again is no new fault.
+  EXPECT_FALSE(*r.MaybeRearm(30'000'000'000, 1'000'000));
+  ASSERT_TRUE(*r.MaybeRearm(33'566'666'666, 1'000'000));
+  EXPECT_EQ(r.stats().interval_ns, 200'000'000u);
+  EXPECT_EQ(r.stats().faults, 1'000'000u);
 }
 
 TEST(WriteFaultRearmTest, ExitedProcessIsNotFoundAndNotCounted) {
@@ -115,6 +119,13 @@ TEST(WriteFaultRearmTest, BadBudgetFallsBackToThreePercent) {
   WriteFaultRearm r = Make(&k, absl::ZeroDuration(), 0);
   ASSERT_TRUE(*r.MaybeRearm(0));
   EXPECT_EQ(r.stats().interval_ns, 100'000'000u);
+}
+
+TEST(WriteFaultRearmTest, StartChecksTheProcessAfterOpening) {
+  EXPECT_TRUE(absl::IsNotFound(StartWriteFaultRearm(getpid(), [] { return false; }).status()));
+  absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(getpid(), [] { return true; });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*(*r)->MaybeRearm(0));
 }
 
 TEST(WriteFaultRearmTest, OpenClearRefsErrors) {

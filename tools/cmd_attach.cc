@@ -476,12 +476,10 @@ int RunAttach(const std::vector<std::string>& args) {
       // Opened once and bound to this process (write_fault_rearm.h); the
       // handle check after the open proves the pid was not reused before it.
       if (absl::Status probe = ProbeSoftDirty(); !probe.ok()) return fail(probe);
-      absl::StatusOr<std::unique_ptr<ClearRefsFile>> f = OpenClearRefs(static_cast<pid_t>(*pid));
-      if (!f.ok()) return fail(f.status());
-      if (handle->StillSame() != TargetState::kSame) {
-        return fail(absl::NotFoundError(absl::StrCat(handle->Describe(), " exited before --write-faults started")));
-      }
-      rearm = std::make_unique<WriteFaultRearm>(std::move(*f), WriteFaultRearmOptions());
+      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
+          static_cast<pid_t>(*pid), [&] { return handle->StillSame() == TargetState::kSame; });
+      if (!r.ok()) return fail(r.status());
+      rearm = std::move(*r);
       why = absl::StrCat(source_name == "pagefault" ? "page faults" : why,
                          "; write faults re-armed on every node every 200 ms or more (soft-dirty)");
     }
@@ -520,7 +518,6 @@ int RunAttach(const std::vector<std::string>& args) {
   const uint64_t start_ns = MonotonicNs();
   (*engine)->Start(start_ns);
   const double cpu_start = ThreadCpuSeconds();
-  uint64_t samples_at_rearm = 0;  // --write-faults: engine samples at the last re-arm
   std::string stop_reason = "the process exited";
   absl::Status loop_error;
   for (;;) {
@@ -548,11 +545,9 @@ int RunAttach(const std::vector<std::string>& args) {
     }
     if (!handle->Alive()) break;
     if (rearm) {
-      // Every page-fault sample since the last re-arm is a fault the
-      // target took: the re-arm's cost to it (write_fault_rearm.h).
-      const uint64_t samples_now = (*engine)->counters().samples;
-      absl::StatusOr<bool> r = rearm->MaybeRearm(now, samples_now - samples_at_rearm);
-      if (r.ok() && *r) samples_at_rearm = samples_now;
+      // Every page-fault sample is a fault the target took: the re-arms'
+      // cost to it (write_fault_rearm.h).
+      absl::StatusOr<bool> r = rearm->MaybeRearm(now, (*engine)->counters().samples);
       if (!r.ok()) {
         if (absl::IsNotFound(r.status())) break;  // the process exited
         loop_error = r.status();

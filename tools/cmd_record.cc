@@ -296,15 +296,13 @@ int RunRecord(const std::vector<std::string>& args) {
       return fail(probe);
     }
     for (const ProcessHandle& t : targets) {
-      absl::StatusOr<std::unique_ptr<ClearRefsFile>> f = OpenClearRefs(t.pid());
-      if (f.ok() && t.StillSame() != TargetState::kSame) {
-        f = absl::NotFoundError(absl::StrCat(t.Describe(), " exited before --write-faults started"));
-      }
-      if (!f.ok()) {
+      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r =
+          StartWriteFaultRearm(t.pid(), [&] { return t.StillSame() == TargetState::kSame; });
+      if (!r.ok()) {
         kill_child();
-        return fail(f.status());
+        return fail(r.status());
       }
-      rearms.push_back(std::make_unique<WriteFaultRearm>(std::move(*f), WriteFaultRearmOptions()));
+      rearms.push_back(std::move(*r));
     }
   }
   if (go_fd >= 0) {
@@ -329,7 +327,6 @@ int RunRecord(const std::vector<std::string>& args) {
     samples += batch.size();
     reorder.Add(batch, write);
   };
-  uint64_t samples_at_rearm = 0;  // --write-faults: samples at the last re-arm
   // Slack for a sample stamped just before a poll but not yet in its ring
   // (the kernel writes it from the event's own context, microseconds later).
   constexpr uint64_t kReorderSlackNs = 10'000'000;
@@ -351,20 +348,13 @@ int RunRecord(const std::vector<std::string>& args) {
     if (n.ok() && (*sampler)->last_poll_complete() && poll_start_ns > kReorderSlackNs) {
       reorder.Release(poll_start_ns - kReorderSlackNs, write);
     }
-    if (!rearms.empty()) {
-      // Every sample since the last re-arm was a fault some target took:
-      // each re-arm is charged with all of them (conservative).
-      const uint64_t faults = samples - samples_at_rearm;
-      bool any = false;
-      for (auto& r : rearms) {
-        absl::StatusOr<bool> done = r->MaybeRearm(MonotonicNs(), faults);
-        if (done.ok()) {
-          any |= *done;
-        } else if (!absl::IsNotFound(done.status()) && write_status.ok()) {
-          write_status = done.status();  // NotFound: that target exited
-        }
+    // Every sample is a fault some target took: each re-arm is charged
+    // with all of them since its previous one (conservative).
+    for (auto& r : rearms) {
+      absl::StatusOr<bool> done = r->MaybeRearm(MonotonicNs(), samples);
+      if (!done.ok() && !absl::IsNotFound(done.status()) && write_status.ok()) {
+        write_status = done.status();  // NotFound: that target exited
       }
-      if (any) samples_at_rearm = samples;
     }
     if (!write_status.ok()) break;
     const double now = Now(CLOCK_MONOTONIC);
