@@ -160,7 +160,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "policy/numa_maps.h"
+#include "tools/base/kernel/numa_maps.h"
 #include "policy/topology.h"
 
 namespace hotpage {
