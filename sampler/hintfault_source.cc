@@ -20,9 +20,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tools/base/clock.h"
 #include "tools/base/kernel/numa_maps.h"
 #include "tools/base/kernel/proc_stat.h"
-#include "tools/base/clock.h"
 #include "tools/base/state_dir.h"
 #include "tools/base/status_macros.h"
 

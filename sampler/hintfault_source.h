@@ -98,9 +98,9 @@
 #include "absl/time/time.h"
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/mutex.h"
 #include "tools/base/state_dir.h"
-#include "tools/base/kernel/sysfs_writer.h"
 
 namespace hotpage {
 
