@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/simulate/svg_report.h"
+#include "tools/simulate/svg/svg_report.h"
 
 namespace hotpage::simulate {
 

@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "policy/topology.h"
 #include "tools/simulate/sim_policy.h"
-#include "tools/simulate/svg_report_builder.h"
+#include "tools/simulate/svg/svg_report_builder.h"
 
 namespace hotpage {
 
