@@ -132,8 +132,8 @@ class HotnessScanner {
   size_t cursor_ = 0;
   uint64_t live_ = 0;
   Log2Histogram histogram_;
-  std::vector<EntryView> hot_heap_;   // min-heap on count: the K hottest
-  std::vector<EntryView> cold_heap_;  // max-heap on coldness: the K coldest
+  std::vector<EntryView> hot_heap_;       // min-heap on count: the K hottest
+  std::vector<EntryView> cold_heap_;      // max-heap on coldness: the K coldest
   std::vector<EntryView> fast_hot_heap_;  // the K hottest on the fast tier
   ScanResult result_;
 };

@@ -141,7 +141,9 @@ TEST(HotnessScannerTest, ListsHottestOnFastOnlyWhenAsked) {
     for (uint64_t n = 0; n <= page; ++n) v.push_back(Sample(1, page, 0));
   }
   IngestAll(*t, v);
-  auto tier = [](const PageKey& k) { return k.page % 2 == 0 ? Tier::kFast : Tier::kSlow; };
+  auto tier = [](const PageKey& k) {
+    return k.page % 2 == 0 ? Tier::kFast : Tier::kSlow;
+  };
   HotnessScanner off(t.get(), ScanOptions{.top_k = 3});
   while (!off.Step(1024, tier)) {
   }
