@@ -30,7 +30,7 @@
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/live_memory_view.h"
 #include "tools/simulate/sim_machine.h"
-#include "tools/simulate/sim_testing.h"
+#include "tools/trace_gen/mixed.h"
 
 namespace hotpage {
 namespace {
@@ -51,14 +51,14 @@ Outcome Compare(int64_t free_skew_pages) {
   Outcome out;
   absl::StatusOr<Topology> preset = PresetTopology("2pkg+cxl");
   EXPECT_TRUE(preset.ok());
-  SyntheticWorkload w;
+  trace_gen::MixedOptions w;
   w.pages = 3000;
   w.samples_per_sec = 6000;
   w.duration_ms = 12000;
   w.hot_pages = 300;
   w.shift_ms = 4000;
   w.pid = kPid;
-  const std::vector<Sample> samples = GenerateSamples(w);
+  const std::vector<Sample> samples = trace_gen::GenerateMixed(w);
   CapacitySpec spec;
   spec.ratio_n = 4;
   absl::StatusOr<SimMachine> machine = ScaleMachine(*preset, w.pages, spec);

@@ -8,9 +8,9 @@
 set -u
 here="$(dirname "$0")"
 DEMO="$here/svg_demo"
-[ -x "$DEMO" ] || DEMO="$TEST_SRCDIR/$TEST_WORKSPACE/tools/simulate/svg_demo"
+[ -x "$DEMO" ] || DEMO="$TEST_SRCDIR/$TEST_WORKSPACE/tools/simulate/svg/svg_demo"
 PNG_CHECK="$here/png_check"
-[ -x "$PNG_CHECK" ] || PNG_CHECK="$TEST_SRCDIR/$TEST_WORKSPACE/tools/simulate/png_check"
+[ -x "$PNG_CHECK" ] || PNG_CHECK="$TEST_SRCDIR/$TEST_WORKSPACE/tools/simulate/svg/png_check"
 
 CHROMIUM="${HOTPAGE_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}"
 if [ -z "$CHROMIUM" ] || [ ! -x "$CHROMIUM" ]; then

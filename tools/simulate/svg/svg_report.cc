@@ -1,4 +1,4 @@
-#include "tools/simulate/svg_report.h"
+#include "tools/simulate/svg/svg_report.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "tools/simulate/xml_check.h"
+#include "tools/simulate/svg/xml_check.h"
 
 #include <cstdint>
 #include <string>

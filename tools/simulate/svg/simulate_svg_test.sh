@@ -7,7 +7,7 @@
 set -u
 HOTPAGE="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hotpage"
 TRACE="$TEST_SRCDIR/$TEST_WORKSPACE/tests/traces/gups_shift.hpt"
-PNG_CHECK="$TEST_SRCDIR/$TEST_WORKSPACE/tools/simulate/png_check"
+PNG_CHECK="$TEST_SRCDIR/$TEST_WORKSPACE/tools/simulate/svg/png_check"
 CHROMIUM="${HOTPAGE_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}"
 fails=0
 ok() { echo "ok   $*"; }

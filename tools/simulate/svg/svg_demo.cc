@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/simulate/svg_report.h"
-#include "tools/simulate/svg_report_builder.h"
+#include "tools/simulate/svg/svg_report.h"
+#include "tools/simulate/svg/svg_report_builder.h"
 
 namespace hotpage::simulate {
 namespace {

@@ -25,8 +25,8 @@
 // before that interval, whenever it was reported. Not thread-safe: one
 // simulator thread feeds it.
 
-#ifndef HOTPAGE_TOOLS_SIMULATE_SVG_REPORT_BUILDER_H_
-#define HOTPAGE_TOOLS_SIMULATE_SVG_REPORT_BUILDER_H_
+#ifndef HOTPAGE_TOOLS_SIMULATE_SVG_SVG_REPORT_BUILDER_H_
+#define HOTPAGE_TOOLS_SIMULATE_SVG_SVG_REPORT_BUILDER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/simulate/svg_report.h"
+#include "tools/simulate/svg/svg_report.h"
 
 namespace hotpage::simulate {
 
@@ -129,4 +129,4 @@ class SvgReportBuilder {
 
 }  // namespace hotpage::simulate
 
-#endif  // HOTPAGE_TOOLS_SIMULATE_SVG_REPORT_BUILDER_H_
+#endif  // HOTPAGE_TOOLS_SIMULATE_SVG_SVG_REPORT_BUILDER_H_

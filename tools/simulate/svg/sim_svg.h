@@ -6,8 +6,8 @@
 // included, dashed). Memory: the builder's bound plus one entry per page
 // of the footprint (which pages were placed already).
 
-#ifndef HOTPAGE_TOOLS_SIMULATE_SIM_SVG_H_
-#define HOTPAGE_TOOLS_SIMULATE_SIM_SVG_H_
+#ifndef HOTPAGE_TOOLS_SIMULATE_SVG_SIM_SVG_H_
+#define HOTPAGE_TOOLS_SIMULATE_SVG_SIM_SVG_H_
 
 #include <cstdint>
 #include <string>
@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "policy/topology.h"
 #include "tools/simulate/sim_policy.h"
-#include "tools/simulate/svg_report_builder.h"
+#include "tools/simulate/svg/svg_report_builder.h"
 
 namespace hotpage {
 
@@ -57,4 +57,4 @@ class SvgObserver : public SimObserver {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_SIMULATE_SIM_SVG_H_
+#endif  // HOTPAGE_TOOLS_SIMULATE_SVG_SIM_SVG_H_

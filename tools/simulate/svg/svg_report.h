@@ -25,8 +25,8 @@
 // (its legend then says so). Measured for 600 intervals x 256 rows: 38 KB
 // smooth, 260 KB with sampling noise, 370 KB for random cells.
 
-#ifndef HOTPAGE_TOOLS_SIMULATE_SVG_REPORT_H_
-#define HOTPAGE_TOOLS_SIMULATE_SVG_REPORT_H_
+#ifndef HOTPAGE_TOOLS_SIMULATE_SVG_SVG_REPORT_H_
+#define HOTPAGE_TOOLS_SIMULATE_SVG_SVG_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -155,4 +155,4 @@ std::string EscapeXmlText(const std::string& s);
 
 }  // namespace hotpage::simulate
 
-#endif  // HOTPAGE_TOOLS_SIMULATE_SVG_REPORT_H_
+#endif  // HOTPAGE_TOOLS_SIMULATE_SVG_SVG_REPORT_H_

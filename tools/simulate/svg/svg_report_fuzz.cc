@@ -9,9 +9,9 @@
 #include <cstring>
 #include <string>
 
-#include "tools/simulate/svg_report.h"
-#include "tools/simulate/svg_report_builder.h"
-#include "tools/simulate/xml_check.h"
+#include "tools/simulate/svg/svg_report.h"
+#include "tools/simulate/svg/svg_report_builder.h"
+#include "tools/simulate/svg/xml_check.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tools/simulate/svg_report.h"
+#include "tools/simulate/svg/svg_report.h"
 
 #include <clocale>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tools/simulate/xml_check.h"
+#include "tools/simulate/svg/xml_check.h"
 
 namespace hotpage::simulate {
 namespace {

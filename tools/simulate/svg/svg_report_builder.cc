@@ -1,4 +1,4 @@
-#include "tools/simulate/svg_report_builder.h"
+#include "tools/simulate/svg/svg_report_builder.h"
 
 #include <algorithm>
 #include <cmath>

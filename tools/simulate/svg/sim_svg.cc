@@ -1,8 +1,8 @@
-#include "tools/simulate/sim_svg.h"
+#include "tools/simulate/svg/sim_svg.h"
 
 #include <algorithm>
 
-#include "tools/simulate/svg_report.h"
+#include "tools/simulate/svg/svg_report.h"
 
 namespace hotpage {
 

@@ -1,4 +1,4 @@
-#include "tools/simulate/svg_report_builder.h"
+#include "tools/simulate/svg/svg_report_builder.h"
 
 #include <cmath>
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tools/simulate/svg_report.h"
+#include "tools/simulate/svg/svg_report.h"
 
 namespace hotpage::simulate {
 namespace {
