@@ -44,24 +44,32 @@
 // started always finishes, so a signal ends the run between rounds. Teardown
 // runs on every one of these paths.
 //
-// Threading: Run() polls the source and runs the rounds on the calling
-// thread; moves run on the Migrator's own thread. So the hotness table,
-// built for many concurrent writers and a concurrent scanner, has one
-// writer and its scanner on this same thread. One thread is enough because
-// a round is short against what the sources buffer while it runs, measured
-// with tools/attach:attach_round_benchmark (-c opt, this 2-core VM, the
-// engine's own work over an in-memory view): a round over 64k live entries
-// takes ~25 ms and over 1M entries ~0.5 s. Live, the round also queries the
-// nodes of up to max_placement_pages_per_round pages (about 1 us per 4 KiB
-// page in move_pages), so a 1M-entry round is about 1.5 s. Meanwhile the
-// perf rings keep filling: 4096 samples per CPU by default (32768 with
-// --write-faults or hint faults), i.e. up to 2.7k samples/s per CPU over a
-// 1.5 s round, far more than PEBS at the sampler's 2% CPU budget delivers per
-// page-resolution round; DAMON buffers in the kernel and is read once per
-// aggregation. What overflows is counted as lost, not silently dropped. A
-// separate round thread would also need the engine (thread-compatible) split
-// in two; it becomes worth it when tables of millions of entries meet sample
-// rates above that, and the table already allows it.
+// Threading: one thread for sampling and rounds. Run() polls the source and
+// runs the rounds on the calling thread; only the moves run on the
+// Migrator's own thread. The hotness table, built for concurrent writers and
+// scanners, so has one writer, and its scanner runs on that same thread
+// between polls. While a round runs nobody drains the perf rings; they hold
+// 4096 samples per CPU by default (32768 with --write-faults or hint faults;
+// DAMON buffers in the kernel), and what overflows is counted as lost.
+// Measured with attach_round_benchmark (-c opt, CPU time on this shared
+// 2-core VM; the engine's own work over an in-memory view), plus the live
+// node queries at about 1 us per page:
+//
+//   live entries   round (engine)   + queries   rings overflow above
+//   64k            ~0.09 s          ~0.15 s     ~27k samples/s per CPU
+//   256k           ~0.45 s          ~0.7 s      ~6k samples/s per CPU
+//   1M             ~1.2-1.6 s       ~2.2-2.6 s  ~1.7k samples/s per CPU
+//
+// Ingest runs at ~60M samples/s, so polling itself costs nothing. PEBS at
+// its default period (kDefaultPebsPeriod) gives hundreds to a few thousand
+// samples/s per busy CPU, so up to a few hundred thousand live entries one
+// thread keeps up, and it keeps the engine single-threaded
+// (policy/engine.h). At a million entries the round alone outlasts the
+// default 1 s interval: a round thread would keep the rings drained but
+// rounds would still fall behind, so the remedy there is a cheaper round
+// (the scanner already works in budgeted steps), then a round thread, which
+// needs the engine's Ingest-side state (promoted set, huge chunks) split from
+// the round's first.
 
 #ifndef HOTPAGE_TOOLS_ATTACH_ATTACH_LOOP_H_
 #define HOTPAGE_TOOLS_ATTACH_ATTACH_LOOP_H_
