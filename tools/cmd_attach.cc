@@ -52,7 +52,6 @@
 namespace hotpage {
 namespace {
 
-
 absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text, const Topology& topo) {
   absl::StatusOr<std::vector<int>> nodes = ParseKernelList(text);
   if (!nodes.ok()) return absl::InvalidArgumentError(absl::StrCat("--promote-to: ", nodes.status().message()));
@@ -143,39 +142,38 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args, AttachA
       "it writes per interval; the interval stretches so that the clears and those\n"
       "faults (estimated at 1 us each) stay under 3% of a CPU. Its soft-dirty bits\n"
       "(CRIU incremental dumps) are reset. Needs CONFIG_MEM_SOFT_DIRTY (checked).";
-  auto usage_error = UsageError;
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
-  if (!flags.ok()) return usage_error(flags.status().message());
+  if (!flags.ok()) return UsageError(flags.status().message());
   if (flags->Has("help")) {
     std::cout << FormatUsage("attach", synopsis, description, specs);
     return kExitOk;
   }
-  if (!flags->positional().empty()) return usage_error(absl::StrCat("unexpected argument '", flags->positional()[0], "'"));
+  if (!flags->positional().empty()) return UsageError(absl::StrCat("unexpected argument '", flags->positional()[0], "'"));
   absl::StatusOr<int64_t> pid = FlagInt(*flags, "pid", 0, 1, 1 << 22);
-  if (!pid.ok()) return usage_error(pid.status().message());
-  if (*pid == 0) return usage_error("--pid PID is required");
+  if (!pid.ok()) return UsageError(pid.status().message());
+  if (*pid == 0) return UsageError("--pid PID is required");
   absl::StatusOr<int64_t> rate_mbps = FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
   absl::StatusOr<int64_t> interval_ms = FlagInt(*flags, "interval-ms", 1000, 50, 3600000);
   absl::StatusOr<double> duration = FlagDouble(*flags, "duration", 0, 0, 1e9);
   for (const absl::Status& s : {rate_mbps.status(), interval_ms.status(), duration.status()}) {
-    if (!s.ok()) return usage_error(s.message());
+    if (!s.ok()) return UsageError(s.message());
   }
   std::string source_name = flags->Get("source").value_or("auto");
   if (source_name != "auto" && source_name != "pebs" && source_name != "ibs" && source_name != "damon" &&
       source_name != "pagefault" && source_name != "hintfault") {
-    return usage_error(
+    return UsageError(
         absl::StrCat("unknown source '", source_name, "' (auto, pebs, ibs, damon, pagefault, hintfault)"));
   }
   if (source_name == "hintfault" && !flags->Has("allow-sysctl-changes")) {
-    return usage_error(absl::StrCat("--source hintfault changes ", DescribeHintFaultSysctlChanges(),
+    return UsageError(absl::StrCat("--source hintfault changes ", DescribeHintFaultSysctlChanges(),
                                     ". Pass --allow-sysctl-changes to consent; nothing was changed"));
   }
   if (source_name != "hintfault" && flags->Has("allow-sysctl-changes")) {
-    return usage_error("--allow-sysctl-changes is only used by --source hintfault");
+    return UsageError("--allow-sysctl-changes is only used by --source hintfault");
   }
   const bool write_faults = flags->Has("write-faults");
   if (write_faults && source_name != "pagefault" && source_name != "hintfault") {
-    return usage_error("--write-faults needs a page-fault source: --source pagefault or --source hintfault");
+    return UsageError("--write-faults needs a page-fault source: --source pagefault or --source hintfault");
   }
   const bool dry_run = flags->Has("dry-run");
   // Placement options that need no knowledge of the machine are checked
@@ -183,7 +181,7 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args, AttachA
   PlacementConfig pcfg;
   if (std::optional<std::string> w = flags->Get("weights")) {
     absl::StatusOr<WeightsConfig> weights = ParseWeights(*w);
-    if (!weights.ok()) return usage_error(absl::StrCat("--weights: ", weights.status().message()));
+    if (!weights.ok()) return UsageError(absl::StrCat("--weights: ", weights.status().message()));
     pcfg.weights = *weights;
   }
   pcfg.package_aware = flags->Has("package-aware");
@@ -191,7 +189,7 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args, AttachA
   pcfg.locality = flags->Has("locality");
   if (flags->Has("keep-interleave")) {
     absl::StatusOr<double> tol = FlagDouble(*flags, "keep-interleave", 0, 0, 1);
-    if (!tol.ok()) return usage_error(tol.status().message());
+    if (!tol.ok()) return UsageError(tol.status().message());
     pcfg.interleave_tolerance = *tol;
   }
   a->flags = std::move(*flags);
@@ -284,8 +282,8 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
   source_name = a.source_name;
   std::string& why = out->why;
   if (source_name == "auto") {
-    SamplerAvailability a = ProbeAvailability(fs);
-    source_name = a.pebs ? "pebs" : a.ibs ? "ibs" : fs.Exists("/sys/kernel/mm/damon/admin") ? "damon" : "pagefault";
+    SamplerAvailability avail = ProbeAvailability(fs);
+    source_name = avail.pebs ? "pebs" : avail.ibs ? "ibs" : fs.Exists("/sys/kernel/mm/damon/admin") ? "damon" : "pagefault";
     why = absl::StrCat("auto: ", source_name);
   }
   if (source_name == "damon") {
