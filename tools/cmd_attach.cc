@@ -42,7 +42,7 @@
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
 #include "tools/base/capabilities.h"
-#include "migrator/clock.h"
+#include "tools/base/clock.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/parse.h"
 #include "tools/base/termination_signals.h"
@@ -398,7 +398,7 @@ int RunAttach(const std::vector<std::string>& args) {
   SyscallPageMover mover;
   MigratorOptions mopt;
   mopt.rate_limit_bytes_per_sec = static_cast<double>(a.rate_mbps) * 1e6;
-  Migrator migrator(mopt, std::move(*migrator_handle), &mover, RealMigratorClock::Get());
+  Migrator migrator(mopt, std::move(*migrator_handle), &mover, RealClock::Get());
   LiveMemoryView view(static_cast<pid_t>(a.pid), &mover, &*fs, &*topo, a.dry_run ? nullptr : &migrator);
   (*engine)->RefreshHugeChunks(view);  // THP-backed chunks, before the first samples
   // --locality judges pages already on the fast tier by who accesses them:
@@ -419,7 +419,7 @@ int RunAttach(const std::vector<std::string>& args) {
   lopt.live_line = isatty(STDERR_FILENO) && !a.flags.Has("quiet");
   AttachStatsFiles stats_files(a.flags.Get("stats-json"), a.flags.Get("prom-file"), &std::cerr);
   AttachLoopParts parts{.source = src.source.get(), .engine = engine->get(), .view = &view,
-                        .migrator = &migrator, .clock = RealMigratorClock::Get(), .stats = &stats_files,
+                        .migrator = &migrator, .clock = RealClock::Get(), .stats = &stats_files,
                         .target_alive = [&handle] { return handle->Alive(); }, .stop = &stop,
                         .rearm = src.rearm.get(), .hintfault = src.hint.get(),
                         .damon_recovered = src.damon ? src.damon->recovered() : std::string()};

@@ -83,13 +83,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "migrator/clock.h"
 #include "migrator/migrator.h"
 #include "policy/engine.h"
 #include "sampler/hintfault_source.h"
 #include "sampler/sampler.h"
 #include "sampler/write_fault_rearm.h"
 #include "tools/attach/attach_stats.h"
+#include "tools/base/clock.h"
 
 namespace hotpage {
 
@@ -122,7 +122,7 @@ struct AttachLoopParts {
   // Started by Run() unless dry run, drained and stopped at its end. Its
   // clock must be `clock`.
   Migrator* migrator = nullptr;
-  MigratorClock* clock = nullptr;
+  Clock* clock = nullptr;
   AttachStatsSink* stats = nullptr;
   // Whether the target process is still alive (ProcessHandle::Alive).
   std::function<bool()> target_alive;

@@ -1,7 +1,7 @@
 // AttachLoop without a kernel: a scripted source that advances a
-// FakeMigratorClock by 50 ms per poll (the perf sampler's poll timeout) and
+// FakeClock by 50 ms per poll (the perf sampler's poll timeout) and
 // samples a hot set on the slow node; LiveMemoryView over a FakePageMover and a
-// fake /sys and /proc; a real Migrator thread on the same FakeMigratorClock.
+// fake /sys and /proc; a real Migrator thread on the same FakeClock.
 // Covers the rounds' timing, dry run, every ending (duration, target exit, the
 // source's end and failure, the termination flag and a real SIGTERM, the
 // migrator failing) with its teardown, the stats files rewritten atomically
@@ -30,13 +30,13 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "migrator/clock.h"
 #include "migrator/fake_page_mover.h"
 #include "migrator/migrator.h"
 #include "migrator/process_handle.h"
 #include "policy/engine.h"
 #include "policy/topology.h"
 #include "tools/attach/attach_stats.h"
+#include "tools/base/clock.h"
 #include "tools/base/fake_tree.h"
 #include "tools/base/kernel_fs.h"
 #include "tools/base/termination_signals.h"
@@ -80,8 +80,7 @@ Topology ThreeNodes() {
 // each hot page once from cpu 0.
 class ScriptedSource : public AttachSource {
  public:
-  ScriptedSource(FakeMigratorClock* clock, uint32_t pid)
-      : clock_(clock), pid_(pid) {}
+  ScriptedSource(FakeClock* clock, uint32_t pid) : clock_(clock), pid_(pid) {}
 
   absl::Status Poll(const SampleSink& sink) override {
     clock_->Advance(kPoll);
@@ -113,7 +112,7 @@ class ScriptedSource : public AttachSource {
   int stops = 0;
 
  private:
-  FakeMigratorClock* const clock_;
+  FakeClock* const clock_;
   const uint32_t pid_;
   std::vector<Sample> batch_;
 };
@@ -121,7 +120,7 @@ class ScriptedSource : public AttachSource {
 // Keeps every Publish with the clock's time.
 class RecordingSink : public AttachStatsSink {
  public:
-  explicit RecordingSink(FakeMigratorClock* clock) : clock_(clock) {}
+  explicit RecordingSink(FakeClock* clock) : clock_(clock) {}
   void Publish(const AttachStats& stats, bool final) override {
     published.push_back({stats, final, clock_->Now()});
   }
@@ -133,7 +132,7 @@ class RecordingSink : public AttachStatsSink {
   std::vector<Entry> published;
 
  private:
-  FakeMigratorClock* const clock_;
+  FakeClock* const clock_;
 };
 
 std::string StatLine(uint64_t start) {
@@ -223,7 +222,7 @@ class AttachLoopTest : public ::testing::Test {
   FakeTree tree_;
   std::optional<KernelFs> fs_;
   FakePageMover mover_;
-  FakeMigratorClock clock_;
+  FakeClock clock_;
   Topology topo_;
   ScriptedSource source_{&clock_, static_cast<uint32_t>(getpid())};
   RecordingSink recorder_{&clock_};
