@@ -43,10 +43,10 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hotness/hotness_table.h"
-#include "policy/numa_maps.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
 #include "sampler/sample.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 

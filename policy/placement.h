@@ -160,8 +160,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "policy/numa_maps.h"
 #include "policy/topology.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 

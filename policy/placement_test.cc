@@ -12,9 +12,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
-#include "policy/numa_maps.h"
 #include "policy/topology.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 namespace {

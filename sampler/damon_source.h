@@ -146,10 +146,10 @@
 #include "absl/types/span.h"
 #include "sampler/damon_region.h"
 #include "sampler/sample.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/mutex.h"
 #include "tools/base/state_dir.h"
-#include "tools/base/sysfs_writer.h"
 
 namespace hotpage {
 

@@ -41,13 +41,13 @@
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
-#include "tools/base/capabilities.h"
 #include "tools/base/clock.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/capabilities.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/parse.h"
 #include "tools/base/termination_signals.h"
-#include "tools/live_memory_view.h"
 #include "tools/cli.h"
+#include "tools/live_memory_view.h"
 
 namespace hotpage {
 namespace {

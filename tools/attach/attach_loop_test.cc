@@ -37,8 +37,8 @@
 #include "policy/topology.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/base/clock.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/termination_signals.h"
 #include "tools/live_memory_view.h"
 

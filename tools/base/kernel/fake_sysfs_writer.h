@@ -18,8 +18,8 @@
 // Single-threaded, or serialized by the caller (DamonSource writes under
 // its own mutex).
 
-#ifndef HOTPAGE_TOOLS_BASE_FAKE_SYSFS_WRITER_H_
-#define HOTPAGE_TOOLS_BASE_FAKE_SYSFS_WRITER_H_
+#ifndef HOTPAGE_TOOLS_BASE_KERNEL_FAKE_SYSFS_WRITER_H_
+#define HOTPAGE_TOOLS_BASE_KERNEL_FAKE_SYSFS_WRITER_H_
 
 #include <functional>
 #include <memory>
@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/sysfs_writer.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/sysfs_writer.h"
 
 namespace hotpage {
 
@@ -68,4 +68,4 @@ class FakeSysfsLog {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_BASE_FAKE_SYSFS_WRITER_H_
+#endif  // HOTPAGE_TOOLS_BASE_KERNEL_FAKE_SYSFS_WRITER_H_

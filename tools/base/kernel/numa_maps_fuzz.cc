@@ -1,11 +1,11 @@
-// Fuzz target for policy/numa_maps.h: numa_maps, maps and smaps parsers.
+// Fuzz target for tools/base/kernel/numa_maps.h: numa_maps, maps and smaps parsers.
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "absl/strings/string_view.h"
-#include "policy/numa_maps.h"
+#include "tools/base/kernel/numa_maps.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);

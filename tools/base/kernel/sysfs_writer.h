@@ -21,8 +21,8 @@
 //
 // Thread-compatible: the live writer holds only an O_PATH fd to the root.
 
-#ifndef HOTPAGE_TOOLS_BASE_SYSFS_WRITER_H_
-#define HOTPAGE_TOOLS_BASE_SYSFS_WRITER_H_
+#ifndef HOTPAGE_TOOLS_BASE_KERNEL_SYSFS_WRITER_H_
+#define HOTPAGE_TOOLS_BASE_KERNEL_SYSFS_WRITER_H_
 
 #include <memory>
 #include <string>
@@ -74,4 +74,4 @@ class LiveSysfsWriter : public SysfsWriter {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_BASE_SYSFS_WRITER_H_
+#endif  // HOTPAGE_TOOLS_BASE_KERNEL_SYSFS_WRITER_H_

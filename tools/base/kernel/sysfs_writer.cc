@@ -1,4 +1,4 @@
-#include "tools/base/sysfs_writer.h"
+#include "tools/base/kernel/sysfs_writer.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -2,8 +2,8 @@
 // KernelFs (and everything above it) reads a sysfs/procfs of the test's
 // making. Removed on destruction.
 
-#ifndef HOTPAGE_TOOLS_BASE_FAKE_TREE_H_
-#define HOTPAGE_TOOLS_BASE_FAKE_TREE_H_
+#ifndef HOTPAGE_TOOLS_BASE_KERNEL_FAKE_TREE_H_
+#define HOTPAGE_TOOLS_BASE_KERNEL_FAKE_TREE_H_
 
 #include <string>
 
@@ -35,4 +35,4 @@ class FakeTree {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_BASE_FAKE_TREE_H_
+#endif  // HOTPAGE_TOOLS_BASE_KERNEL_FAKE_TREE_H_

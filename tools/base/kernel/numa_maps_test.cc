@@ -1,4 +1,4 @@
-#include "policy/numa_maps.h"
+#include "tools/base/kernel/numa_maps.h"
 
 #include "gtest/gtest.h"
 

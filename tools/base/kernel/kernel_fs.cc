@@ -1,4 +1,4 @@
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 #include <dirent.h>
 #include <fcntl.h>

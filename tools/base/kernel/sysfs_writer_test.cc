@@ -1,12 +1,12 @@
-#include "tools/base/sysfs_writer.h"
+#include "tools/base/kernel/sysfs_writer.h"
 
 #include <cerrno>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tools/base/fake_sysfs_writer.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_sysfs_writer.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/base/fake_tree.h"
+#include "tools/base/kernel/fake_tree.h"
 
 #include <stdlib.h>
 

@@ -16,8 +16,8 @@
 // Untrusted input (the target process controls its file names): bounded,
 // never crashes; numa_maps_fuzz.cc drives it under libFuzzer.
 
-#ifndef HOTPAGE_POLICY_NUMA_MAPS_H_
-#define HOTPAGE_POLICY_NUMA_MAPS_H_
+#ifndef HOTPAGE_TOOLS_BASE_KERNEL_NUMA_MAPS_H_
+#define HOTPAGE_TOOLS_BASE_KERNEL_NUMA_MAPS_H_
 
 #include <cstdint>
 #include <string>
@@ -97,4 +97,4 @@ size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges, const std::vector<MapsRa
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_POLICY_NUMA_MAPS_H_
+#endif  // HOTPAGE_TOOLS_BASE_KERNEL_NUMA_MAPS_H_

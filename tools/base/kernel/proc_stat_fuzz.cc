@@ -1,8 +1,8 @@
-// Fuzz target for ParseProcStat (migrator/process_handle.h). Two checks per
-// input: the raw bytes never crash the parser, and, used as a process's
+// Fuzz target for ParseProcStat (tools/base/kernel/proc_stat.h). Two checks
+// per input: the raw bytes never crash the parser, and, used as a process's
 // comm inside an otherwise valid stat line, they never confuse it: the
-// parser must return exactly that comm and the line's start time, whatever
-// parentheses, spaces or fake fields the comm holds.
+// parser must return exactly that comm, the line's counters and its start
+// time, whatever parentheses, spaces or fake fields the comm holds.
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "migrator/process_handle.h"
+#include "tools/base/kernel/proc_stat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);
@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (line.size() <= (64 << 10)) {
     if (!st.has_value()) std::abort();
     if (st->pid != 31337 || st->comm != text || st->state != 'S' ||
-        st->ppid != 1 || st->start_time_ticks != start) {
+        st->ppid != 1 || st->minflt != 7 || st->utime_ticks != 11 ||
+        st->stime_ticks != 12 || st->start_time_ticks != start) {
       std::abort();
     }
   }

@@ -1,4 +1,4 @@
-#include "tools/base/fake_sysfs_writer.h"
+#include "tools/base/kernel/fake_sysfs_writer.h"
 
 #include <cerrno>
 #include <filesystem>

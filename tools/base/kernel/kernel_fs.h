@@ -13,8 +13,8 @@
 // Errors name the file as the user would find it ("<root>/sys/...").
 // Thread-compatible; the instance holds only an O_PATH fd to the root.
 
-#ifndef HOTPAGE_TOOLS_BASE_KERNEL_FS_H_
-#define HOTPAGE_TOOLS_BASE_KERNEL_FS_H_
+#ifndef HOTPAGE_TOOLS_BASE_KERNEL_KERNEL_FS_H_
+#define HOTPAGE_TOOLS_BASE_KERNEL_KERNEL_FS_H_
 
 #include <cstdint>
 #include <string>
@@ -84,4 +84,4 @@ class KernelFs {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_BASE_KERNEL_FS_H_
+#endif  // HOTPAGE_TOOLS_BASE_KERNEL_KERNEL_FS_H_

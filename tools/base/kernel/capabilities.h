@@ -2,12 +2,12 @@
 // read through KernelFs so tests can fake them. Used to say up front which
 // capability a command lacks instead of failing later with EPERM.
 
-#ifndef HOTPAGE_TOOLS_BASE_CAPABILITIES_H_
-#define HOTPAGE_TOOLS_BASE_CAPABILITIES_H_
+#ifndef HOTPAGE_TOOLS_BASE_KERNEL_CAPABILITIES_H_
+#define HOTPAGE_TOOLS_BASE_KERNEL_CAPABILITIES_H_
 
 #include <cstdint>
 
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 
@@ -23,4 +23,4 @@ inline bool HasCapability(uint64_t caps, int cap) { return (caps >> cap) & 1; }
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_BASE_CAPABILITIES_H_
+#endif  // HOTPAGE_TOOLS_BASE_KERNEL_CAPABILITIES_H_

@@ -1,4 +1,4 @@
-#include "tools/base/capabilities.h"
+#include "tools/base/kernel/capabilities.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
