@@ -47,7 +47,7 @@
 // Threading: one thread for sampling and rounds. Run() polls the source and
 // runs the rounds on the calling thread; only the moves run on the
 // Migrator's own thread. The hotness table, built for concurrent writers and
-// scanners, so has one writer, and its scanner runs on that same thread
+// scanners, so has only one writer, and its scanner runs on that thread
 // between polls. While a round runs nobody drains the perf rings; they hold
 // 4096 samples per CPU by default (32768 with --write-faults or hint faults;
 // DAMON buffers in the kernel), and what overflows is counted as lost.
