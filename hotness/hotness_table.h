@@ -40,8 +40,11 @@
 // ## Threading
 //
 // Ingest() and AdvanceEpoch() may be called from any number of threads at
-// once; Lookup() and ReadSlot() too. A HotnessScanner belongs to one thread
-// (the migrator); any number of scanners may run alongside the writers.
+// once; Lookup() and ReadSlot() too. A HotnessScanner belongs to one thread:
+// the policy engine's (policy/engine.h), which in `hotpage attach` is also
+// the one thread that ingests (tools/attach/attach_loop.h says why), never
+// the migrator's, which only moves pages. Any number of scanners may run
+// alongside the writers.
 // Clear() requires that nothing else uses the table.
 //
 // ## Measured (hotness_table_benchmark, AMD EPYC 2-vCPU VM, one run)
