@@ -45,7 +45,7 @@
 #include "absl/types/span.h"
 #include "migrator/migrator.h"
 #include "migrator/pingpong.h"
-#include "migrator/simulated_memory.h"
+#include "tools/simulate/simulated_memory.h"
 #include "migrator/token_bucket.h"
 
 namespace hotpage {

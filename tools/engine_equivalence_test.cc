@@ -22,7 +22,6 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "migrator/fake_page_mover.h"
-#include "migrator/simulated_memory.h"
 #include "policy/engine.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
@@ -31,6 +30,7 @@
 #include "tools/live_memory_view.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_testing.h"
+#include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
 namespace {

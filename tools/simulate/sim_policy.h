@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "migrator/simulated_memory.h"
 #include "sampler/sample.h"
+#include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
 

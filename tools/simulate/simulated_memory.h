@@ -18,11 +18,12 @@
 //
 // Nodes and capacities. The nodes are a Topology's memory nodes; each has
 // a capacity in 4 KiB pages given by the caller (the simulator scales the
-// machine to the trace's footprint; see tools/simulate/sim_setup.h), never
+// machine to the trace's footprint: ScaleMachine() in sim_machine.h), never
 // exceeded: a first touch spills to the next node, a move fails like
 // move_pages' per-page -ENOMEM. The Topology the engine sees should carry
 // the same capacities as memory_bytes (its watermarks are fractions of
-// them); ScaledTopology() in tools/simulate builds it.
+// them); ScaleMachine() returns both (SimMachine::topology and
+// SimMachine::capacities).
 //
 // First touch (Touch): the node of the sampling CPU if it has memory and
 // room; otherwise the nearest node with room by SLIT distance from it (ties
@@ -51,8 +52,8 @@
 //
 // Thread-compatible: one thread drives a simulation.
 
-#ifndef HOTPAGE_MIGRATOR_SIMULATED_MEMORY_H_
-#define HOTPAGE_MIGRATOR_SIMULATED_MEMORY_H_
+#ifndef HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
+#define HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -232,4 +233,4 @@ class SimulatedMemory : public MemoryView {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_MIGRATOR_SIMULATED_MEMORY_H_
+#endif  // HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
