@@ -55,11 +55,11 @@ double MigratorBurstBytes(const MigratorOptions& options, double rate_bytes_per_
 }
 
 Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
-                   PageMover* mover, MigratorClock* clock)
+                   PageMover* mover, Clock* clock)
     : options_(Sanitize(options)),
       target_(std::move(target)),
       mover_(mover),
-      clock_(clock != nullptr ? clock : RealMigratorClock::Get()),
+      clock_(clock != nullptr ? clock : RealClock::Get()),
       pingpong_(options_.pingpong),
       retry_capacity_(options_.retry_capacity),
       bytes_bucket_(options_.rate_limit_bytes_per_sec,

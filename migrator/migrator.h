@@ -79,7 +79,7 @@
 #include "tools/base/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "migrator/clock.h"
+#include "tools/base/clock.h"
 #include "migrator/page_mover.h"
 #include "migrator/pingpong.h"
 #include "migrator/process_handle.h"
@@ -153,7 +153,7 @@ class Migrator {
   // `mover` and `clock` must outlive the migrator; `clock` null: the real
   // clock. The target's KernelFs must outlive it too.
   Migrator(const MigratorOptions& options, ProcessHandle target,
-           PageMover* mover, MigratorClock* clock = nullptr);
+           PageMover* mover, Clock* clock = nullptr);
   ~Migrator();  // Stop()
   Migrator(const Migrator&) = delete;
   Migrator& operator=(const Migrator&) = delete;
@@ -274,7 +274,7 @@ class Migrator {
   const MigratorOptions options_;
   ProcessHandle target_;
   PageMover* const mover_;
-  MigratorClock* const clock_;
+  Clock* const clock_;
   PingPongTracker pingpong_;
 
   // Queue and lifecycle.

@@ -67,12 +67,6 @@ NumaVmstat Delta(const NumaVmstat& now, const NumaVmstat& base) {
   return d;
 }
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 }  // namespace
 
 std::string SysctlName(absl::string_view proc_sys_path) {

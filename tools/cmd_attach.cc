@@ -64,12 +64,6 @@
 namespace hotpage {
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 // Everything the stats files report.
 struct AttachStats {
   uint64_t rounds = 0;

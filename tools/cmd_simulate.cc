@@ -21,15 +21,10 @@
 #include "tools/simulate/sim_report.h"
 #include "tools/simulate/sim_svg.h"
 #include "tools/simulate/sim_run.h"
+#include "tools/base/clock.h"
 
 namespace hotpage {
 namespace {
-
-double Monotonic() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 }  // namespace
 
@@ -130,7 +125,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   double last_draw = 0;
   if (progress) {
     opt.progress = [&](int pass, uint64_t read, uint64_t total) {
-      const double now = Monotonic();
+      const double now = MonotonicSeconds();
       if (read < total && now - last_draw < 0.1) return;
       last_draw = now;
       const double f = total ? static_cast<double>(read) / static_cast<double>(total) : 1.0;
@@ -147,11 +142,11 @@ int RunSimulate(const std::vector<std::string>& args) {
     svg = std::make_unique<SvgObserver>(*topo, opt.interval_ms);
     opt.observer = svg.get();
   }
-  const double start = Monotonic();
+  const double start = MonotonicSeconds();
   absl::StatusOr<SimulateResult> r = SimulateTrace(opt);
   if (progress) std::fputs("\r\033[K", stderr);
   if (!r.ok()) return fail(r.status());
-  const double elapsed = Monotonic() - start;
+  const double elapsed = MonotonicSeconds() - start;
   if (!r->notes.empty()) std::cerr << "hotpage simulate: " << r->notes;
 
   std::cout << ComparisonTable(*r->sim);
