@@ -68,13 +68,14 @@ struct MoverCall {
   std::vector<int> status;
 
   bool operator==(const MoverCall& o) const {
-    return move == o.move && pid == o.pid && pages == o.pages && nodes == o.nodes &&
-           result == o.result && status == o.status;
+    return move == o.move && pid == o.pid && pages == o.pages &&
+           nodes == o.nodes && result == o.result && status == o.status;
   }
   std::string ToString() const {
-    return absl::StrCat(move ? "move" : "query", " pid ", pid, " ", pages.size(), " pages [",
-                        absl::StrJoin(pages, ","), "] nodes [", absl::StrJoin(nodes, ","),
-                        "] -> ", result, " [", absl::StrJoin(status, ","), "]");
+    return absl::StrCat(move ? "move" : "query", " pid ", pid, " ",
+                        pages.size(), " pages [", absl::StrJoin(pages, ","),
+                        "] nodes [", absl::StrJoin(nodes, ","), "] -> ", result,
+                        " [", absl::StrJoin(status, ","), "]");
   }
 };
 
@@ -84,13 +85,19 @@ class RecordingMover : public PageMover {
   void set_inner(PageMover* inner) { inner_ = inner; }
   const std::vector<MoverCall>& calls() const { return calls_; }
 
-  long Query(pid_t pid, absl::Span<const uint64_t> pages, absl::Span<int> status) override {
+  long Query(pid_t pid, absl::Span<const uint64_t> pages,
+             absl::Span<int> status) override {
     const long r = inner_->Query(pid, pages, status);
-    calls_.push_back({false, pid, {pages.begin(), pages.end()}, {}, r, {status.begin(), status.end()}});
+    calls_.push_back({false,
+                      pid,
+                      {pages.begin(), pages.end()},
+                      {},
+                      r,
+                      {status.begin(), status.end()}});
     return r;
   }
-  long Move(pid_t pid, absl::Span<const uint64_t> pages, absl::Span<const int> nodes,
-            absl::Span<int> status) override {
+  long Move(pid_t pid, absl::Span<const uint64_t> pages,
+            absl::Span<const int> nodes, absl::Span<int> status) override {
     const long r = inner_->Move(pid, pages, nodes, status);
     calls_.push_back({true,
                       pid,
@@ -113,14 +120,17 @@ class DropOnePage : public PageMover {
  public:
   DropOnePage(PageMover* inner, int which) : inner_(inner), which_(which) {}
 
-  long Query(pid_t pid, absl::Span<const uint64_t> pages, absl::Span<int> status) override {
+  long Query(pid_t pid, absl::Span<const uint64_t> pages,
+             absl::Span<int> status) override {
     return inner_->Query(pid, pages, status);
   }
-  long Move(pid_t pid, absl::Span<const uint64_t> pages, absl::Span<const int> nodes,
-            absl::Span<int> status) override {
-    if (pages.size() < 2 || ++moves_ != which_) return inner_->Move(pid, pages, nodes, status);
+  long Move(pid_t pid, absl::Span<const uint64_t> pages,
+            absl::Span<const int> nodes, absl::Span<int> status) override {
+    if (pages.size() < 2 || ++moves_ != which_)
+      return inner_->Move(pid, pages, nodes, status);
     const size_t n = pages.size() - 1;
-    return inner_->Move(pid, pages.subspan(0, n), nodes.subspan(0, n), status.subspan(0, n));
+    return inner_->Move(pid, pages.subspan(0, n), nodes.subspan(0, n),
+                        status.subspan(0, n));
   }
 
  private:
@@ -136,9 +146,9 @@ struct Outcome {
   uint64_t promoted = 0, demoted = 0, swaps = 0, watermark = 0;
   // The Migrators' call sequences.
   size_t attach_calls = 0, sim_calls = 0, move_calls = 0, pages_moved = 0;
-  long first_call_divergence = -1;  // index into the sequence, -1: none
+  long first_call_divergence = -1;    // index into the sequence, -1: none
   std::string attach_call, sim_call;  // the two calls there
-  size_t pages_on_other_nodes = 0;  // at the end, between the memories
+  size_t pages_on_other_nodes = 0;    // at the end, between the memories
 };
 
 // Runs both paths over the workload. `free_skew_pages` is added to node
@@ -166,32 +176,41 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
   EngineOptions eopt;
   eopt.address_space = w.pid;
   eopt.footprint_pages = w.pages;
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> live_engine = PolicyEngine::Create(topo, PlacementConfig{}, eopt);
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> sim_engine = PolicyEngine::Create(topo, PlacementConfig{}, eopt);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> live_engine =
+      PolicyEngine::Create(topo, PlacementConfig{}, eopt);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> sim_engine =
+      PolicyEngine::Create(topo, PlacementConfig{}, eopt);
   EXPECT_TRUE(live_engine.ok() && sim_engine.ok());
 
   // The simulator's memory, and attach's: a fake mover plus a fake /sys
   // and /proc.
   SimulatedMemoryOptions mopt;
   mopt.capacities = machine->capacities;
-  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem = SimulatedMemory::Create(topo, mopt);
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+      SimulatedMemory::Create(topo, mopt);
   EXPECT_TRUE(mem.ok());
   FakePageMover mover;
   mover.set_record_calls(false);
   FakeTree tree;
   auto write_meminfo = [&]() {
     for (const SimNodeCapacity& c : machine->capacities) {
-      int64_t free_pages = static_cast<int64_t>(c.pages) - static_cast<int64_t>(mover.CountOn(c.node));
+      int64_t free_pages = static_cast<int64_t>(c.pages) -
+                           static_cast<int64_t>(mover.CountOn(c.node));
       if (c.node == 0) free_pages += free_skew_pages;
-      tree.Write(absl::StrCat("/sys/devices/system/node/node", c.node, "/meminfo"),
-                 absl::StrCat("Node ", c.node, " MemTotal:  ", c.pages * 4, " kB\n", "Node ", c.node,
-                              " MemFree:  ", std::max<int64_t>(free_pages, 0) * 4, " kB\n"));
+      tree.Write(
+          absl::StrCat("/sys/devices/system/node/node", c.node, "/meminfo"),
+          absl::StrCat("Node ", c.node, " MemTotal:  ", c.pages * 4, " kB\n",
+                       "Node ", c.node, " MemFree:  ",
+                       std::max<int64_t>(free_pages, 0) * 4, " kB\n"));
     }
   };
   write_meminfo();
   tree.Write(absl::StrCat("/proc/", pid, "/stat"),
-             absl::StrCat(pid, " (workload) S 1 100 100 0 -1 4194560 1234 0 0 0 5 7 0 0 20 0 1 0 1000",
-                          " 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"));
+             absl::StrCat(pid,
+                          " (workload) S 1 100 100 0 -1 4194560 1234 0 0 0 5 7 "
+                          "0 0 20 0 1 0 1000",
+                          " 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 "
+                          "0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"));
   absl::StatusOr<KernelFs> fs = KernelFs::Open(tree.root());
   EXPECT_TRUE(fs.ok());
   absl::StatusOr<ProcessHandle> target = ProcessHandle::Attach(pid, &*fs);
@@ -202,13 +221,15 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
   FakeClock attach_clock(SimTime(start));
   RecordingMover attach_rec;
   attach_rec.set_inner(&mover);
-  Migrator attach_migrator(MigratorOptions{}, std::move(*target), &attach_rec, &attach_clock);
+  Migrator attach_migrator(MigratorOptions{}, std::move(*target), &attach_rec,
+                           &attach_clock);
   LiveMemoryView live_view(pid, &mover, &*fs, &topo, &attach_migrator);
   // simulate's: the SimMigration sim_hotpage.cc runs, with the recorder
   // (and the negative control's breaker) between its Migrator and mover.
   RecordingMover sim_rec;
   DropOnePage breaker(&sim_rec, drop_in_move_call);
-  SimMigration sim_migration(MigratorOptions{}, MigrationCost{}, mem->get(), pid, start,
+  SimMigration sim_migration(MigratorOptions{}, MigrationCost{}, mem->get(),
+                             pid, start,
                              [&](PageMover* simulated) -> PageMover* {
                                sim_rec.set_inner(simulated);
                                if (drop_in_move_call > 0) return &breaker;
@@ -231,7 +252,8 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
     sim_view.set_now(t);
     const RoundReport b = (*sim_engine)->RunRound(sim_view, t);
     ++out.rounds;
-    const std::string da = DecisionToString(a.decision), db = DecisionToString(b.decision);
+    const std::string da = DecisionToString(a.decision),
+                      db = DecisionToString(b.decision);
     if (da != db && out.first_divergence < 0) {
       out.first_divergence = static_cast<int>(a.round);
       out.live = da;
@@ -254,13 +276,17 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
       const MigratorRound r = attach_migrator.RunOnce();
       if (r.next == MigratorRound::Next::kMore) continue;
       if (r.next == MigratorRound::Next::kDone) break;
-      if (r.next == MigratorRound::Next::kWaitForWork && r.wait == absl::InfiniteDuration()) break;
+      if (r.next == MigratorRound::Next::kWaitForWork &&
+          r.wait == absl::InfiniteDuration())
+        break;
       attach_clock.Advance(r.wait);
     }
-    while (!sim_migration.idle()) sim_migration.RunUntil(sim_migration.NextEventNs());
+    while (!sim_migration.idle())
+      sim_migration.RunUntil(sim_migration.NextEventNs());
   };
   for (const Sample& s : samples) {
-    while ((*sim_engine)->RoundDue(s.time_ns)) run_round((*sim_engine)->next_round_ns());
+    while ((*sim_engine)->RoundDue(s.time_ns))
+      run_round((*sim_engine)->next_round_ns());
     // First touch in the simulator; the same page appears in the mover.
     const bool known = sim_view.NodeOf(s.vaddr) >= 0;
     const int node = sim_view.Touch(s.vaddr, s.cpu, s.time_ns);
@@ -295,8 +321,10 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
 
 TEST(EngineEquivalenceTest, AttachAndSimulateDecideTheSameOnTheSameSamples) {
   const Outcome o = Compare(0);
-  EXPECT_EQ(o.first_divergence, -1) << "round " << o.first_divergence << "\nattach:\n"
-                                    << o.live << "\nsimulate:\n" << o.sim;
+  EXPECT_EQ(o.first_divergence, -1)
+      << "round " << o.first_divergence << "\nattach:\n"
+      << o.live << "\nsimulate:\n"
+      << o.sim;
   // The stream exercised what it should.
   EXPECT_GE(o.rounds, 12);
   EXPECT_GT(o.promoted, 100u);
@@ -306,8 +334,9 @@ TEST(EngineEquivalenceTest, AttachAndSimulateDecideTheSameOnTheSameSamples) {
 
 TEST(EngineEquivalenceTest, AttachAndSimulateMakeTheSameMovePagesCalls) {
   const Outcome o = Compare(0);
-  EXPECT_EQ(o.first_call_divergence, -1) << "call " << o.first_call_divergence << "\nattach:   "
-                                         << o.attach_call << "\nsimulate: " << o.sim_call;
+  EXPECT_EQ(o.first_call_divergence, -1)
+      << "call " << o.first_call_divergence << "\nattach:   " << o.attach_call
+      << "\nsimulate: " << o.sim_call;
   EXPECT_EQ(o.attach_calls, o.sim_calls);
   EXPECT_EQ(o.pages_on_other_nodes, 0u);
   // Every decided move went through a move call, in batches.

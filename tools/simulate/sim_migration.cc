@@ -10,13 +10,15 @@ namespace {
 
 uint64_t LaterNs(uint64_t now_ns, absl::Duration d) {
   // Truncated to whole ns, at least 1 ns later: the cursor always advances.
-  return now_ns + static_cast<uint64_t>(std::max<int64_t>(absl::ToInt64Nanoseconds(d), 1));
+  return now_ns + static_cast<uint64_t>(
+                      std::max<int64_t>(absl::ToInt64Nanoseconds(d), 1));
 }
 
 }  // namespace
 
-SimMigration::SimMigration(const MigratorOptions& options, const MigrationCost& cost,
-                           SimulatedMemory* memory, pid_t pid, uint64_t start_ns,
+SimMigration::SimMigration(const MigratorOptions& options,
+                           const MigrationCost& cost, SimulatedMemory* memory,
+                           pid_t pid, uint64_t start_ns,
                            const Interposer& interpose)
     : clock_(SimTime(start_ns)),
       mover_(memory, &clock_, cost),
@@ -24,7 +26,8 @@ SimMigration::SimMigration(const MigratorOptions& options, const MigrationCost& 
                 interpose ? interpose(&mover_) : &mover_, &clock_),
       cursor_ns_(start_ns) {}
 
-size_t SimMigration::Submit(absl::Span<const MoveRequest> requests, uint64_t now_ns) {
+size_t SimMigration::Submit(absl::Span<const MoveRequest> requests,
+                            uint64_t now_ns) {
   clock_.Set(SimTime(now_ns));
   const size_t n = migrator_.Submit(requests);
   if (n > 0 && idle_) {

@@ -31,8 +31,8 @@ constexpr uint64_t kCopyNs = 477;
 
 uint64_t A(uint64_t i) { return kBase + i * kPage; }
 
-NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier,
-              int64_t latency_ns, int64_t bw_mbps) {
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, int64_t latency_ns, int64_t bw_mbps) {
   NodeInfo n;
   n.id = id;
   n.cpus = std::move(cpus);
@@ -47,15 +47,18 @@ NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier
 // DRAM (cpus 0-1) + CXL, as the repo's dram+cxl guest.
 Topology DramCxl() {
   Topology t;
-  t.nodes = {Node(0, {0, 1}, {10, 20}, 0, 80, 20480), Node(1, {}, {20, 10}, 1, 250, 8192)};
+  t.nodes = {Node(0, {0, 1}, {10, 20}, 0, 80, 20480),
+             Node(1, {}, {20, 10}, 1, 250, 8192)};
   t.tiers = {MemoryTier{0, {0}}, MemoryTier{1, {1}}};
   return t;
 }
 
-std::unique_ptr<SimulatedMemory> Make(const Topology& t, std::vector<SimNodeCapacity> caps) {
+std::unique_ptr<SimulatedMemory> Make(const Topology& t,
+                                      std::vector<SimNodeCapacity> caps) {
   SimulatedMemoryOptions o;
   o.capacities = std::move(caps);
-  absl::StatusOr<std::unique_ptr<SimulatedMemory>> m = SimulatedMemory::Create(t, o);
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> m =
+      SimulatedMemory::Create(t, o);
   EXPECT_TRUE(m.ok()) << m.status();
   return std::move(*m);
 }
@@ -103,7 +106,8 @@ TEST(SimulatedPageMoverTest, MoveWritesEveryStatusAndTakesItsModelledTime) {
   m->Touch(A(3), 0, 0);  // node 1
   const uint64_t setup_ns = m->counters().migration_ns;
   std::vector<uint64_t> listened;
-  m->set_move_listener([&](uint64_t now_ns, uint64_t, int, int) { listened.push_back(now_ns); });
+  m->set_move_listener(
+      [&](uint64_t now_ns, uint64_t, int, int) { listened.push_back(now_ns); });
   MigrationCost cost;
   cost.per_call_ns = 70000;
   cost.per_page_ns = 2000;
@@ -196,7 +200,8 @@ TEST(SimMigrationTest, MovesAtTheRateLimitInSimulatedTime) {
     EXPECT_NEAR(got, expect, 1024) << secs << " s";
   }
   // Twice the rate, twice the pages (the bucket scales with it too).
-  const double r = static_cast<double>(MovedBy(512, kSec)) / static_cast<double>(MovedBy(256, kSec));
+  const double r = static_cast<double>(MovedBy(512, kSec)) /
+                   static_cast<double>(MovedBy(256, kSec));
   EXPECT_NEAR(r, 2.0, 0.05);
   // At t = 0 one call of a batch; the next starts when it has taken its
   // modelled time.
@@ -209,9 +214,11 @@ TEST(SimMigrationTest, MovesAtTheRateLimitInSimulatedTime) {
 // page plus 70 us per 1024-page call), not 0.5 s / 2.55 us.
 TEST(SimMigrationTest, TheCpuBudgetBindsWithoutARateLimit) {
   const double per_page_s = (2000 + kCopyNs + 70000.0 / 1024) * 1e-9;
-  const double free_run = static_cast<double>(MovedBy(0, kSec / 2, /*cpu_budget=*/0));
+  const double free_run =
+      static_cast<double>(MovedBy(0, kSec / 2, /*cpu_budget=*/0));
   EXPECT_NEAR(free_run, 0.5 / per_page_s, 1024);
-  const double budgeted = static_cast<double>(MovedBy(0, kSec / 2, /*cpu_budget=*/0.25));
+  const double budgeted =
+      static_cast<double>(MovedBy(0, kSec / 2, /*cpu_budget=*/0.25));
   EXPECT_NEAR(budgeted, (0.125 + 0.025) / per_page_s, 2048);
   // At attach's 256 MB/s the budget never binds (16% of a core).
   EXPECT_EQ(MovedBy(256, kSec, 0.25), MovedBy(256, kSec, 0));
@@ -267,8 +274,10 @@ TEST(SimMigrationTest, CallsTakeModelledTime) {
   EXPECT_EQ(mig.NextEventNs(), 100u + 70000 + 2000 + kCopyNs);
   mig.RunUntil(mig.NextEventNs());
   EXPECT_TRUE(mig.idle());
-  EXPECT_EQ(m->counters().migration_ns, 70000u + 2000 + kCopyNs + (2000 + kCopyNs));
-  EXPECT_EQ(mig.migrator().Snapshot().cpu_time, absl::Nanoseconds(70000 + 2000 + kCopyNs));
+  EXPECT_EQ(m->counters().migration_ns,
+            70000u + 2000 + kCopyNs + (2000 + kCopyNs));
+  EXPECT_EQ(mig.migrator().Snapshot().cpu_time,
+            absl::Nanoseconds(70000 + 2000 + kCopyNs));
 }
 
 // A policy round can fall inside a move call (it started before the round
@@ -342,7 +351,8 @@ TEST(SimMigrationTest, PingPongPagesAreHeld) {
 
 // --- AppendMoveRequests ----------------------------------------------------
 
-PlannedMove Planned(uint64_t vaddr, int from, int to, PlacementReason reason, uint32_t bytes = 4096) {
+PlannedMove Planned(uint64_t vaddr, int from, int to, PlacementReason reason,
+                    uint32_t bytes = 4096) {
   PlannedMove m;
   m.vaddr = vaddr;
   m.page_bytes = bytes;
@@ -354,9 +364,11 @@ PlannedMove Planned(uint64_t vaddr, int from, int to, PlacementReason reason, ui
 
 TEST(MoveRequestsTest, DemotionsFirstIn4KiBPages) {
   PlacementDecision d;
-  d.moves = {Planned(A(1), 0, 1, PlacementReason::kDemote), Planned(A(2), 1, 0, PlacementReason::kPromote),
-             Planned(A(3), 0, 1, PlacementReason::kDemote),
-             Planned(kBase + (4 << 20), 1, 0, PlacementReason::kPromote, 2 << 20)};
+  d.moves = {
+      Planned(A(1), 0, 1, PlacementReason::kDemote),
+      Planned(A(2), 1, 0, PlacementReason::kPromote),
+      Planned(A(3), 0, 1, PlacementReason::kDemote),
+      Planned(kBase + (4 << 20), 1, 0, PlacementReason::kPromote, 2 << 20)};
   std::vector<MoveRequest> r;
   AppendMoveRequests(d, SimTime(5), &r);
   ASSERT_EQ(r.size(), 3u + 512u);

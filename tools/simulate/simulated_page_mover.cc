@@ -31,7 +31,8 @@ int SimulatedPageMover::MoveBasePage(uint64_t vaddr, int node, uint64_t now_ns,
 }
 
 long SimulatedPageMover::Move(pid_t pid, absl::Span<const uint64_t> pages,
-                              absl::Span<const int> nodes, absl::Span<int> status) {
+                              absl::Span<const int> nodes,
+                              absl::Span<int> status) {
   ++counters_.move_calls;
   const uint64_t now_ns = SimNs(clock_->Now());
   uint64_t call_ns = cost_.per_call_ns;
@@ -58,7 +59,8 @@ long SimulatedPageMover::Move(pid_t pid, absl::Span<const uint64_t> pages,
   counters_.move_ns += call_ns;
   // The call's modelled time passes, on the clock and as the calling
   // thread's CPU time (the file comment).
-  const absl::Duration d = absl::Nanoseconds(static_cast<int64_t>(std::max<uint64_t>(call_ns, 1)));
+  const absl::Duration d =
+      absl::Nanoseconds(static_cast<int64_t>(std::max<uint64_t>(call_ns, 1)));
   clock_->Advance(d);
   clock_->AdvanceCpu(d);
   return 0;

@@ -62,7 +62,8 @@ namespace hotpage {
 // arbitrary fixed epoch, FakeClock's default start: only differences
 // matter). SimNs(SimTime(ns)) == ns.
 inline absl::Time SimTime(uint64_t ns) {
-  return absl::UnixEpoch() + absl::Hours(1) + absl::Nanoseconds(static_cast<int64_t>(ns));
+  return absl::UnixEpoch() + absl::Hours(1) +
+         absl::Nanoseconds(static_cast<int64_t>(ns));
 }
 inline uint64_t SimNs(absl::Time t) {
   return static_cast<uint64_t>(absl::ToInt64Nanoseconds(t - SimTime(0)));
@@ -83,16 +84,18 @@ class SimulatedPageMover : public PageMover {
  public:
   // `memory` and `clock` must outlive the mover; `clock` is advanced by
   // every Move call.
-  SimulatedPageMover(SimulatedMemory* memory, FakeClock* clock, const MigrationCost& cost)
+  SimulatedPageMover(SimulatedMemory* memory, FakeClock* clock,
+                     const MigrationCost& cost)
       : memory_(memory), clock_(clock), cost_(cost) {}
 
   // Marks the 2 MiB range at `vaddr` (2 MiB aligned) as a huge page.
   void AddHugePage(uint64_t vaddr) { huge_.insert(vaddr & ~(kHugeBytes - 1)); }
 
   // PageMover. `pid` is not checked: the memory is one process's.
-  long Query(pid_t pid, absl::Span<const uint64_t> pages, absl::Span<int> status) override;
-  long Move(pid_t pid, absl::Span<const uint64_t> pages, absl::Span<const int> nodes,
-            absl::Span<int> status) override;
+  long Query(pid_t pid, absl::Span<const uint64_t> pages,
+             absl::Span<int> status) override;
+  long Move(pid_t pid, absl::Span<const uint64_t> pages,
+            absl::Span<const int> nodes, absl::Span<int> status) override;
 
   const SimulatedMoverCounters& counters() const { return counters_; }
 
@@ -101,7 +104,8 @@ class SimulatedPageMover : public PageMover {
 
   // Moves one 4 KiB page at `now_ns`; adds its cost to *call_ns. Returns
   // its status.
-  int MoveBasePage(uint64_t vaddr, int node, uint64_t now_ns, uint64_t* call_ns);
+  int MoveBasePage(uint64_t vaddr, int node, uint64_t now_ns,
+                   uint64_t* call_ns);
 
   SimulatedMemory* const memory_;
   FakeClock* const clock_;
