@@ -1,5 +1,5 @@
 // Ingest throughput of hotpage's HotnessTable against its peers and the
-// ceiling, in one binary and one run (issue 4, section 4):
+// ceiling, in one binary and one run:
 //
 //   bazel run -c opt //hotness:hotness_table_benchmark -- \
 //       --benchmark_min_time=0.1 --benchmark_repetitions=2
@@ -25,7 +25,7 @@
 //
 // Every iteration checks that the counts held plus the counts displaced or
 // dropped equal the samples ingested; a mismatch fails the benchmark. At
-// the end, the binary prints the ratios the issue asks for (with
+// the end, the binary prints the ratios against the peers (with
 // --benchmark_repetitions=N, from the fastest repetition of each).
 
 #include <benchmark/benchmark.h>
@@ -295,7 +295,7 @@ void PrintRatios(const CollectingReporter& rep) {
     auto it = res.find({impl, cfg, threads});
     return it == res.end() ? nullptr : &it->second;
   };
-  // The peers the issue names, each used through its one-sample-at-a-time
+  // The peers (tbb, absl_mutex, libcds), each used through its one-sample-at-a-time
   // API. absl_mutex_batch is reported beside them, not among them.
   const char* peers[] = {"tbb", "absl_mutex", "libcds"};
   // `per_cpu`: rates per CPU-second the writers got (items/s / cpu_share),

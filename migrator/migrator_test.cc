@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "migrator/fake_page_mover.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

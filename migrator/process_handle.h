@@ -26,10 +26,8 @@
 // the replay simulator and tests create one; attach and record get their
 // handles from Attach().
 //
-// /proc/PID/stat is "pid (comm) state ppid ... starttime ...", and comm is
-// chosen by the process: it may hold spaces, parentheses, ") R 1 2 3" or
-// anything but NUL. ParseProcStat() therefore splits at the LAST ')' and
-// reads fields 3.. after it, where no field can contain a parenthesis.
+// /proc/PID/stat is parsed by ParseProcStat (tools/base/kernel/proc_stat.h),
+// which copes with a comm that holds spaces and parentheses.
 //
 // Thread-compatible: one thread (the migrator's) uses a handle.
 
@@ -44,23 +42,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/proc_stat.h"
 
 namespace hotpage {
-
-// The fields of /proc/PID/stat hotpage uses.
-struct ProcStat {
-  int64_t pid = 0;
-  std::string comm;  // between the first '(' and the last ')'
-  char state = '?';  // R, S, D, Z, X, ...
-  int64_t ppid = 0;
-  uint64_t start_time_ticks = 0;  // field 22
-};
-
-// Parses /proc/PID/stat text. std::nullopt on anything malformed: no
-// "pid (", no ')', fewer than 22 fields, non-numeric pid/ppid/starttime, a
-// state that is not one character. Never reads past `text`, bounded work.
-std::optional<ProcStat> ParseProcStat(absl::string_view text);
 
 enum class TargetState {
   kSame,     // the process attached to is alive and is still this pid

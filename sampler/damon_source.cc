@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/base/clock.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -72,20 +73,6 @@ bool ParseCanonicalDecimal(absl::string_view s, size_t max_digits, uint64_t* out
     if (c < '0' || c > '9') return false;
   }
   return absl::SimpleAtoi(s, out);
-}
-
-// Field 22 (starttime, clock ticks after boot) of /proc/self/stat; 0 if
-// unreadable. For messages only: the lock, not this, says who is alive.
-uint64_t SelfStartTimeTicks(const KernelFs& fs) {
-  absl::StatusOr<std::string> stat = fs.ReadFile("/proc/self/stat");
-  if (!stat.ok()) return 0;
-  const size_t close = stat->rfind(')');  // comm may hold anything
-  if (close == std::string::npos) return 0;
-  std::vector<absl::string_view> t =
-      absl::StrSplit(absl::string_view(*stat).substr(close + 1), ' ', absl::SkipEmpty());
-  uint64_t v = 0;
-  if (t.size() <= 19 || !absl::SimpleAtoi(t[19], &v)) return 0;  // field k is token k - 3
-  return v;
 }
 
 }  // namespace

@@ -85,7 +85,7 @@
 // 1/min_nr_regions of the monitored bytes); DAMON CANNOT see a hot page
 // inside a colder region, only regions whose pages are accessed alike. A hot
 // set interleaved page by page with cold pages is invisible; contiguous hot
-// clusters are found (shared/docs/damon.md).
+// clusters are found (measured in the guest: tests/damon/README.md).
 //
 // Each Poll covers ONE aggregation interval and emits, for every naturally
 // aligned chunk of `chunk_bytes` (default 2 MiB) that the regions cover with
@@ -146,10 +146,10 @@
 #include "absl/types/span.h"
 #include "sampler/damon_region.h"
 #include "sampler/sample.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/mutex.h"
 #include "tools/base/state_dir.h"
-#include "tools/base/sysfs_writer.h"
 
 namespace hotpage {
 
@@ -157,8 +157,8 @@ namespace hotpage {
 using SampleSink = std::function<void(absl::Span<const Sample>)>;
 
 struct DamonOptions {
-  // DAMON's monitoring attributes. Intervals: shared/docs/damon.md's tested
-  // values; N = aggr_us / sample_us = 20 checks per interval.
+  // DAMON's monitoring attributes. Intervals: the values tested in the
+  // guest (tests/damon/README.md); N = aggr_us / sample_us = 20 checks per interval.
   uint64_t sample_us = 5000;
   uint64_t aggr_us = 100000;
   uint64_t update_us = 1000000;  // how often DAMON re-reads the target's VMAs

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "tools/base/capabilities.h"
+#include "tools/base/kernel/capabilities.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 

@@ -37,7 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "sampler/sample.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 

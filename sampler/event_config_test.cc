@@ -3,7 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tools/base/fake_tree.h"
+#include "tools/base/kernel/fake_tree.h"
 
 namespace hotpage {
 namespace {

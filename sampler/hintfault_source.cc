@@ -20,8 +20,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "policy/numa_maps.h"
 #include "tools/base/clock.h"
+#include "tools/base/kernel/numa_maps.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/state_dir.h"
 #include "tools/base/status_macros.h"
 
@@ -180,19 +181,9 @@ std::optional<NumaVmstat> ParseNumaVmstat(absl::string_view text) {
 }
 
 std::optional<ProcCpu> ParseProcStatCpu(absl::string_view text) {
-  // "pid (comm) state ppid ...": comm may hold anything, so fields count
-  // from the LAST ')'. Field k (1-based, proc(5)) is token k - 3 after it.
-  const size_t close = text.rfind(')');
-  if (close == absl::string_view::npos || text.find('(') == absl::string_view::npos) return std::nullopt;
-  std::vector<absl::string_view> t =
-      absl::StrSplit(absl::StripAsciiWhitespace(text.substr(close + 1)), ' ', absl::SkipEmpty());
-  if (t.size() < 13) return std::nullopt;
-  uint64_t minflt = 0, utime = 0, stime = 0;
-  if (!ParseDecimal(t[7], &minflt) || !ParseDecimal(t[11], &utime) || !ParseDecimal(t[12], &stime)) {
-    return std::nullopt;
-  }
-  if (utime > UINT64_MAX - stime) return std::nullopt;
-  return ProcCpu{minflt, utime + stime};
+  std::optional<ProcStat> st = ParseProcStat(text);
+  if (!st || st->utime_ticks > UINT64_MAX - st->stime_ticks) return std::nullopt;
+  return ProcCpu{st->minflt, st->utime_ticks + st->stime_ticks};
 }
 
 std::optional<uint64_t> ParseNumaScanSeq(absl::string_view proc_pid_sched) {
@@ -455,14 +446,7 @@ absl::Status HintFaultSource::Setup() {
   // The state file first: a crash from here on is recoverable.
   HintFaultState state;
   state.pid = getpid();
-  if (absl::StatusOr<std::string> self = fs_.ReadFile("/proc/self/stat"); self.ok()) {
-    const size_t close = self->rfind(')');
-    if (close != std::string::npos) {
-      std::vector<absl::string_view> t =
-          absl::StrSplit(absl::string_view(*self).substr(close + 1), ' ', absl::SkipEmpty());
-      if (t.size() > 19) (void)ParseDecimal(t[19], &state.start_time_ticks);
-    }
-  }
+  state.start_time_ticks = SelfStartTimeTicks(fs_);
   state.changes = plan;
   HOTPAGE_RETURN_IF_ERROR(WriteState(state));
 

@@ -97,10 +97,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tools/base/json_writer.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/mutex.h"
 #include "tools/base/state_dir.h"
-#include "tools/base/sysfs_writer.h"
 
 namespace hotpage {
 
@@ -162,7 +162,8 @@ struct NumaVmstat {
 std::optional<NumaVmstat> ParseNumaVmstat(absl::string_view text);
 
 // minflt (field 10) and utime + stime (fields 14, 15, clock ticks) of
-// /proc/PID/stat; nullopt if malformed.
+// /proc/PID/stat as ParseProcStat (tools/base/kernel/proc_stat.h) reads
+// them; nullopt if malformed.
 struct ProcCpu {
   uint64_t minflt = 0;
   uint64_t cpu_ticks = 0;

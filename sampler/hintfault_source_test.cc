@@ -18,9 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "tools/base/fake_sysfs_writer.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_sysfs_writer.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "sampler/synthetic_ring.h"
-#include "tools/base/fake_tree.h"
+#include "tools/base/kernel/fake_tree.h"
 
 namespace hotpage {
 namespace {

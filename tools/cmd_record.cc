@@ -35,7 +35,7 @@
 #include "sampler/write_fault_rearm.h"
 #include "migrator/process_handle.h"
 #include "tools/base/clock.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"

@@ -19,7 +19,7 @@
 #include "tools/cli.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
-#include "tools/simulate/sim_svg.h"
+#include "tools/simulate/svg/sim_svg.h"
 #include "tools/simulate/sim_run.h"
 #include "tools/base/clock.h"
 

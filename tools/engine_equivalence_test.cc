@@ -46,14 +46,14 @@
 #include "policy/placement.h"
 #include "policy/topology.h"
 #include "tools/base/clock.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/live_memory_view.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_migration.h"
-#include "tools/simulate/sim_testing.h"
 #include "tools/simulate/simulated_memory.h"
 #include "tools/simulate/simulated_page_mover.h"
+#include "tools/trace_gen/mixed.h"
 
 namespace hotpage {
 namespace {
@@ -159,14 +159,14 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
   const pid_t pid = getpid();  // attach's Migrator checks it through /proc
   absl::StatusOr<Topology> preset = PresetTopology("2pkg+cxl");
   EXPECT_TRUE(preset.ok());
-  SyntheticWorkload w;
+  trace_gen::MixedOptions w;
   w.pages = 3000;
   w.samples_per_sec = 6000;
   w.duration_ms = 12000;
   w.hot_pages = 300;
   w.shift_ms = 4000;
   w.pid = static_cast<uint32_t>(pid);
-  const std::vector<Sample> samples = GenerateSamples(w);
+  const std::vector<Sample> samples = trace_gen::GenerateMixed(w);
   CapacitySpec spec;
   spec.ratio_n = 4;
   absl::StatusOr<SimMachine> machine = ScaleMachine(*preset, w.pages, spec);

@@ -19,7 +19,7 @@
 #include "tools/simulate/sim_policy.h"
 #include "tools/simulate/sim_report.h"
 #include "tools/simulate/sim_run.h"
-#include "tools/simulate/sim_testing.h"
+#include "tools/trace_gen/mixed.h"
 #include "tools/simulate/sim_trace.h"
 
 namespace hotpage {
@@ -413,14 +413,14 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
 
 // --- the whole run ----------------------------------------------------------------
 
-std::string WriteSyntheticTrace(const std::string& name, SyntheticWorkload w) {
+std::string WriteSyntheticTrace(const std::string& name, trace_gen::MixedOptions w) {
   const std::string path = TmpPath(name);
-  EXPECT_TRUE(WriteHptTrace(path, GenerateSamples(w)).ok());
+  EXPECT_TRUE(trace_gen::WriteMixedTrace(path, trace_gen::GenerateMixed(w)).ok());
   return path;
 }
 
 TEST(SimulateTraceTest, TwoRunsGiveByteIdenticalReports) {
-  SyntheticWorkload w;
+  trace_gen::MixedOptions w;
   w.duration_ms = 6000;
   w.pages = 2000;
   w.hot_pages = 200;
@@ -441,10 +441,10 @@ TEST(SimulateTraceTest, TwoRunsGiveByteIdenticalReports) {
 }
 
 TEST(SimulateTraceTest, PicksTheBusiestPidAndHonoursPid) {
-  std::vector<Sample> s = GenerateSamples(SyntheticWorkload{.pages = 100, .samples_per_sec = 1000, .duration_ms = 2000});
+  std::vector<Sample> s = trace_gen::GenerateMixed(trace_gen::MixedOptions{.pages = 100, .samples_per_sec = 1000, .duration_ms = 2000});
   for (size_t i = 0; i < s.size(); i += 3) s[i].pid = 99;  // a third for pid 99
   const std::string path = TmpPath("pids.hpt");
-  ASSERT_TRUE(WriteHptTrace(path, s).ok());
+  ASSERT_TRUE(trace_gen::WriteMixedTrace(path, s).ok());
   SimulateOptions o;
   o.trace = path;
   o.policy = "first-touch";
@@ -478,12 +478,12 @@ TEST(SimulateTraceTest, ClearErrors) {
   EXPECT_TRUE(absl::StrContains(r.status().message(), "neither an .hpt trace")) << r.status();
 
   o.trace = TmpPath("empty.hpt");
-  ASSERT_TRUE(WriteHptTrace(o.trace, {}).ok());
+  ASSERT_TRUE(trace_gen::WriteMixedTrace(o.trace, {}).ok());
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::StrContains(r.status().message(), "no samples")) << r.status();
 
-  o.trace = WriteSyntheticTrace("ok.hpt", SyntheticWorkload{.pages = 64, .duration_ms = 500});
+  o.trace = WriteSyntheticTrace("ok.hpt", trace_gen::MixedOptions{.pages = 64, .duration_ms = 500});
   o.topology = "5tier";
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
@@ -517,7 +517,7 @@ class CountingObserver : public SimObserver {
 TEST(SimulateTraceTest, ObserverSeesAccessesMovesAndIntervals) {
   CountingObserver obs;
   SimulateOptions o;
-  o.trace = WriteSyntheticTrace("obs.hpt", SyntheticWorkload{.pages = 1000, .duration_ms = 4000, .hot_pages = 100});
+  o.trace = WriteSyntheticTrace("obs.hpt", trace_gen::MixedOptions{.pages = 1000, .duration_ms = 4000, .hot_pages = 100});
   o.observer = &obs;
   absl::StatusOr<SimulateResult> r = SimulateTrace(o);
   ASSERT_TRUE(r.ok()) << r.status();
