@@ -78,12 +78,19 @@ absl::StatusOr<ProcessHandle> ProcessHandle::Attach(pid_t pid,
   return h;
 }
 
+ProcessHandle ProcessHandle::ForSimulation(pid_t pid) {
+  ProcessHandle h(pid, /*pidfd=*/-1, /*start=*/0, "simulated", /*fs=*/nullptr);
+  h.simulated_ = true;
+  return h;
+}
+
 ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
     : pid_(other.pid_),
       pidfd_(std::exchange(other.pidfd_, -1)),
       start_time_ticks_(other.start_time_ticks_),
       comm_(std::move(other.comm_)),
-      fs_(other.fs_) {}
+      fs_(other.fs_),
+      simulated_(other.simulated_) {}
 
 ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
   if (this != &other) {
@@ -93,6 +100,7 @@ ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
     start_time_ticks_ = other.start_time_ticks_;
     comm_ = std::move(other.comm_);
     fs_ = other.fs_;
+    simulated_ = other.simulated_;
   }
   return *this;
 }
@@ -124,11 +132,13 @@ std::optional<ProcStat> ProcessHandle::ReadStat() const {
 }
 
 bool ProcessHandle::Alive() const {
+  if (simulated_) return true;
   if (pidfd_ >= 0) return !PidfdExited();
   return StillSame() == TargetState::kSame;
 }
 
 TargetState ProcessHandle::StillSame() const {
+  if (simulated_) return TargetState::kSame;
   std::optional<ProcStat> st = ReadStat();
   // Order matters: the pidfd is polled after the read (file comment).
   const bool exited = PidfdExited();

@@ -20,6 +20,12 @@
 // Without pidfd_open (kernels before 5.3, or seccomp), the start time and
 // the stat's state (Z/X = exited) are checked alone.
 //
+// ForSimulation() makes a handle for a process that exists only in a
+// simulation (`hotpage simulate` runs the real Migrator over simulated
+// memory): no pidfd, no /proc reads, and StillSame() always kSame. Only
+// the replay simulator and tests create one; attach and record get their
+// handles from Attach().
+//
 // /proc/PID/stat is parsed by ParseProcStat (tools/base/kernel/proc_stat.h),
 // which copes with a comm that holds spaces and parentheses.
 //
@@ -59,6 +65,11 @@ class ProcessHandle {
   // FailedPrecondition if it is already a zombie.
   static absl::StatusOr<ProcessHandle> Attach(pid_t pid, const KernelFs* fs);
 
+  // A handle for `pid` in a simulation (see the file comment): nothing is
+  // opened or read; the target never exits and its pid is never reused.
+  // Not for live processes: it checks nothing.
+  static ProcessHandle ForSimulation(pid_t pid);
+
   ProcessHandle(ProcessHandle&& other) noexcept;
   ProcessHandle& operator=(ProcessHandle&& other) noexcept;
   ProcessHandle(const ProcessHandle&) = delete;
@@ -69,6 +80,7 @@ class ProcessHandle {
   uint64_t start_time_ticks() const { return start_time_ticks_; }
   const std::string& comm() const { return comm_; }
   bool has_pidfd() const { return pidfd_ >= 0; }
+  bool simulated() const { return simulated_; }
 
   // False once the process has exited (pidfd readable). Without a pidfd:
   // whether /proc/PID/stat shows a live process with the same start time.
@@ -98,6 +110,7 @@ class ProcessHandle {
   uint64_t start_time_ticks_ = 0;
   std::string comm_;
   const KernelFs* fs_ = nullptr;
+  bool simulated_ = false;  // ForSimulation(): no pidfd, no fs_
 };
 
 }  // namespace hotpage

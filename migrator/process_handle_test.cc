@@ -155,6 +155,29 @@ TEST_F(FakeProcTest, MoveKeepsThePidfd) {
   EXPECT_EQ(moved.StillSame(), TargetState::kSame);
 }
 
+// A simulated target (the replay simulator's) reads nothing and is always
+// the same process, even for a pid no process can have (above
+// PID_MAX_LIMIT); a live handle is never simulated, so its checks stay on.
+TEST_F(FakeProcTest, SimulatedTargetIsAlwaysTheSame) {
+  constexpr pid_t kImpossiblePid = (4 << 20) + 1;
+  ProcessHandle sim = ProcessHandle::ForSimulation(kImpossiblePid);
+  EXPECT_TRUE(sim.simulated());
+  EXPECT_FALSE(sim.has_pidfd());
+  EXPECT_EQ(sim.pid(), kImpossiblePid);
+  EXPECT_EQ(sim.StillSame(), TargetState::kSame);
+  EXPECT_TRUE(sim.Alive());
+  EXPECT_EQ(sim.Describe(), absl::StrCat("pid ", kImpossiblePid, " (simulated)"));
+  ProcessHandle moved = std::move(sim);
+  EXPECT_TRUE(moved.simulated());
+  EXPECT_EQ(moved.StillSame(), TargetState::kSame);
+
+  auto live = ProcessHandle::Attach(getpid(), &*fs_);
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_FALSE(live->simulated());
+  WriteStat(2000, 'S');
+  EXPECT_EQ(live->StillSame(), TargetState::kReused);
+}
+
 TEST_F(FakeProcTest, UnparsableStatRefusesAttach) {
   tree_.Write(absl::StrCat("/proc/", getpid(), "/stat"), "1 (x) S");
   EXPECT_EQ(ProcessHandle::Attach(getpid(), &*fs_).status().code(),

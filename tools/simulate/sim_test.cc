@@ -391,23 +391,23 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   // pages) the migrator needs about half a second for the 1000 moves.
   sim.Feed(At(3000, kSec + 100 * kMs));
   ASSERT_EQ(round_times, std::vector<uint64_t>{kSec});
-  const SimulatedMigratorStats early = h->migrator().stats();
+  const SimMigrationStats early = h->migration().stats();
   EXPECT_GT(early.promoted_pages + early.demoted_pages, 0u);
   EXPECT_LT(early.promoted_pages + early.demoted_pages, 1000u);
   sim.Feed(At(3000, kSec + 900 * kMs));
   // Every hot page the engine tracked is promoted (an 8-way set that
   // overflows may displace a few entries: the table is set-associative).
-  const uint64_t promoted = h->migrator().stats().promoted_pages;
+  const uint64_t promoted = h->migration().stats().promoted_pages;
   EXPECT_GE(promoted, 490u);
   EXPECT_EQ(promoted, h->engine().counters().planned_promotions);
   uint64_t hot_on_dram = 0;
   for (uint64_t i = 3000; i < 3500; ++i) hot_on_dram += h->memory().NodeOf(A(i)) == 0;
   EXPECT_EQ(hot_on_dram, promoted);
-  EXPECT_EQ(h->migrator().stats().queue_depth, 0u);
+  EXPECT_EQ(h->migration().stats().queue_depth, 0u);
   sim.Finish();
   const PolicyTally t = sim.Totals()[0];
   EXPECT_EQ(t.promoted_pages, promoted);
-  EXPECT_EQ(t.demoted_pages, h->migrator().stats().demoted_pages);
+  EXPECT_EQ(t.demoted_pages, h->migration().stats().demoted_pages);
   EXPECT_EQ(t.bytes_migrated, (t.promoted_pages + t.demoted_pages) * kPage);
 }
 

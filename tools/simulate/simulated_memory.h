@@ -7,22 +7,26 @@
 //   trace sample --Touch()--> first-touch placement (the kernel's default
 //        |                     local allocation, spilling by SLIT distance)
 //        v
-//   page -> node map  <--Move()-- a policy's migrator (SimulatedMigrator for
-//        |                        the hotpage policy; the baselines move
-//        |                        directly), capacity enforced (-ENOMEM),
-//        |                        cost and ping-pong accounted
+//   page -> node map  <--Move()-- a policy's migration (for the hotpage
+//        |                        policy attach's Migrator, through a
+//        |                        SimulatedPageMover: sim_migration.h; the
+//        |                        baselines move directly), capacity
+//        |                        enforced (-ENOMEM), cost and ping-pong
+//        |                        accounted
 //        v
 //   MemoryView (policy/engine.h): QueryNodes from the map, Free() from the
 //   capacities, holds and back-offs from an optional MoveGate (the
-//   simulated migrator's ping-pong tracker and ENOMEM back-off).
+//   Migrator's ping-pong tracker and ENOMEM back-off, asked at the view's
+//   time).
 //
 // Nodes and capacities. The nodes are a Topology's memory nodes; each has
 // a capacity in 4 KiB pages given by the caller (the simulator scales the
-// machine to the trace's footprint; see tools/simulate/sim_setup.h), never
+// machine to the trace's footprint: ScaleMachine() in sim_machine.h), never
 // exceeded: a first touch spills to the next node, a move fails like
 // move_pages' per-page -ENOMEM. The Topology the engine sees should carry
 // the same capacities as memory_bytes (its watermarks are fractions of
-// them); ScaledTopology() in tools/simulate builds it.
+// them); ScaleMachine() returns both (SimMachine::topology and
+// SimMachine::capacities).
 //
 // First touch (Touch): the node of the sampling CPU if it has memory and
 // room; otherwise the nearest node with room by SLIT distance from it (ties
@@ -51,8 +55,8 @@
 //
 // Thread-compatible: one thread drives a simulation.
 
-#ifndef HOTPAGE_MIGRATOR_SIMULATED_MEMORY_H_
-#define HOTPAGE_MIGRATOR_SIMULATED_MEMORY_H_
+#ifndef HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
+#define HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +78,7 @@ inline constexpr uint64_t kSimPageBytes = 4096;
 // work per migrated base page besides the copy (isolate, unmap, remap, its
 // share of the batched TLB flush), about 2 us on current servers;
 // per_call_ns is a move_pages(2) call's fixed cost, ~70 us measured on this
-// project's host (migrator/README.md), charged by SimulatedMigrator only
+// project's host (migrator/README.md), charged by SimulatedPageMover only
 // (the kernel's own migration paths, used by the tpp and memtis models,
 // make no system call).
 struct MigrationCost {
@@ -101,8 +105,9 @@ struct SimulatedMemoryOptions {
   size_t expected_pages = 0;
 };
 
-// What a policy may not do now (the simulated migrator's view, as
-// Migrator::IsHeld / BackedOffNodes are attach's).
+// What a policy may not do now, asked at a simulated time (SimMigration
+// answers from the Migrator's IsHeld / BackedOffNodes, as attach's
+// LiveMemoryView asks the live Migrator).
 class MoveGate {
  public:
   virtual ~MoveGate() = default;
@@ -232,4 +237,4 @@ class SimulatedMemory : public MemoryView {
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_MIGRATOR_SIMULATED_MEMORY_H_
+#endif  // HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_

@@ -1,4 +1,4 @@
-#include "migrator/simulated_memory.h"
+#include "tools/simulate/simulated_memory.h"
 
 #include <algorithm>
 #include <cerrno>
