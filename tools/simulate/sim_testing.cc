@@ -4,7 +4,7 @@
 #include <cmath>
 #include <memory>
 
-#include "sampler/trace_writer.h"
+#include "sampler/trace/trace_writer.h"
 
 namespace hotpage {
 namespace {

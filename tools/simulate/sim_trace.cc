@@ -10,9 +10,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "sampler/perf_data_reader.h"
-#include "sampler/trace_format.h"
-#include "sampler/trace_reader.h"
+#include "sampler/perf/perf_data_reader.h"
+#include "sampler/trace/trace_format.h"
+#include "sampler/trace/trace_reader.h"
 
 namespace hotpage {
 namespace {

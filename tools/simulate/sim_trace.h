@@ -2,8 +2,8 @@
 // put in time order, surveyed once before the simulation.
 //
 // TraceSource detects the format by its magic ("\x89HPT\r\n\x1a\n": .hpt,
-// sampler/trace_reader.h; "PERFILE2": perf.data in file or pipe mode,
-// sampler/perf_data_reader.h) and hands out batches of samples with the
+// sampler/trace/trace_reader.h; "PERFILE2": perf.data in file or pipe mode,
+// sampler/perf/perf_data_reader.h) and hands out batches of samples with the
 // bytes read so far (for a progress bar).
 //
 // SampleOrderer: neither format is in global time order (.hpt traces keep
