@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "sampler/perf/pmu_probe.h"
 #include "tools/base/capabilities.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
@@ -20,7 +21,7 @@
 namespace hotpage {
 namespace {
 
-constexpr char kPmuDir[] = "/sys/bus/event_source/devices";
+constexpr const char* kPmuDir = kPmuDevicesDir;
 
 perf_event_attr BaseAttr() {
   perf_event_attr a;
@@ -89,14 +90,6 @@ absl::StatusOr<uint32_t> PmuType(const KernelFs& fs, absl::string_view pmu) {
         fs.Display(absl::StrCat(kPmuDir, "/", pmu, "/type")), ": bad PMU type ", type));
   }
   return static_cast<uint32_t>(type);
-}
-
-// The core PMU that carries mem-loads: "cpu", or "cpu_core" on hybrid parts.
-std::optional<std::string> PebsPmu(const KernelFs& fs) {
-  for (const char* pmu : {"cpu", "cpu_core"}) {
-    if (fs.Exists(absl::StrCat(kPmuDir, "/", pmu, "/events/mem-loads"))) return std::string(pmu);
-  }
-  return std::nullopt;
 }
 
 void UserOnly(perf_event_attr& a, bool user_only) {
@@ -261,7 +254,8 @@ absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
 
 absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions& opt,
                                       std::optional<std::string> libpfm_pmu) {
-  std::optional<std::string> pmu = PebsPmu(fs);
+  const PmuProbe probe = ProbePmu(fs);
+  const std::optional<std::string>& pmu = probe.pebs_pmu;
   if (!pmu) {
     return absl::NotFoundError(absl::StrCat(
         "no PEBS load-latency event: ", fs.Display(absl::StrCat(kPmuDir, "/cpu/events/mem-loads")),
@@ -270,7 +264,7 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
   }
   const uint64_t period = opt.sample_period ? opt.sample_period : kDefaultPebsPeriod;
   const std::string events_dir = absl::StrCat(kPmuDir, "/", *pmu, "/events/");
-  const bool need_aux = fs.Exists(events_dir + "mem-loads-aux");
+  const bool need_aux = probe.pebs_mem_loads_aux;
 
   EventGroup g;
   auto finish = [&](EventSpec& e, SampleSource src) {
@@ -386,10 +380,10 @@ absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs, const SamplingOptions& 
 
 SamplerAvailability ProbeAvailability(const KernelFs& fs) {
   SamplerAvailability a;
-  a.pebs = PebsPmu(fs).has_value();
-  a.ibs = fs.Exists(absl::StrCat(kPmuDir, "/ibs_op/type"));
-  a.core_pmu = fs.Exists(absl::StrCat(kPmuDir, "/cpu/type")) ||
-               fs.Exists(absl::StrCat(kPmuDir, "/cpu_core/type")) || a.ibs;
+  const PmuProbe pmu = ProbePmu(fs);
+  a.pebs = pmu.pebs();
+  a.ibs = pmu.ibs_op;
+  a.core_pmu = pmu.core_pmu;
   if (absl::StatusOr<int64_t> p = fs.ReadInt("/proc/sys/kernel/perf_event_paranoid"); p.ok()) {
     a.paranoid = *p;
   }

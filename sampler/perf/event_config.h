@@ -119,7 +119,8 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
                                       std::optional<std::string> libpfm_pmu);
 absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs, const SamplingOptions& opt);
 
-// What the machine offers, for `auto` and for error messages.
+// What the machine offers, for `auto` and for error messages (the PMU part
+// from ProbePmu, pmu_probe.h, the one probe every caller uses).
 struct SamplerAvailability {
   bool pebs = false;         // cpu (or cpu_core) PMU with mem-loads
   bool ibs = false;          // ibs_op PMU
