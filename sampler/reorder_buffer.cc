@@ -62,6 +62,12 @@ void SampleReorderBuffer::Release(uint64_t watermark_ns, Sink sink) {
   EmitOldest(static_cast<size_t>(end - buffer_.begin()), sink);
 }
 
+void SampleReorderBuffer::ReleaseOldest(size_t n, Sink sink) {
+  n = std::min(n, buffer_.size());
+  forced_ += n;
+  EmitOldest(n, sink);
+}
+
 void SampleReorderBuffer::Drain(Sink sink) { EmitOldest(buffer_.size(), sink); }
 
 }  // namespace hotpage

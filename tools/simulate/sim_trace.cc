@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <cerrno>
 #include <cstring>
 
@@ -94,58 +95,67 @@ absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(const std::string
 // --- SampleOrderer ----------------------------------------------------------
 
 SampleOrderer::SampleOrderer(uint64_t window_ns, size_t max_held)
-    : window_ns_(window_ns), max_held_(std::max<size_t>(max_held, 2)) {}
+    : window_ns_(window_ns),
+      max_held_(std::max<size_t>(max_held, 2)),
+      buffer_(std::numeric_limits<size_t>::max()) {}  // the bound is ours (below)
 
 void SampleOrderer::Push(absl::Span<const Sample> samples,
                          const std::function<void(absl::Span<const Sample>)>& out) {
+  // Samples go to the buffer in chunks that end where the held count
+  // reaches the release trigger, so releases happen after the same sample
+  // as when each was handled alone.
+  scratch_.clear();
   for (const Sample& in : samples) {
     Sample s = in;
-    if (s.time_ns < max_seen_ns_) {
-      ++out_of_order_;
-      sorted_ = false;
-    }
+    if (s.time_ns < max_seen_ns_) ++out_of_order_;
     if (released_any_ && s.time_ns < last_released_ns_) {
       ++late_;
       s.time_ns = last_released_ns_;
     }
     max_seen_ns_ = std::max(max_seen_ns_, s.time_ns);
-    held_.push_back(s);
+    scratch_.push_back(s);
     // Release when the held samples doubled since the last release (each
     // release moves what stays, so this keeps the cost per sample bounded)
     // or reached the cap.
     const size_t trigger = std::min(max_held_, std::max<size_t>(65536, 2 * kept_after_release_));
-    if (held_.size() < trigger) continue;
-    if (!sorted_) {
-      std::stable_sort(held_.begin(), held_.end(),
-                       [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
-      sorted_ = true;
-    }
-    const uint64_t cut_ns = max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
-    size_t n = std::upper_bound(held_.begin(), held_.end(), cut_ns,
-                                [](uint64_t t, const Sample& x) { return t < x.time_ns; }) -
-               held_.begin();
-    if (held_.size() >= max_held_ && n < held_.size() / 2) n = held_.size() / 2;
-    Release(n, out);
+    if (buffer_.buffered() + scratch_.size() >= trigger) AddScratch(out);
+  }
+  if (!scratch_.empty()) {
+    buffer_.Add(scratch_, [](absl::Span<const Sample>) {});  // never forces: no bound
+    scratch_.clear();
   }
 }
 
-void SampleOrderer::Release(size_t n, const std::function<void(absl::Span<const Sample>)>& out) {
-  if (n > 0) {
-    out(absl::MakeConstSpan(held_.data(), n));
+void SampleOrderer::AddScratch(const std::function<void(absl::Span<const Sample>)>& out) {
+  buffer_.Add(scratch_, [](absl::Span<const Sample>) {});
+  scratch_.clear();
+  size_t released = 0;
+  auto sink = [&](absl::Span<const Sample> s) {
+    released += s.size();
     released_any_ = true;
-    last_released_ns_ = held_[n - 1].time_ns;
-    held_.erase(held_.begin(), held_.begin() + static_cast<ptrdiff_t>(n));
+    last_released_ns_ = s.back().time_ns;
+    out(s);
+  };
+  const size_t held = buffer_.buffered();
+  // Everything at or before the window's start.
+  const uint64_t cut_ns = max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
+  if (cut_ns == std::numeric_limits<uint64_t>::max()) {
+    buffer_.Drain(sink);
+  } else {
+    buffer_.Release(cut_ns + 1, sink);
   }
-  kept_after_release_ = held_.size();
+  // At the cap, at least the oldest half.
+  if (held >= max_held_ && released < held / 2) buffer_.ReleaseOldest(held / 2 - released, sink);
+  kept_after_release_ = buffer_.buffered();
 }
 
 void SampleOrderer::Finish(const std::function<void(absl::Span<const Sample>)>& out) {
-  if (!sorted_) {
-    std::stable_sort(held_.begin(), held_.end(),
-                     [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
-    sorted_ = true;
-  }
-  Release(held_.size(), out);
+  buffer_.Drain([&](absl::Span<const Sample> s) {
+    released_any_ = true;
+    last_released_ns_ = s.back().time_ns;
+    out(s);
+  });
+  kept_after_release_ = 0;
 }
 
 // --- Survey -------------------------------------------------------------------

@@ -14,7 +14,10 @@
 // keep their arrival order). A sample that arrives after later ones were
 // already released is late: it is counted and released at once, with the
 // time of the last released sample. Memory is bounded by the window, not
-// the trace.
+// the trace. The buffering and merging are `hotpage record`'s
+// (sampler/reorder_buffer.h, one reorder buffer for both); this class only
+// chooses the watermark (the window behind the newest sample) and when to
+// release.
 //
 // SurveyTrace (the first pass): samples per pid, each pid's footprint
 // (distinct 4 KiB pages) and time span; what the simulation needs before
@@ -32,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "sampler/reorder_buffer.h"
 #include "sampler/sample.h"
 
 namespace hotpage {
@@ -70,12 +74,13 @@ class SampleOrderer {
   uint64_t out_of_order() const { return out_of_order_; }
 
  private:
-  void Release(size_t n, const std::function<void(absl::Span<const Sample>)>& out);
+  // Adds scratch_ to the buffer, then releases what is due.
+  void AddScratch(const std::function<void(absl::Span<const Sample>)>& out);
 
   const uint64_t window_ns_;
   const size_t max_held_;
-  std::vector<Sample> held_;
-  bool sorted_ = true;
+  SampleReorderBuffer buffer_;
+  std::vector<Sample> scratch_;  // the next chunk, late times clamped
   bool released_any_ = false;
   size_t kept_after_release_ = 0;
   uint64_t last_released_ns_ = 0;
