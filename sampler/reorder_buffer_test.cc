@@ -89,6 +89,27 @@ TEST(SampleReorderBufferTest, MemoryBoundEmitsTheOldestHalf) {
   EXPECT_EQ(r.late(), 2u);
 }
 
+// A caller with its own memory bound (the simulator's SampleOrderer) asks
+// for the n oldest whatever their time; they come out sorted and counted.
+TEST(SampleReorderBufferTest, ReleaseOldestEmitsTheNOldestAndCountsThem) {
+  SampleReorderBuffer r;
+  Out out;
+  std::vector<Sample> batch;
+  for (uint64_t t : {40, 10, 30, 20, 50}) batch.push_back(At(t, 0));
+  r.Add(batch, std::ref(out));
+  r.ReleaseOldest(3, std::ref(out));
+  ASSERT_EQ(out.got.size(), 3u);
+  EXPECT_EQ(out.got[0].time_ns, 10u);
+  EXPECT_EQ(out.got[2].time_ns, 30u);
+  EXPECT_EQ(r.forced(), 3u);
+  EXPECT_EQ(r.buffered(), 2u);
+  r.ReleaseOldest(5, std::ref(out));  // more than held: what there is
+  EXPECT_EQ(out.got.size(), 5u);
+  EXPECT_EQ(out.got[4].time_ns, 50u);
+  EXPECT_EQ(r.forced(), 5u);
+  EXPECT_EQ(r.late(), 0u);
+}
+
 // Many rings drained in bursts, released at watermarks no sample can still
 // be below (the rule `record` uses): the output is fully sorted and
 // nothing is late or lost.
