@@ -28,8 +28,9 @@
 //  - Memory is bounded: past max_samples, Add() first emits the oldest half
 //    of the buffer (counted in forced()); order may then break for samples
 //    still unread, which late() counts.
-//  - ReleaseOldest(n) emits the n oldest buffered samples whatever their
-//    time (a caller's own memory bound; counted in forced()).
+//  - ReleaseAtLeast(w, n) is Release(w) that emits at least the n oldest
+//    samples whatever their time (a caller's own memory bound; those at or
+//    above w count in forced()), with one move of what stays.
 //  - Drain() emits everything left, oldest first (the end of a recording).
 //
 // Users: `hotpage record` (watermark: the start of a poll that drained every
@@ -66,7 +67,7 @@ class SampleReorderBuffer {
 
   void Add(absl::Span<const Sample> samples, Sink sink);
   void Release(uint64_t watermark_ns, Sink sink);
-  void ReleaseOldest(size_t n, Sink sink);
+  void ReleaseAtLeast(uint64_t watermark_ns, size_t min_count, Sink sink);
   void Drain(Sink sink);
 
   size_t buffered() const { return buffer_.size(); }

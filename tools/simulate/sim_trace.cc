@@ -101,51 +101,52 @@ SampleOrderer::SampleOrderer(uint64_t window_ns, size_t max_held)
 
 void SampleOrderer::Push(absl::Span<const Sample> samples,
                          const std::function<void(absl::Span<const Sample>)>& out) {
-  // Samples go to the buffer in chunks that end where the held count
-  // reaches the release trigger, so releases happen after the same sample
-  // as when each was handled alone.
-  scratch_.clear();
-  for (const Sample& in : samples) {
-    Sample s = in;
-    if (s.time_ns < max_seen_ns_) ++out_of_order_;
-    if (released_any_ && s.time_ns < last_released_ns_) {
+  // Runs of the input go to the buffer as they are, cut where a late sample
+  // needs its time changed and where the held count reaches the release
+  // trigger, so releases happen after the same sample as when each was
+  // handled alone.
+  auto never = [](absl::Span<const Sample>) {};  // the buffer has no bound of its own
+  size_t begin = 0;  // the first sample not yet in the buffer
+  for (size_t i = 0; i < samples.size(); ++i) {
+    uint64_t t = samples[i].time_ns;
+    if (t < max_seen_ns_) ++out_of_order_;
+    if (released_any_ && t < last_released_ns_) {
       ++late_;
-      s.time_ns = last_released_ns_;
+      buffer_.Add(samples.subspan(begin, i - begin), never);
+      Sample late = samples[i];
+      late.time_ns = t = last_released_ns_;
+      buffer_.Add(absl::MakeConstSpan(&late, 1), never);
+      begin = i + 1;
     }
-    max_seen_ns_ = std::max(max_seen_ns_, s.time_ns);
-    scratch_.push_back(s);
+    max_seen_ns_ = std::max(max_seen_ns_, t);
     // Release when the held samples doubled since the last release (each
     // release moves what stays, so this keeps the cost per sample bounded)
     // or reached the cap.
     const size_t trigger = std::min(max_held_, std::max<size_t>(65536, 2 * kept_after_release_));
-    if (buffer_.buffered() + scratch_.size() >= trigger) AddScratch(out);
+    if (buffer_.buffered() + (i + 1 - begin) >= trigger) {
+      buffer_.Add(samples.subspan(begin, i + 1 - begin), never);
+      begin = i + 1;
+      ReleaseDue(out);
+    }
   }
-  if (!scratch_.empty()) {
-    buffer_.Add(scratch_, [](absl::Span<const Sample>) {});  // never forces: no bound
-    scratch_.clear();
-  }
+  buffer_.Add(samples.subspan(begin), never);
 }
 
-void SampleOrderer::AddScratch(const std::function<void(absl::Span<const Sample>)>& out) {
-  buffer_.Add(scratch_, [](absl::Span<const Sample>) {});
-  scratch_.clear();
-  size_t released = 0;
+void SampleOrderer::ReleaseDue(const std::function<void(absl::Span<const Sample>)>& out) {
   auto sink = [&](absl::Span<const Sample> s) {
-    released += s.size();
     released_any_ = true;
     last_released_ns_ = s.back().time_ns;
     out(s);
   };
   const size_t held = buffer_.buffered();
-  // Everything at or before the window's start.
+  // Everything at or before the window's start, and at the cap at least the
+  // oldest half.
   const uint64_t cut_ns = max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
   if (cut_ns == std::numeric_limits<uint64_t>::max()) {
     buffer_.Drain(sink);
   } else {
-    buffer_.Release(cut_ns + 1, sink);
+    buffer_.ReleaseAtLeast(cut_ns + 1, held >= max_held_ ? held / 2 : 0, sink);
   }
-  // At the cap, at least the oldest half.
-  if (held >= max_held_ && released < held / 2) buffer_.ReleaseOldest(held / 2 - released, sink);
   kept_after_release_ = buffer_.buffered();
 }
 
