@@ -22,17 +22,20 @@ std::string Header(const RecoveryStateKind& kind) {
 
 }  // namespace
 
-bool ParseCanonicalDecimal(absl::string_view s, size_t max_digits, uint64_t* out) {
-  if (s.empty() || s.size() > max_digits || (s.size() > 1 && s[0] == '0')) return false;
+bool ParseCanonicalDecimal(absl::string_view s, size_t max_digits,
+                           uint64_t* out) {
+  if (s.empty() || s.size() > max_digits || (s.size() > 1 && s[0] == '0'))
+    return false;
   for (char c : s) {
     if (c < '0' || c > '9') return false;
   }
   return absl::SimpleAtoi(s, out);
 }
 
-std::string FormatRecoveryState(const RecoveryStateKind& kind, const RecoveryState& state) {
-  std::string out = absl::StrCat(Header(kind), "\npid ", state.pid, "\nstart_time ",
-                                 state.start_time_ticks, "\n");
+std::string FormatRecoveryState(const RecoveryStateKind& kind,
+                                const RecoveryState& state) {
+  std::string out = absl::StrCat(Header(kind), "\npid ", state.pid,
+                                 "\nstart_time ", state.start_time_ticks, "\n");
   for (const RecoveryStateKey& key : kind.keys) {
     for (const auto& [k, v] : state.fields) {
       if (k == key.name) absl::StrAppend(&out, k, " ", v, "\n");
@@ -48,7 +51,8 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
         absl::StrCat("larger than ", kMaxRecoveryStateBytes, " bytes"));
   }
   if (text.empty()) return absl::InvalidArgumentError("empty");
-  if (text.back() != '\n') return absl::InvalidArgumentError("truncated (no final newline)");
+  if (text.back() != '\n')
+    return absl::InvalidArgumentError("truncated (no final newline)");
   text.remove_suffix(1);
 
   const std::string header = Header(kind);
@@ -62,8 +66,9 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;
     auto bad = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "line ", line_no, " (\"", absl::CEscape(line.substr(0, 80)), "\"): ", why));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", line_no, " (\"",
+                       absl::CEscape(line.substr(0, 80)), "\"): ", why));
     };
     if (line_no == 1) {
       if (line != header) return bad(absl::StrCat("expected \"", header, "\""));
@@ -77,7 +82,8 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
     uint64_t v = 0;
     if (key == "pid") {
       if (!ParseCanonicalDecimal(value, 7, &v) || v == 0 || v > kPidMax) {
-        return bad(absl::StrCat("a pid is a decimal number from 1 to ", kPidMax));
+        return bad(
+            absl::StrCat("a pid is a decimal number from 1 to ", kPidMax));
       }
       if (have_pid) return bad("pid listed twice");
       have_pid = true;
@@ -85,7 +91,8 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
       continue;
     }
     if (key == "start_time") {
-      if (!ParseCanonicalDecimal(value, 20, &v)) return bad("start_time must be a decimal number");
+      if (!ParseCanonicalDecimal(value, 20, &v))
+        return bad("start_time must be a decimal number");
       if (have_start) return bad("start_time listed twice");
       have_start = true;
       st.start_time_ticks = v;
@@ -100,7 +107,8 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
     }
     if (counts[i] == k.max_count) {
       return bad(k.max_count == 1 ? absl::StrCat(key, " listed twice")
-                                  : absl::StrCat("more than ", k.max_count, " ", key, " lines"));
+                                  : absl::StrCat("more than ", k.max_count, " ",
+                                                 key, " lines"));
     }
     ++counts[i];
     st.fields.emplace_back(std::string(key), std::string(value));
@@ -109,15 +117,17 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
   if (!have_pid) missing.push_back("pid");
   if (!have_start && kind.start_time_required) missing.push_back("start_time");
   for (size_t i = 0; i < kind.keys.size(); ++i) {
-    if (counts[i] < kind.keys[i].min_count) missing.push_back(kind.keys[i].name);
+    if (counts[i] < kind.keys[i].min_count)
+      missing.push_back(kind.keys[i].name);
   }
   if (!missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("no ", absl::StrJoin(missing, ", "), " line"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no ", absl::StrJoin(missing, ", "), " line"));
   }
   return st;
 }
 
-// --- DAMON ----------------------------------------------------------------------
+// --- DAMON -------------------------------------------------------------------
 
 namespace {
 
@@ -140,14 +150,14 @@ std::string CheckOperations(absl::string_view v) {
 }  // namespace
 
 const RecoveryStateKind& DamonStateKind() {
-  static const RecoveryStateKind* kind = new RecoveryStateKind{
-      "damon",
-      /*start_time_required=*/true,
-      {
-          {"kdamond", 1, 1, &CheckKdamond},
-          {"target_pid", 1, 1, &CheckPid},
-          {"operations", 1, 1, &CheckOperations},
-      }};
+  static const RecoveryStateKind* kind =
+      new RecoveryStateKind{"damon",
+                            /*start_time_required=*/true,
+                            {
+                                {"kdamond", 1, 1, &CheckKdamond},
+                                {"target_pid", 1, 1, &CheckPid},
+                                {"operations", 1, 1, &CheckOperations},
+                            }};
   return *kind;
 }
 
@@ -169,14 +179,15 @@ absl::StatusOr<DamonState> ParseDamonState(absl::string_view text) {
   st.start_time_ticks = r->start_time_ticks;
   for (const auto& [k, v] : r->fields) {
     uint64_t n = 0;
-    if (k == "target_pid" && absl::SimpleAtoi(v, &n)) st.target_pid = static_cast<int64_t>(n);
+    if (k == "target_pid" && absl::SimpleAtoi(v, &n))
+      st.target_pid = static_cast<int64_t>(n);
     if (k == "operations") st.operations = v;
     // kdamond: checked to be 0.
   }
   return st;
 }
 
-// --- NUMA hint faults --------------------------------------------------------------
+// --- NUMA hint faults --------------------------------------------------------
 
 namespace {
 
@@ -196,19 +207,20 @@ std::string CheckSysctl(absl::string_view v) {
   if (f[0] != kNumaBalancingSysctl && f[0] != kPromoteRateLimitSysctl) {
     return "not a sysctl hotpage changes";
   }
-  if (!IsSysctlNumber(f[1]) || !IsSysctlNumber(f[2])) return "values must be decimal numbers";
+  if (!IsSysctlNumber(f[1]) || !IsSysctlNumber(f[2]))
+    return "values must be decimal numbers";
   return "";
 }
 
 }  // namespace
 
 const RecoveryStateKind& HintFaultStateKind() {
-  static const RecoveryStateKind* kind = new RecoveryStateKind{
-      "hintfault",
-      /*start_time_required=*/false,
-      {
-          {"sysctl", 0, 2, &CheckSysctl},
-      }};
+  static const RecoveryStateKind* kind =
+      new RecoveryStateKind{"hintfault",
+                            /*start_time_required=*/false,
+                            {
+                                {"sysctl", 0, 2, &CheckSysctl},
+                            }};
   return *kind;
 }
 
@@ -217,13 +229,15 @@ std::string FormatHintFaultState(const HintFaultState& state) {
   r.pid = state.pid;
   r.start_time_ticks = state.start_time_ticks;
   for (const HintFaultSysctlChange& c : state.changes) {
-    r.fields.emplace_back("sysctl", absl::StrCat(c.path, " ", c.original, " ", c.wanted));
+    r.fields.emplace_back("sysctl",
+                          absl::StrCat(c.path, " ", c.original, " ", c.wanted));
   }
   return FormatRecoveryState(HintFaultStateKind(), r);
 }
 
 absl::StatusOr<HintFaultState> ParseHintFaultState(absl::string_view text) {
-  absl::StatusOr<RecoveryState> r = ParseRecoveryState(HintFaultStateKind(), text);
+  absl::StatusOr<RecoveryState> r =
+      ParseRecoveryState(HintFaultStateKind(), text);
   if (!r.ok()) return r.status();
   HintFaultState st;
   st.pid = r->pid;
@@ -232,8 +246,8 @@ absl::StatusOr<HintFaultState> ParseHintFaultState(absl::string_view text) {
     std::vector<std::string> f = absl::StrSplit(v, ' ');  // checked: 3 fields
     for (const HintFaultSysctlChange& c : st.changes) {
       if (c.path == f[0]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("sysctl listed twice (\"", absl::CEscape(f[0]), "\")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sysctl listed twice (\"", absl::CEscape(f[0]), "\")"));
       }
     }
     st.changes.push_back({std::move(f[0]), std::move(f[1]), std::move(f[2])});

@@ -70,7 +70,8 @@ struct RecoveryState {
 };
 
 // Header, pid, start_time, then `fields` in the kind's key order.
-std::string FormatRecoveryState(const RecoveryStateKind& kind, const RecoveryState& state);
+std::string FormatRecoveryState(const RecoveryStateKind& kind,
+                                const RecoveryState& state);
 // Strict (see the file comment); InvalidArgument naming the line and what
 // was expected. pid 1..4194304 and start_time as canonical decimals (no
 // sign, no leading zero; at most 20 digits).
@@ -79,9 +80,10 @@ absl::StatusOr<RecoveryState> ParseRecoveryState(const RecoveryStateKind& kind,
 
 // 1 to max_digits decimal digits, no sign, no leading zero (one spelling per
 // value, so that a parsed file formats back to the same bytes).
-bool ParseCanonicalDecimal(absl::string_view s, size_t max_digits, uint64_t* out);
+bool ParseCanonicalDecimal(absl::string_view s, size_t max_digits,
+                           uint64_t* out);
 
-// --- DAMON ----------------------------------------------------------------------
+// --- DAMON -------------------------------------------------------------------
 
 // What a running DamonSource wrote to STATE_DIR/damon-state before it
 // created its kdamond:
@@ -106,11 +108,12 @@ std::string FormatDamonState(const DamonState& state);
 // 4096 bytes. Anything else is an InvalidArgument naming the line.
 absl::StatusOr<DamonState> ParseDamonState(absl::string_view text);
 
-// --- NUMA hint faults --------------------------------------------------------------
+// --- NUMA hint faults --------------------------------------------------------
 
 // The two sysctls the NUMA-balancing controller changes, and the only paths
 // a state file may name.
-inline constexpr char kNumaBalancingSysctl[] = "/proc/sys/kernel/numa_balancing";
+inline constexpr char kNumaBalancingSysctl[] =
+    "/proc/sys/kernel/numa_balancing";
 inline constexpr char kPromoteRateLimitSysctl[] =
     "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 

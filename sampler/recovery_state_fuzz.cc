@@ -39,8 +39,10 @@ void Generic(const RecoveryStateKind& kind, absl::string_view text) {
   }
   Check(text.size() <= kMaxRecoveryStateBytes);
   Check(st->pid >= 1 && st->pid <= (int64_t{1} << 22));
-  absl::StatusOr<RecoveryState> again = ParseRecoveryState(kind, FormatRecoveryState(kind, *st));
-  Check(again.ok() && again->pid == st->pid && again->start_time_ticks == st->start_time_ticks &&
+  absl::StatusOr<RecoveryState> again =
+      ParseRecoveryState(kind, FormatRecoveryState(kind, *st));
+  Check(again.ok() && again->pid == st->pid &&
+        again->start_time_ticks == st->start_time_ticks &&
         again->fields.size() == st->fields.size());
 }
 
@@ -58,7 +60,8 @@ void Damon(absl::string_view text) {
   const std::string again_text = FormatDamonState(*st);
   Check(again_text.size() == text.size());
   absl::StatusOr<DamonState> again = ParseDamonState(again_text);
-  Check(again.ok() && again->pid == st->pid && again->target_pid == st->target_pid &&
+  Check(again.ok() && again->pid == st->pid &&
+        again->target_pid == st->target_pid &&
         again->start_time_ticks == st->start_time_ticks);
 }
 
@@ -76,8 +79,10 @@ void HintFault(absl::string_view text) {
     Check(!c.original.empty() && c.original.size() <= 10);
     for (char ch : c.original + c.wanted) Check(ch >= '0' && ch <= '9');
   }
-  absl::StatusOr<HintFaultState> again = ParseHintFaultState(FormatHintFaultState(*st));
-  Check(again.ok() && again->pid == st->pid && again->changes.size() == st->changes.size());
+  absl::StatusOr<HintFaultState> again =
+      ParseHintFaultState(FormatHintFaultState(*st));
+  Check(again.ok() && again->pid == st->pid &&
+        again->changes.size() == st->changes.size());
 }
 
 }  // namespace
@@ -86,9 +91,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
   Damon(text);
   Damon(absl::StrCat("hotpage-damon-state 1\n", text));
-  Damon(absl::StrCat("hotpage-damon-state 1\npid 7\nstart_time 1\nkdamond 0\n", text));
+  Damon(absl::StrCat("hotpage-damon-state 1\npid 7\nstart_time 1\nkdamond 0\n",
+                     text));
   HintFault(text);
   HintFault(absl::StrCat("hotpage-hintfault-state 1\n", text));
-  HintFault(absl::StrCat("hotpage-hintfault-state 1\npid 7\nstart_time 1\n", text));
+  HintFault(
+      absl::StrCat("hotpage-hintfault-state 1\npid 7\nstart_time 1\n", text));
   return 0;
 }

@@ -16,7 +16,8 @@ namespace hotpage {
 namespace {
 
 constexpr char kNb[] = "/proc/sys/kernel/numa_balancing";
-constexpr char kRl[] = "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
+constexpr char kRl[] =
+    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 
 TEST(HintFaultParse, StateRoundTrips) {
   HintFaultState st;
@@ -27,7 +28,8 @@ TEST(HintFaultParse, StateRoundTrips) {
   EXPECT_EQ(text,
             "hotpage-hintfault-state 1\npid 1234\nstart_time 5678\n"
             "sysctl /proc/sys/kernel/numa_balancing 1 3\n"
-            "sysctl /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 65536 0\n");
+            "sysctl /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps "
+            "65536 0\n");
   absl::StatusOr<HintFaultState> back = ParseHintFaultState(text);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->pid, 1234);
@@ -49,7 +51,8 @@ TEST(HintFaultParse, StateIsStrictAboutWhatItWouldRestore) {
            head + "sysctl /proc/sys/kernel/numa_balancing 0; 2\n",
            head + "sysctl /proc/sys/kernel/numa_balancing -1 2\n",
            head + "sysctl /proc/sys/kernel/numa_balancing 12345678901 2\n",
-           head + "sysctl /proc/sys/kernel/numa_balancing 0 2\nsysctl /proc/sys/kernel/numa_balancing 0 2\n",
+           head + "sysctl /proc/sys/kernel/numa_balancing 0 2\nsysctl "
+                  "/proc/sys/kernel/numa_balancing 0 2\n",
            head + "pid 8\n",
            std::string("hotpage-hintfault-state 1\npid 0\n"),
            head + "bogus\n",
@@ -65,14 +68,16 @@ TEST(HintFaultParse, StateIsStrictAboutWhatItWouldRestore) {
 std::string CheckNothing(absl::string_view) { return ""; }
 
 TEST(RecoveryState, OneFormatForEveryKind) {
-  const RecoveryStateKind kind{"test", true, {{"a", 1, 1, nullptr}, {"b", 0, 3, &CheckNothing}}};
+  const RecoveryStateKind kind{
+      "test", true, {{"a", 1, 1, nullptr}, {"b", 0, 3, &CheckNothing}}};
   RecoveryState st;
   st.pid = 12;
   st.start_time_ticks = 34;
   st.fields = {{"b", "x y"}, {"a", "1"}, {"b", "z"}};
   const std::string text = FormatRecoveryState(kind, st);
   // The kind's key order, repeated keys in their own order.
-  EXPECT_EQ(text, "hotpage-test-state 1\npid 12\nstart_time 34\na 1\nb x y\nb z\n");
+  EXPECT_EQ(text,
+            "hotpage-test-state 1\npid 12\nstart_time 34\na 1\nb x y\nb z\n");
   absl::StatusOr<RecoveryState> back = ParseRecoveryState(kind, text);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->pid, 12);
@@ -93,12 +98,14 @@ TEST(RecoveryState, OneFormatForEveryKind) {
            {h + "start_time 2\na 1\n", "start_time listed twice"},
            {h + "c 1\n", "unknown line"},
            {h + "a 1", "no final newline"},
-           {"hotpage-damon-state 1\npid 1\nstart_time 1\na 1\n", "expected \"hotpage-test-state 1\""},
+           {"hotpage-damon-state 1\npid 1\nstart_time 1\na 1\n",
+            "expected \"hotpage-test-state 1\""},
        }) {
     absl::StatusOr<RecoveryState> r = ParseRecoveryState(kind, c.text);
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
-    EXPECT_TRUE(absl::StrContains(r.status().message(), c.why)) << c.text << " -> " << r.status();
+    EXPECT_TRUE(absl::StrContains(r.status().message(), c.why))
+        << c.text << " -> " << r.status();
   }
 }
 
@@ -106,13 +113,15 @@ TEST(RecoveryState, OneFormatForEveryKind) {
 // (the seeds in testdata/recovery_state_corpus are such files) still parse.
 TEST(RecoveryState, FilesOfTheEarlierWritersStillParse) {
   absl::StatusOr<DamonState> d = ParseDamonState(
-      "hotpage-damon-state 1\npid 1234\nstart_time 5678\nkdamond 0\ntarget_pid 4321\noperations vaddr\n");
+      "hotpage-damon-state 1\npid 1234\nstart_time 5678\nkdamond 0\ntarget_pid "
+      "4321\noperations vaddr\n");
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->target_pid, 4321);
   absl::StatusOr<HintFaultState> h = ParseHintFaultState(
       "hotpage-hintfault-state 1\npid 1234\nstart_time 5678\n"
       "sysctl /proc/sys/kernel/numa_balancing 0 2\n"
-      "sysctl /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 65536 0\n");
+      "sysctl /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 65536 "
+      "0\n");
   ASSERT_TRUE(h.ok()) << h.status();
   ASSERT_EQ(h->changes.size(), 2u);
   EXPECT_EQ(h->changes[1].path, kRl);

@@ -22,16 +22,21 @@ bool ParseDecimal(absl::string_view s, uint64_t* out) {
   return absl::SimpleAtoi(s, out);
 }
 
-uint64_t Sub(uint64_t now, uint64_t base) { return now >= base ? now - base : 0; }
+uint64_t Sub(uint64_t now, uint64_t base) {
+  return now >= base ? now - base : 0;
+}
 
 NumaVmstat Delta(const NumaVmstat& now, const NumaVmstat& base) {
   NumaVmstat d;
   d.numa_pte_updates = Sub(now.numa_pte_updates, base.numa_pte_updates);
   d.numa_hint_faults = Sub(now.numa_hint_faults, base.numa_hint_faults);
-  d.numa_hint_faults_local = Sub(now.numa_hint_faults_local, base.numa_hint_faults_local);
-  d.pgpromote_candidate = Sub(now.pgpromote_candidate, base.pgpromote_candidate);
+  d.numa_hint_faults_local =
+      Sub(now.numa_hint_faults_local, base.numa_hint_faults_local);
+  d.pgpromote_candidate =
+      Sub(now.pgpromote_candidate, base.pgpromote_candidate);
   d.pgpromote_success = Sub(now.pgpromote_success, base.pgpromote_success);
-  d.numa_pages_migrated = Sub(now.numa_pages_migrated, base.numa_pages_migrated);
+  d.numa_pages_migrated =
+      Sub(now.numa_pages_migrated, base.numa_pages_migrated);
   return d;
 }
 
@@ -43,7 +48,7 @@ std::string SysctlName(absl::string_view proc_sys_path) {
   return s;
 }
 
-// --- kernel counters ----------------------------------------------------------
+// --- kernel counters ---------------------------------------------------------
 
 std::optional<NumaVmstat> ParseNumaVmstat(absl::string_view text) {
   NumaVmstat v;
@@ -78,12 +83,16 @@ std::optional<ProcCpu> ParseProcStatCpu(absl::string_view text) {
   // "pid (comm) state ppid ...": comm may hold anything, so fields count
   // from the LAST ')'. Field k (1-based, proc(5)) is token k - 3 after it.
   const size_t close = text.rfind(')');
-  if (close == absl::string_view::npos || text.find('(') == absl::string_view::npos) return std::nullopt;
+  if (close == absl::string_view::npos ||
+      text.find('(') == absl::string_view::npos)
+    return std::nullopt;
   std::vector<absl::string_view> t =
-      absl::StrSplit(absl::StripAsciiWhitespace(text.substr(close + 1)), ' ', absl::SkipEmpty());
+      absl::StrSplit(absl::StripAsciiWhitespace(text.substr(close + 1)), ' ',
+                     absl::SkipEmpty());
   if (t.size() < 13) return std::nullopt;
   uint64_t minflt = 0, utime = 0, stime = 0;
-  if (!ParseDecimal(t[7], &minflt) || !ParseDecimal(t[11], &utime) || !ParseDecimal(t[12], &stime)) {
+  if (!ParseDecimal(t[7], &minflt) || !ParseDecimal(t[11], &utime) ||
+      !ParseDecimal(t[12], &stime)) {
     return std::nullopt;
   }
   if (utime > UINT64_MAX - stime) return std::nullopt;
@@ -97,19 +106,23 @@ std::optional<uint64_t> ParseNumaScanSeq(absl::string_view proc_pid_sched) {
     line = absl::StripLeadingAsciiWhitespace(line);
     if (!absl::ConsumePrefix(&line, ":")) return std::nullopt;
     uint64_t v = 0;
-    if (!ParseDecimal(absl::StripAsciiWhitespace(line), &v)) return std::nullopt;
+    if (!ParseDecimal(absl::StripAsciiWhitespace(line), &v))
+      return std::nullopt;
     return v;
   }
   return std::nullopt;
 }
 
-// --- watchdog ---------------------------------------------------------------------
+// --- watchdog ----------------------------------------------------------------
 
 HintFaultWatchdog::HintFaultWatchdog(HintFaultWatchdogOptions options,
                                      std::vector<HintFaultSysctlChange> changes)
-    : options_(options), changes_(std::move(changes)), overridden_(changes_.size(), false) {}
+    : options_(options),
+      changes_(std::move(changes)),
+      overridden_(changes_.size(), false) {}
 
-void HintFaultWatchdog::Observe(const HintFaultObservation& o, std::vector<std::string>* warnings) {
+void HintFaultWatchdog::Observe(const HintFaultObservation& o,
+                                std::vector<std::string>* warnings) {
   if (!started_) {
     started_ = true;
     start_ns_ = o.now_ns;
@@ -140,36 +153,47 @@ void HintFaultWatchdog::Observe(const HintFaultObservation& o, std::vector<std::
     last_ = *o.vmstat;
   }
   if (o.scan_seq) last_seq_ = o.scan_seq;
-  if (o.target && base_target_) stats_.target_minor_faults = Sub(o.target->minflt, base_target_->minflt);
+  if (o.target && base_target_)
+    stats_.target_minor_faults = Sub(o.target->minflt, base_target_->minflt);
   stats_.hint_faults_per_sec =
-      stats_.elapsed_s > 0 ? static_cast<double>(stats_.delta.numa_hint_faults) / stats_.elapsed_s : 0;
+      stats_.elapsed_s > 0
+          ? static_cast<double>(stats_.delta.numa_hint_faults) /
+                stats_.elapsed_s
+          : 0;
 
   const double gap_s = static_cast<double>(Sub(o.now_ns, progress_ns_)) / 1e9;
   stats_.longest_scan_gap_s = std::max(stats_.longest_scan_gap_s, gap_s);
   const double period_s = static_cast<double>(options_.scan_period_ms) / 1e3;
   if (progress) {
     if (stats_.scan_stalled) {
-      warnings->push_back(absl::StrFormat(
-          "the kernel scans pid %d again (NUMA hint faults resume) after %.1f s without a pass",
-          options_.pid, gap_s));
+      warnings->push_back(
+          absl::StrFormat("the kernel scans pid %d again (NUMA hint faults "
+                          "resume) after %.1f s without a pass",
+                          options_.pid, gap_s));
     }
     stats_.scan_stalled = false;
     progress_ns_ = o.now_ns;
     if (o.target) progress_cpu_ticks_ = o.target->cpu_ticks;
   } else if (o.target && !stats_.scan_stalled) {
-    const double cpu_s = static_cast<double>(Sub(o.target->cpu_ticks, progress_cpu_ticks_)) /
-                         options_.clock_ticks_per_sec;
+    const double cpu_s =
+        static_cast<double>(Sub(o.target->cpu_ticks, progress_cpu_ticks_)) /
+        options_.clock_ticks_per_sec;
     if (gap_s >= options_.stall_periods * period_s && cpu_s >= period_s) {
       stats_.scan_stalled = true;
       ++stats_.stall_episodes;
       const std::string what =
-          o.scan_seq ? absl::StrCat("completed no NUMA scan pass of pid ", options_.pid, " (numa_scan_seq ",
-                                    *o.scan_seq, ")")
-                     : "made no PTE PROT_NONE and took no hint fault (numa_pte_updates, numa_hint_faults)";
+          o.scan_seq
+              ? absl::StrCat("completed no NUMA scan pass of pid ",
+                             options_.pid, " (numa_scan_seq ", *o.scan_seq, ")")
+              : "made no PTE PROT_NONE and took no hint fault "
+                "(numa_pte_updates, numa_hint_faults)";
       warnings->push_back(absl::StrFormat(
-          "the kernel %s for %.1f s while the process used %.1f s of CPU (more than %d scan periods of "
-          "%d ms): no new hint faults, so no new samples. Causes seen: the kernel's 3%% scan-overhead cap "
-          "(slow page-table updates, e.g. under emulation), kernel.numa_balancing changed, or memory "
+          "the kernel %s for %.1f s while the process used %.1f s of CPU (more "
+          "than %d scan periods of "
+          "%d ms): no new hint faults, so no new samples. Causes seen: the "
+          "kernel's 3%% scan-overhead cap "
+          "(slow page-table updates, e.g. under emulation), "
+          "kernel.numa_balancing changed, or memory "
           "the scanner skips",
           what, gap_s, cpu_s, options_.stall_periods, options_.scan_period_ms));
     }
@@ -179,15 +203,20 @@ void HintFaultWatchdog::Observe(const HintFaultObservation& o, std::vector<std::
   // and whenever the count doubles.
   stats_.kernel_migrated_pages = stats_.delta.numa_pages_migrated;
   if (stats_.kernel_migrated_pages > 0 &&
-      (warned_migrated_ == 0 || stats_.kernel_migrated_pages >= 2 * warned_migrated_)) {
+      (warned_migrated_ == 0 ||
+       stats_.kernel_migrated_pages >= 2 * warned_migrated_)) {
     warned_migrated_ = stats_.kernel_migrated_pages;
     warnings->push_back(absl::StrCat(
         "the kernel itself migrated ", stats_.kernel_migrated_pages,
-        " pages since the start (numa_pages_migrated, system-wide; pgpromote_success ",
+        " pages since the start (numa_pages_migrated, system-wide; "
+        "pgpromote_success ",
         stats_.delta.pgpromote_success,
-        ") despite the promotion rate limit of 0: Linux promotes every hint-faulted page regardless of "
-        "the limit while a fast node has more than max(1 GiB, 1/16 of the node) free above its "
-        "promotion watermark (pgdat_free_space_enough in kernel/sched/fair.c)"));
+        ") despite the promotion rate limit of 0: Linux promotes every "
+        "hint-faulted page regardless of "
+        "the limit while a fast node has more than max(1 GiB, 1/16 of the "
+        "node) free above its "
+        "promotion watermark (pgdat_free_space_enough in "
+        "kernel/sched/fair.c)"));
   }
 
   for (size_t i = 0; i < changes_.size() && i < o.sysctls.size(); ++i) {
@@ -196,10 +225,14 @@ void HintFaultWatchdog::Observe(const HintFaultObservation& o, std::vector<std::
     if (differs && !overridden_[i]) {
       ++stats_.sysctl_overrides;
       warnings->push_back(absl::StrCat(
-          SysctlName(changes_[i].path), " is now ", *o.sysctls[i], ", not the ", changes_[i].wanted,
+          SysctlName(changes_[i].path), " is now ", *o.sysctls[i], ", not the ",
+          changes_[i].wanted,
           " hotpage set: someone else changed it, so hint-fault sampling ",
-          changes_[i].path == kNumaBalancingSysctl ? "stops or changes" : "may let the kernel promote",
-          "; hotpage leaves it and restores the original (", changes_[i].original, ") at exit"));
+          changes_[i].path == kNumaBalancingSysctl
+              ? "stops or changes"
+              : "may let the kernel promote",
+          "; hotpage leaves it and restores the original (",
+          changes_[i].original, ") at exit"));
     }
     overridden_[i] = differs;
   }

@@ -92,29 +92,31 @@ struct HintFaultObservation {
 struct HintFaultStats {
   // Deltas since Start (system-wide vmstat counters).
   NumaVmstat delta;
-  uint64_t scan_passes = 0;           // numa_scan_seq advanced (target's mm)
-  bool scan_seq_known = false;        // /proc/PID/sched had numa_scan_seq
-  uint64_t target_minor_faults = 0;   // minflt delta: hint faults + others
+  uint64_t scan_passes = 0;          // numa_scan_seq advanced (target's mm)
+  bool scan_seq_known = false;       // /proc/PID/sched had numa_scan_seq
+  uint64_t target_minor_faults = 0;  // minflt delta: hint faults + others
   double elapsed_s = 0;
-  double hint_faults_per_sec = 0;     // delta.numa_hint_faults / elapsed
-  double longest_scan_gap_s = 0;      // longest wall time without progress
-  bool scan_stalled = false;          // now
+  double hint_faults_per_sec = 0;  // delta.numa_hint_faults / elapsed
+  double longest_scan_gap_s = 0;   // longest wall time without progress
+  bool scan_stalled = false;       // now
   uint64_t stall_episodes = 0;
-  uint64_t kernel_migrated_pages = 0; // numa_pages_migrated delta
-  uint64_t sysctl_overrides = 0;      // times a changed sysctl was changed back
+  uint64_t kernel_migrated_pages = 0;  // numa_pages_migrated delta
+  uint64_t sysctl_overrides = 0;  // times a changed sysctl was changed back
   uint64_t unscannable_slow_pages = 0;  // at Start, see file comment
   uint64_t checks = 0;
   double watchdog_cpu_seconds = 0;
-  std::string recovered;              // what Start restored from a dead run
+  std::string recovered;  // what Start restored from a dead run
 };
 
 class HintFaultWatchdog {
  public:
-  HintFaultWatchdog(HintFaultWatchdogOptions options, std::vector<HintFaultSysctlChange> changes);
+  HintFaultWatchdog(HintFaultWatchdogOptions options,
+                    std::vector<HintFaultSysctlChange> changes);
 
   // Folds in one observation; appends the warnings to emit now (each state
   // change is warned once, not every check).
-  void Observe(const HintFaultObservation& o, std::vector<std::string>* warnings);
+  void Observe(const HintFaultObservation& o,
+               std::vector<std::string>* warnings);
   const HintFaultStats& stats() const { return stats_; }
   HintFaultStats& mutable_stats() { return stats_; }
 
@@ -128,8 +130,8 @@ class HintFaultWatchdog {
   NumaVmstat last_;
   std::optional<uint64_t> base_seq_, last_seq_;
   std::optional<ProcCpu> base_target_;
-  uint64_t progress_ns_ = 0;        // last observed scan progress
-  uint64_t progress_cpu_ticks_ = 0; // target CPU then
+  uint64_t progress_ns_ = 0;         // last observed scan progress
+  uint64_t progress_cpu_ticks_ = 0;  // target CPU then
   uint64_t warned_migrated_ = 0;
   std::vector<bool> overridden_;
 };

@@ -17,17 +17,20 @@ namespace {
 
 constexpr int64_t kPid = 4321;
 constexpr char kNb[] = "/proc/sys/kernel/numa_balancing";
-constexpr char kRl[] = "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
+constexpr char kRl[] =
+    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 
 std::string Vmstat(uint64_t pte, uint64_t hint, uint64_t migrated = 0) {
-  return absl::StrCat("nr_free_pages 1\nnuma_pte_updates ", pte, "\nnuma_huge_pte_updates 0\nnuma_hint_faults ",
-                      hint, "\nnuma_hint_faults_local 0\nnuma_pages_migrated ", migrated,
-                      "\npgpromote_success ", migrated, "\npgpromote_candidate ", hint, "\n");
+  return absl::StrCat("nr_free_pages 1\nnuma_pte_updates ", pte,
+                      "\nnuma_huge_pte_updates 0\nnuma_hint_faults ", hint,
+                      "\nnuma_hint_faults_local 0\nnuma_pages_migrated ",
+                      migrated, "\npgpromote_success ", migrated,
+                      "\npgpromote_candidate ", hint, "\n");
 }
 
 std::string Stat(uint64_t minflt, uint64_t utime) {
-  return absl::StrCat(kPid, " (a (weird) name) R 1 1 1 0 -1 4194304 ", minflt, " 0 0 0 ", utime,
-                      " 3 0 0 20 0 1 0 777 0 0\n");
+  return absl::StrCat(kPid, " (a (weird) name) R 1 1 1 0 -1 4194304 ", minflt,
+                      " 0 0 0 ", utime, " 3 0 0 20 0 1 0 777 0 0\n");
 }
 
 TEST(HintFaultParse, Vmstat) {
@@ -51,14 +54,17 @@ TEST(HintFaultParse, ProcStatCountsFieldsFromTheLastParen) {
 }
 
 TEST(HintFaultParse, ScanSeq) {
-  EXPECT_EQ(ParseNumaScanSeq("se.x : 1\nmm->numa_scan_seq                 :      3\n"), 3u);
+  EXPECT_EQ(ParseNumaScanSeq(
+                "se.x : 1\nmm->numa_scan_seq                 :      3\n"),
+            3u);
   EXPECT_FALSE(ParseNumaScanSeq("se.sum_exec_runtime : 25206.48\n"));
   EXPECT_FALSE(ParseNumaScanSeq("mm->numa_scan_seq : x\n"));
 }
 
-// --- watchdog ------------------------------------------------------------------
+// --- watchdog ----------------------------------------------------------------
 
-HintFaultObservation Obs(double t_s, uint64_t seq, uint64_t cpu_ticks, uint64_t pte = 0, uint64_t hint = 0,
+HintFaultObservation Obs(double t_s, uint64_t seq, uint64_t cpu_ticks,
+                         uint64_t pte = 0, uint64_t hint = 0,
                          uint64_t migrated = 0) {
   HintFaultObservation o;
   o.now_ns = static_cast<uint64_t>(t_s * 1e9);
@@ -69,7 +75,9 @@ HintFaultObservation Obs(double t_s, uint64_t seq, uint64_t cpu_ticks, uint64_t 
   return o;
 }
 
-std::vector<HintFaultSysctlChange> Changes() { return {{kNb, "0", "2"}, {kRl, "65536", "0"}}; }
+std::vector<HintFaultSysctlChange> Changes() {
+  return {{kNb, "0", "2"}, {kRl, "65536", "0"}};
+}
 
 TEST(HintFaultWatchdog, StallWhileTheTargetRunsIsWarnedOnceThenResumes) {
   HintFaultWatchdog w({kPid, 1000, 5, 100}, Changes());
@@ -81,7 +89,9 @@ TEST(HintFaultWatchdog, StallWhileTheTargetRunsIsWarnedOnceThenResumes) {
   EXPECT_TRUE(out.empty());
   w.Observe(Obs(6, 11, 600), &out);  // 5 s, 5 s of CPU, no pass
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(out[0], "completed no NUMA scan pass of pid 4321")) << out[0];
+  EXPECT_TRUE(
+      absl::StrContains(out[0], "completed no NUMA scan pass of pid 4321"))
+      << out[0];
   EXPECT_TRUE(w.stats().scan_stalled);
   w.Observe(Obs(7, 11, 700), &out);  // still stalled: no repeat
   EXPECT_EQ(out.size(), 1u);
@@ -152,7 +162,9 @@ TEST(HintFaultWatchdog, SysctlChangedBySomeoneElseIsWarnedOnce) {
   o.now_ns += 1000000000;
   w.Observe(o, &out);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(out[0], "kernel.numa_balancing is now 0, not the 2 hotpage set")) << out[0];
+  EXPECT_TRUE(absl::StrContains(
+      out[0], "kernel.numa_balancing is now 0, not the 2 hotpage set"))
+      << out[0];
   EXPECT_EQ(w.stats().sysctl_overrides, 1u);
 }
 

@@ -60,7 +60,8 @@ TEST(PmuProbe, HybridPCorePmu) {
   FakeTree t;
   t.Write(kPmus + "/cpu_atom/type", "10\n");
   t.Write(kPmus + "/cpu_core/type", "8\n");
-  t.Write(kPmus + "/cpu_core/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+  t.Write(kPmus + "/cpu_core/events/mem-loads",
+          "event=0xcd,umask=0x1,ldlat=3\n");
   const PmuProbe p = ProbePmu(Fs(t));
   EXPECT_EQ(p.pebs_pmu, "cpu_core");
   EXPECT_FALSE(p.pebs_mem_loads_aux);
