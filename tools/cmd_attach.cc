@@ -33,10 +33,10 @@
 #include "policy/engine.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
-#include "sampler/damon_source.h"
-#include "sampler/event_config.h"
-#include "sampler/hintfault_source.h"
-#include "sampler/sampler.h"
+#include "sampler/damon/damon_source.h"
+#include "sampler/perf/event_config.h"
+#include "sampler/hintfault/numa_balancing_controller.h"
+#include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
@@ -266,7 +266,7 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a, co
 struct LiveSource {
   LinuxPerfEventSystem perf_sys;  // outlives the sampler
   std::unique_ptr<DamonSource> damon;
-  std::unique_ptr<HintFaultSource> hint;  // restores its sysctls when destroyed
+  std::unique_ptr<NumaBalancingController> hint;  // restores its sysctls when destroyed
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<WriteFaultRearm> rearm;  // --write-faults
   std::unique_ptr<AttachSource> source;    // what the loop polls
@@ -296,7 +296,7 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
   } else {
     if (source_name == "hintfault") {
       // The kernel's hint faults reach the page-fault sampler opened below.
-      HintFaultOptions hopt;
+      NumaBalancingOptions hopt;
       hopt.pid = static_cast<pid_t>(a.pid);
       const std::vector<int> fast = topo.FastNodes();
       for (const NodeInfo& n : topo.nodes) {
@@ -304,7 +304,7 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
       }
       hopt.check_interval = absl::Milliseconds(a.interval_ms);
       hopt.warn = [](const std::string& line) { std::cerr << "hotpage attach: " << line << "\n"; };
-      absl::StatusOr<std::unique_ptr<HintFaultSource>> h = HintFaultSource::Start(hopt);
+      absl::StatusOr<std::unique_ptr<NumaBalancingController>> h = NumaBalancingController::Start(hopt);
       if (!h.ok()) return h.status();
       out->hint = std::move(*h);
     }

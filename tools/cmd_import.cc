@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sampler/perf_data_reader.h"
-#include "sampler/trace_format.h"
-#include "sampler/trace_writer.h"
+#include "sampler/perf/perf_data_reader.h"
+#include "sampler/trace/trace_format.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/cli.h"
 #include "tools/base/clock.h"
 

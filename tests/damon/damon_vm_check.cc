@@ -52,7 +52,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "sampler/damon_source.h"
+#include "sampler/damon/damon_source.h"
 #include "tools/base/termination_signals.h"
 #include "tools/base/clock.h"
 

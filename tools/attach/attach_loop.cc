@@ -136,7 +136,7 @@ void AttachLoop::Teardown() {
   // Tear down in every case: the source first (DAMON context), then the
   // migrator (pending moves are abandoned and counted).
   parts_.source->Stop();
-  if (HintFaultSource* hint = parts_.hintfault; hint != nullptr) {
+  if (NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
     if (absl::Status s = hint->Stop(); !s.ok()) {
       log << "hotpage attach: " << s.message() << "\n";
       if (error_.ok()) error_ = s;
@@ -164,7 +164,7 @@ void AttachLoop::Teardown() {
       FailedTotal(stats_.migrator), stats_.migrator.pingpong_pages,
       stats_.samples, stats_.rounds, stats_.cpu_seconds,
       elapsed > 0 ? 100.0 * stats_.cpu_seconds / elapsed : 0.0);
-  if (const HintFaultSource* hint = parts_.hintfault; hint != nullptr) {
+  if (const NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
     const HintFaultStats h = hint->stats();
     log << absl::StrFormat(
         "hotpage attach: hint faults %d (%.0f/s, system-wide), kernel scan "

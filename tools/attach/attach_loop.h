@@ -85,8 +85,8 @@
 #include "absl/status/status.h"
 #include "migrator/migrator.h"
 #include "policy/engine.h"
-#include "sampler/hintfault_source.h"
-#include "sampler/sampler.h"
+#include "sampler/hintfault/numa_balancing_controller.h"
+#include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/base/clock.h"
@@ -131,7 +131,7 @@ struct AttachLoopParts {
   // Optional: --write-faults re-arm, driven every poll.
   WriteFaultRearm* rearm = nullptr;
   // Optional: --source hintfault; stopped (sysctls restored) at the end.
-  HintFaultSource* hintfault = nullptr;
+  NumaBalancingController* hintfault = nullptr;
   // --source damon: the stale kdamond removed at start, for the stats.
   std::string damon_recovered;
   // Status lines and the summary.

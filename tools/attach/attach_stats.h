@@ -15,7 +15,7 @@
 #include <string>
 
 #include "migrator/stats.h"
-#include "sampler/hintfault_source.h"
+#include "sampler/hintfault/numa_balancing_controller.h"
 #include "sampler/write_fault_rearm.h"
 
 namespace hotpage {
@@ -36,7 +36,7 @@ struct AttachStats {
   bool dry_run = false;
   std::string source;  // the sample source's name: pebs, damon, ...
   // --source hintfault: its watchdog's stats.
-  const HintFaultSource* hintfault = nullptr;
+  const NumaBalancingController* hintfault = nullptr;
   // --write-faults: re-arm stats.
   const WriteFaultRearm* write_faults = nullptr;
   // --source damon: the stale kdamond DamonSource::Start removed, if any.

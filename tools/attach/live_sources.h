@@ -8,8 +8,8 @@
 #define HOTPAGE_TOOLS_ATTACH_LIVE_SOURCES_H_
 
 #include "absl/status/status.h"
-#include "sampler/damon_source.h"
-#include "sampler/sampler.h"
+#include "sampler/damon/damon_source.h"
+#include "sampler/perf/sampler.h"
 #include "tools/attach/attach_loop.h"
 
 namespace hotpage {

@@ -216,6 +216,22 @@ TEST(SampleOrdererTest, SortsWithinTheWindowAndCountsLateSamples) {
   EXPECT_EQ(o.out_of_order(), 5u);  // 10, 30, 20 (after 50), 390, 5
 }
 
+TEST(SampleOrdererTest, AtTheCapTheOldestHalfGoesOutFirst) {
+  SampleOrderer o(/*window_ns=*/1000, /*max_held=*/4);
+  std::vector<uint64_t> out;
+  auto sink = [&](absl::Span<const Sample> s) {
+    for (const Sample& x : s) out.push_back(x.time_ns);
+  };
+  std::vector<Sample> in;
+  for (uint64_t t : {10, 20, 30, 40, 15}) in.push_back(At(0, t));
+  o.Push(in, sink);
+  o.Finish(sink);
+  // 4 held (cap), none outside the window: the oldest half (10, 20) goes
+  // out anyway, so 15 arrives late and is replayed at 20.
+  EXPECT_EQ(out, (std::vector<uint64_t>{10, 20, 20, 30, 40}));
+  EXPECT_EQ(o.late_samples(), 1u);
+}
+
 // --- first-touch and oracle -----------------------------------------------------
 
 TEST(FirstTouchPolicyTest, ScoresByTheNodeAtTheTimeOfEachAccess) {

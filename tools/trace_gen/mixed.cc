@@ -5,9 +5,10 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "sampler/trace_format.h"
-#include "sampler/trace_writer.h"
+#include "sampler/trace/trace_format.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/trace_gen/prng.h"
+#include "sampler/trace/trace_writer.h"
 
 namespace hotpage {
 namespace trace_gen {

@@ -42,7 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sampler/sample.h"
-#include "sampler/trace_writer.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/trace_gen/pebs_model.h"
 #include "tools/trace_gen/prng.h"
 
