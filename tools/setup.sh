@@ -26,7 +26,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 pkgs=(bazel-bootstrap g++ libabsl-dev libtbb-dev libpfm4-dev libgtest-dev
-      libbenchmark-dev libnuma-dev libzstd-dev linux-libc-dev pkg-config libcds-dev)
+      libbenchmark-dev libnuma-dev libzstd-dev linux-libc-dev pkg-config libcds-dev
+      nlohmann-json3-dev)
 if [ $want_vm -eq 1 ]; then
   while read -r p; do [ -n "$p" ] && pkgs+=("$p"); done < <(grep -v '^#' tests/vm/packages.txt)
 fi
