@@ -33,6 +33,9 @@ if [ $want_vm -eq 1 ]; then
 fi
 # The perf.data reader's tests record real files with Debian's perf.
 pkgs+=(linux-perf)
+# tools/hotpage_cli_test.sh reads `--json` output with python3's json module
+# too (a strict parser that is not hotpage's own).
+pkgs+=(python3)
 # The simulator's SVG picture is rendered to PNG by headless Chromium in a
 # test (tools/simulate/svg_render_test.sh), which decodes it with zlib.
 pkgs+=(chromium zlib1g-dev)
