@@ -36,9 +36,10 @@ pkgs+=(linux-perf)
 # tools/hotpage_cli_test.sh reads `--json` output with python3's json module
 # too (a strict parser that is not hotpage's own).
 pkgs+=(python3)
-# The simulator's SVG picture is rendered to PNG by headless Chromium in a
-# test (tools/simulate/svg_render_test.sh), which decodes it with zlib.
-pkgs+=(chromium zlib1g-dev)
+# The simulator's SVG picture is checked as XML with expat, and rendered to
+# PNG by headless Chromium in a test (tools/simulate/svg_render_test.sh),
+# which decodes it with zlib.
+pkgs+=(chromium libexpat1-dev zlib1g-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do
