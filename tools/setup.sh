@@ -38,8 +38,8 @@ pkgs+=(linux-perf)
 pkgs+=(python3)
 # The simulator's SVG picture is checked as XML with expat, and rendered to
 # PNG by headless Chromium in a test (tools/simulate/svg_render_test.sh),
-# which decodes it with zlib.
-pkgs+=(chromium libexpat1-dev zlib1g-dev)
+# which decodes it with libpng.
+pkgs+=(chromium libexpat1-dev libpng-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do
