@@ -5,8 +5,9 @@
 //
 // The file is untrusted: every value is type- and range-checked, errors
 // name the JSON path ("$.nodes[1].distance[2]: ..."), and the parser
-// (tools/base/json_lite.h) is bounds-checked and depth-limited. Fuzzed by
-// topology_json_fuzz.cc.
+// (ParseJson in tools/base/json.h: nlohmann::json, strict UTF-8, no
+// duplicate keys, depth-limited) names the line and column of a syntax
+// error. Fuzzed by topology_json_fuzz.cc.
 
 #include <algorithm>
 #include <cmath>
@@ -17,13 +18,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "policy/topology.h"
-#include "tools/base/json_lite.h"
+#include "tools/base/json.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
 namespace {
 
-using json_lite::Value;
+using Value = Json;
 
 // Node ids the rest of hotpage can hold (the hotness table tracks nodes
 // 0..62), CPU numbers, distances (SLIT is a byte).
@@ -38,25 +39,46 @@ absl::Status Bad(const std::string& path, absl::string_view what) {
 
 absl::StatusOr<int64_t> Int(const Value& v, const std::string& path, int64_t lo, int64_t hi) {
   if (!v.is_number()) {
-    return Bad(path, absl::StrCat("expected an integer, found ", json_lite::TypeName(v.type())));
+    return Bad(path, absl::StrCat("expected an integer, found ", v.type_name()));
   }
-  const double d = v.number_value();
+  auto out_of_range = [&] {
+    return Bad(path, absl::StrCat("expected an integer in [", lo, ", ", hi, "], found ", JsonBrief(v)));
+  };
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (hi < 0 || u > static_cast<uint64_t>(hi) || (lo > 0 && u < static_cast<uint64_t>(lo))) return out_of_range();
+    return static_cast<int64_t>(u);
+  }
+  if (v.is_number_integer()) {
+    const int64_t x = v.get<int64_t>();
+    if (x < lo || x > hi) return out_of_range();
+    return x;
+  }
+  // A float with an integral value (1e3, 20480.0) is accepted as before.
+  const double d = v.get<double>();
   if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) ||
       d > static_cast<double>(hi)) {
-    return Bad(path, absl::StrCat("expected an integer in [", lo, ", ", hi, "], found ",
-                                  v.number_text().empty() ? "a number" : v.number_text()));
+    return out_of_range();
   }
   return static_cast<int64_t>(d);
 }
 
 absl::StatusOr<uint64_t> Uint(const Value& v, const std::string& path) {
   if (!v.is_number()) {
-    return Bad(path, absl::StrCat("expected a byte count, found ", json_lite::TypeName(v.type())));
+    return Bad(path, absl::StrCat("expected a byte count, found ", v.type_name()));
   }
-  const double d = v.number_value();
   // 2^63: far above any machine, and exactly representable.
+  constexpr uint64_t kLimit = uint64_t{1} << 63;
+  auto bad = [&] { return Bad(path, "expected a non-negative integer below 2^63"); };
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u >= kLimit) return bad();
+    return u;
+  }
+  if (v.is_number_integer()) return bad();  // nlohmann keeps only negatives signed
+  const double d = v.get<double>();
   if (!std::isfinite(d) || d != std::floor(d) || d < 0 || d >= 9223372036854775808.0) {
-    return Bad(path, "expected a non-negative integer below 2^63");
+    return bad();
   }
   return static_cast<uint64_t>(d);
 }
@@ -78,22 +100,22 @@ absl::Status OptBool(const Value* v, const std::string& path, std::optional<bool
     out->reset();
     return absl::OkStatus();
   }
-  if (!v->is_bool()) return Bad(path, "expected true, false or null");
-  *out = v->bool_value();
+  if (!v->is_boolean()) return Bad(path, "expected true, false or null");
+  *out = v->get<bool>();
   return absl::OkStatus();
 }
 
 absl::Status Bool(const Value* v, const std::string& path, bool* out) {
   if (v == nullptr) return absl::OkStatus();
-  if (!v->is_bool()) return Bad(path, "expected true or false");
-  *out = v->bool_value();
+  if (!v->is_boolean()) return Bad(path, "expected true or false");
+  *out = v->get<bool>();
   return absl::OkStatus();
 }
 
 absl::Status Str(const Value* v, const std::string& path, std::string* out) {
   if (v == nullptr || v->is_null()) return absl::OkStatus();
   if (!v->is_string()) return Bad(path, "expected a string");
-  *out = v->string_value();
+  *out = v->get<std::string>();
   return absl::OkStatus();
 }
 
@@ -103,7 +125,7 @@ absl::Status OptStr(const Value* v, const std::string& path, std::optional<std::
     return absl::OkStatus();
   }
   if (!v->is_string()) return Bad(path, "expected a string or null");
-  *out = v->string_value();
+  *out = v->get<std::string>();
   return absl::OkStatus();
 }
 
@@ -112,15 +134,15 @@ absl::StatusOr<std::vector<int>> IntList(const Value* v, const std::string& path
   std::vector<int> out;
   if (v == nullptr || v->is_null()) return out;
   if (!v->is_array()) return Bad(path, "expected an array of integers");
-  if (v->array().size() > max_len) return Bad(path, absl::StrCat("more than ", max_len, " entries"));
-  for (size_t i = 0; i < v->array().size(); ++i) {
-    HOTPAGE_ASSIGN_OR_RETURN(int64_t x, Int(v->array()[i], absl::StrCat(path, "[", i, "]"), lo, hi));
+  if (v->size() > max_len) return Bad(path, absl::StrCat("more than ", max_len, " entries"));
+  for (size_t i = 0; i < v->size(); ++i) {
+    HOTPAGE_ASSIGN_OR_RETURN(int64_t x, Int((*v)[i], absl::StrCat(path, "[", i, "]"), lo, hi));
     out.push_back(static_cast<int>(x));
   }
   return out;
 }
 
-const Value* Member(const Value& obj, absl::string_view key) { return obj.Find(key); }
+const Value* Member(const Value& obj, absl::string_view key) { return JsonMember(obj, key); }
 
 // "nodes": [{id, nodes}] lists (tiers, kernel_tiers, packages).
 struct Group {
@@ -132,9 +154,9 @@ absl::StatusOr<std::vector<Group>> Groups(const Value* v, const std::string& pat
   std::vector<Group> out;
   if (v == nullptr || v->is_null()) return out;
   if (!v->is_array()) return Bad(path, "expected an array");
-  if (v->array().size() > kMaxNodes) return Bad(path, absl::StrCat("more than ", kMaxNodes, " entries"));
-  for (size_t i = 0; i < v->array().size(); ++i) {
-    const Value& g = v->array()[i];
+  if (v->size() > kMaxNodes) return Bad(path, absl::StrCat("more than ", kMaxNodes, " entries"));
+  for (size_t i = 0; i < v->size(); ++i) {
+    const Value& g = (*v)[i];
     const std::string p = absl::StrCat(path, "[", i, "]");
     if (!g.is_object()) return Bad(p, "expected an object");
     const Value* id = Member(g, id_key);
@@ -214,7 +236,7 @@ absl::Status ParseFeatures(const Value* v, Features* f) {
   HOTPAGE_RETURN_IF_ERROR(OptStr(Member(*v, "thp"), p + ".thp", &f->thp));
   if (const Value* s = Member(*v, "sampler"); s != nullptr && !s->is_null()) {
     if (!s->is_string()) return Bad(p + ".sampler", "expected a string");
-    HOTPAGE_ASSIGN_OR_RETURN(f->sampler, ParseSampler(s->string_value(), p + ".sampler"));
+    HOTPAGE_ASSIGN_OR_RETURN(f->sampler, ParseSampler(s->get<std::string>(), p + ".sampler"));
   }
   HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "pebs_mem_loads"), p + ".pebs_mem_loads", &f->pebs_mem_loads));
   HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "pebs_mem_loads_aux"), p + ".pebs_mem_loads_aux", &f->pebs_mem_loads_aux));
@@ -226,22 +248,22 @@ absl::Status ParseFeatures(const Value* v, Features* f) {
 }  // namespace
 
 absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
-  HOTPAGE_ASSIGN_OR_RETURN(Value doc, json_lite::Parse(json));
+  HOTPAGE_ASSIGN_OR_RETURN(Value doc, ParseJson(json));
   if (!doc.is_object()) return Bad("$", "expected an object (the output of `hotpage topology --json`)");
   Topology topo;
   HOTPAGE_RETURN_IF_ERROR(Str(Member(doc, "root"), "$.root", &topo.root));
   const Value* nodes = Member(doc, "nodes");
-  if (nodes == nullptr || !nodes->is_array() || nodes->array().empty()) {
+  if (nodes == nullptr || !nodes->is_array() || nodes->empty()) {
     return Bad("$.nodes", "expected a non-empty array of NUMA nodes");
   }
-  if (nodes->array().size() > kMaxNodes) {
+  if (nodes->size() > kMaxNodes) {
     return Bad("$.nodes", absl::StrCat("more than ", kMaxNodes, " nodes"));
   }
   std::set<int> ids, cpus_seen;
-  for (size_t i = 0; i < nodes->array().size(); ++i) {
+  for (size_t i = 0; i < nodes->size(); ++i) {
     const std::string p = absl::StrCat("$.nodes[", i, "]");
     NodeInfo n;
-    HOTPAGE_RETURN_IF_ERROR(ParseNode(nodes->array()[i], p, &n));
+    HOTPAGE_RETURN_IF_ERROR(ParseNode((*nodes)[i], p, &n));
     if (!ids.insert(n.id).second) return Bad(p + ".id", absl::StrCat("node ", n.id, " listed twice"));
     if (!topo.nodes.empty() && n.id < topo.nodes.back().id) {
       return Bad(p + ".id", "nodes must be listed in ascending id order");
@@ -290,7 +312,7 @@ absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
 
   if (const Value* s = Member(doc, "tier_source"); s != nullptr && !s->is_null()) {
     if (!s->is_string()) return Bad("$.tier_source", "expected a string");
-    HOTPAGE_ASSIGN_OR_RETURN(topo.tier_source, ParseTierSource(s->string_value(), "$.tier_source"));
+    HOTPAGE_ASSIGN_OR_RETURN(topo.tier_source, ParseTierSource(s->get<std::string>(), "$.tier_source"));
   }
   bool disagree = false;
   HOTPAGE_RETURN_IF_ERROR(Bool(Member(doc, "kernel_tiers_disagree_with_hmat"),
@@ -301,9 +323,9 @@ absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
   HOTPAGE_RETURN_IF_ERROR(ParseFeatures(Member(doc, "features"), &topo.features));
   if (const Value* w = Member(doc, "warnings"); w != nullptr && !w->is_null()) {
     if (!w->is_array()) return Bad("$.warnings", "expected an array of strings");
-    for (size_t i = 0; i < w->array().size(); ++i) {
-      if (!w->array()[i].is_string()) return Bad(absl::StrCat("$.warnings[", i, "]"), "expected a string");
-      topo.warnings.push_back(w->array()[i].string_value());
+    for (size_t i = 0; i < w->size(); ++i) {
+      if (!(*w)[i].is_string()) return Bad(absl::StrCat("$.warnings[", i, "]"), "expected a string");
+      topo.warnings.push_back((*w)[i].get<std::string>());
     }
   }
 

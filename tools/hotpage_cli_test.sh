@@ -4,6 +4,7 @@
 set -u
 HOTPAGE="$(dirname "$0")/hotpage"
 [ -x "$HOTPAGE" ] || HOTPAGE="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hotpage"
+JSON_EXPECT="$TEST_SRCDIR/$TEST_WORKSPACE/tests/vm/json_expect"
 fails=0
 check() {  # check NAME CONDITION...
   local name=$1; shift
@@ -60,6 +61,22 @@ out=$("$HOTPAGE" topology --sysfs-root "$T"); rc=$?
 check "fake tree table exits 0" test $rc -eq 0
 check "table shows the CPU-less node" contains "$out" "(none)"
 check "table names the package rule" contains "$out" "memory-only, by HMAT initiator"
+
+# A root that is not UTF-8 (a Latin-1 directory name) still gives valid
+# JSON: the bytes become U+FFFD. Checked by hotpage's strict parser and by
+# python3's json module, which rejected the raw byte.
+U="$T/caf"$'\xe9'
+mkdir "$U" && cp -r "$T/sys" "$U/"
+"$HOTPAGE" topology --sysfs-root "$U" --json > "$T/latin1.json"; rc=$?
+check "latin-1 root json exits 0" test $rc -eq 0
+printf '{"root": "%s/caf\\ufffd", "tier_source": "distance"}' "$T" > "$T/latin1.expect.json"
+check "latin-1 root: strict UTF-8 parse, root with U+FFFD" "$JSON_EXPECT" "$T/latin1.expect.json" "$T/latin1.json"
+if command -v python3 >/dev/null; then
+  check "latin-1 root: python3 json accepts it" \
+    python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read())' "$T/latin1.json"
+else
+  check "python3 found (tools/setup.sh installs it)" false
+fi
 
 echo garbage > $N/node1/distance
 out=$("$HOTPAGE" topology --sysfs-root "$T" 2>&1); rc=$?

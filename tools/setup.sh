@@ -26,15 +26,20 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 pkgs=(bazel-bootstrap g++ libabsl-dev libtbb-dev libpfm4-dev libgtest-dev
-      libbenchmark-dev libnuma-dev libzstd-dev linux-libc-dev pkg-config libcds-dev)
+      libbenchmark-dev libnuma-dev libzstd-dev linux-libc-dev pkg-config libcds-dev
+      nlohmann-json3-dev)
 if [ $want_vm -eq 1 ]; then
   while read -r p; do [ -n "$p" ] && pkgs+=("$p"); done < <(grep -v '^#' tests/vm/packages.txt)
 fi
 # The perf.data reader's tests record real files with Debian's perf.
 pkgs+=(linux-perf)
-# The simulator's SVG picture is rendered to PNG by headless Chromium in a
-# test (tools/simulate/svg/svg_render_test.sh), which decodes it with zlib.
-pkgs+=(chromium zlib1g-dev)
+# tools/hotpage_cli_test.sh reads `--json` output with python3's json module
+# too (a strict parser that is not hotpage's own).
+pkgs+=(python3)
+# The simulator's SVG picture is checked as XML with expat, and rendered to
+# PNG by headless Chromium in a test (tools/simulate/svg/svg_render_test.sh),
+# which decodes it with libpng.
+pkgs+=(chromium libexpat1-dev libpng-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

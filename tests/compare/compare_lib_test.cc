@@ -15,7 +15,7 @@
 #include "migrator/fake_page_mover.h"
 #include "tests/compare/compare_report.h"
 #include "tests/compare/compare_watch.h"
-#include "tools/base/json_lite.h"
+#include "tools/base/json.h"
 
 namespace hotpage {
 namespace compare {
@@ -314,16 +314,16 @@ TEST(Report, TablesFromACannedConsole) {
 
 TEST(Report, JsonHasEveryRunWithNumbersAsNumbers) {
   const Results r = ParseResults(ReadTestdata("canned_console.txt"));
-  absl::StatusOr<json_lite::Value> v = json_lite::Parse(FormatJson(r));
+  absl::StatusOr<Json> v = ParseJson(FormatJson(r));
   ASSERT_TRUE(v.ok()) << v.status();
-  const json_lite::Value* runs = v->Find("runs");
+  const Json* runs = JsonMember(*v, "runs");
   ASSERT_NE(runs, nullptr);
-  ASSERT_EQ(runs->array().size(), 8u);
-  const json_lite::Value& first = runs->array()[0];
-  EXPECT_EQ(first.Find("mech")->string_value(), "tiering");
-  EXPECT_TRUE(first.Find("hot_pages")->is_number());
-  EXPECT_EQ(first.Find("hot_pages")->number_text(), "6144");
-  EXPECT_EQ(v->Find("notes")->array().size(), 3u);
+  ASSERT_EQ(runs->size(), 8u);
+  const Json& first = (*runs)[0];
+  EXPECT_EQ(JsonMember(first, "mech")->get<std::string>(), "tiering");
+  EXPECT_TRUE(JsonMember(first, "hot_pages")->is_number());
+  EXPECT_EQ(JsonMember(first, "hot_pages")->dump(), "6144");
+  EXPECT_EQ(JsonMember(*v, "notes")->size(), 3u);
 }
 
 TEST(Report, EmptyInput) { EXPECT_EQ(FormatMarkdown(Results{}), "(no results)\n"); }

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "tools/base/json_lite.h"
+#include "tools/base/json.h"
 #include "tools/base/json_writer.h"
 
 namespace hotpage {
@@ -290,15 +290,14 @@ Results ParseResults(absl::string_view text) {
 }
 
 absl::StatusOr<std::string> HotpageStatsKv(absl::string_view json) {
-  absl::StatusOr<json_lite::Value> v = json_lite::Parse(json);
+  absl::StatusOr<Json> v = ParseJson(json);
   if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("hotpage stats: ", v.status().message()));
-  if (v->Find("promoted_pages") == nullptr) return absl::InvalidArgumentError("hotpage stats: no promoted_pages");
+  if (JsonMember(*v, "promoted_pages") == nullptr) return absl::InvalidArgumentError("hotpage stats: no promoted_pages");
   std::string out;
   auto num = [&](absl::string_view key, absl::string_view as) {
-    const json_lite::Value* f = v->Find(key);
+    const Json* f = JsonMember(*v, key);
     if (f == nullptr || !f->is_number()) return;
-    absl::StrAppend(&out, out.empty() ? "" : " ", as, "=",
-                    f->number_text().empty() ? absl::StrCat(f->number_value()) : f->number_text());
+    absl::StrAppend(&out, out.empty() ? "" : " ", as, "=", f->dump());
   };
   num("promoted_pages", "hp_promoted");
   num("demoted_pages", "hp_demoted");
@@ -307,8 +306,8 @@ absl::StatusOr<std::string> HotpageStatsKv(absl::string_view json) {
   num("samples", "hp_samples");
   num("rounds", "hp_rounds");
   num("cpu_seconds", "hp_cpu_s");
-  if (const json_lite::Value* s = v->Find("source"); s != nullptr && s->is_string()) {
-    std::string src = s->string_value();
+  if (const Json* s = JsonMember(*v, "source"); s != nullptr && s->is_string()) {
+    std::string src = s->get<std::string>();
     std::replace_if(src.begin(), src.end(), [](char c) { return c == ' ' || c == '=' || c == '\t'; }, '_');
     absl::StrAppend(&out, " hp_source=", src);
   }

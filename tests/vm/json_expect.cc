@@ -1,10 +1,11 @@
 // json_expect EXPECTED.json ACTUAL.json
 //
 // Checks that the JSON document in ACTUAL contains the pattern in EXPECTED
-// (json_lite::Contains: objects match by subset, arrays elementwise with equal
-// length, scalars by value). Prints every mismatch as "PATH: message".
-// Exit status: 0 match, 1 mismatch, 2 usage or unreadable/invalid input.
-// Used by the VM topology tests instead of python3/jq.
+// (JsonContains in json_contains.h: objects match by subset, arrays
+// elementwise with equal length, scalars by value). Prints every mismatch as
+// "PATH: message". Exit status: 0 match, 1 mismatch, 2 usage or
+// unreadable/invalid input. Used by the VM topology tests instead of
+// python3/jq.
 
 #include <cstdio>
 #include <fstream>
@@ -14,7 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tools/base/json_lite.h"
+#include "tests/vm/json_contains.h"
+#include "tools/base/json.h"
 
 namespace hotpage {
 namespace {
@@ -35,7 +37,7 @@ int Main(int argc, char** argv) {
     std::cerr << "usage: json_expect EXPECTED.json ACTUAL.json\n";
     return 2;
   }
-  json_lite::Value docs[2];
+  Json docs[2];
   for (int i = 0; i < 2; ++i) {
     std::string text;
     if (!ReadFile(argv[i + 1], &text)) {
@@ -43,7 +45,7 @@ int Main(int argc, char** argv) {
                 << " (missing, unreadable or over 16 MiB)\n";
       return 2;
     }
-    absl::StatusOr<json_lite::Value> doc = json_lite::Parse(text);
+    absl::StatusOr<Json> doc = ParseJson(text);
     if (!doc.ok()) {
       std::cerr << "json_expect: " << argv[i + 1] << ": "
                 << doc.status().message() << "\n";
@@ -51,7 +53,7 @@ int Main(int argc, char** argv) {
     }
     docs[i] = *std::move(doc);
   }
-  std::vector<std::string> mismatches = json_lite::Contains(docs[0], docs[1]);
+  std::vector<std::string> mismatches = JsonContains(docs[0], docs[1]);
   for (const std::string& m : mismatches) std::cout << "MISMATCH " << m << "\n";
   if (!mismatches.empty()) {
     std::cout << "json_expect: " << mismatches.size()

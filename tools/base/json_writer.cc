@@ -1,11 +1,50 @@
 #include "tools/base/json_writer.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace hotpage {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629,
+// Table 3-7 of the Unicode standard: no overlongs, no surrogates, nothing
+// above U+10FFFF), or 0 with *bad set to the length of its longest valid
+// prefix (at least 1): what one U+FFFD replaces ("maximal subpart").
+size_t Utf8Sequence(absl::string_view s, size_t* bad) {
+  const unsigned char c = s[0];
+  if (c < 0x80) return 1;
+  size_t len;
+  unsigned char lo = 0x80, hi = 0xbf;  // bounds of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    *bad = 1;
+    return 0;
+  }
+  for (size_t k = 1; k < len; ++k) {
+    const unsigned char cc = k < s.size() ? s[k] : 0;
+    if (cc < (k == 1 ? lo : 0x80) || cc > (k == 1 ? hi : 0xbf)) {
+      *bad = k;
+      return 0;
+    }
+  }
+  return len;
+}
+
+}  // namespace
 
 void JsonWriter::Newline() {
   if (indent_ <= 0) return;
@@ -75,7 +114,21 @@ void JsonWriter::String(absl::string_view s) {
 
 void JsonWriter::Escaped(absl::string_view s) {
   out_ += '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = s[i];
+    if (c >= 0x80) {
+      size_t bad = 0;
+      const size_t len = Utf8Sequence(s.substr(i), &bad);
+      if (len == 0) {
+        out_ += "\\ufffd";  // not UTF-8 (a file name, a comm): replaced
+        i += bad;
+      } else {
+        out_.append(s.data() + i, len);
+        i += len;
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': out_ += "\\\""; break;
       case '\\': out_ += "\\\\"; break;
@@ -108,7 +161,20 @@ void JsonWriter::Double(double v) {
   if (!std::isfinite(v)) {
     out_ += "null";
   } else {
-    absl::StrAppend(&out_, absl::StrFormat("%.6g", v));
+    // %.Ng with N = max(6, the fewest significant digits that read back as
+    // the same double; to_chars finds those). Where %.6g round-trips this
+    // prints exactly what %.6g prints (1e+06, 0.0001, 3); where it did not,
+    // it prints the digits %.6g lost (1234567, not 1.23457e+06).
+    char buf[64];
+    const std::to_chars_result r =
+        std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+    int digits = 0;
+    for (const char* p = buf; p < r.ptr && *p != 'e'; ++p) {
+      digits += *p >= '0' && *p <= '9';
+    }
+    const int precision = r.ec == std::errc() && digits > 6 ? digits : 6;
+    const int n = std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    out_.append(buf, static_cast<size_t>(n));
   }
 }
 

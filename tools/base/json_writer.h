@@ -1,7 +1,12 @@
 // JsonWriter: a small streaming JSON writer for hotpage's machine-readable
 // output (`--json`). Keys appear in the order written, so output is
-// deterministic and diffable. Strings are escaped per RFC 8259; non-finite
-// doubles and absent optionals are written as null.
+// deterministic and diffable. Strings are escaped per RFC 8259 and the
+// output is always valid UTF-8: bytes that are not (a path under a Latin-1
+// --sysfs-root, a process name) are written as U+FFFD, one per maximal
+// ill-formed subsequence as the Unicode standard recommends. Doubles keep
+// every digit needed to read back the same value (and print as %.6g where
+// that is enough: 0.5, 1e+06); non-finite doubles and absent optionals are
+// written as null.
 //
 // Usage:
 //   JsonWriter w;
@@ -62,7 +67,8 @@ class JsonWriter {
   void Value(const std::string& v) { String(v); }
 
   void BeforeValue();
-  void Escaped(absl::string_view s);  // Appends s as a quoted JSON string.
+  // Appends s as a quoted JSON string (invalid UTF-8 replaced).
+  void Escaped(absl::string_view s);
   void Newline();
 
   struct Level {

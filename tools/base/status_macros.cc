@@ -7,41 +7,11 @@
 namespace hotpage {
 
 std::string ErrnoName(int err) {
-  switch (err) {
-#define HOTPAGE_ERRNO_CASE(e) \
-  case e:                     \
-    return #e;
-    HOTPAGE_ERRNO_CASE(EPERM)
-    HOTPAGE_ERRNO_CASE(ENOENT)
-    HOTPAGE_ERRNO_CASE(ESRCH)
-    HOTPAGE_ERRNO_CASE(EINTR)
-    HOTPAGE_ERRNO_CASE(EIO)
-    HOTPAGE_ERRNO_CASE(E2BIG)
-    HOTPAGE_ERRNO_CASE(EBADF)
-    HOTPAGE_ERRNO_CASE(EAGAIN)
-    HOTPAGE_ERRNO_CASE(ENOMEM)
-    HOTPAGE_ERRNO_CASE(EACCES)
-    HOTPAGE_ERRNO_CASE(EFAULT)
-    HOTPAGE_ERRNO_CASE(EBUSY)
-    HOTPAGE_ERRNO_CASE(EEXIST)
-    HOTPAGE_ERRNO_CASE(ENODEV)
-    HOTPAGE_ERRNO_CASE(ENOTDIR)
-    HOTPAGE_ERRNO_CASE(EISDIR)
-    HOTPAGE_ERRNO_CASE(EINVAL)
-    HOTPAGE_ERRNO_CASE(EMFILE)
-    HOTPAGE_ERRNO_CASE(EFBIG)
-    HOTPAGE_ERRNO_CASE(ENOSPC)
-    HOTPAGE_ERRNO_CASE(ERANGE)
-    HOTPAGE_ERRNO_CASE(ENOSYS)
-    HOTPAGE_ERRNO_CASE(ENODATA)
-    HOTPAGE_ERRNO_CASE(ELOOP)
-    HOTPAGE_ERRNO_CASE(EOPNOTSUPP)
-    HOTPAGE_ERRNO_CASE(ENXIO)
-    HOTPAGE_ERRNO_CASE(EXDEV)
-#undef HOTPAGE_ERRNO_CASE
-    default:
-      return absl::StrCat("E", err);
-  }
+  // glibc 2.32+: "EACCES" for EACCES, nullptr for numbers it has no name
+  // for (and "0" for 0, which is no error).
+  const char* name = strerrorname_np(err);
+  if (name == nullptr || name[0] != 'E') return absl::StrCat("E", err);
+  return name;
 }
 
 absl::Status ErrnoStatus(int err, absl::string_view what) {

@@ -41,7 +41,8 @@ namespace hotpage {
 // "open /sys/devices/system/node/online: ENOENT (No such file or directory)".
 absl::Status ErrnoStatus(int err, absl::string_view what);
 
-// "ENOENT", "EBUSY", ... or "E<number>" for values it does not know.
+// "ENOENT", "EBUSY", ... (glibc's strerrorname_np), or "E<number>" for
+// values it has no name for.
 std::string ErrnoName(int err);
 
 }  // namespace hotpage

@@ -1,336 +1,149 @@
 #include "tools/simulate/svg/xml_check.h"
 
-#include <cstdint>
+#include <expat.h>
+
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace hotpage::simulate {
 namespace {
 
-bool IsXmlChar(uint32_t cp) {
-  return cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) ||
-         (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
-}
+constexpr int kMaxDepth = 256;
 
-void AppendUtf8(std::string* out, uint32_t cp) {
-  if (cp < 0x80) {
-    *out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out += static_cast<char>(0xc0 | (cp >> 6));
-    *out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    *out += static_cast<char>(0xe0 | (cp >> 12));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    *out += static_cast<char>(0xf0 | (cp >> 18));
-    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
-bool NameStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-         c == ':';
-}
-bool NameChar(char c) {
-  return NameStart(c) || (c >= '0' && c <= '9') || c == '-' || c == '.';
-}
-bool Space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-class Parser {
+// Collects elements from expat's callbacks; refuses what expat accepts but
+// this checker does not (a DOCTYPE, deep nesting, non-ASCII names).
+class Collector {
  public:
-  explicit Parser(absl::string_view doc) : s_(doc) {}
+  explicit Collector(absl::string_view doc) : doc_(doc) {
+    // The document is UTF-8 whatever its declaration says.
+    parser_ = XML_ParserCreate("UTF-8");
+    XML_SetUserData(parser_, this);
+    XML_SetElementHandler(parser_, &Collector::Start, &Collector::End);
+    XML_SetCharacterDataHandler(parser_, &Collector::Text);
+    XML_SetStartDoctypeDeclHandler(parser_, &Collector::Doctype);
+  }
+  ~Collector() { XML_ParserFree(parser_); }
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
 
   absl::StatusOr<std::vector<XmlElement>> Run() {
-    if (!CheckEncoding()) return Error(error_);
-    SkipMisc(/*allow_decl=*/true);
-    if (!error_.empty()) return Error(error_);
-    if (At("<!DOCTYPE")) return Error("DOCTYPE is not supported");
-    if (!Peek('<')) return Error("expected the root element");
-    if (!Element(0)) return Error(error_);
-    SkipMisc(/*allow_decl=*/false);
-    if (!error_.empty()) return Error(error_);
-    if (pos_ != s_.size()) return Error("content after the root element");
+    // Feed in pieces that fit expat's int length; is_final on the last.
+    const char* p = doc_.data();
+    size_t left = doc_.size();
+    do {
+      const int n = static_cast<int>(std::min<size_t>(left, 1 << 30));
+      left -= static_cast<size_t>(n);
+      if (XML_Parse(parser_, p, n, left == 0) != XML_STATUS_OK) {
+        return Error();
+      }
+      p += n;
+    } while (left > 0);
     return std::move(elements_);
   }
 
  private:
-  absl::Status Error(const std::string& what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("XML offset ", pos_, ": ", what));
-  }
-  bool Fail(std::string what) {
-    if (error_.empty()) error_ = std::move(what);
-    return false;
-  }
-  bool Peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
-  bool At(absl::string_view lit) const {
-    return s_.substr(pos_, lit.size()) == lit;
-  }
-  void SkipSpace() {
-    while (pos_ < s_.size() && Space(s_[pos_])) ++pos_;
-  }
-
-  // The whole document: valid UTF-8 of XML Chars.
-  bool CheckEncoding() {
-    for (size_t i = 0; i < s_.size();) {
-      unsigned char c = s_[i];
-      uint32_t cp;
-      size_t len;
-      if (c < 0x80) {
-        cp = c, len = 1;
-      } else if ((c & 0xe0) == 0xc0) {
-        cp = c & 0x1f, len = 2;
-      } else if ((c & 0xf0) == 0xe0) {
-        cp = c & 0x0f, len = 3;
-      } else if ((c & 0xf8) == 0xf0) {
-        cp = c & 0x07, len = 4;
-      } else {
-        pos_ = i;
-        return Fail("invalid UTF-8 lead byte");
-      }
-      if (i + len > s_.size()) {
-        pos_ = i;
-        return Fail("truncated UTF-8 sequence");
-      }
-      for (size_t k = 1; k < len; ++k) {
-        unsigned char cc = s_[i + k];
-        if ((cc & 0xc0) != 0x80) {
-          pos_ = i;
-          return Fail("invalid UTF-8 continuation byte");
-        }
-        cp = (cp << 6) | (cc & 0x3f);
-      }
-      static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-      if (cp < kMin[len]) {
-        pos_ = i;
-        return Fail("overlong UTF-8 sequence");
-      }
-      if (!IsXmlChar(cp)) {
-        pos_ = i;
-        return Fail(absl::StrCat("character U+", absl::Hex(cp),
-                                 " is not allowed in XML"));
-      }
-      i += len;
+  static void Start(void* data, const XML_Char* name, const XML_Char** attrs) {
+    auto* self = static_cast<Collector*>(data);
+    if (!self->AsciiName(name)) return;
+    if (static_cast<int>(self->open_.size()) > kMaxDepth) {
+      self->Stop(absl::StrCat("elements nested deeper than ", kMaxDepth));
+      return;
     }
-    return true;
-  }
-
-  bool Name(std::string* out) {
-    if (pos_ >= s_.size() || !NameStart(s_[pos_]))
-      return Fail("expected a name");
-    size_t start = pos_;
-    while (pos_ < s_.size() && NameChar(s_[pos_])) ++pos_;
-    *out = std::string(s_.substr(start, pos_ - start));
-    return true;
-  }
-
-  // At '&': appends the referenced character.
-  bool Reference(std::string* out) {
-    size_t end = s_.find(';', pos_);
-    if (end == absl::string_view::npos || end - pos_ > 12)
-      return Fail("'&' starts no reference");
-    absl::string_view ref = s_.substr(pos_ + 1, end - pos_ - 1);
-    if (ref == "lt") {
-      *out += '<';
-    } else if (ref == "gt") {
-      *out += '>';
-    } else if (ref == "amp") {
-      *out += '&';
-    } else if (ref == "quot") {
-      *out += '"';
-    } else if (ref == "apos") {
-      *out += '\'';
-    } else if (!ref.empty() && ref[0] == '#') {
-      bool hex = ref.size() > 1 && ref[1] == 'x';
-      absl::string_view digits = ref.substr(hex ? 2 : 1);
-      if (digits.empty()) return Fail("empty character reference");
-      uint32_t cp = 0;
-      for (char c : digits) {
-        int v;
-        if (c >= '0' && c <= '9') {
-          v = c - '0';
-        } else if (hex && c >= 'a' && c <= 'f') {
-          v = c - 'a' + 10;
-        } else if (hex && c >= 'A' && c <= 'F') {
-          v = c - 'A' + 10;
-        } else {
-          return Fail("bad digit in character reference");
-        }
-        cp = cp * (hex ? 16 : 10) + v;
-        if (cp > 0x10ffff) return Fail("character reference out of range");
-      }
-      if (!IsXmlChar(cp))
-        return Fail("character reference to a character XML forbids");
-      AppendUtf8(out, cp);
-    } else {
-      return Fail(absl::StrCat("unknown entity '&", std::string(ref), ";'"));
-    }
-    pos_ = end + 1;
-    return true;
-  }
-
-  bool Comment() {  // at "<!--"
-    size_t end = s_.find("--", pos_ + 4);
-    if (end == absl::string_view::npos) return Fail("unterminated comment");
-    if (end + 2 >= s_.size() || s_[end + 2] != '>') {
-      pos_ = end;
-      return Fail("'--' inside a comment");
-    }
-    pos_ = end + 3;
-    return true;
-  }
-
-  bool Pi() {  // at "<?"
-    pos_ += 2;
-    std::string target;
-    if (!Name(&target)) return false;
-    size_t end = s_.find("?>", pos_);
-    if (end == absl::string_view::npos)
-      return Fail("unterminated processing instruction");
-    pos_ = end + 2;
-    return true;
-  }
-
-  // Whitespace, comments and PIs outside the root; an XML declaration only
-  // at the very start.
-  void SkipMisc(bool allow_decl) {
-    if (allow_decl && At("<?xml") && s_.size() > 5 && Space(s_[5])) {
-      if (!Pi()) return;
-    }
-    for (;;) {
-      SkipSpace();
-      if (At("<!--")) {
-        if (!Comment()) return;
-      } else if (At("<?")) {
-        if (At("<?xml") && pos_ + 5 < s_.size() &&
-            (Space(s_[pos_ + 5]) || s_[pos_ + 5] == '?')) {
-          Fail("XML declaration not at the start");
-          return;
-        }
-        if (!Pi()) return;
-      } else {
-        return;
-      }
-    }
-  }
-
-  bool AttributeValue(std::string* out) {
-    if (!Peek('"') && !Peek('\'')) return Fail("attribute value not quoted");
-    char q = s_[pos_++];
-    for (;;) {
-      if (pos_ >= s_.size()) return Fail("unterminated attribute value");
-      char c = s_[pos_];
-      if (c == q) {
-        ++pos_;
-        return true;
-      }
-      if (c == '<') return Fail("'<' in an attribute value");
-      if (c == '&') {
-        if (!Reference(out)) return false;
-        continue;
-      }
-      // Attribute-value normalisation: whitespace characters become spaces.
-      *out += Space(c) ? ' ' : c;
-      ++pos_;
-    }
-  }
-
-  bool Element(int depth) {  // at '<'
-    if (depth > 256) return Fail("elements nested deeper than 256");
-    ++pos_;
     XmlElement e;
-    e.depth = depth;
-    if (!Name(&e.name)) return false;
-    size_t index = elements_.size();
-    for (;;) {
-      bool had_space = pos_ < s_.size() && Space(s_[pos_]);
-      SkipSpace();
-      if (At("/>")) {
-        pos_ += 2;
-        elements_.push_back(std::move(e));
-        return true;
-      }
-      if (Peek('>')) {
-        ++pos_;
-        break;
-      }
-      if (pos_ >= s_.size()) return Fail("unterminated start tag");
-      if (!had_space) return Fail("attributes must be separated by whitespace");
-      std::string name, value;
-      if (!Name(&name)) return false;
-      SkipSpace();
-      if (!Peek('='))
-        return Fail(absl::StrCat("attribute '", name, "' has no '='"));
-      ++pos_;
-      SkipSpace();
-      if (!AttributeValue(&value)) return false;
-      if (!e.attributes.emplace(name, value).second) {
-        return Fail(absl::StrCat("duplicate attribute '", name, "'"));
-      }
+    e.name = name;
+    e.depth = static_cast<int>(self->open_.size());
+    for (const XML_Char** a = attrs; *a != nullptr; a += 2) {
+      if (!self->AsciiName(a[0])) return;
+      e.attributes.emplace(a[0], a[1]);  // expat rejects duplicates
     }
-    elements_.push_back(std::move(e));
-    // Content.
-    for (;;) {
-      if (pos_ >= s_.size()) {
-        return Fail(absl::StrCat("element '", elements_[index].name,
-                                 "' is not closed"));
-      }
-      char c = s_[pos_];
-      if (c == '<') {
-        if (At("</")) {
-          pos_ += 2;
-          std::string name;
-          if (!Name(&name)) return false;
-          if (name != elements_[index].name) {
-            return Fail(absl::StrCat("end tag '", name, "' closes '",
-                                     elements_[index].name, "'"));
-          }
-          SkipSpace();
-          if (!Peek('>')) return Fail("malformed end tag");
-          ++pos_;
-          return true;
-        }
-        if (At("<!--")) {
-          if (!Comment()) return false;
-        } else if (At("<![CDATA[")) {
-          size_t end = s_.find("]]>", pos_ + 9);
-          if (end == absl::string_view::npos)
-            return Fail("unterminated CDATA section");
-          absl::StrAppend(&elements_[index].text,
-                          s_.substr(pos_ + 9, end - pos_ - 9));
-          pos_ = end + 3;
-        } else if (At("<?")) {
-          if (!Pi()) return false;
-        } else if (At("<!")) {
-          return Fail("markup declaration inside an element");
-        } else if (!Element(depth + 1)) {
-          return false;
-        }
-      } else if (c == '&') {
-        if (!Reference(&elements_[index].text)) return false;
-      } else {
-        if (At("]]>")) return Fail("']]>' in character data");
-        elements_[index].text += c;
-        ++pos_;
-      }
-    }
+    self->open_.push_back(self->elements_.size());
+    self->elements_.push_back(std::move(e));
   }
 
-  absl::string_view s_;
-  size_t pos_ = 0;
-  std::string error_;
+  static void End(void* data, const XML_Char* /*name*/) {
+    auto* self = static_cast<Collector*>(data);
+    self->open_.pop_back();
+  }
+
+  static void Text(void* data, const XML_Char* s, int len) {
+    auto* self = static_cast<Collector*>(data);
+    if (self->open_.empty()) return;  // whitespace between prolog items
+    self->elements_[self->open_.back()].text.append(s,
+                                                    static_cast<size_t>(len));
+  }
+
+  static void Doctype(void* data, const XML_Char* /*name*/,
+                      const XML_Char* /*sysid*/, const XML_Char* /*pubid*/,
+                      int /*has_internal_subset*/) {
+    static_cast<Collector*>(data)->Stop("DOCTYPE is not supported");
+  }
+
+  // Names outside ASCII letters, digits and "_:.-": XML allows them, this
+  // checker does not (generated SVG never has them).
+  bool AsciiName(const char* name) {
+    for (const char* c = name; *c != '\0'; ++c) {
+      if (static_cast<unsigned char>(*c) >= 0x80) {
+        Stop(absl::StrCat("name '", name,
+                          "' has characters outside ASCII (not supported)"));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void Stop(std::string what) {
+    if (!error_.empty()) return;
+    error_ = std::move(what);
+    XML_StopParser(parser_, XML_FALSE);
+  }
+
+  // "XML offset 8 (line 1, column 9): mismatched tag: end tag 'a' closes 'b'"
+  absl::Status Error() const {
+    // -1 when nothing was parsed (an empty document).
+    const XML_Index offset =
+        std::max<XML_Index>(XML_GetCurrentByteIndex(parser_), 0);
+    std::string what = error_;
+    const XML_Error code = XML_GetErrorCode(parser_);
+    if (what.empty()) what = XML_ErrorString(code);
+    if (code == XML_ERROR_TAG_MISMATCH && !open_.empty()) {
+      // expat stops at the end tag's name (after "</"): name it and the
+      // element it would close.
+      const size_t at = std::min(static_cast<size_t>(offset), doc_.size());
+      size_t name_at = std::string::npos;
+      if (absl::StartsWith(doc_.substr(at), "</")) {
+        name_at = at + 2;
+      } else if (at >= 2 && doc_.substr(at - 2, 2) == "</") {
+        name_at = at;
+      }
+      if (name_at != std::string::npos) {
+        const absl::string_view rest = doc_.substr(name_at);
+        const size_t end = rest.find_first_of(" \t\r\n>");
+        absl::StrAppend(&what, ": end tag '", rest.substr(0, end), "' closes '",
+                        elements_[open_.back()].name, "'");
+      }
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "XML offset ", offset, " (line ", XML_GetCurrentLineNumber(parser_),
+        ", column ", XML_GetCurrentColumnNumber(parser_) + 1, "): ", what));
+  }
+
+  absl::string_view doc_;
+  XML_Parser parser_;
   std::vector<XmlElement> elements_;
+  std::vector<size_t> open_;  // indices of the open elements, innermost last
+  std::string error_;         // ours, when a handler stopped the parser
 };
 
 }  // namespace
 
 absl::StatusOr<std::vector<XmlElement>> CheckXml(absl::string_view doc) {
-  return Parser(doc).Run();
+  Collector c(doc);
+  return c.Run();
 }
 
 }  // namespace hotpage::simulate

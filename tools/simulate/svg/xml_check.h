@@ -1,14 +1,16 @@
-// CheckXml: a strict, minimal XML 1.0 well-formedness checker for tests of
-// generated documents (the SVG picture), with no dependency beyond abseil.
+// CheckXml: a strict XML 1.0 well-formedness check for tests of generated
+// documents (the SVG picture), on Debian's expat (libexpat1-dev).
 //
 // It accepts what a browser's XML parser accepts for documents without a
 // DTD: valid UTF-8 of XML Chars; an optional XML declaration, comments and
 // processing instructions around exactly one root element; properly nested
 // elements; unique, quoted attributes; no raw '<' in text or attribute
 // values; '&' only in the five predefined entities and numeric character
-// references to XML Chars; CDATA sections; no "]]>" in text. It rejects a
-// DOCTYPE (generated SVG needs none) and, as a simplification, names with
-// characters outside ASCII letters, digits and "_:.-".
+// references to XML Chars; CDATA sections; no "]]>" in text. Expat checks
+// all of that; on top of it this rejects a DOCTYPE (generated SVG needs
+// none), elements nested deeper than 256 and, as a simplification, names
+// with characters outside ASCII (so names are ASCII letters, digits and
+// "_:.-"). The input is read as UTF-8 whatever its declaration says.
 //
 // On success it returns every element in document order with its decoded
 // attributes and its decoded direct text, so tests can look for labels.
@@ -32,7 +34,9 @@ struct XmlElement {
   int depth = 0;     // root: 0
 };
 
-// The elements, or InvalidArgument naming the byte offset and the problem.
+// The elements, or InvalidArgument naming the byte offset, line and column
+// and the problem ("XML offset 8 (line 1, column 9): mismatched tag: end tag
+// 'a' closes 'b'").
 absl::StatusOr<std::vector<XmlElement>> CheckXml(absl::string_view doc);
 
 }  // namespace hotpage::simulate

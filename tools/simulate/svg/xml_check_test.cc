@@ -56,6 +56,21 @@ TEST(XmlCheckTest, RejectsMalformedDocuments) {
   }
 }
 
+TEST(XmlCheckTest, RejectsWhatExpatAllowsButTheCheckDoesNot) {
+  // Entities from a DTD (and so "billion laughs") never get expanded.
+  EXPECT_FALSE(CheckXml("<!DOCTYPE a [<!ENTITY x \"xx\">]><a>&x;</a>").ok());
+  EXPECT_FALSE(CheckXml("<\xc3\xa9/>").ok());  // non-ASCII name
+  std::string deep;
+  for (int i = 0; i < 257; ++i) deep += "<g>";
+  for (int i = 0; i < 257; ++i) deep += "</g>";
+  EXPECT_TRUE(CheckXml(deep).ok());
+  auto r = CheckXml("<g>" + deep + "</g>");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("deeper than 256"),
+            std::string::npos)
+      << r.status();
+}
+
 TEST(XmlCheckTest, ErrorNamesTheOffset) {
   auto r = CheckXml("<a><b></a>");
   ASSERT_FALSE(r.ok());
