@@ -645,7 +645,9 @@ TEST(Placement, CombinedScenarioOnThreeNodes) {
   for (const PlannedMove& p : d.moves) {
     if (p.reason != PlacementReason::kPromote) continue;
     for (const PlannedMove& q : d.moves) {
-      if (q.reason == PlacementReason::kDemote) EXPECT_GT(p.rate_lo, q.rate_hi);
+      if (q.reason == PlacementReason::kDemote) {
+        EXPECT_GT(p.rate_lo, q.rate_hi);
+      }
     }
   }
 }
@@ -764,7 +766,7 @@ TEST(Placement, DeterministicUnderInputShuffle) {
 }
 
 TEST(Placement, RandomRoundsKeepEveryInvariant) {
-  size_t total_moves = 0, promotions = 0, demotions = 0, swaps = 0;
+  size_t promotions = 0, demotions = 0, swaps = 0;
   for (uint32_t seed = 1; seed <= 2000; ++seed) {
     RandomRound rr(seed);
     const Round& r = rr.round;
@@ -859,7 +861,6 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
           << "demoted a page hotter than a promoted one\n"
           << ctx;
     }
-    total_moves += d.moves.size();
   }
   // The generator must exercise every kind of move, or the test proves little.
   EXPECT_GT(promotions, 1000u);

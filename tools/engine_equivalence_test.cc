@@ -35,7 +35,6 @@
 namespace hotpage {
 namespace {
 
-constexpr uint64_t kSec = 1000000000;
 constexpr uint32_t kPid = 4242;
 
 struct Outcome {
