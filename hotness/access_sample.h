@@ -1,12 +1,13 @@
 // The input of the hotness table: one decoded memory-access sample, and the
 // key the table derives from it.
 //
-// AccessSample is a STAND-IN until the sampler issue lands: it carries only
-// what the table needs (who, where, from which node, when, how much, at what
-// period) in the shape the sampler is expected to produce after draining a
-// perf ring and resolving the CPU's node. When the sampler's own type exists,
-// it replaces this struct (or converts into it one batch at a time); nothing
-// in //hotness depends on how a sample was obtained.
+// AccessSample is the table's own input type: it carries only what the
+// table needs (who, where, from which node, when, how much, at what period).
+// The sampler's decoded sample (sampler/sample.h, Sample) is converted into
+// it one batch at a time by PolicyEngine::Ingest (policy/engine.h), which
+// adds what the table's view needs (the accessor's node from the CPU, the
+// 4K/2M kind, the weight). Nothing in //hotness depends on how a sample was
+// obtained, so hotness does not depend on the sampler.
 
 #ifndef HOTPAGE_HOTNESS_ACCESS_SAMPLE_H_
 #define HOTPAGE_HOTNESS_ACCESS_SAMPLE_H_

@@ -24,60 +24,27 @@
 //   CLOCK-like choice whose "reference bits" are the decayed counts). Counts
 //   halve once per elapsed epoch, applied lazily when an entry is touched or
 //   scanned.
-// * HotnessScanner: the policy's incremental reader. Each Step() visits a
-//   budget of slots, so a pass over a large table is spread over many calls
-//   and never stalls the migrator; a completed pass publishes a ScanResult.
-// * PoissonInterval / RateWindow / ShouldPromote: the statistics that turn a
-//   count into an access rate with a confidence interval (below).
+// * HotnessScanner (scanner.h): the policy's incremental reader. Each
+//   Step() visits a budget of slots, so a pass over a large table is spread
+//   over many calls and never stalls the migrator; a completed pass
+//   publishes a ScanResult.
+// * PoissonInterval / RateWindow (rate_stats.h): the statistics that turn a
+//   count into an access rate with a confidence interval; ShouldPromote
+//   (scanner.h) compares two such intervals.
 //
-// ## Statistics
-//
-// A page that is accessed at a steady rate of `a` events per second, sampled
-// once every `P` events (the PMU sample period), yields samples as a Poisson
-// process of rate a / P (each event is independently "the P-th" with
-// probability about 1/P, and sampling skid does not change which page is
-// counted). Over a window of W seconds its count k is therefore Poisson with
-// mean a * W / P, and
-//
-//     rate estimate   a_hat = k * P / W
-//     interval        [L(k), U(k)] * P / W
-//
-// where [L(k), U(k)] is the two-sided Poisson (Garwood) interval at normal
-// quantile z: L(k) solves P(X >= k; L) = alpha/2 and U(k) solves
-// P(X <= k; U) = alpha/2, with alpha/2 = erfc(z / sqrt(2)) / 2 (z = 1.96 for
-// 95%). For k <= 20 the limits are found exactly by bisection on the Poisson
-// CDF; above that Byar's approximation
-//     L(k) = k (1 - 1/(9k) - z/(3 sqrt(k)))^3
-//     U(k) = (k+1) (1 - 1/(9(k+1)) + z/(3 sqrt(k+1)))^3
-// is within 0.05% of the exact limits (checked at z = 1.96). Roughly, k samples
-// give k +- z sqrt(k).
-//
-// Decay: counts halve at every epoch boundary, so the stored count is the
-// exponentially weighted sum C = n_0 + n_1/2 + n_2/4 + ... (n_j = samples j
-// epochs ago). For a steady rate r and epochs of length L, with t elapsed in
-// the current epoch, E[C] = r (t + L/2 + L/4 + ...) = r (t + L): the table
-// therefore uses the effective window W = t + L (capped at the time since
-// the first sample). Var[C] = r (t + L/4 + L/16 + ...) = r (t + L/3) lies
-// between 1/3 and 1 times E[C], so treating C as Poisson over-estimates its
-// spread: the intervals are conservative (wider than needed), never too
-// narrow. Integer halving floors odd counts (a bias below one sample per
-// epoch). Pages younger than W have their rate under-estimated, which only
-// delays their promotion. Weighted samples (weight > 1) are not Poisson;
-// the intervals assume weight 1.
-//
-// Deciding a move: promote candidate c over victim v only when
-// lo(c) > hi(v) (ShouldPromote). If c and v were equally hot, that needs
-// lo(c) above the true rate or hi(v) below it, so a pointless swap has
-// probability at most alpha (5% at z = 1.96, union bound); for large counts
-// it needs k_c - k_v > 2 z sqrt(k), i.e. sqrt(2) z = 2.8 standard
-// deviations of the difference: about 0.3%. A real difference is acted on
-// once the counts differ by about z (sqrt(k_c) + sqrt(k_v)).
+// Files: rate_stats.h (the statistics, at the bottom), this file (the
+// table), scanner.h (HotnessScanner, the histogram and ShouldPromote, on
+// top of the table). rate_stats.h explains the statistics behind the
+// rates (windows, intervals, and what ShouldPromote's test guarantees).
 //
 // ## Threading
 //
 // Ingest() and AdvanceEpoch() may be called from any number of threads at
-// once; Lookup() and ReadSlot() too. A HotnessScanner belongs to one thread
-// (the migrator); any number of scanners may run alongside the writers.
+// once; Lookup() and ReadSlot() too. A HotnessScanner belongs to one thread:
+// the policy engine's (policy/engine.h), which in `hotpage attach` is also
+// the one thread that ingests (tools/attach/attach_loop.h says why), never
+// the migrator's, which only moves pages. Any number of scanners may run
+// alongside the writers.
 // Clear() requires that nothing else uses the table.
 //
 // ## Measured (hotness_table_benchmark, AMD EPYC 2-vCPU VM, one run)
@@ -102,10 +69,10 @@
 #include <optional>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hotness/access_sample.h"
+#include "hotness/rate_stats.h"
 
 namespace hotpage {
 
@@ -330,33 +297,6 @@ inline void PrefetchForWrite(const void* p) {
 }  // namespace internal
 
 // ---------------------------------------------------------------------------
-// Statistics.
-
-struct PoissonBounds {
-  double lo = 0;
-  double hi = 0;
-};
-
-// Two-sided Poisson confidence interval for the mean, given `k` observed
-// events, at normal quantile `z` (1.96: 95%). See the header comment.
-PoissonBounds PoissonInterval(double k, double z);
-
-struct RateEstimate {
-  double per_sec = 0;     // point estimate, events (accesses) per second
-  double lo_per_sec = 0;  // lower confidence bound
-  double hi_per_sec = 0;  // upper confidence bound
-};
-
-// What turns a count into a rate: the effective sample period and the
-// effective window of the decayed counts (see the header comment).
-struct RateWindow {
-  double sample_period = 1;  // mean PMU events per sample over all ingested
-  uint64_t window_ns = 1;    // effective window W of a decayed count, >= 1
-
-  RateEstimate Estimate(uint32_t count, double z) const;
-};
-
-// ---------------------------------------------------------------------------
 // Table.
 
 enum class Sharing : uint8_t {
@@ -375,6 +315,12 @@ struct EntryView {
   Sharing sharing = Sharing::kUnknown;
   uint64_t last_seen_ns = 0;  // start of the 16.8 ms tick of the latest sample
 };
+
+// The resolution of EntryView::last_seen_ns: the latest sample of an entry
+// fell in [last_seen_ns, last_seen_ns + kLastSeenTickNs). A tick is 2^24 ns
+// (16.8 ms), the unit the table stores last-seen times in.
+inline constexpr uint64_t kLastSeenTickNs = uint64_t{1}
+                                            << internal::kTickNsShift;
 
 struct HotnessTableOptions {
   // Number of entries, rounded up to a power of two (at least 8). Memory is
@@ -418,7 +364,7 @@ class HotnessTable {
     std::atomic<uint64_t> key{0};
     std::atomic<uint64_t> state{0};  // internal:: state word
   };
-  static_assert(sizeof(Slot) == 16, "the issue's budget: 16 bytes per entry");
+  static_assert(sizeof(Slot) == 16, "the design's budget: 16 bytes per entry");
   static constexpr size_t kBytesPerEntry = sizeof(Slot);
 
   struct Stats {
@@ -527,120 +473,6 @@ class HotnessTable {
   std::atomic<uint64_t> next_epoch_at_{0};   // samples_ value, or sample time
   std::atomic<uint64_t> epoch_start_ns_{0};  // when the current epoch began
   std::atomic<uint64_t> last_epoch_len_ns_{0};
-};
-
-// ---------------------------------------------------------------------------
-// Classification.
-
-// Entry hotness in log2 bins, weighted by 4 KiB pages (a 2 MiB entry adds
-// 512): bin 0 holds count 0, bin b >= 1 holds counts in [2^(b-1), 2^b).
-class Log2Histogram {
- public:
-  static constexpr int kBins = internal::kCountBits + 1;
-
-  static int BinOf(uint32_t count) {
-    return count == 0 ? 0 : std::bit_width(count);
-  }
-  static uint32_t BinFloor(int bin) {
-    return bin == 0 ? 0 : uint32_t{1} << (bin - 1);
-  }
-
-  void Add(uint32_t count, uint64_t base_pages) {
-    pages_[BinOf(count)] += base_pages;
-  }
-  uint64_t pages(int bin) const { return pages_[bin]; }
-  uint64_t total_pages() const;
-
-  // Memtis-style hot threshold: the smallest bin floor T such that all
-  // pages with count >= T fit in `fast_capacity_4k` 4 KiB pages (so that
-  // "count >= T" selects the hottest pages that fit). If even the hottest
-  // non-empty bin does not fit, T is the floor of the bin above it: no
-  // page qualifies. If every sampled page fits, T is 1.
-  uint32_t ThresholdForCapacity(uint64_t fast_capacity_4k) const;
-
- private:
-  uint64_t pages_[kBins] = {};
-};
-
-// Where the caller says a page lives now; the table does not know placement.
-enum class Tier : uint8_t {
-  kUnknown = 0,  // not resident / not known: ignored by the scan's lists
-  kFast = 1,
-  kSlow = 2,
-};
-
-struct PageEstimate {
-  EntryView entry;
-  RateEstimate rate;
-};
-
-// Promote `candidate` in place of `victim` only if the candidate's lower
-// bound beats the victim's upper bound (see the header comment).
-inline bool ShouldPromote(const PageEstimate& candidate,
-                          const PageEstimate& victim) {
-  return candidate.rate.lo_per_sec > victim.rate.hi_per_sec;
-}
-
-struct ScanOptions {
-  size_t top_k = 256;  // length of each list
-  double z = 1.96;     // normal quantile of the rate intervals
-  // Also list the K hottest entries on the fast tier (ScanResult::
-  // hottest_on_fast; the locality rule's input). Off: that list is empty
-  // and costs nothing.
-  bool hottest_on_fast = false;
-};
-
-struct ScanResult {
-  uint64_t pass = 0;          // completed passes so far (1 for the first)
-  uint64_t live_entries = 0;  // entries seen in the pass
-  uint32_t epoch = 0;
-  RateWindow window;
-  Log2Histogram histogram;
-  // The K hottest entries on the slow tier, hottest first, and the K
-  // coldest tracked entries on the fast tier, coldest first. Fast-tier
-  // pages that were never sampled are colder still; the table cannot list
-  // them (the policy knows its fast-tier pages).
-  std::vector<PageEstimate> hottest_not_fast;
-  std::vector<PageEstimate> coldest_on_fast;
-  // The K hottest entries on the fast tier, hottest first (only with
-  // ScanOptions::hottest_on_fast).
-  std::vector<PageEstimate> hottest_on_fast;
-
-  uint32_t HotThreshold(uint64_t fast_capacity_4k) const {
-    return histogram.ThresholdForCapacity(fast_capacity_4k);
-  }
-};
-
-// Incremental reader for the policy. Thread-compatible: one thread drives
-// a scanner; writers keep ingesting meanwhile. An entry that moves during a
-// pass may be seen twice or not at all in that pass (the lists are
-// estimates; the next pass corrects them).
-class HotnessScanner {
- public:
-  using TierOf = absl::FunctionRef<Tier(const PageKey&)>;
-
-  explicit HotnessScanner(HotnessTable* table, ScanOptions options = {});
-
-  // Visits the next `entry_budget` slots (fewer at the end of a pass),
-  // asking `tier_of` where each live entry lives. Returns true if this call
-  // completed a pass; last_result() then holds it.
-  bool Step(size_t entry_budget, TierOf tier_of);
-
-  const ScanResult& last_result() const { return result_; }
-  size_t cursor() const { return cursor_; }
-
- private:
-  void Publish();
-
-  HotnessTable* const table_;
-  const ScanOptions options_;
-  size_t cursor_ = 0;
-  uint64_t live_ = 0;
-  Log2Histogram histogram_;
-  std::vector<EntryView> hot_heap_;   // min-heap on count: the K hottest
-  std::vector<EntryView> cold_heap_;  // max-heap on coldness: the K coldest
-  std::vector<EntryView> fast_hot_heap_;  // the K hottest on the fast tier
-  ScanResult result_;
 };
 
 }  // namespace hotpage

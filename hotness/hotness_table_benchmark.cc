@@ -1,5 +1,5 @@
 // Ingest throughput of hotpage's HotnessTable against its peers and the
-// ceiling, in one binary and one run (issue 4, section 4):
+// ceiling, in one binary and one run:
 //
 //   bazel run -c opt //hotness:hotness_table_benchmark --
 //       --benchmark_min_time=0.1 --benchmark_repetitions=2    (one line)
@@ -25,7 +25,7 @@
 //
 // Every iteration checks that the counts held plus the counts displaced or
 // dropped equal the samples ingested; a mismatch fails the benchmark. At
-// the end, the binary prints the ratios the issue asks for (with
+// the end, the binary prints the ratios against the peers (with
 // --benchmark_repetitions=N, from the fastest repetition of each).
 
 #include <benchmark/benchmark.h>
@@ -47,6 +47,7 @@
 #include "absl/types/span.h"
 #include "hotness/hotness_table.h"
 #include "hotness/ingest_impls.h"
+#include "tools/base/clock.h"
 
 namespace hotpage::bench {
 namespace {
@@ -104,12 +105,6 @@ SpinBarrier& BarrierFor(int threads) {
   static SpinBarrier* barriers[3] = {nullptr, new SpinBarrier(1),
                                      new SpinBarrier(2)};
   return *barriers[threads];
-}
-
-int64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 double Seconds(std::chrono::steady_clock::duration d) {
@@ -182,12 +177,12 @@ void BM_Ingest(benchmark::State& state, const std::string& impl_name,
     const size_t end = samples.size() * (tid + 1) / threads;
     barrier.Wait();
     const auto t0 = std::chrono::steady_clock::now();
-    const int64_t cpu0 = ThreadCpuNs();
+    const int64_t cpu0 = absl::ToInt64Nanoseconds(ThreadCpuTime());
     for (size_t i = begin; i < end; i += kBatch) {
       run.impl->Ingest(
           absl::MakeConstSpan(samples.data() + i, std::min(kBatch, end - i)));
     }
-    const int64_t cpu1 = ThreadCpuNs();
+    const int64_t cpu1 = absl::ToInt64Nanoseconds(ThreadCpuTime());
     barrier.Wait();
     const double wall = Seconds(std::chrono::steady_clock::now() - t0);
     state.SetIterationTime(wall);
@@ -300,7 +295,7 @@ void PrintRatios(const CollectingReporter& rep) {
     auto it = res.find({impl, cfg, threads});
     return it == res.end() ? nullptr : &it->second;
   };
-  // The peers the issue names, each used through its one-sample-at-a-time
+  // The peers (tbb, absl_mutex, libcds), each used through its one-sample-at-a-time
   // API. absl_mutex_batch is reported beside them, not among them.
   const char* peers[] = {"tbb", "absl_mutex", "libcds"};
   // `per_cpu`: rates per CPU-second the writers got (items/s / cpu_share),

@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "gtest/gtest.h"
 #include "hotness/hotness_table.h"
+#include "hotness/scanner.h"
 
 namespace hotpage {
 namespace {

@@ -11,6 +11,7 @@
 #include "absl/types/span.h"
 #include "gtest/gtest.h"
 #include "hotness/access_sample.h"
+#include "hotness/scanner.h"
 
 namespace hotpage {
 namespace {
@@ -507,48 +508,7 @@ TEST(HotnessTableTest, LastSeenIsTheLatestSampleToTheTick) {
 }
 
 // ---------------------------------------------------------------------------
-// Statistics.
-
-TEST(PoissonIntervalTest, MatchesExactGarwoodLimits) {
-  // Exact 95% limits (chi-square quantiles / 2), from the standard tables.
-  struct Case {
-    double k, lo, hi;
-  } cases[] = {{0, 0, 3.6889},           {1, 0.0253, 5.5716},
-               {2, 0.2422, 7.2247},      {10, 4.7954, 18.3904},
-               {20, 12.2165, 30.8884},   {100, 81.3639, 121.6268},
-               {300, 267.0087, 335.9418}};
-  for (const Case& c : cases) {
-    const PoissonBounds b = PoissonInterval(c.k, 1.96);
-    EXPECT_NEAR(b.lo, c.lo, 0.0005 * c.k + 0.001) << "k=" << c.k;
-    EXPECT_NEAR(b.hi, c.hi, 0.0005 * c.hi + 0.001) << "k=" << c.k;
-  }
-}
-
-TEST(PoissonIntervalTest, CoversTheTrueMeanAtTheNominalRate) {
-  std::mt19937_64 rng(11);
-  for (double mean : {2.0, 15.0, 80.0, 1000.0}) {
-    std::poisson_distribution<int> poisson(mean);
-    int covered = 0;
-    constexpr int kTrials = 4000;
-    for (int i = 0; i < kTrials; ++i) {
-      const PoissonBounds b = PoissonInterval(poisson(rng), 1.96);
-      covered += b.lo <= mean && mean <= b.hi;
-    }
-    // Garwood is conservative: at least 95%, at most ~99% for small means.
-    EXPECT_GE(covered, kTrials * 0.94) << "mean " << mean;
-    EXPECT_LE(covered, kTrials * 0.995) << "mean " << mean;
-  }
-}
-
-TEST(RateWindowTest, ScalesCountsByPeriodAndWindow) {
-  RateWindow w;
-  w.sample_period = 1000;
-  w.window_ns = kSecond / 2;
-  const RateEstimate r = w.Estimate(100, 1.96);
-  EXPECT_DOUBLE_EQ(r.per_sec, 200000);
-  EXPECT_NEAR(r.lo_per_sec, 81.3639 * 2000, 10);
-  EXPECT_NEAR(r.hi_per_sec, 121.6268 * 2000, 10);
-}
+// The table's rate window (the statistics themselves: rate_stats_test.cc).
 
 TEST(RateWindowTest, SteadyRateWithDecayIsInsideTheInterval) {
   // 1000 samples/s of one page, period 5000 (5M accesses/s), epochs of
@@ -569,125 +529,6 @@ TEST(RateWindowTest, SteadyRateWithDecayIsInsideTheInterval) {
   EXPECT_LE(r.lo_per_sec, 5e6);
   EXPECT_GE(r.hi_per_sec, 5e6);
   EXPECT_NEAR(r.per_sec, 5e6, 0.05 * 5e6);
-}
-
-TEST(ShouldPromoteTest, NeedsTheCandidatesLowerBoundAboveTheVictimsUpperBound) {
-  RateWindow w;
-  w.window_ns = kSecond;
-  auto est = [&](uint32_t k) {
-    return PageEstimate{EntryView{}, w.Estimate(k, 1.96)};
-  };
-  EXPECT_TRUE(ShouldPromote(est(400), est(300)));   // 361 > 334
-  EXPECT_FALSE(ShouldPromote(est(330), est(300)));  // within the noise
-  EXPECT_FALSE(ShouldPromote(est(300), est(400)));
-  EXPECT_TRUE(ShouldPromote(est(12), est(0)));  // 6.2 > 3.7
-  EXPECT_FALSE(ShouldPromote(est(5), est(0)));
-}
-
-// ---------------------------------------------------------------------------
-// Classification: histogram, threshold, scans.
-
-TEST(Log2HistogramTest, BinsAndMemtisThreshold) {
-  EXPECT_EQ(Log2Histogram::BinOf(0), 0);
-  EXPECT_EQ(Log2Histogram::BinOf(1), 1);
-  EXPECT_EQ(Log2Histogram::BinOf(3), 2);
-  EXPECT_EQ(Log2Histogram::BinOf(4), 3);
-  EXPECT_EQ(Log2Histogram::BinOf(internal::kMaxCount), 21);
-  Log2Histogram h;
-  for (int i = 0; i < 10; ++i) h.Add(100, 1);  // bin 7: 64..127
-  for (int i = 0; i < 20; ++i) h.Add(10, 1);   // bin 4: 8..15
-  for (int i = 0; i < 100; ++i) h.Add(1, 1);   // bin 1
-  h.Add(1000, 512);                            // a huge page, bin 10
-  EXPECT_EQ(h.total_pages(), 642u);
-  EXPECT_EQ(h.ThresholdForCapacity(511), 1024u);  // not even the THP fits: none
-  EXPECT_EQ(Log2Histogram().ThresholdForCapacity(100), 1u);
-  // Only the THP fits: any threshold in 128..512 selects it alone; the
-  // smallest such bin floor is 128 (bins 8 and 9 are empty).
-  EXPECT_EQ(h.ThresholdForCapacity(512), 128u);
-  EXPECT_EQ(h.ThresholdForCapacity(521), 128u);
-  EXPECT_EQ(h.ThresholdForCapacity(522), 16u);  // + the ten pages at 100
-  EXPECT_EQ(h.ThresholdForCapacity(600), 2u);   // + the twenty at 10
-  EXPECT_EQ(h.ThresholdForCapacity(642), 1u);   // everything
-}
-
-TEST(HotnessScannerTest, ListsHottestSlowAndColdestFastWithBounds) {
-  auto t = MakeTable(4096);
-  std::vector<AccessSample> v;
-  for (uint64_t p = 0; p < 1000; ++p) {
-    v.push_back(Sample(1, p, 0, kSecond, static_cast<uint16_t>(p + 1),
-                       PageKind::k4K, 100));
-  }
-  v.push_back(
-      Sample(1, 5000, 0, 2 * kSecond, 1, PageKind::k4K, 100));  // now = 2 s
-  IngestAll(*t, v);
-  HotnessScanner scanner(t.get(), ScanOptions{.top_k = 5, .z = 1.96});
-  auto tier = [](const PageKey& k) {
-    if (k.page == 5000) return Tier::kUnknown;
-    return k.page % 2 == 0 ? Tier::kFast : Tier::kSlow;
-  };
-  ASSERT_EQ(t->stats().displaced, 0u);
-  int calls = 1;
-  while (!scanner.Step(100, tier)) ++calls;
-  EXPECT_EQ(calls, 41);  // 4096 slots, 100 per call
-  const ScanResult& r = scanner.last_result();
-  EXPECT_EQ(r.pass, 1u);
-  EXPECT_EQ(r.live_entries, 1001u);
-  ASSERT_EQ(r.hottest_not_fast.size(), 5u);
-  ASSERT_EQ(r.coldest_on_fast.size(), 5u);
-  for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(r.hottest_not_fast[i].entry.key.page, 999u - 2 * i);
-    EXPECT_EQ(r.coldest_on_fast[i].entry.key.page, 2u * i);
-  }
-  // Window 1 s (first to last sample), period 100: page 999 (1000
-  // samples) runs at 100k accesses/s.
-  const PageEstimate& top = r.hottest_not_fast[0];
-  EXPECT_EQ(top.entry.count, 1000u);
-  EXPECT_DOUBLE_EQ(top.rate.per_sec, 100000);
-  EXPECT_LT(top.rate.lo_per_sec, top.rate.per_sec);
-  EXPECT_GT(top.rate.hi_per_sec, top.rate.per_sec);
-  EXPECT_TRUE(ShouldPromote(r.hottest_not_fast[0], r.coldest_on_fast[0]));
-  // The histogram covers every live entry; 1000 pages hold counts 1..1000.
-  EXPECT_EQ(r.histogram.total_pages(), 1001u);
-  EXPECT_EQ(r.histogram.pages(10), 1000u - 511u);  // counts 512..1000
-  EXPECT_EQ(r.HotThreshold(489), 512u);  // exactly the pages of bin 10 fit
-  // The next pass starts over.
-  EXPECT_FALSE(scanner.Step(100, tier));
-  EXPECT_EQ(scanner.cursor(), 100u);
-}
-
-TEST(HotnessScannerTest, ListsHottestOnFastOnlyWhenAsked) {
-  auto t = MakeTable(4096);
-  std::vector<AccessSample> v;
-  for (uint64_t page = 0; page < 100; ++page) {
-    for (uint64_t n = 0; n <= page; ++n) v.push_back(Sample(1, page, 0));
-  }
-  IngestAll(*t, v);
-  auto tier = [](const PageKey& k) { return k.page % 2 == 0 ? Tier::kFast : Tier::kSlow; };
-  HotnessScanner off(t.get(), ScanOptions{.top_k = 3});
-  while (!off.Step(1024, tier)) {
-  }
-  EXPECT_TRUE(off.last_result().hottest_on_fast.empty());
-  HotnessScanner on(t.get(), ScanOptions{.top_k = 3, .hottest_on_fast = true});
-  while (!on.Step(1024, tier)) {
-  }
-  const ScanResult& r = on.last_result();
-  ASSERT_EQ(r.hottest_on_fast.size(), 3u);
-  EXPECT_EQ(r.hottest_on_fast[0].entry.key.page, 98u);
-  EXPECT_EQ(r.hottest_on_fast[1].entry.key.page, 96u);
-  EXPECT_EQ(r.hottest_on_fast[2].entry.key.page, 94u);
-  // The other lists are unchanged by the option.
-  EXPECT_EQ(r.hottest_not_fast[0].entry.key.page, 99u);
-  EXPECT_EQ(r.coldest_on_fast[0].entry.key.page, 0u);
-}
-
-TEST(HotnessScannerTest, SeesDecayOnlyAtScanTime) {
-  auto t = MakeTable(64);
-  IngestAll(*t, std::vector<AccessSample>(64, Sample(1, 1, 0)));
-  t->AdvanceEpoch(kSecond);
-  t->AdvanceEpoch(kSecond);
-  HotnessScanner scanner(t.get(), ScanOptions{.top_k = 1});
-  ASSERT_TRUE(scanner.Step(64, [](const PageKey&) { return Tier::kSlow; }));
-  EXPECT_EQ(scanner.last_result().hottest_not_fast.at(0).entry.count, 16u);
 }
 
 }  // namespace

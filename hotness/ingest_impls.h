@@ -11,8 +11,8 @@
 //   absl_mutex   absl::flat_hash_map under one absl::Mutex, locked per
 //                sample (the one-at-a-time API of a map behind a lock)
 //   libcds       libcds MichaelHashMap over MichaelKVList, hazard pointers
-//   absl_mutex_batch  the same map, locked once per batch: not a peer the
-//                issue names, but what a single-writer design achieves; it
+//   absl_mutex_batch  the same map, locked once per batch: not one of the
+//                peers, but what a single-writer design achieves; it
 //                cannot run two writers at once (they take turns)
 //   ceiling      single-threaded open addressing with the same sets,
 //                hashing, batching and prefetching as hotpage, plain

@@ -50,16 +50,12 @@ int ErrnoSlot(int err, int slots) {
 
 }  // namespace
 
-double MigratorBurstBytes(const MigratorOptions& options, double rate_bytes_per_sec) {
-  return BurstBytesImpl(Sanitize(options), rate_bytes_per_sec);
-}
-
 Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
-                   PageMover* mover, MigratorClock* clock)
+                   PageMover* mover, Clock* clock)
     : options_(Sanitize(options)),
       target_(std::move(target)),
       mover_(mover),
-      clock_(clock != nullptr ? clock : RealMigratorClock::Get()),
+      clock_(clock != nullptr ? clock : RealClock::Get()),
       pingpong_(options_.pingpong),
       retry_capacity_(options_.retry_capacity),
       bytes_bucket_(options_.rate_limit_bytes_per_sec,
@@ -175,8 +171,8 @@ bool Migrator::Running() const {
   return state_ == MigratorState::kRunning && !stop_requested_;
 }
 
-bool Migrator::IsHeld(uint64_t vaddr) const {
-  return pingpong_.IsHeld(vaddr, clock_->Now());
+bool Migrator::IsHeld(uint64_t vaddr, absl::Time now) const {
+  return pingpong_.IsHeld(vaddr, now);
 }
 
 bool Migrator::NodeBackedOffAt(int node, absl::Time now) const {
@@ -189,8 +185,7 @@ bool Migrator::IsNodeBackedOff(int node) const {
   return NodeBackedOffAt(node, clock_->Now());
 }
 
-std::vector<int> Migrator::BackedOffNodes() const {
-  const absl::Time now = clock_->Now();
+std::vector<int> Migrator::BackedOffNodes(absl::Time now) const {
   MutexLock lock(&node_mu_);
   std::vector<int> nodes;
   for (const auto& [node, until] : backoff_until_) {

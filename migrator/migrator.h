@@ -52,6 +52,16 @@
 // ends it before any call on the new process: kPidReused. EPERM ends it:
 // kFailed with a message naming CAP_SYS_NICE. After that Submit() refuses.
 //
+// Time. Every time the migrator reads (rate limit, CPU budget, retry delays,
+// back-offs, ping-pong windows, hot-to-moved) comes from the injected Clock
+// (tools/base/clock.h). `hotpage simulate` runs this class unchanged, one
+// round at a time with RunOnce(), over a FakeClock and a PageMover that
+// moves pages in simulated memory (tools/simulate/sim_migration.h); it sets
+// the clock to each event's time, so the clock may go backwards between
+// calls (a Submit() at a policy round that falls inside a move call's
+// modelled time): the token buckets ignore time going backwards, and
+// back-offs and holds are compared with whatever time is asked about.
+//
 // Threading. Submit(), Snapshot(), IsHeld(), node back-off calls,
 // SetRateLimit() and WaitUntilIdle() are thread-safe. Locks: queue_mu_
 // (queue, state, submit-side counters), stats_mu_ (worker counters),
@@ -79,7 +89,7 @@
 #include "tools/base/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "migrator/clock.h"
+#include "tools/base/clock.h"
 #include "migrator/page_mover.h"
 #include "migrator/pingpong.h"
 #include "migrator/process_handle.h"
@@ -129,12 +139,6 @@ struct MigratorOptions {
   PingPongOptions pingpong;
 };
 
-// The byte token bucket's depth for `options` at `rate_bytes_per_sec`:
-// options.burst_bytes if set (at least 2 MiB), else the largest of 50 ms of
-// the rate, one batch of 4 KiB pages and one 2 MiB page. Shared with the
-// replay simulator's migrator (migrator/simulated_migrator.h).
-double MigratorBurstBytes(const MigratorOptions& options, double rate_bytes_per_sec);
-
 // What one round did and what the thread should do next (RunOnce()).
 struct MigratorRound {
   enum class Next {
@@ -153,7 +157,7 @@ class Migrator {
   // `mover` and `clock` must outlive the migrator; `clock` null: the real
   // clock. The target's KernelFs must outlive it too.
   Migrator(const MigratorOptions& options, ProcessHandle target,
-           PageMover* mover, MigratorClock* clock = nullptr);
+           PageMover* mover, Clock* clock = nullptr);
   ~Migrator();  // Stop()
   Migrator(const Migrator&) = delete;
   Migrator& operator=(const Migrator&) = delete;
@@ -185,12 +189,18 @@ class Migrator {
   // OK unless kPidReused or kFailed; then what happened and what to do.
   absl::Status status() const ABSL_LOCKS_EXCLUDED(queue_mu_);
 
-  // Ping-pong hold: true if moves of the page at `vaddr` are refused now.
-  bool IsHeld(uint64_t vaddr) const;
+  // Ping-pong hold: true if moves of the page at `vaddr` are refused now
+  // (at `now`: the simulator asks at its event's time).
+  bool IsHeld(uint64_t vaddr) const { return IsHeld(vaddr, clock_->Now()); }
+  bool IsHeld(uint64_t vaddr, absl::Time now) const;
 
-  // ENOMEM back-off per target node.
+  // ENOMEM back-off per target node. BackedOffNodes(): ascending ids.
   bool IsNodeBackedOff(int node) const ABSL_LOCKS_EXCLUDED(node_mu_);
-  std::vector<int> BackedOffNodes() const ABSL_LOCKS_EXCLUDED(node_mu_);
+  std::vector<int> BackedOffNodes() const ABSL_LOCKS_EXCLUDED(node_mu_) {
+    return BackedOffNodes(clock_->Now());
+  }
+  std::vector<int> BackedOffNodes(absl::Time now) const
+      ABSL_LOCKS_EXCLUDED(node_mu_);
   // E.g. when the node's free memory rose above a watermark.
   void ClearNodeBackoff(int node) ABSL_LOCKS_EXCLUDED(node_mu_);
 
@@ -274,7 +284,7 @@ class Migrator {
   const MigratorOptions options_;
   ProcessHandle target_;
   PageMover* const mover_;
-  MigratorClock* const clock_;
+  Clock* const clock_;
   PingPongTracker pingpong_;
 
   // Queue and lifecycle.

@@ -27,7 +27,7 @@
 #include "migrator/fake_page_mover.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

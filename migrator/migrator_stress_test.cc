@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "migrator/fake_page_mover.h"
 #include "migrator/migrator.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "migrator/fake_page_mover.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {
@@ -111,7 +111,7 @@ class MigratorTest : public ::testing::Test {
   FakeTree tree_;
   std::optional<KernelFs> fs_;
   FakePageMover mover_;
-  FakeMigratorClock clock_;
+  FakeClock clock_;
 };
 
 TEST_F(MigratorTest, PromotesEveryPageInBatchesOfOneNode) {
@@ -641,7 +641,7 @@ TEST_F(MigratorTest, HotToMovedTimeIsMeasured) {
 
 TEST_F(MigratorTest, ThreadMovesAndStopsCleanly) {
   mover_.AddPages(kBase, 5000, k4K, 1);
-  RealMigratorClock* real = RealMigratorClock::Get();
+  RealClock* real = RealClock::Get();
   auto h = ProcessHandle::Attach(getpid(), &*fs_);
   ASSERT_TRUE(h.ok());
   Migrator m(Unlimited(), std::move(*h), &mover_, real);
@@ -664,7 +664,7 @@ TEST_F(MigratorTest, StopInterruptsARateLimitWaitAndCountsAbandoned) {
   ASSERT_TRUE(h.ok());
   MigratorOptions o = Unlimited();
   o.rate_limit_bytes_per_sec = 4e6;  // 4 MB/s: 16 MiB would take 4 s
-  Migrator m(o, std::move(*h), &mover_, RealMigratorClock::Get());
+  Migrator m(o, std::move(*h), &mover_, RealClock::Get());
   ASSERT_TRUE(m.Start().ok());
   ASSERT_EQ(m.Submit(Promotions(kBase, 4096)), 4096u);
   EXPECT_FALSE(m.WaitUntilIdle(absl::Milliseconds(200)));
@@ -682,7 +682,7 @@ TEST_F(MigratorTest, ThreadEndsByItselfWhenTheTargetExits) {
   mover_.AddPages(kBase, 100, k4K, 1);
   auto h = ProcessHandle::Attach(getpid(), &*fs_);
   ASSERT_TRUE(h.ok());
-  Migrator m(Unlimited(), std::move(*h), &mover_, RealMigratorClock::Get());
+  Migrator m(Unlimited(), std::move(*h), &mover_, RealClock::Get());
   ASSERT_TRUE(m.Start().ok());
   mover_.InjectCallError(FakePageMover::Op::kQuery, ESRCH);
   ASSERT_EQ(m.Submit(Promotions(kBase, 100)), 100u);
@@ -697,7 +697,7 @@ TEST_F(MigratorTest, DestructorStopsARunningThread) {
   auto h = ProcessHandle::Attach(getpid(), &*fs_);
   ASSERT_TRUE(h.ok());
   auto m = std::make_unique<Migrator>(Unlimited(), std::move(*h), &mover_,
-                                      RealMigratorClock::Get());
+                                      RealClock::Get());
   ASSERT_TRUE(m->Start().ok());
   m.reset();  // joins; a hang here fails the test by timeout
   SUCCEED();

@@ -53,7 +53,7 @@
 #include "absl/time/time.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

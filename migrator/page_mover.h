@@ -9,7 +9,7 @@
 //          would need MPOL_MF_MOVE_ALL and CAP_SYS_NICE, and would move
 //          memory under other processes' feet).
 //
-// Kernel facts the callers rely on (Linux 4.17+; see shared/docs/pmu.md):
+// Kernel facts the callers rely on (Linux 4.17+; mm/migrate.c do_pages_move):
 //  - Per-page statuses: node id on success (also when the page already was
 //    on the node), -EBUSY (could not be isolated: pinned, under I/O, being
 //    migrated already; transient), -ENOMEM (target node full), -EFAULT,

@@ -7,79 +7,10 @@
 #include <cerrno>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
-namespace {
-
-// A stat line is far below this; anything longer is not one.
-constexpr size_t kMaxStatBytes = 64 << 10;
-
-bool ParseDecimal(absl::string_view s, uint64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return absl::SimpleAtoi(s, out);
-}
-
-bool ParseSigned(absl::string_view s, int64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  size_t i = s[0] == '-' ? 1 : 0;
-  if (i == s.size()) return false;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  return absl::SimpleAtoi(s, out);
-}
-
-}  // namespace
-
-std::optional<ProcStat> ParseProcStat(absl::string_view text) {
-  if (text.size() > kMaxStatBytes) return std::nullopt;
-  ProcStat st;
-  // "pid (": the pid runs up to the first space, followed by '('.
-  const size_t open = text.find(" (");
-  if (open == absl::string_view::npos) return std::nullopt;
-  if (!ParseSigned(text.substr(0, open), &st.pid) || st.pid <= 0) {
-    return std::nullopt;
-  }
-  const size_t close = text.rfind(')');
-  if (close == absl::string_view::npos || close < open + 2) return std::nullopt;
-  st.comm = std::string(text.substr(open + 2, close - (open + 2)));
-
-  // Fields 3.. follow "') '", separated by single spaces in the kernel's
-  // output; accept any ASCII whitespace.
-  absl::string_view rest = text.substr(close + 1);
-  if (rest.empty() || !absl::ascii_isspace(static_cast<unsigned char>(rest[0]))) {
-    return std::nullopt;
-  }
-  constexpr int kFirstField = 3;
-  constexpr int kStartTimeField = 22;
-  int field = kFirstField;
-  size_t i = 0;
-  while (field <= kStartTimeField) {
-    while (i < rest.size() && absl::ascii_isspace(static_cast<unsigned char>(rest[i]))) ++i;
-    if (i == rest.size()) return std::nullopt;
-    size_t j = i;
-    while (j < rest.size() && !absl::ascii_isspace(static_cast<unsigned char>(rest[j]))) ++j;
-    absl::string_view tok = rest.substr(i, j - i);
-    if (field == 3) {
-      if (tok.size() != 1) return std::nullopt;
-      st.state = tok[0];
-    } else if (field == 4) {
-      if (!ParseSigned(tok, &st.ppid)) return std::nullopt;
-    } else if (field == kStartTimeField) {
-      if (!ParseDecimal(tok, &st.start_time_ticks)) return std::nullopt;
-    }
-    ++field;
-    i = j;
-  }
-  return st;
-}
 
 const char* TargetStateName(TargetState s) {
   switch (s) {
@@ -147,12 +78,19 @@ absl::StatusOr<ProcessHandle> ProcessHandle::Attach(pid_t pid,
   return h;
 }
 
+ProcessHandle ProcessHandle::ForSimulation(pid_t pid) {
+  ProcessHandle h(pid, /*pidfd=*/-1, /*start=*/0, "simulated", /*fs=*/nullptr);
+  h.simulated_ = true;
+  return h;
+}
+
 ProcessHandle::ProcessHandle(ProcessHandle&& other) noexcept
     : pid_(other.pid_),
       pidfd_(std::exchange(other.pidfd_, -1)),
       start_time_ticks_(other.start_time_ticks_),
       comm_(std::move(other.comm_)),
-      fs_(other.fs_) {}
+      fs_(other.fs_),
+      simulated_(other.simulated_) {}
 
 ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
   if (this != &other) {
@@ -162,6 +100,7 @@ ProcessHandle& ProcessHandle::operator=(ProcessHandle&& other) noexcept {
     start_time_ticks_ = other.start_time_ticks_;
     comm_ = std::move(other.comm_);
     fs_ = other.fs_;
+    simulated_ = other.simulated_;
   }
   return *this;
 }
@@ -193,11 +132,13 @@ std::optional<ProcStat> ProcessHandle::ReadStat() const {
 }
 
 bool ProcessHandle::Alive() const {
+  if (simulated_) return true;
   if (pidfd_ >= 0) return !PidfdExited();
   return StillSame() == TargetState::kSame;
 }
 
 TargetState ProcessHandle::StillSame() const {
+  if (simulated_) return TargetState::kSame;
   std::optional<ProcStat> st = ReadStat();
   // Order matters: the pidfd is polled after the read (file comment).
   const bool exited = PidfdExited();

@@ -20,10 +20,14 @@
 // Without pidfd_open (kernels before 5.3, or seccomp), the start time and
 // the stat's state (Z/X = exited) are checked alone.
 //
-// /proc/PID/stat is "pid (comm) state ppid ... starttime ...", and comm is
-// chosen by the process: it may hold spaces, parentheses, ") R 1 2 3" or
-// anything but NUL. ParseProcStat() therefore splits at the LAST ')' and
-// reads fields 3.. after it, where no field can contain a parenthesis.
+// ForSimulation() makes a handle for a process that exists only in a
+// simulation (`hotpage simulate` runs the real Migrator over simulated
+// memory): no pidfd, no /proc reads, and StillSame() always kSame. Only
+// the replay simulator and tests create one; attach and record get their
+// handles from Attach().
+//
+// /proc/PID/stat is parsed by ParseProcStat (tools/base/kernel/proc_stat.h),
+// which copes with a comm that holds spaces and parentheses.
 //
 // Thread-compatible: one thread (the migrator's) uses a handle.
 
@@ -38,23 +42,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/proc_stat.h"
 
 namespace hotpage {
-
-// The fields of /proc/PID/stat hotpage uses.
-struct ProcStat {
-  int64_t pid = 0;
-  std::string comm;  // between the first '(' and the last ')'
-  char state = '?';  // R, S, D, Z, X, ...
-  int64_t ppid = 0;
-  uint64_t start_time_ticks = 0;  // field 22
-};
-
-// Parses /proc/PID/stat text. std::nullopt on anything malformed: no
-// "pid (", no ')', fewer than 22 fields, non-numeric pid/ppid/starttime, a
-// state that is not one character. Never reads past `text`, bounded work.
-std::optional<ProcStat> ParseProcStat(absl::string_view text);
 
 enum class TargetState {
   kSame,     // the process attached to is alive and is still this pid
@@ -74,6 +65,11 @@ class ProcessHandle {
   // FailedPrecondition if it is already a zombie.
   static absl::StatusOr<ProcessHandle> Attach(pid_t pid, const KernelFs* fs);
 
+  // A handle for `pid` in a simulation (see the file comment): nothing is
+  // opened or read; the target never exits and its pid is never reused.
+  // Not for live processes: it checks nothing.
+  static ProcessHandle ForSimulation(pid_t pid);
+
   ProcessHandle(ProcessHandle&& other) noexcept;
   ProcessHandle& operator=(ProcessHandle&& other) noexcept;
   ProcessHandle(const ProcessHandle&) = delete;
@@ -84,6 +80,7 @@ class ProcessHandle {
   uint64_t start_time_ticks() const { return start_time_ticks_; }
   const std::string& comm() const { return comm_; }
   bool has_pidfd() const { return pidfd_ >= 0; }
+  bool simulated() const { return simulated_; }
 
   // False once the process has exited (pidfd readable). Without a pidfd:
   // whether /proc/PID/stat shows a live process with the same start time.
@@ -113,6 +110,7 @@ class ProcessHandle {
   uint64_t start_time_ticks_ = 0;
   std::string comm_;
   const KernelFs* fs_ = nullptr;
+  bool simulated_ = false;  // ForSimulation(): no pidfd, no fs_
 };
 
 }  // namespace hotpage

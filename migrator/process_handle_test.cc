@@ -14,8 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tools/base/fake_tree.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/proc_stat.h"
 
 namespace hotpage {
 namespace {
@@ -28,63 +29,6 @@ std::string StatLine(int64_t pid, absl::string_view comm, char state,
                       start,
                       " 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 0 "
                       "0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
-}
-
-TEST(ParseProcStatTest, PlainLine) {
-  auto st = ParseProcStat(StatLine(4242, "cat", 'R', 987654321));
-  ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->pid, 4242);
-  EXPECT_EQ(st->comm, "cat");
-  EXPECT_EQ(st->state, 'R');
-  EXPECT_EQ(st->ppid, 1);
-  EXPECT_EQ(st->start_time_ticks, 987654321u);
-}
-
-TEST(ParseProcStatTest, CommWithSpacesAndParentheses) {
-  for (absl::string_view comm :
-       {"a b", "(x)", ") R 1 2 3 4", "((", "))", "a) (b", "", " ",
-        "x) S 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 77 (y"}) {
-    auto st = ParseProcStat(StatLine(7, comm, 'S', 5555));
-    ASSERT_TRUE(st.has_value()) << "comm '" << comm << "'";
-    EXPECT_EQ(st->comm, comm);
-    EXPECT_EQ(st->start_time_ticks, 5555u) << "comm '" << comm << "'";
-    EXPECT_EQ(st->state, 'S');
-  }
-}
-
-TEST(ParseProcStatTest, RejectsMalformed) {
-  EXPECT_FALSE(ParseProcStat(""));
-  EXPECT_FALSE(ParseProcStat("12 (cat"));
-  EXPECT_FALSE(ParseProcStat("cat) R 1"));
-  EXPECT_FALSE(ParseProcStat("x (cat) R 1 2 3"));
-  EXPECT_FALSE(ParseProcStat("-3 (cat) R 1 2 3"));
-  EXPECT_FALSE(ParseProcStat("12 (cat) R 1 2 3 4 5 6 7 8 9"));  // too short
-  EXPECT_FALSE(ParseProcStat("12 (cat)R 1"));
-  std::string bad_start = StatLine(1, "a", 'S', 1);
-  bad_start.replace(bad_start.find(" 1 12345678"), 2, " x");
-  EXPECT_FALSE(ParseProcStat(bad_start));
-  EXPECT_FALSE(ParseProcStat(StatLine(1, "a", 'S', 1).substr(0, 40)));
-  // State must be one character.
-  std::string two_state = StatLine(1, "a", 'S', 1);
-  two_state.replace(two_state.find(") S"), 3, ") SS");
-  EXPECT_FALSE(ParseProcStat(two_state));
-  // A start time that overflows uint64.
-  std::string big = absl::StrCat(
-      "1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 ",
-      "99999999999999999999999 1\n");
-  EXPECT_FALSE(ParseProcStat(big));
-}
-
-TEST(ParseProcStatTest, ToleratesTabsAndMissingNewline) {
-  std::string line = StatLine(9, "t", 'S', 42);
-  line.pop_back();
-  for (char& c : line) {
-    if (c == ' ' && &c > &line[line.find(')')]) c = '\t';
-  }
-  line[line.find(")") + 1] = ' ';
-  auto st = ParseProcStat(line);
-  ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->start_time_ticks, 42u);
 }
 
 // --- Live processes --------------------------------------------------------
@@ -209,6 +153,29 @@ TEST_F(FakeProcTest, MoveKeepsThePidfd) {
   EXPECT_TRUE(moved.has_pidfd());
   EXPECT_FALSE(h->has_pidfd());
   EXPECT_EQ(moved.StillSame(), TargetState::kSame);
+}
+
+// A simulated target (the replay simulator's) reads nothing and is always
+// the same process, even for a pid no process can have (above
+// PID_MAX_LIMIT); a live handle is never simulated, so its checks stay on.
+TEST_F(FakeProcTest, SimulatedTargetIsAlwaysTheSame) {
+  constexpr pid_t kImpossiblePid = (4 << 20) + 1;
+  ProcessHandle sim = ProcessHandle::ForSimulation(kImpossiblePid);
+  EXPECT_TRUE(sim.simulated());
+  EXPECT_FALSE(sim.has_pidfd());
+  EXPECT_EQ(sim.pid(), kImpossiblePid);
+  EXPECT_EQ(sim.StillSame(), TargetState::kSame);
+  EXPECT_TRUE(sim.Alive());
+  EXPECT_EQ(sim.Describe(), absl::StrCat("pid ", kImpossiblePid, " (simulated)"));
+  ProcessHandle moved = std::move(sim);
+  EXPECT_TRUE(moved.simulated());
+  EXPECT_EQ(moved.StillSame(), TargetState::kSame);
+
+  auto live = ProcessHandle::Attach(getpid(), &*fs_);
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_FALSE(live->simulated());
+  WriteStat(2000, 'S');
+  EXPECT_EQ(live->StillSame(), TargetState::kReused);
 }
 
 TEST_F(FakeProcTest, UnparsableStatRefusesAttach) {

@@ -198,7 +198,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   const uint64_t table_now = table_->now_ns();
   const double period = scan.window.sample_period;
   auto recency_bound = [&](PageHeat& h, const PageEstimate& e) {
-    const uint64_t seen_end = e.entry.last_seen_ns + (uint64_t{1} << internal::kTickNsShift);
+    const uint64_t seen_end = e.entry.last_seen_ns + kLastSeenTickNs;
     if (table_now <= seen_end) return;
     const double gap_s = static_cast<double>(table_now - seen_end) / 1e9;
     h.rate_hi = std::min(h.rate_hi, zero_count_hi_ * period / gap_s);

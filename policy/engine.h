@@ -43,10 +43,11 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "hotness/hotness_table.h"
-#include "policy/numa_maps.h"
+#include "hotness/scanner.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
 #include "sampler/sample.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 
@@ -89,7 +90,7 @@ struct EngineOptions {
   // overlap. For equal true rates that happens (large counts) when the
   // difference exceeds z * sqrt(2) standard deviations, so z = 1.645 /
   // sqrt(2) = 1.163 makes the pointless-swap probability the one-sided 5%
-  // the hotness statistics aim at (hotness_table.h); 1.96, one page's
+  // the hotness statistics aim at (hotness/rate_stats.h); 1.96, one page's
   // two-sided 95% interval, made it 0.3% and promotions wait for about
   // twice the samples (measured in tools/simulate/README.md).
   double z = 1.163;

@@ -12,9 +12,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
-#include "policy/numa_maps.h"
 #include "policy/topology.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 namespace {
@@ -869,7 +869,7 @@ TEST(Placement, RandomRoundsKeepEveryInvariant) {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 6 rules: weighted placement, package-aware, locality, interleave
+// The opt-in rules: weighted placement, package-aware, locality, interleave
 // ratios, huge pages.
 
 // A machine by hand: `tier` and `package` per node; nodes of tier 0 that are
@@ -1047,74 +1047,6 @@ TEST(PlacementWeighted, NeverLeavesBindOrPromoteToMask) {
       EXPECT_NE(m.to_node, 0) << m.vaddr;
     }
   }
-}
-
-TEST(PlacementWeighted, ParseWeights) {
-  absl::StatusOr<WeightsConfig> w = ParseWeights("1:1, 0:3");
-  ASSERT_TRUE(w.ok()) << w.status();
-  EXPECT_EQ(w->source, WeightsConfig::Source::kGiven);
-  ASSERT_EQ(w->given.size(), 2u);
-  EXPECT_EQ(w->given[0].node, 0);
-  EXPECT_EQ(w->given[0].weight, 3);
-  EXPECT_EQ(w->given[1].node, 1);
-  EXPECT_EQ(w->given[1].weight, 1);
-  EXPECT_EQ(ParseWeights(" auto ")->source, WeightsConfig::Source::kAuto);
-  EXPECT_EQ(ParseWeights("kernel")->source, WeightsConfig::Source::kKernel);
-  const std::pair<const char*, const char*> bad[] = {
-      {"", "empty"},
-      {"0:0", "\"0:0\": weight must be 1..255"},
-      {"0:256", "1..255"},
-      {"a:1", "\"a:1\" is not NODE:WEIGHT"},
-      {"0-3", "\"0-3\""},
-      {"-1:2", "node must be >= 0"},
-      {"0:3,0:1", "node 0 given twice"},
-      {"0:3,", "\"\" is not"},
-  };
-  for (const auto& [text, want] : bad) {
-    absl::StatusOr<WeightsConfig> e = ParseWeights(text);
-    ASSERT_FALSE(e.ok()) << text;
-    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(e.status().message().find(want), absl::string_view::npos)
-        << text << ": " << e.status().message();
-  }
-}
-
-TEST(PlacementWeighted, ResolveWeightsFromKernelHmatOrGiven) {
-  Topology t = ThreeNodes();
-  // auto: HMAT read bandwidth 400:200:200 -> 16:8:8 of 32 -> 2:1:1.
-  t.nodes[0].hmat.read_bandwidth_mbps = 400;
-  t.nodes[1].hmat.read_bandwidth_mbps = 200;
-  t.nodes[2].hmat.read_bandwidth_mbps = 200;
-  absl::StatusOr<std::vector<NodeWeight>> w =
-      ResolveWeights(Weights("auto"), t);
-  ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_EQ(w->size(), 3u);
-  EXPECT_EQ((*w)[0].weight, 2);
-  EXPECT_EQ((*w)[1].weight, 1);
-  EXPECT_EQ((*w)[2].weight, 1);
-  t.nodes[2].hmat.read_bandwidth_mbps.reset();
-  w = ResolveWeights(Weights("auto"), t);
-  ASSERT_FALSE(w.ok());
-  EXPECT_NE(w.status().message().find("node 2 has no HMAT read bandwidth"),
-            absl::string_view::npos)
-      << w.status();
-  // kernel: weighted_interleave/nodeN, default 1.
-  t.nodes[0].weight = 5;
-  w = ResolveWeights(Weights("kernel"), t);
-  ASSERT_TRUE(w.ok());
-  EXPECT_EQ((*w)[0].weight, 5);
-  EXPECT_EQ((*w)[1].weight, 1);
-  // given: unknown node is an error, also from ValidatePlacementConfig.
-  w = ResolveWeights(Weights("0:2,7:1"), t);
-  ASSERT_FALSE(w.ok());
-  EXPECT_NE(w.status().message().find("node 7"), absl::string_view::npos);
-  PlacementConfig c;
-  c.weights = Weights("7:1");
-  EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
-  c.weights = Weights("0:2,1:1");
-  EXPECT_TRUE(ValidatePlacementConfig(c, t).ok());
-  c.interleave_tolerance = 1.5;
-  EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
 }
 
 TEST(PlacementWeighted, KernelWeightsDriveTheSpread) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "sampler/perf/pmu_probe.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 
@@ -26,7 +27,6 @@ namespace {
 constexpr char kNodeDir[] = "/sys/devices/system/node";
 constexpr char kTierDir[] = "/sys/devices/virtual/memory_tiering";
 constexpr char kWeightDir[] = "/sys/kernel/mm/mempolicy/weighted_interleave";
-constexpr char kPmuDir[] = "/sys/bus/event_source/devices";
 
 // mm/memory-tiers.c: MEMTIER_CHUNK_BITS 7, DRAM adistance 4.5 chunks.
 constexpr int64_t kMemtierChunkBits = 7;
@@ -192,13 +192,12 @@ void ReadFeatures(const KernelFs& fs, Topology& topo, MempolicyProbe* probe) {
     if (!f.thp) w.push_back(absl::StrCat(fs.Display(thp_path), ": no [selected] mode"));
   }
 
-  // Samplers. Hybrid Intel parts name the P-core PMU cpu_core.
-  for (const char* pmu : {"cpu", "cpu_core"}) {
-    std::string events = absl::StrCat(kPmuDir, "/", pmu, "/events");
-    if (fs.Exists(events + "/mem-loads")) f.pebs_mem_loads = true;
-    if (fs.Exists(events + "/mem-loads-aux")) f.pebs_mem_loads_aux = true;
-  }
-  f.ibs_op = fs.Exists(absl::StrCat(kPmuDir, "/ibs_op/type"));
+  // Samplers: the probe the sampler itself uses (sampler/perf/pmu_probe.h),
+  // so that topology reports what attach would pick.
+  const PmuProbe pmu = ProbePmu(fs);
+  f.pebs_mem_loads = pmu.pebs();
+  f.pebs_mem_loads_aux = pmu.pebs_mem_loads_aux;
+  f.ibs_op = pmu.ibs_op;
   f.sampler = f.pebs_mem_loads ? SamplerKind::kPebs
               : f.ibs_op       ? SamplerKind::kIbs
                                : SamplerKind::kNone;

@@ -40,7 +40,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 
@@ -115,7 +115,7 @@ struct Features {
   std::optional<std::string> thp;                // transparent_hugepage/enabled
   SamplerKind sampler = SamplerKind::kNone;
   bool pebs_mem_loads = false;      // cpu (or cpu_core) PMU has mem-loads
-  bool pebs_mem_loads_aux = false;  // ... and mem-loads-aux (SPR and later)
+  bool pebs_mem_loads_aux = false;  // that PMU has mem-loads-aux (SPR and later)
   bool ibs_op = false;              // ibs_op PMU present
   std::optional<int64_t> perf_event_paranoid;
 };

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "policy/topology.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {

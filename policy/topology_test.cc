@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "tools/base/fake_tree.h"
+#include "tools/base/kernel/fake_tree.h"
 
 namespace hotpage {
 namespace {
@@ -424,6 +424,23 @@ TEST(TopologyFeatures, FromSysfsTree) {
   std::string json = TopologyToJson(*topo);
   EXPECT_NE(json.find("\"sampler\": \"pebs\""), std::string::npos);
   EXPECT_NE(json.find("\"weight\": 3"), std::string::npos);
+}
+
+// The PMU part comes from the sampler's own probe (sampler/perf/pmu_probe.h):
+// mem-loads-aux counts only on the PMU that has mem-loads, as the sampler
+// groups the events, so topology cannot report a grouping attach would not
+// use.
+TEST(TopologyFeatures, PmuAsTheSamplerSeesIt) {
+  FakeTree t;
+  Build(t, {{0, {0}, {10}}});
+  t.Write("/sys/bus/event_source/devices/cpu/type", "4\n");
+  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+  t.Write("/sys/bus/event_source/devices/cpu_core/type", "8\n");
+  t.Write("/sys/bus/event_source/devices/cpu_core/events/mem-loads-aux", "event=0x03,umask=0x82\n");
+  auto topo = Discover(t);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_EQ(topo->features.sampler, SamplerKind::kPebs);
+  EXPECT_FALSE(topo->features.pebs_mem_loads_aux);
 }
 
 TEST(TopologyFeatures, IbsAndOldKernel) {

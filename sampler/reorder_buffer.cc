@@ -54,12 +54,20 @@ void SampleReorderBuffer::EmitOldest(size_t n, Sink sink) {
   buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
-void SampleReorderBuffer::Release(uint64_t watermark_ns, Sink sink) {
+void SampleReorderBuffer::Release(uint64_t watermark_ns, Sink sink) { ReleaseAtLeast(watermark_ns, 0, sink); }
+
+void SampleReorderBuffer::ReleaseAtLeast(uint64_t watermark_ns, size_t min_count, Sink sink) {
   if (buffer_.empty()) return;
   Sort();
   const auto end = std::lower_bound(buffer_.begin(), buffer_.end(), watermark_ns,
                                     [](const Sample& a, uint64_t w) { return a.time_ns < w; });
-  EmitOldest(static_cast<size_t>(end - buffer_.begin()), sink);
+  size_t n = static_cast<size_t>(end - buffer_.begin());
+  if (n < min_count) {
+    const size_t more = std::min(min_count, buffer_.size()) - n;
+    forced_ += more;
+    n += more;
+  }
+  EmitOldest(n, sink);
 }
 
 void SampleReorderBuffer::Drain(Sink sink) { EmitOldest(buffer_.size(), sink); }

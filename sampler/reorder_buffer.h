@@ -28,7 +28,14 @@
 //  - Memory is bounded: past max_samples, Add() first emits the oldest half
 //    of the buffer (counted in forced()); order may then break for samples
 //    still unread, which late() counts.
+//  - ReleaseAtLeast(w, n) is Release(w) that emits at least the n oldest
+//    samples whatever their time (a caller's own memory bound; those at or
+//    above w count in forced()), with one move of what stays.
 //  - Drain() emits everything left, oldest first (the end of a recording).
+//
+// Users: `hotpage record` (watermark: the start of a poll that drained every
+// ring) and the replay simulator's SampleOrderer (tools/simulate/sim_trace.h;
+// watermark: a window of trace time behind the newest sample).
 //
 // Cost: each ring's batch is already in time order, so a release merges
 // those runs (O(n log runs), not a full sort). reorder_buffer_benchmark, one
@@ -60,6 +67,7 @@ class SampleReorderBuffer {
 
   void Add(absl::Span<const Sample> samples, Sink sink);
   void Release(uint64_t watermark_ns, Sink sink);
+  void ReleaseAtLeast(uint64_t watermark_ns, size_t min_count, Sink sink);
   void Drain(Sink sink);
 
   size_t buffered() const { return buffer_.size(); }

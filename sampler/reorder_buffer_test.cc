@@ -89,6 +89,36 @@ TEST(SampleReorderBufferTest, MemoryBoundEmitsTheOldestHalf) {
   EXPECT_EQ(r.late(), 2u);
 }
 
+// A caller with its own memory bound (the simulator's SampleOrderer) asks
+// for at least the n oldest whatever their time; they come out sorted, and
+// those the watermark alone would have kept are counted.
+TEST(SampleReorderBufferTest, ReleaseAtLeastEmitsTheNOldestAndCountsThem) {
+  SampleReorderBuffer r;
+  Out out;
+  std::vector<Sample> batch;
+  for (uint64_t t : {40, 10, 30, 20, 50}) batch.push_back(At(t, 0));
+  r.Add(batch, std::ref(out));
+  r.ReleaseAtLeast(/*watermark_ns=*/20, 3, std::ref(out));  // 10 by time, 20 and 30 forced
+  ASSERT_EQ(out.got.size(), 3u);
+  EXPECT_EQ(out.got[0].time_ns, 10u);
+  EXPECT_EQ(out.got[2].time_ns, 30u);
+  EXPECT_EQ(r.forced(), 2u);
+  EXPECT_EQ(r.buffered(), 2u);
+  r.ReleaseAtLeast(/*watermark_ns=*/0, 5, std::ref(out));  // more than held: what there is
+  EXPECT_EQ(out.got.size(), 5u);
+  EXPECT_EQ(out.got[4].time_ns, 50u);
+  EXPECT_EQ(r.forced(), 4u);
+  // With a watermark above everything nothing is forced.
+  batch.clear();
+  for (uint64_t t : {70, 60, 80}) batch.push_back(At(t, 0));
+  r.Add(batch, std::ref(out));
+  r.ReleaseAtLeast(/*watermark_ns=*/100, 2, std::ref(out));
+  EXPECT_EQ(out.got.size(), 8u);
+  EXPECT_EQ(out.got[5].time_ns, 60u);
+  EXPECT_EQ(r.forced(), 4u);
+  EXPECT_EQ(r.late(), 0u);
+}
+
 // Many rings drained in bursts, released at watermarks no sample can still
 // be below (the rule `record` uses): the output is fully sorted and
 // nothing is late or lost.

@@ -3,7 +3,7 @@
 // each page of the target fault once.
 //
 // Why: the page-fault sources see a page only when it faults. NUMA hint
-// faults (hintfault_source.h) stop once a page is on the top tier (tiering
+// faults (hintfault/numa_balancing_controller.h) stop once a page is on the top tier (tiering
 // mode scans slower tiers only), and the kernel's modes that scan top-tier
 // pages also migrate them by themselves. So without a PMU nothing says which
 // CPUs keep using a page that is already on fast memory: the input of the

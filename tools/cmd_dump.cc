@@ -1,5 +1,5 @@
 // `hotpage dump`: prints an .hpt trace as text, one sample per line, then
-// its counts (format: sampler/trace_dump.h).
+// its counts (format: sampler/trace/trace_dump.h).
 //
 // Output is built in a 64 KiB buffer and written with write(2): about 17M
 // lines/s (1.1 GB/s) of formatting on one core (trace_benchmark.cc
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "sampler/trace_dump.h"
-#include "sampler/trace_reader.h"
+#include "sampler/trace/trace_dump.h"
+#include "sampler/trace/trace_reader.h"
 #include "tools/base/status_macros.h"
 #include "tools/cli.h"
 

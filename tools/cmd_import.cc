@@ -13,19 +13,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sampler/perf_data_reader.h"
-#include "sampler/trace_format.h"
-#include "sampler/trace_writer.h"
+#include "sampler/perf/perf_data_reader.h"
+#include "sampler/trace/trace_format.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/cli.h"
+#include "tools/base/clock.h"
 
 namespace hotpage {
 namespace {
-
-double Monotonic() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 CpuCounters ToTrace(uint32_t cpu, const PerfCpuCounts& c) {
   CpuCounters out;
@@ -91,7 +86,7 @@ int RunImport(const std::vector<std::string>& args) {
   if (!writer.ok()) return fail(writer.status());
 
   const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
-  const double start = Monotonic();
+  const double start = MonotonicSeconds();
   double last = start;
   std::vector<Sample> batch(4096);
   uint64_t total = 0;
@@ -102,8 +97,8 @@ int RunImport(const std::vector<std::string>& args) {
     total += n;
     status = (*writer)->Append(absl::MakeConstSpan(batch.data(), n));
     if (!status.ok()) break;
-    if (progress && Monotonic() - last > 0.5) {
-      last = Monotonic();
+    if (progress && MonotonicSeconds() - last > 0.5) {
+      last = MonotonicSeconds();
       std::fprintf(stderr, "\r  %llu samples", static_cast<unsigned long long>(total));
     }
   }
@@ -131,7 +126,7 @@ int RunImport(const std::vector<std::string>& args) {
       "throttled %llu, unthrottled %llu; unknown records %llu\n",
       static_cast<unsigned long long>(total), in_path,
       reader->mode() == PerfDataMode::kPipe ? "pipe" : "file", st.events.size(), *out_path,
-      Monotonic() - start, static_cast<unsigned long long>(st.skipped_no_addr),
+      MonotonicSeconds() - start, static_cast<unsigned long long>(st.skipped_no_addr),
       static_cast<unsigned long long>(st.skipped_unknown_id), static_cast<unsigned long long>(st.lost),
       static_cast<unsigned long long>(st.lost_samples), static_cast<unsigned long long>(st.throttle),
       static_cast<unsigned long long>(st.unthrottle), static_cast<unsigned long long>(st.unknown_records));

@@ -28,32 +28,20 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "policy/topology.h"
-#include "sampler/event_config.h"
+#include "sampler/perf/event_config.h"
 #include "sampler/reorder_buffer.h"
-#include "sampler/sampler.h"
-#include "sampler/trace_writer.h"
+#include "sampler/perf/sampler.h"
+#include "sampler/trace/trace_writer.h"
 #include "sampler/write_fault_rearm.h"
 #include "migrator/process_handle.h"
 #include "tools/base/clock.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
 
 namespace hotpage {
 namespace {
-
-double Now(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-uint64_t NowNs(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // A --pid argument: a process id, or a usage error.
 absl::StatusOr<pid_t> ParsePid(const std::string& text) {
@@ -256,8 +244,8 @@ int RunRecord(const std::vector<std::string>& args) {
   // Trace.
   TraceHeader header;
   header.sample_period = (*sampler)->period();
-  header.start_realtime_ns = NowNs(CLOCK_REALTIME);
-  header.start_clock_ns = NowNs(CLOCK_MONOTONIC);
+  header.start_realtime_ns = RealtimeNs();
+  header.start_clock_ns = MonotonicNs();
   header.source = SampleSourceName(events->events.back().source);
   header.event_config = events->Describe();
   if (write_faults) header.event_config += "; write faults re-armed every 200 ms or more (soft-dirty)";
@@ -336,8 +324,8 @@ int RunRecord(const std::vector<std::string>& args) {
       if (write_status.ok() && !s.ok()) write_status = s;
     }
   };
-  const double start = Now(CLOCK_MONOTONIC);
-  double last_tick = start, last_cpu = Now(CLOCK_THREAD_CPUTIME_ID), cpu_total = 0;
+  const double start = MonotonicSeconds();
+  double last_tick = start, last_cpu = ThreadCpuSeconds(), cpu_total = 0;
   uint64_t last_samples = 0;
   std::string stop_reason = "the targets exited";
   int child_status = 0;
@@ -357,7 +345,7 @@ int RunRecord(const std::vector<std::string>& args) {
       }
     }
     if (!write_status.ok()) break;
-    const double now = Now(CLOCK_MONOTONIC);
+    const double now = MonotonicSeconds();
     if (stop.load(std::memory_order_relaxed)) {
       stop_reason = "interrupted";
       break;
@@ -372,7 +360,7 @@ int RunRecord(const std::vector<std::string>& args) {
       if (all_gone) break;
     }
     if (now - last_tick >= 1.0) {
-      const double cpu_now = Now(CLOCK_THREAD_CPUTIME_ID);
+      const double cpu_now = ThreadCpuSeconds();
       cpu_total += cpu_now - last_cpu;
       (*sampler)->AdaptPeriod(cpu_now - last_cpu, now - last_tick);
       sync_counters();
@@ -396,8 +384,8 @@ int RunRecord(const std::vector<std::string>& args) {
   reorder.Drain(write);
   sync_counters();
   if (write_status.ok()) write_status = (*writer)->Close();
-  cpu_total += Now(CLOCK_THREAD_CPUTIME_ID) - last_cpu;
-  const double elapsed = Now(CLOCK_MONOTONIC) - start;
+  cpu_total += ThreadCpuSeconds() - last_cpu;
+  const double elapsed = MonotonicSeconds() - start;
   if (child > 0) {
     if (stop_reason != "the targets exited") kill(child, SIGTERM);
     waitpid(child, &child_status, 0);

@@ -19,17 +19,12 @@
 #include "tools/cli.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
-#include "tools/simulate/sim_svg.h"
+#include "tools/simulate/svg/sim_svg.h"
 #include "tools/simulate/sim_run.h"
+#include "tools/base/clock.h"
 
 namespace hotpage {
 namespace {
-
-double Monotonic() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 }  // namespace
 
@@ -55,8 +50,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       "the node its page is on at that moment; pages are placed on first touch as the\n"
       "kernel does (the sampling CPU's node, then the nearest node with room).\n"
       "\n"
-      "Policies: hotpage = the engine `hotpage attach` runs (same defaults, moves\n"
-      "through a simulated migrator at --rate-limit-mbps); first-touch = no\n"
+      "Policies: hotpage = the engine and migrator `hotpage attach` runs (same\n"
+      "defaults, --rate-limit-mbps; pages move in simulated memory); first-touch = no\n"
       "migration; oracle = each interval's hottest pages on the fast tier at no cost\n"
       "(an upper bound); tpp = the kernel's NUMA-balancing tiering mode (promote on\n"
       "the second sample within 1 s, demote least recently sampled under pressure);\n"
@@ -130,7 +125,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   double last_draw = 0;
   if (progress) {
     opt.progress = [&](int pass, uint64_t read, uint64_t total) {
-      const double now = Monotonic();
+      const double now = MonotonicSeconds();
       if (read < total && now - last_draw < 0.1) return;
       last_draw = now;
       const double f = total ? static_cast<double>(read) / static_cast<double>(total) : 1.0;
@@ -147,11 +142,11 @@ int RunSimulate(const std::vector<std::string>& args) {
     svg = std::make_unique<SvgObserver>(*topo, opt.interval_ms);
     opt.observer = svg.get();
   }
-  const double start = Monotonic();
+  const double start = MonotonicSeconds();
   absl::StatusOr<SimulateResult> r = SimulateTrace(opt);
   if (progress) std::fputs("\r\033[K", stderr);
   if (!r.ok()) return fail(r.status());
-  const double elapsed = Monotonic() - start;
+  const double elapsed = MonotonicSeconds() - start;
   if (!r->notes.empty()) std::cerr << "hotpage simulate: " << r->notes;
 
   std::cout << ComparisonTable(*r->sim);

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "policy/topology.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/cli.h"
 
 namespace hotpage {

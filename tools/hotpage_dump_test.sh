@@ -1,14 +1,14 @@
 #!/bin/bash
 # End-to-end checks of `hotpage dump` with the built binary: golden output
-# for sampler/testdata/small.hpt (12 samples in 3 blocks, per-CPU counters;
-# written by //sampler:make_test_traces), --stats, --header, stdin, and
+# for sampler/trace/testdata/small.hpt (12 samples in 3 blocks, per-CPU counters;
+# written by //sampler/trace:make_test_traces), --stats, --header, stdin, and
 # damaged files: the intact prefix on stdout, the error naming the file and
 # the offset on stderr, exit status 1.
 set -u
 HOTPAGE="$(dirname "$0")/hotpage"
 [ -x "$HOTPAGE" ] || HOTPAGE="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hotpage"
-DATA="$(dirname "$0")/../sampler/testdata"
-[ -d "$DATA" ] || DATA="$TEST_SRCDIR/$TEST_WORKSPACE/sampler/testdata"
+DATA="$(dirname "$0")/../sampler/trace/testdata"
+[ -d "$DATA" ] || DATA="$TEST_SRCDIR/$TEST_WORKSPACE/sampler/trace/testdata"
 fails=0
 check() {  # check NAME CONDITION...
   local name=$1; shift
@@ -102,7 +102,7 @@ check "text file exits 1" test $rc -eq 1
 check "text file is explained" contains "$out" "$T/text.hpt: not an hpt trace"
 
 # A changed version byte without a resealed header checksum is damage (the
-# "newer version" message itself is checked in sampler/trace_test.cc).
+# "newer version" message itself is checked in sampler/trace/trace_test.cc).
 cp "$DATA/small.hpt" "$T/hdr.hpt"
 printf '\x02' | dd of="$T/hdr.hpt" bs=1 seek=8 conv=notrunc status=none
 out=$("$HOTPAGE" dump "$T/hdr.hpt" 2>&1); rc=$?

@@ -7,8 +7,8 @@
 set -u
 RUNFILES="${TEST_SRCDIR:-$PWD}/${TEST_WORKSPACE:-hotpage}"
 HOTPAGE="$RUNFILES/tools/hotpage"
-TOUCH="$RUNFILES/sampler/touch_pages"
-DATA="$RUNFILES/sampler/testdata/perf"
+TOUCH="$RUNFILES/sampler/perf/touch_pages"
+DATA="$RUNFILES/sampler/perf/testdata"
 T=$(mktemp -d "${TEST_TMPDIR:-/tmp}/import.XXXXXX")
 fails=0
 check() { local name=$1; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi; }

@@ -6,7 +6,7 @@
 set -u
 RUNFILES="${TEST_SRCDIR:-$PWD}/${TEST_WORKSPACE:-hotpage}"
 HOTPAGE="$RUNFILES/tools/hotpage"
-TOUCH="$RUNFILES/sampler/touch_pages"
+TOUCH="$RUNFILES/sampler/perf/touch_pages"
 WORKLOAD="$RUNFILES/tests/workloads/locality_workload"
 T=$(mktemp -d "${TEST_TMPDIR:-/tmp}/record.XXXXXX")
 fails=0

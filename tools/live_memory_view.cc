@@ -1,59 +1,19 @@
 #include "tools/live_memory_view.h"
 
-#include <cstring>
 #include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "policy/numa_maps.h"
-#include "tools/base/parse.h"
+#include "tools/base/kernel/huge_chunks.h"
+#include "tools/base/kernel/node_meminfo.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 
 std::vector<NodeFree> ReadNodeFree(const KernelFs& fs, const Topology& topology) {
   std::vector<NodeFree> out;
   for (const NodeInfo& n : topology.nodes) {
-    absl::StatusOr<std::string> m =
-        fs.ReadFile(absl::StrCat("/sys/devices/system/node/node", n.id, "/meminfo"));
-    if (!m.ok()) continue;
-    if (std::optional<uint64_t> free = ParseNodeMeminfo(*m, "MemFree")) out.push_back({n.id, *free});
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<uint64_t>> FindHugeChunks(const KernelFs& fs, pid_t pid,
-                                                     size_t max_chunks) {
-  constexpr uint64_t kChunk = uint64_t{1} << 21;
-  constexpr uint64_t kPfnMask = (uint64_t{1} << 55) - 1;
-  constexpr uint64_t kPresent = uint64_t{1} << 63;
-  constexpr uint64_t kKpfThp = uint64_t{1} << 22;
-  absl::StatusOr<std::string> text = fs.ReadFile(absl::StrCat("/proc/", pid, "/smaps"));
-  if (!text.ok()) return text.status();
-  absl::StatusOr<std::vector<SmapsVma>> vmas = ParseSmaps(*text);
-  if (!vmas.ok()) return vmas.status();
-  auto read_u64 = [&](const std::string& path, uint64_t offset) -> std::optional<uint64_t> {
-    absl::StatusOr<std::string> b = fs.ReadAt(path, offset, 8);
-    if (!b.ok() || b->size() != 8) return std::nullopt;
-    uint64_t v;
-    std::memcpy(&v, b->data(), 8);
-    return v;
-  };
-  const std::string pagemap = absl::StrCat("/proc/", pid, "/pagemap");
-  std::vector<uint64_t> out;
-  for (const SmapsVma& v : *vmas) {
-    if (v.anon_huge_bytes == 0) continue;
-    const bool all = v.anon_huge_bytes >= v.anonymous_bytes;
-    for (uint64_t c = (v.start + kChunk - 1) & ~(kChunk - 1); c + kChunk <= v.end; c += kChunk) {
-      if (out.size() >= max_chunks) return out;
-      if (all) {
-        out.push_back(c);
-        continue;
-      }
-      std::optional<uint64_t> pm = read_u64(pagemap, (c / 4096) * 8);
-      if (!pm || !(*pm & kPresent) || (*pm & kPfnMask) == 0) continue;
-      std::optional<uint64_t> flags = read_u64("/proc/kpageflags", (*pm & kPfnMask) * 8);
-      if (flags && (*flags & kKpfThp)) out.push_back(c);
-    }
+    if (std::optional<uint64_t> free = ReadNodeFreeBytes(fs, n.id)) out.push_back({n.id, *free});
   }
   return out;
 }

@@ -18,24 +18,14 @@
 #include "migrator/page_mover.h"
 #include "policy/engine.h"
 #include "policy/topology.h"
-#include "tools/base/kernel_fs.h"
+#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 
-// Free bytes per node now, from /sys/devices/system/node/nodeN/meminfo
-// (nodes whose file is missing or malformed are left out: unknown).
+// Free bytes per node of `topology` now, from ReadNodeFreeBytes
+// (tools/base/kernel/node_meminfo.h; nodes whose meminfo is missing or
+// malformed are left out: unknown).
 std::vector<NodeFree> ReadNodeFree(const KernelFs& fs, const Topology& topology);
-
-// The 2 MiB-aligned chunks of `pid`'s memory backed by transparent huge
-// pages, ascending, at most `max_chunks`. From /proc/PID/smaps: a VMA whose
-// anonymous memory is all AnonHugePages has every aligned chunk inside it
-// counted; a VMA only partly THP-backed has each aligned chunk checked in
-// /proc/PID/pagemap (PFN of its first page; needs CAP_SYS_ADMIN, else the
-// PFN reads 0 and the chunk is skipped) and /proc/kpageflags (KPF_THP, bit
-// 22). Unreadable smaps is an error; unreadable pagemap/kpageflags entries
-// skip their chunk.
-absl::StatusOr<std::vector<uint64_t>> FindHugeChunks(const KernelFs& fs, pid_t pid,
-                                                     size_t max_chunks);
 
 class LiveMemoryView : public MemoryView {
  public:
@@ -52,7 +42,8 @@ class LiveMemoryView : public MemoryView {
   std::vector<NodeFree> Free() override { return ReadNodeFree(*fs_, *topology_); }
   std::vector<int> BackedOffNodes() override;
   bool IsHeld(uint64_t vaddr) override;
-  // FindHugeChunks (at most kMaxHugeChunks = 128 GiB of THP); errors: none.
+  // FindHugeChunks (tools/base/kernel/huge_chunks.h), at most
+  // kMaxHugeChunks = 128 GiB of THP; errors: none.
   std::vector<uint64_t> HugeChunks() override;
   static constexpr size_t kMaxHugeChunks = 65536;
 

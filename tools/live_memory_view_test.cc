@@ -1,78 +1,33 @@
 #include "tools/live_memory_view.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tools/base/fake_tree.h"
+#include "tools/base/kernel/fake_tree.h"
 
 namespace hotpage {
 namespace {
 
 constexpr uint64_t kChunk = uint64_t{1} << 21;
-constexpr uint64_t kPresent = uint64_t{1} << 63;
-constexpr uint64_t kThp = uint64_t{1} << 22;
 
-// Writes one 8-byte entry at `offset` of a (sparse) file.
-void PutU64(const std::string& path, uint64_t offset, uint64_t v) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT, 0600);
-  ASSERT_GE(fd, 0) << path;
-  ASSERT_EQ(pwrite(fd, &v, 8, static_cast<off_t>(offset)), 8);
-  close(fd);
-}
-
-std::string Vma(uint64_t start, uint64_t end, uint64_t anon_kb, uint64_t huge_kb) {
-  return absl::StrCat(absl::Hex(start), "-", absl::Hex(end), " rw-p 00000000 00:00 0\n",
-                      "Anonymous:  ", anon_kb, " kB\nAnonHugePages:  ", huge_kb, " kB\n");
-}
-
-// A fully THP-backed VMA counts every aligned chunk wholly inside it; a
-// partly backed one is checked chunk by chunk in pagemap + kpageflags; a
-// VMA without THP never counts; the cap holds.
-TEST(FindHugeChunksTest, SmapsThenPagemapAndKpageflags) {
+// The view's huge chunks are FindHugeChunks' (its own tests are in
+// tools/base/kernel/huge_chunks_test.cc), and the view swallows errors: no
+// chunks known.
+TEST(LiveMemoryViewTest, HugeChunksFromSmapsOrNoneOnError) {
   FakeTree tree;
-  const uint64_t a = 0x40000000;  // 3 whole chunks + 4 KiB, all anon THP
-  const uint64_t b = 0x80000000;  // 3 chunks, partly THP: the second is
-  const uint64_t c = 0xc0000000;  // no THP
-  tree.Write("/proc/9/smaps", Vma(a, a + 3 * kChunk + 4096, 6144, 6144) +
-                                  Vma(b, b + 3 * kChunk, 6144, 2048) + Vma(c, c + kChunk, 2048, 0));
-  const std::string pagemap = tree.root() + "/proc/9/pagemap";
-  const std::string kpageflags = tree.root() + "/proc/kpageflags";
-  PutU64(pagemap, (b / 4096) * 8, kPresent | 200);               // not THP
-  PutU64(pagemap, ((b + kChunk) / 4096) * 8, kPresent | 201);    // THP
-  PutU64(pagemap, ((b + 2 * kChunk) / 4096) * 8, 201);           // not present
-  PutU64(kpageflags, 200 * 8, 0);
-  PutU64(kpageflags, 201 * 8, kThp);
+  const uint64_t a = 0x40000000;  // 2 whole chunks, all anon THP
+  tree.Write("/proc/9/smaps",
+             absl::StrCat(absl::Hex(a), "-", absl::Hex(a + 2 * kChunk),
+                          " rw-p 00000000 00:00 0\n",
+                          "Anonymous:  4096 kB\nAnonHugePages:  4096 kB\n"));
   auto fs = KernelFs::Open(tree.root());
   ASSERT_TRUE(fs.ok());
-  auto chunks = FindHugeChunks(*fs, 9, 100);
-  ASSERT_TRUE(chunks.ok()) << chunks.status();
-  EXPECT_EQ(*chunks, (std::vector<uint64_t>{a, a + kChunk, a + 2 * kChunk, b + kChunk}));
-  auto capped = FindHugeChunks(*fs, 9, 2);
-  ASSERT_TRUE(capped.ok());
-  EXPECT_EQ(capped->size(), 2u);
-  EXPECT_FALSE(FindHugeChunks(*fs, 10, 100).ok());  // no smaps
-  // The view swallows errors: no chunks known.
   Topology topo;
-  LiveMemoryView view(10, nullptr, &*fs, &topo, nullptr);
-  EXPECT_TRUE(view.HugeChunks().empty());
-}
-
-TEST(FindHugeChunksTest, WithoutPrivilegePfnsReadZeroAndChunksAreSkipped) {
-  FakeTree tree;
-  const uint64_t b = 0x80000000;
-  tree.Write("/proc/9/smaps", Vma(b, b + kChunk, 4096, 2048));
-  PutU64(tree.root() + "/proc/9/pagemap", (b / 4096) * 8, kPresent);  // PFN hidden
-  PutU64(tree.root() + "/proc/kpageflags", 0, kThp);
-  auto fs = KernelFs::Open(tree.root());
-  ASSERT_TRUE(fs.ok());
-  auto chunks = FindHugeChunks(*fs, 9, 100);
-  ASSERT_TRUE(chunks.ok());
-  EXPECT_TRUE(chunks->empty());
+  LiveMemoryView view(9, nullptr, &*fs, &topo, nullptr);
+  EXPECT_EQ(view.HugeChunks(), (std::vector<uint64_t>{a, a + kChunk}));
+  LiveMemoryView no_smaps(10, nullptr, &*fs, &topo, nullptr);
+  EXPECT_TRUE(no_smaps.HugeChunks().empty());
 }
 
 }  // namespace

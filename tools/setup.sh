@@ -36,7 +36,7 @@ pkgs+=(clang clang-format)
 # The perf.data reader's tests record real files with Debian's perf.
 pkgs+=(linux-perf)
 # The simulator's SVG picture is rendered to PNG by headless Chromium in a
-# test (tools/simulate/svg_render_test.sh), which decodes it with zlib.
+# test (tools/simulate/svg/svg_render_test.sh), which decodes it with zlib.
 pkgs+=(chromium zlib1g-dev)
 
 missing=()

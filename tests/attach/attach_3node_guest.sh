@@ -35,7 +35,7 @@ run "prefer (many) {1,2}" 1 --then_prefer_many=1,2 --
 # Control: without a mask the tie goes to node 0, so the two checks above
 # test the masks, not an accident of distances.
 run "no mask" 0 --
-# Weighted placement (issue 6): --weights 0:3,1:1 spreads the promoted
+# Weighted placement (rule W): --weights 0:3,1:1 spreads the promoted
 # pages over the two fast nodes 3:1.
 rm -f /tmp/l
 hot_set_workload --mib=192 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=2 --layout=/tmp/l &

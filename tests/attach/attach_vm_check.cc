@@ -33,6 +33,10 @@
 #include <string>
 #include <vector>
 
+#include "tools/base/clock.h"
+
+using hotpage::MonotonicNs;
+
 namespace {
 
 struct Layout {
@@ -62,12 +66,6 @@ bool ReadLayout(const char* path, Layout* l) {
   if (out.base == 0 || out.hot.empty()) return false;
   *l = out;
   return true;
-}
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 std::vector<int> Where(int pid, const std::vector<uint64_t>& pages) {
@@ -123,10 +121,10 @@ int main(int argc, char** argv) {
       if (end == p && *p != '\0') break;
     }
     const double timeout = std::atof(argv[5]);
-    const uint64_t start = NowNs();
+    const uint64_t start = MonotonicNs();
     double fraction = 0;
     Layout l;
-    while (static_cast<double>(NowNs() - start) / 1e9 < timeout) {
+    while (static_cast<double>(MonotonicNs() - start) / 1e9 < timeout) {
       if (ReadLayout(argv[3], &l)) {
         std::vector<uint64_t> pages;
         for (auto [a, b] : l.hot) {
@@ -139,7 +137,7 @@ int main(int argc, char** argv) {
         if (fraction >= 0.9) {
           const uint64_t since = l.phase == 0 ? start : l.switch_ns;
           std::printf("RESULT phase=%" PRIu64 " hot_pages=%zu on_node=%zu fraction=%.3f t90_s=%.2f\n", l.phase,
-                      pages.size(), on, fraction, static_cast<double>(NowNs() - since) / 1e9);
+                      pages.size(), on, fraction, static_cast<double>(MonotonicNs() - since) / 1e9);
           return 0;
         }
       }

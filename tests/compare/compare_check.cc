@@ -35,16 +35,11 @@
 #include "tests/compare/compare_watch.h"
 #include "tools/base/parse.h"
 #include "tools/cli.h"
+#include "tools/base/clock.h"
 
 namespace hotpage {
 namespace compare {
 namespace {
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -109,7 +104,7 @@ int Watch(const std::vector<std::string>& args) {
   env.pid = static_cast<pid_t>(*pid);
   env.read_layout = [&] { return ReadWhole(layout_path); };
   env.read_vmstat = [] { return ReadWhole("/proc/vmstat"); };
-  env.now_ns = NowNs;
+  env.now_ns = MonotonicNs;
   Watcher w(opt, env);
   if (absl::Status s = w.Begin(vmstat_before); !s.ok()) {
     std::cerr << "compare_check: " << s.message() << "\n";
@@ -123,7 +118,7 @@ int Watch(const std::vector<std::string>& args) {
       std::cerr << "compare_check: " << s.message() << "\n";
       return kExitFailure;
     }
-    if (NowNs() >= w.start_ns() + until_ns) break;
+    if (MonotonicNs() >= w.start_ns() + until_ns) break;
     usleep(static_cast<useconds_t>(*interval_ms * 1000));
   }
   if (absl::Status s = w.End(); !s.ok()) {

@@ -225,7 +225,7 @@ void AppendGoals(const std::vector<Group>& groups, std::string* out) {
   }
   if (lines.empty()) return;
   absl::StrAppend(out,
-                  "### Goal check (issue 6; upper median of the repeats; times vs the kernel's tiering mode "
+                  "### Goal check (upper median of the repeats; times vs the kernel's tiering mode "
                   "on the same shape)\n\n",
                   lines, "\n");
 }

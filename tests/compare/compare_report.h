@@ -69,7 +69,7 @@ absl::StatusOr<std::string> WorkloadLogKv(absl::string_view log);
 
 // The markdown report: the table of the two-tier guest (dram+cxl), the
 // weights table of the two-fast-node guest (2pkg+cxl), the goal check
-// against the kernel's tiering mode (issue 6), then the notes.
+// against the kernel's tiering mode, then the notes.
 std::string FormatMarkdown(const Results& results);
 
 // {"runs": [{key: value, ...}, ...], "notes": [...]}: numbers as numbers.

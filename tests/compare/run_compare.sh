@@ -1,5 +1,5 @@
 #!/bin/bash
-# hotpage vs the kernel's own tiering, same guest, same workload (issue 6).
+# hotpage vs the kernel's own tiering, same guest, same workload.
 #
 #   bash tests/compare/run_compare.sh [--quick] [--out DIR] [--repeat N]
 #        [--mechs "M ..."] [--shapes "S ..."] [--no-weights] [--half-ms N]

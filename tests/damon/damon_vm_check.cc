@@ -52,8 +52,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "sampler/damon_source.h"
+#include "sampler/damon/damon_source.h"
 #include "tools/base/termination_signals.h"
+#include "tools/base/clock.h"
 
 namespace hotpage {
 namespace {
@@ -72,11 +73,6 @@ struct Flags {
   bool verbose = false;
 };
 
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 double Secs(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 int failures = 0;
@@ -227,8 +223,8 @@ pid_t SpawnWorkload(const Flags& f) {
 }
 
 bool WaitLayout(uint64_t phase, Layout* l, uint64_t timeout_ms) {
-  const uint64_t deadline = NowNs() + timeout_ms * 1000000u;
-  while (NowNs() < deadline) {
+  const uint64_t deadline = MonotonicNs() + timeout_ms * 1000000u;
+  while (MonotonicNs() < deadline) {
     if (ReadLayout(l) && l->phase == phase) return true;
     usleep(2000);
   }
@@ -243,7 +239,7 @@ int Track(const Flags& f) {
     kill(wl, SIGKILL);
     return 1;
   }
-  const uint64_t t0 = NowNs();
+  const uint64_t t0 = MonotonicNs();
   auto src = DamonSource::Start(wl, f.damon);
   if (!src.ok()) {
     Fail(absl::StrCat("DamonSource::Start: ", src.status().ToString()));
@@ -251,7 +247,7 @@ int Track(const Flags& f) {
     return 1;
   }
   std::printf("damon_vm_check: monitoring pid %d (kdamond pid %d), set up in %.3f s; N = %u\n",
-              static_cast<int>(wl), (*src)->stats().kdamond_pid, Secs(NowNs() - t0),
+              static_cast<int>(wl), (*src)->stats().kdamond_pid, Secs(MonotonicNs() - t0),
               (*src)->max_nr_accesses());
 
   std::map<uint64_t, uint32_t> chunks;
@@ -259,7 +255,7 @@ int Track(const Flags& f) {
   double phase_a_detect = -1;
   int polls = 0, polls_after_detect = 0;
   // Phase A: until the set is found and seen twice more (or a timeout).
-  while (NowNs() - t0 < f.phase_timeout_ms * 1000000u && polls_after_detect < 3) {
+  while (MonotonicNs() - t0 < f.phase_timeout_ms * 1000000u && polls_after_detect < 3) {
     absl::Status s = PollOnce(**src, &chunks);
     if (!s.ok()) {
       Fail(absl::StrCat("Poll in phase A: ", s.ToString()));
@@ -268,18 +264,18 @@ int Track(const Flags& f) {
     }
     ++polls;
     last = Evaluate(**src, chunks, layout, f.hot_fraction);
-    if (phase_a_detect < 0 && last.recall >= f.min_recall) phase_a_detect = Secs(NowNs() - t0);
+    if (phase_a_detect < 0 && last.recall >= f.min_recall) phase_a_detect = Secs(MonotonicNs() - t0);
     if (phase_a_detect >= 0) ++polls_after_detect;
     if (f.verbose) {
       std::printf("  A poll %d t=%.2f regions=%zu hot=%zu recall=%.2f precision=%.2f "
                   "chunk_recall=%.2f chunk_precision=%.2f\n",
-                  polls, Secs(NowNs() - t0), last.regions, last.hot_regions, last.recall,
+                  polls, Secs(MonotonicNs() - t0), last.regions, last.hot_regions, last.recall,
                   last.precision, last.chunk_recall, last.chunk_precision);
     }
   }
   std::printf("damon_vm_check: phase A: %d refreshes in %.2f s; recall >= %.2f first at %.2f s; "
               "at the end recall %.2f precision %.2f (chunks: %.2f / %.2f), %zu regions\n",
-              polls, Secs(NowNs() - t0), f.min_recall, phase_a_detect, last.recall,
+              polls, Secs(MonotonicNs() - t0), f.min_recall, phase_a_detect, last.recall,
               last.precision, last.chunk_recall, last.chunk_precision, last.regions);
   if (phase_a_detect < 0) Fail("phase A hot set never reached the recall target");
 
@@ -294,7 +290,7 @@ int Track(const Flags& f) {
   double detect = -1;
   Score at_detect;
   const uint64_t switch_ns = layout.switch_ns;
-  while (NowNs() - switch_ns < f.detect_timeout_ms * 1000000u) {
+  while (MonotonicNs() - switch_ns < f.detect_timeout_ms * 1000000u) {
     absl::Status s = PollOnce(**src, &chunks);
     if (!s.ok()) {
       Fail(absl::StrCat("Poll after the switch: ", s.ToString()));
@@ -305,11 +301,11 @@ int Track(const Flags& f) {
     if (f.verbose) {
       std::printf("  B poll %d t=%.2f regions=%zu hot=%zu recall=%.2f precision=%.2f "
                   "chunk_recall=%.2f chunk_precision=%.2f\n",
-                  refreshes, Secs(NowNs() - switch_ns), last.regions, last.hot_regions,
+                  refreshes, Secs(MonotonicNs() - switch_ns), last.regions, last.hot_regions,
                   last.recall, last.precision, last.chunk_recall, last.chunk_precision);
     }
     if (last.recall >= f.min_recall) {
-      detect = Secs(NowNs() - switch_ns);
+      detect = Secs(MonotonicNs() - switch_ns);
       at_detect = last;
       break;
     }
@@ -369,14 +365,14 @@ int Track(const Flags& f) {
     if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
       Fail(absl::StrCat("workload exit status ", wstatus, " (data check failed?)"));
     }
-    const uint64_t t_exit = NowNs();
+    const uint64_t t_exit = MonotonicNs();
     absl::Status end;
     for (int i = 0; i < 50 && end.ok(); ++i) end = PollOnce(**src2, &chunks);
     if (end.code() != absl::StatusCode::kNotFound) {
       Fail(absl::StrCat("after the target exited, Poll returned ", end.ToString()));
     } else {
       std::printf("damon_vm_check: target exit noticed after %.2f s: %s\n",
-                  Secs(NowNs() - t_exit), std::string(end.message()).c_str());
+                  Secs(MonotonicNs() - t_exit), std::string(end.message()).c_str());
     }
     if ((*src2)->running()) Fail("source still running after the target exited");
     CheckNoKdamond("after the target exited");

@@ -74,6 +74,10 @@
 #include <thread>
 #include <vector>
 
+#include "tools/base/clock.h"
+
+using hotpage::MonotonicNs;
+
 namespace {
 
 volatile sig_atomic_t g_switch = 0;
@@ -81,12 +85,6 @@ volatile sig_atomic_t g_stop = 0;
 
 void OnSwitch(int) { g_switch = 1; }
 void OnStop(int) { g_stop = 1; }
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 struct Options {
   uint64_t mib = 192;
@@ -431,7 +429,7 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  const uint64_t start_ns = NowNs();
+  const uint64_t start_ns = MonotonicNs();
   uint64_t phase = 0;
   uint64_t phase_ns = start_ns;
   WriteLayout(o, base, bind_range, phase, phase_ns);
@@ -454,7 +452,7 @@ int main(int argc, char** argv) {
   while (!g_stop) {
     timespec tick = {0, 1000000};
     nanosleep(&tick, nullptr);
-    const uint64_t now = NowNs();
+    const uint64_t now = MonotonicNs();
     if (o.duration_ms != 0 && now - start_ns >= o.duration_ms * 1000000u) break;
     if (g_switch || (o.switch_after_ms != 0 && now - phase_ns >= o.switch_after_ms * 1000000u)) {
       g_switch = 0;

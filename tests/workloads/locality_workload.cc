@@ -48,6 +48,10 @@
 #include <thread>
 #include <vector>
 
+#include "tools/base/clock.h"
+
+using hotpage::MonotonicNs;
+
 namespace {
 
 constexpr uint64_t kPage = 4096;
@@ -56,12 +60,6 @@ constexpr int kMpolDefault = 0, kMpolBind = 2, kMpolInterleave = 3;
 
 volatile sig_atomic_t g_stop = 0;
 void OnStop(int) { g_stop = 1; }
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 struct Options {
   uint64_t set_mib = 4;
@@ -119,7 +117,7 @@ bool WriteLayout(const std::string& path, uint64_t start, uint64_t bytes) {
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return false;
   std::fprintf(f, "base %" PRIx64 "\nbytes %" PRIu64 "\nphase 0\nswitch_ns %" PRIu64 "\nhot %" PRIx64 " %" PRIx64 "\n",
-               start, bytes, NowNs(), start, start + bytes);
+               start, bytes, MonotonicNs(), start, start + bytes);
   return std::fclose(f) == 0 && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
@@ -231,7 +229,7 @@ int main(int argc, char** argv) {
       writes[k].store(local, std::memory_order_relaxed);
     }
   };
-  const uint64_t t0 = NowNs();
+  const uint64_t t0 = MonotonicNs();
   std::thread t0_thread(worker, 0), t1_thread(worker, 1);
   // Layouts once the threads run (a checker waits for the files).
   if (!o.layout.empty()) {
@@ -242,11 +240,11 @@ int main(int argc, char** argv) {
       }
     }
   }
-  while (!g_stop && (o.duration_ms == 0 || NowNs() - t0 < o.duration_ms * 1000000)) usleep(20000);
+  while (!g_stop && (o.duration_ms == 0 || MonotonicNs() - t0 < o.duration_ms * 1000000)) usleep(20000);
   done.store(true);
   t0_thread.join();
   t1_thread.join();
-  const double secs = static_cast<double>(NowNs() - t0) / 1e9;
+  const double secs = static_cast<double>(MonotonicNs() - t0) / 1e9;
 
   // Final check over the whole area.
   uint64_t counted = 0;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
-#include "tools/base/fake_tree.h"
+#include "tools/base/kernel/fake_tree.h"
 
 namespace hotpage {
 namespace {

@@ -49,7 +49,7 @@
 //          LRU approximates recency with accessed bits; samples stand for
 //          accesses here).
 //
-// memtis   Memtis (SOSP'23; shared/docs/peers.md), as its kernel does by
+// memtis   Memtis (Lee et al., SOSP'23), as its kernel does by
 //          default (htmm_* sysfs knobs):
 //          - per-page sample counts in a 16-bin log2 histogram
 //            (bin 0: count 0; bin b: counts in [2^(b-1), 2^b), capped at 15);

@@ -31,12 +31,14 @@ HotpagePolicy::HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
 
 void HotpagePolicy::Start(uint64_t start_ns) {
   engine_->Start(start_ns);
-  migrator_ = std::make_unique<SimulatedMigrator>(options_.migrator, options_.cost, &memory(), start_ns);
-  memory().set_gate(migrator_.get());
+  migration_ = std::make_unique<SimMigration>(options_.migrator, options_.cost, &memory(),
+                                              static_cast<pid_t>(options_.engine.address_space),
+                                              start_ns);
+  memory().set_gate(migration_.get());
 }
 
 uint64_t HotpagePolicy::next_event_ns() const {
-  return std::min(engine_->next_round_ns(), migrator_->NextEventNs());
+  return std::min(engine_->next_round_ns(), migration_->NextEventNs());
 }
 
 void HotpagePolicy::Access(const Sample& s, int node) {
@@ -53,12 +55,12 @@ void HotpagePolicy::Flush() {
 void HotpagePolicy::Advance(uint64_t now_ns) {
   for (;;) {
     const uint64_t round = engine_->next_round_ns();
-    const uint64_t call = migrator_->NextEventNs();
+    const uint64_t call = migration_->NextEventNs();
     if (std::min(round, call) > now_ns) return;
     if (call < round) {
-      // Migrator calls strictly before the round (a call at the round's
-      // time runs after it, with the round's new requests queued).
-      migrator_->RunUntil(std::min(round - 1, now_ns));
+      // Migrator rounds that start strictly before the policy round (one
+      // starting at its time runs after it, with its new requests queued).
+      migration_->RunUntil(std::min(round - 1, now_ns));
     } else {
       Round(round);
     }
@@ -77,12 +79,12 @@ void HotpagePolicy::Round(uint64_t t) {
   // As cmd_attach.cc: 4 KiB requests, the round's demotions first.
   AppendMoveRequests(report.decision, SimTime(t), &requests_);
   unit_requests_ += requests_.size();
-  if (!requests_.empty()) migrator_->Submit(requests_, t);
+  if (!requests_.empty()) migration_->Submit(requests_, t);
   if (round_listener_) round_listener_(report);
 }
 
 std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
-  const SimulatedMigratorStats m = migrator_ ? migrator_->stats() : SimulatedMigratorStats{};
+  const SimMigrationStats m = migration_ ? migration_->stats() : SimMigrationStats{};
   const EngineCounters& c = engine_->counters();
   return {
       {"rounds", c.rounds},

@@ -7,16 +7,18 @@
 // first sample), fed the samples in batches as attach's sampler poll feeds
 // them. Each round runs on the SimulatedMemory as its MemoryView (page
 // nodes from the map, free memory from the capacities, ping-pong holds and
-// ENOMEM back-offs from the simulated migrator), and its moves go, as the
-// 4 KiB MoveRequests cmd_attach.cc builds (AppendMoveRequests: the round's
-// demotions first), to a SimulatedMigrator with attach's MigratorOptions
-// (--rate-limit-mbps, 256 MB/s by default). tools/engine_equivalence_test
-// checks that this view and attach's LiveMemoryView make the engine decide
-// the same moves.
+// ENOMEM back-offs from the Migrator), and its moves go, as the 4 KiB
+// MoveRequests cmd_attach.cc builds (AppendMoveRequests: the round's
+// demotions first), to attach's Migrator class with attach's
+// MigratorOptions (--rate-limit-mbps, 256 MB/s by default), run in
+// simulated time by a SimMigration (sim_migration.h) over the same memory.
+// tools/engine_equivalence_test checks that this view and attach's
+// LiveMemoryView make the engine decide the same moves, and that the two
+// Migrators make the same move_pages calls.
 //
 // Rounds fall on start + k * interval in trace time; every one runs, also
 // across gaps in the trace (attach's loop runs a round whenever one is due
-// too), and the migrator's calls between them run at their own simulated
+// too), and the Migrator's rounds between them run at their own simulated
 // times.
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
@@ -28,10 +30,11 @@
 
 #include "absl/status/statusor.h"
 #include "migrator/migrator.h"
-#include "migrator/simulated_migrator.h"
 #include "policy/engine.h"
 #include "policy/placement.h"
+#include "tools/simulate/sim_migration.h"
 #include "tools/simulate/sim_policy.h"
+#include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
 
@@ -55,7 +58,7 @@ class HotpagePolicy : public MemoryPolicy {
   std::vector<std::pair<std::string, uint64_t>> Details() const override;
 
   PolicyEngine& engine() { return *engine_; }
-  SimulatedMigrator& migrator() { return *migrator_; }
+  SimMigration& migration() { return *migration_; }
   // Called after every round with its report (tests, pictures).
   void set_round_listener(std::function<void(const RoundReport&)> l) { round_listener_ = std::move(l); }
 
@@ -70,7 +73,7 @@ class HotpagePolicy : public MemoryPolicy {
 
   const HotpagePolicyOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
-  std::unique_ptr<SimulatedMigrator> migrator_;
+  std::unique_ptr<SimMigration> migration_;
   std::vector<Sample> batch_;
   std::vector<MoveRequest> requests_;
   std::function<void(const RoundReport&)> round_listener_;

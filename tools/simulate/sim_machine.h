@@ -48,8 +48,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "migrator/simulated_memory.h"
 #include "policy/topology.h"
+#include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
 

@@ -15,7 +15,7 @@
 // latency (HMAT, or the preset's). Only then does the policy react to it
 // (a TPP hint fault promotes after the access that caused it).
 //
-// Policies: sim_hotpage.h (attach's engine + the simulated migrator),
+// Policies: sim_hotpage.h (attach's engine and Migrator),
 // sim_baselines.h (first-touch, oracle, tpp, memtis).
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_
@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "migrator/simulated_memory.h"
 #include "sampler/sample.h"
+#include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
 

@@ -19,7 +19,7 @@
 #include "tools/simulate/sim_policy.h"
 #include "tools/simulate/sim_report.h"
 #include "tools/simulate/sim_run.h"
-#include "tools/simulate/sim_testing.h"
+#include "tools/trace_gen/mixed.h"
 #include "tools/simulate/sim_trace.h"
 
 namespace hotpage {
@@ -216,6 +216,22 @@ TEST(SampleOrdererTest, SortsWithinTheWindowAndCountsLateSamples) {
   EXPECT_EQ(o.out_of_order(), 5u);  // 10, 30, 20 (after 50), 390, 5
 }
 
+TEST(SampleOrdererTest, AtTheCapTheOldestHalfGoesOutFirst) {
+  SampleOrderer o(/*window_ns=*/1000, /*max_held=*/4);
+  std::vector<uint64_t> out;
+  auto sink = [&](absl::Span<const Sample> s) {
+    for (const Sample& x : s) out.push_back(x.time_ns);
+  };
+  std::vector<Sample> in;
+  for (uint64_t t : {10, 20, 30, 40, 15}) in.push_back(At(0, t));
+  o.Push(in, sink);
+  o.Finish(sink);
+  // 4 held (cap), none outside the window: the oldest half (10, 20) goes
+  // out anyway, so 15 arrives late and is replayed at 20.
+  EXPECT_EQ(out, (std::vector<uint64_t>{10, 20, 20, 30, 40}));
+  EXPECT_EQ(o.late_samples(), 1u);
+}
+
 // --- first-touch and oracle -----------------------------------------------------
 
 TEST(FirstTouchPolicyTest, ScoresByTheNodeAtTheTimeOfEachAccess) {
@@ -391,36 +407,36 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   // pages) the migrator needs about half a second for the 1000 moves.
   sim.Feed(At(3000, kSec + 100 * kMs));
   ASSERT_EQ(round_times, std::vector<uint64_t>{kSec});
-  const SimulatedMigratorStats early = h->migrator().stats();
+  const SimMigrationStats early = h->migration().stats();
   EXPECT_GT(early.promoted_pages + early.demoted_pages, 0u);
   EXPECT_LT(early.promoted_pages + early.demoted_pages, 1000u);
   sim.Feed(At(3000, kSec + 900 * kMs));
   // Every hot page the engine tracked is promoted (an 8-way set that
   // overflows may displace a few entries: the table is set-associative).
-  const uint64_t promoted = h->migrator().stats().promoted_pages;
+  const uint64_t promoted = h->migration().stats().promoted_pages;
   EXPECT_GE(promoted, 490u);
   EXPECT_EQ(promoted, h->engine().counters().planned_promotions);
   uint64_t hot_on_dram = 0;
   for (uint64_t i = 3000; i < 3500; ++i) hot_on_dram += h->memory().NodeOf(A(i)) == 0;
   EXPECT_EQ(hot_on_dram, promoted);
-  EXPECT_EQ(h->migrator().stats().queue_depth, 0u);
+  EXPECT_EQ(h->migration().stats().queue_depth, 0u);
   sim.Finish();
   const PolicyTally t = sim.Totals()[0];
   EXPECT_EQ(t.promoted_pages, promoted);
-  EXPECT_EQ(t.demoted_pages, h->migrator().stats().demoted_pages);
+  EXPECT_EQ(t.demoted_pages, h->migration().stats().demoted_pages);
   EXPECT_EQ(t.bytes_migrated, (t.promoted_pages + t.demoted_pages) * kPage);
 }
 
 // --- the whole run ----------------------------------------------------------------
 
-std::string WriteSyntheticTrace(const std::string& name, SyntheticWorkload w) {
+std::string WriteSyntheticTrace(const std::string& name, trace_gen::MixedOptions w) {
   const std::string path = TmpPath(name);
-  EXPECT_TRUE(WriteHptTrace(path, GenerateSamples(w)).ok());
+  EXPECT_TRUE(trace_gen::WriteMixedTrace(path, trace_gen::GenerateMixed(w)).ok());
   return path;
 }
 
 TEST(SimulateTraceTest, TwoRunsGiveByteIdenticalReports) {
-  SyntheticWorkload w;
+  trace_gen::MixedOptions w;
   w.duration_ms = 6000;
   w.pages = 2000;
   w.hot_pages = 200;
@@ -441,10 +457,10 @@ TEST(SimulateTraceTest, TwoRunsGiveByteIdenticalReports) {
 }
 
 TEST(SimulateTraceTest, PicksTheBusiestPidAndHonoursPid) {
-  std::vector<Sample> s = GenerateSamples(SyntheticWorkload{.pages = 100, .samples_per_sec = 1000, .duration_ms = 2000});
+  std::vector<Sample> s = trace_gen::GenerateMixed(trace_gen::MixedOptions{.pages = 100, .samples_per_sec = 1000, .duration_ms = 2000});
   for (size_t i = 0; i < s.size(); i += 3) s[i].pid = 99;  // a third for pid 99
   const std::string path = TmpPath("pids.hpt");
-  ASSERT_TRUE(WriteHptTrace(path, s).ok());
+  ASSERT_TRUE(trace_gen::WriteMixedTrace(path, s).ok());
   SimulateOptions o;
   o.trace = path;
   o.policy = "first-touch";
@@ -478,12 +494,12 @@ TEST(SimulateTraceTest, ClearErrors) {
   EXPECT_TRUE(absl::StrContains(r.status().message(), "neither an .hpt trace")) << r.status();
 
   o.trace = TmpPath("empty.hpt");
-  ASSERT_TRUE(WriteHptTrace(o.trace, {}).ok());
+  ASSERT_TRUE(trace_gen::WriteMixedTrace(o.trace, {}).ok());
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::StrContains(r.status().message(), "no samples")) << r.status();
 
-  o.trace = WriteSyntheticTrace("ok.hpt", SyntheticWorkload{.pages = 64, .duration_ms = 500});
+  o.trace = WriteSyntheticTrace("ok.hpt", trace_gen::MixedOptions{.pages = 64, .duration_ms = 500});
   o.topology = "5tier";
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
@@ -517,7 +533,7 @@ class CountingObserver : public SimObserver {
 TEST(SimulateTraceTest, ObserverSeesAccessesMovesAndIntervals) {
   CountingObserver obs;
   SimulateOptions o;
-  o.trace = WriteSyntheticTrace("obs.hpt", SyntheticWorkload{.pages = 1000, .duration_ms = 4000, .hot_pages = 100});
+  o.trace = WriteSyntheticTrace("obs.hpt", trace_gen::MixedOptions{.pages = 1000, .duration_ms = 4000, .hot_pages = 100});
   o.observer = &obs;
   absl::StatusOr<SimulateResult> r = SimulateTrace(o);
   ASSERT_TRUE(r.ok()) << r.status();

@@ -5,14 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <cerrno>
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "sampler/perf_data_reader.h"
-#include "sampler/trace_format.h"
-#include "sampler/trace_reader.h"
+#include "sampler/perf/perf_data_reader.h"
+#include "sampler/trace/trace_format.h"
+#include "sampler/trace/trace_reader.h"
 
 namespace hotpage {
 namespace {
@@ -94,58 +95,68 @@ absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(const std::string
 // --- SampleOrderer ----------------------------------------------------------
 
 SampleOrderer::SampleOrderer(uint64_t window_ns, size_t max_held)
-    : window_ns_(window_ns), max_held_(std::max<size_t>(max_held, 2)) {}
+    : window_ns_(window_ns),
+      max_held_(std::max<size_t>(max_held, 2)),
+      buffer_(std::numeric_limits<size_t>::max()) {}  // the bound is ours (below)
 
 void SampleOrderer::Push(absl::Span<const Sample> samples,
                          const std::function<void(absl::Span<const Sample>)>& out) {
-  for (const Sample& in : samples) {
-    Sample s = in;
-    if (s.time_ns < max_seen_ns_) {
-      ++out_of_order_;
-      sorted_ = false;
-    }
-    if (released_any_ && s.time_ns < last_released_ns_) {
+  // Runs of the input go to the buffer as they are, cut where a late sample
+  // needs its time changed and where the held count reaches the release
+  // trigger, so releases happen after the same sample as when each was
+  // handled alone.
+  auto never = [](absl::Span<const Sample>) {};  // the buffer has no bound of its own
+  size_t begin = 0;  // the first sample not yet in the buffer
+  for (size_t i = 0; i < samples.size(); ++i) {
+    uint64_t t = samples[i].time_ns;
+    if (t < max_seen_ns_) ++out_of_order_;
+    if (released_any_ && t < last_released_ns_) {
       ++late_;
-      s.time_ns = last_released_ns_;
+      buffer_.Add(samples.subspan(begin, i - begin), never);
+      Sample late = samples[i];
+      late.time_ns = t = last_released_ns_;
+      buffer_.Add(absl::MakeConstSpan(&late, 1), never);
+      begin = i + 1;
     }
-    max_seen_ns_ = std::max(max_seen_ns_, s.time_ns);
-    held_.push_back(s);
+    max_seen_ns_ = std::max(max_seen_ns_, t);
     // Release when the held samples doubled since the last release (each
     // release moves what stays, so this keeps the cost per sample bounded)
     // or reached the cap.
     const size_t trigger = std::min(max_held_, std::max<size_t>(65536, 2 * kept_after_release_));
-    if (held_.size() < trigger) continue;
-    if (!sorted_) {
-      std::stable_sort(held_.begin(), held_.end(),
-                       [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
-      sorted_ = true;
+    if (buffer_.buffered() + (i + 1 - begin) >= trigger) {
+      buffer_.Add(samples.subspan(begin, i + 1 - begin), never);
+      begin = i + 1;
+      ReleaseDue(out);
     }
-    const uint64_t cut_ns = max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
-    size_t n = std::upper_bound(held_.begin(), held_.end(), cut_ns,
-                                [](uint64_t t, const Sample& x) { return t < x.time_ns; }) -
-               held_.begin();
-    if (held_.size() >= max_held_ && n < held_.size() / 2) n = held_.size() / 2;
-    Release(n, out);
   }
+  buffer_.Add(samples.subspan(begin), never);
 }
 
-void SampleOrderer::Release(size_t n, const std::function<void(absl::Span<const Sample>)>& out) {
-  if (n > 0) {
-    out(absl::MakeConstSpan(held_.data(), n));
+void SampleOrderer::ReleaseDue(const std::function<void(absl::Span<const Sample>)>& out) {
+  auto sink = [&](absl::Span<const Sample> s) {
     released_any_ = true;
-    last_released_ns_ = held_[n - 1].time_ns;
-    held_.erase(held_.begin(), held_.begin() + static_cast<ptrdiff_t>(n));
+    last_released_ns_ = s.back().time_ns;
+    out(s);
+  };
+  const size_t held = buffer_.buffered();
+  // Everything at or before the window's start, and at the cap at least the
+  // oldest half.
+  const uint64_t cut_ns = max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
+  if (cut_ns == std::numeric_limits<uint64_t>::max()) {
+    buffer_.Drain(sink);
+  } else {
+    buffer_.ReleaseAtLeast(cut_ns + 1, held >= max_held_ ? held / 2 : 0, sink);
   }
-  kept_after_release_ = held_.size();
+  kept_after_release_ = buffer_.buffered();
 }
 
 void SampleOrderer::Finish(const std::function<void(absl::Span<const Sample>)>& out) {
-  if (!sorted_) {
-    std::stable_sort(held_.begin(), held_.end(),
-                     [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
-    sorted_ = true;
-  }
-  Release(held_.size(), out);
+  buffer_.Drain([&](absl::Span<const Sample> s) {
+    released_any_ = true;
+    last_released_ns_ = s.back().time_ns;
+    out(s);
+  });
+  kept_after_release_ = 0;
 }
 
 // --- Survey -------------------------------------------------------------------

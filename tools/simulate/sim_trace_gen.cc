@@ -1,7 +1,7 @@
 // sim_trace_gen OUT.hpt [--pages N] [--rate N] [--duration-ms N] [--hot N]
 //   [--shift-ms N] [--seed N] [--scan-until-ms N] [--hot-percent P]
 //   [--zipf-percent P]: writes the simulator's synthetic "mixed"
-// workload (sim_testing.h) as an .hpt trace. The checked-in
+// workload (tools/trace_gen/mixed.h) as an .hpt trace. The checked-in
 // testdata/mixed.hpt is `sim_trace_gen testdata/mixed.hpt` (defaults).
 
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "tools/simulate/sim_testing.h"
+#include "tools/trace_gen/mixed.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
                          "[--zipf-percent P]\n");
     return 2;
   }
-  hotpage::SyntheticWorkload w;
+  hotpage::trace_gen::MixedOptions w;
   for (int i = 2; i + 1 < argc; i += 2) {
     const uint64_t v = std::strtoull(argv[i + 1], nullptr, 10);
     if (!std::strcmp(argv[i], "--pages")) w.pages = v;
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const auto samples = hotpage::GenerateSamples(w);
-  if (absl::Status s = hotpage::WriteHptTrace(argv[1], samples); !s.ok()) {
+  const auto samples = hotpage::trace_gen::GenerateMixed(w);
+  if (absl::Status s = hotpage::trace_gen::WriteMixedTrace(argv[1], samples); !s.ok()) {
     std::fprintf(stderr, "sim_trace_gen: %s\n", std::string(s.message()).c_str());
     return 1;
   }

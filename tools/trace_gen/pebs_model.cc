@@ -122,7 +122,7 @@ void FillPebsSample(uint64_t vaddr, AccessClass cls, bool store, Rng& rng,
     s->weight = LoadLatency(by, stlb_miss, rng);
     s->source = SampleSource::kPebsLoad;
   }
-  // As the ring reader decodes it (sampler/perf_record.cc).
+  // As the ring reader decodes it (sampler/perf/perf_record.cc).
   const DecodedDataSrc d = DecodeDataSrc(s->data_src);
   s->level = d.level;
   s->tlb = d.tlb;

@@ -15,9 +15,9 @@
 // data source follow pebs_model.h.
 //
 // Time. Thread streams are merged by time (ties by thread index), as a
-// perf session sorts its per-CPU rings, so time_ns never decreases. (The
-// live recorder writes samples in the order it drains its rings, which is
-// not sorted; consumers that need order must not rely on either.) Times are
+// perf session sorts its per-CPU rings, so time_ns never decreases, as in
+// a trace that `hotpage record` writes (it holds drained samples in a
+// SampleReorderBuffer until nothing older can still arrive). Times are
 // CLOCK_MONOTONIC-like: GenOptions::start_clock_ns plus the workload time.
 //
 // Determinism: every random choice comes from prng.h streams derived from
@@ -42,7 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sampler/sample.h"
-#include "sampler/trace_writer.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/trace_gen/pebs_model.h"
 #include "tools/trace_gen/prng.h"
 

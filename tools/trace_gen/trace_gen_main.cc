@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "sampler/trace_writer.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/base/status_macros.h"
 #include "tools/cli.h"
 #include "tools/trace_gen/lackey.h"

@@ -12,8 +12,8 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "sampler/trace_reader.h"
-#include "sampler/trace_writer.h"
+#include "sampler/trace/trace_reader.h"
+#include "sampler/trace/trace_writer.h"
 
 namespace hotpage {
 namespace trace_gen {

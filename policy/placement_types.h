@@ -1,0 +1,252 @@
+// The values a placement round reads and writes: a page's heat (PageHeat),
+// the round's input (PlacementInput) and configuration (PlacementConfig),
+// and what it decides (PlannedMove, SkipCounts, PlacementDecision). The
+// bottom of the placement files: it depends on nothing of them.
+//
+// The pieces above it:
+//   placement_weights.h  --weights parsing and resolution (rule W's weights)
+//   target_strategy.h    the order in which target nodes are tried
+//   placement.h          the round algorithm, DecideMoves (its file comment
+//                        states every rule the types below refer to)
+//
+// All are plain values: no system calls, no clocks, no global state.
+
+#ifndef HOTPAGE_POLICY_PLACEMENT_TYPES_H_
+#define HOTPAGE_POLICY_PLACEMENT_TYPES_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "tools/base/kernel/numa_maps.h"
+#include "policy/topology.h"
+
+namespace hotpage {
+
+// One page as the hotness scan sees it. From a hotness PageEstimate `e`
+// (hotness/hotness_table.h) and its current node:
+//   vaddr         = e.entry.key.vaddr()
+//   page_bytes    = PageBytes(e.entry.key.kind)
+//   current_node  = where the page is (move_pages query / the caller's map)
+//   accessor_node = e.entry.node
+//   shared        = e.entry.sharing == Sharing::kShared
+//   rate, rate_lo, rate_hi = e.rate.per_sec, e.rate.lo_per_sec,
+//                            e.rate.hi_per_sec
+struct PageHeat {
+  uint64_t vaddr = 0;          // aligned to page_bytes
+  uint32_t page_bytes = 4096;  // a power of two >= 4096 (4 KiB, 2 MiB)
+  int current_node = -1;       // -1: unknown (never moved)
+  int accessor_node = -1;      // dominant accessing CPUs' node; -1: unknown
+  bool shared = false;         // accessed from several nodes
+  double rate = 0;             // accesses per second, point estimate
+  double rate_lo = 0;          // confidence bounds of `rate`
+  double rate_hi = 0;
+  // Samples behind `shared` / `accessor_node`: the entry's decayed count in
+  // samples (count / the source's sample weight). 0: unknown. Only rule L
+  // reads it.
+  uint32_t samples = 0;
+};
+
+struct NodeFree {
+  int node = -1;
+  uint64_t free_bytes = 0;
+};
+
+// Everything a round decides from. Spans and the topology must outlive the
+// DecideMoves() call only; nothing is kept.
+struct PlacementInput {
+  const Topology* topology = nullptr;  // required
+  // Hot pages on slower tiers (ScanResult::hottest_not_fast), any order.
+  absl::Span<const PageHeat> candidates;
+  // Cold pages on faster tiers (ScanResult::coldest_on_fast), any order.
+  absl::Span<const PageHeat> victims;
+  // Hot pages already on the fastest tier, any order: only the locality rule
+  // (PlacementConfig::locality) looks at them. Empty: no locality moves.
+  absl::Span<const PageHeat> hot_on_fast;
+  // The process's per-range policies (ParseNumaMaps + JoinWithMaps), any
+  // order. A range with end == 0 reaches to the next range's start.
+  // Addresses in no range have the default policy.
+  absl::Span<const NumaMapsRange> ranges;
+  // Free bytes per node, now. Nodes not listed are unknown: never targets,
+  // never demoted from.
+  absl::Span<const NodeFree> free;
+  // Nodes the migrator backed off after ENOMEM (Migrator node back-off):
+  // never targets this round.
+  absl::Span<const int> backed_off_nodes;
+  // Pages on ping-pong hold (PingPongTracker::IsHeld bound to the round's
+  // time); null: none. Called with PageHeat::vaddr; must be pure for the
+  // round (the result is deterministic only if it is).
+  std::function<bool(uint64_t vaddr)> is_held;
+};
+
+struct NodeWatermarks {
+  int node = -1;
+  uint64_t low_bytes = 0;
+  uint64_t high_bytes = 0;
+};
+
+// Per-node weights for weighted placement (--weights).
+struct NodeWeight {
+  int node = -1;
+  int weight = 1;  // 1..255, as the kernel's weighted_interleave/nodeN
+};
+
+struct WeightsConfig {
+  enum class Source {
+    kNone,    // no weighted placement (nearest target first)
+    kKernel,  // Topology NodeInfo::weight (weighted_interleave/nodeN)
+    kAuto,    // derived from HMAT read bandwidth (--weights auto)
+    kGiven,   // --weights 0:3,1:1
+  };
+  Source source = Source::kNone;
+  std::vector<NodeWeight> given;  // kGiven: ascending node, unique
+};
+
+struct PlacementConfig {
+  // --promote-to NODES: a preferred-many mask for promotion targets. Empty:
+  // every node of the fastest tier (Topology::FastNodes()).
+  std::vector<int> promote_to;
+  // Watermarks as fractions of each node's memory (see the file comment),
+  // and explicit per-node overrides in bytes.
+  double low_watermark_fraction = 0.02;
+  double high_watermark_fraction = 0.04;
+  std::vector<NodeWatermarks> watermarks;
+  // Per-round budget; a move that would exceed either is skipped (kBudget).
+  // 256 MiB is one second of the migrator's default 256 MB/s rate limit;
+  // 65536 moves is the migrator's default queue capacity (more would be
+  // refused there).
+  uint64_t max_move_bytes = uint64_t{256} << 20;
+  size_t max_moves = 65536;
+  // A candidate is promoted only if its rate_lo exceeds this (0: at least
+  // some evidence of access; the Garwood lower bound of 0 samples is 0).
+  double min_promote_rate_lo_per_sec = 0;
+
+  // ---- Opt-in rules; the defaults keep the nearest-target behaviour. ----
+  // Rule W (--weights): spread promotions over qualifying targets by weight
+  // (WeightedTargetStrategy; MakeTargetStrategy builds it).
+  WeightsConfig weights;
+  // Rule P (--package-aware): prefer targets in the package of the page's
+  // accessor node while they have room (WeightedTargetStrategy).
+  bool package_aware = false;
+  // Rule L (--locality): move hot private pages on the fastest tier to
+  // their accessor's node (PlacementInput::hot_on_fast).
+  bool locality = false;
+  // Rule L moves a page only on at least this many samples
+  // (PageHeat::samples). The table calls a page shared from 2 foreign
+  // samples (and 1/8 of its count), so on few samples a shared page reads
+  // as private: with s samples of a page two nodes use evenly, P(at most 1
+  // foreign) = (s + 1) / 2^s, 0.3% at 12 (21% at 5). A wrong locality
+  // move costs a migration and gains nothing, so the rule waits for the
+  // evidence; measured in the 2pkg+cxl guest (attach_locality_vm_test), 5
+  // samples moved 14% of a shared set, 12 moved none.
+  uint32_t locality_min_samples = 12;
+  // Rule I (--keep-interleave): interleave / weighted-interleave ranges keep
+  // their per-node byte shares within this tolerance (a fraction, e.g. 0.05
+  // = 5 percentage points) of the policy's shares. Negative: off.
+  double interleave_tolerance = -1;
+  // Rule H (--huge-strict): a huge page (page_bytes >= 2 MiB) with a
+  // preferred node (range `prefer` / `prefer (many)`, else promote_to) goes
+  // only there; it is never placed on another node (kHugePreferredFull).
+  bool huge_strict_preferred = false;
+};
+
+enum class PlacementReason : uint8_t { kPromote, kDemote };
+const char* PlacementReasonName(PlacementReason r);
+
+// Why a demotion was decided (promotions: kRoom or kSwap).
+enum class PlacementTrigger : uint8_t {
+  kRoom,       // promotion into free room above the high watermark
+  kSwap,       // promotion that displaced victims / demotion displaced by one
+  kWatermark,  // demotion: source below its low watermark
+  kLocality,   // move within the fastest tier to the accessor's node
+};
+const char* PlacementTriggerName(PlacementTrigger t);
+
+// One decided move. To a migrator MoveRequest: vaddr, page_bytes,
+// from_node, to_node as they are; reason kPromote -> MoveReason::kPromote,
+// kDemote -> MoveReason::kDemote.
+struct PlannedMove {
+  uint64_t vaddr = 0;
+  uint32_t page_bytes = 0;
+  int from_node = -1;
+  int to_node = -1;
+  PlacementReason reason = PlacementReason::kPromote;
+  PlacementTrigger trigger = PlacementTrigger::kRoom;
+  // Evidence: the page's rate interval.
+  double rate = 0;
+  double rate_lo = 0;
+  double rate_hi = 0;
+  // kSwap: the promoted page this demotion made room for (on a demotion),
+  // or the first page displaced (on a promotion); 0 otherwise.
+  uint64_t paired_vaddr = 0;
+};
+
+enum class SkipReason : uint8_t {
+  kHeld,                  // on ping-pong hold
+  kBindForbidden,         // MPOL_BIND allows no target
+  kOutsidePreferredMany,  // promote_to / prefer (many) mask allows no target
+  kNotEnoughEvidence,     // rate_lo too low, or not above a demoted page
+  kNotHotterThanVictim,   // targets full; no victim provably colder
+  kTargetBackedOff,       // every allowed target backed off
+  kNoRoom,                // targets full and nothing to displace
+  kBudget,                // round byte or move budget spent
+  kWrongTier,             // no faster (promotion) / slower (demotion) tier
+  kUnknownNode,           // current node unknown or not in the topology
+  kInvalidPage,           // vaddr not aligned / bad page_bytes
+  kDuplicate,             // page already listed or moved this round
+  kInterleaveRatio,       // every target would break the range's ratio
+  kHugePreferredFull,     // huge page: its preferred node(s) cannot take it
+  kCount,
+};
+inline constexpr size_t kNumSkipReasons =
+    static_cast<size_t>(SkipReason::kCount);
+const char* SkipReasonName(SkipReason r);
+
+struct SkipCounts {
+  std::array<uint64_t, kNumSkipReasons> pages{};
+  uint64_t& operator[](SkipReason r) { return pages[static_cast<size_t>(r)]; }
+  uint64_t operator[](SkipReason r) const {
+    return pages[static_cast<size_t>(r)];
+  }
+  uint64_t total() const;
+};
+
+// A node's state over the round.
+struct NodePlan {
+  int node = -1;
+  std::optional<uint64_t> free_before;  // nullopt: unknown
+  uint64_t free_after = 0;              // projected, after all moves
+  uint64_t low_bytes = 0;
+  uint64_t high_bytes = 0;
+  bool backed_off = false;
+  bool below_low = false;  // triggered watermark demotion
+};
+
+struct PlacementDecision {
+  // In the order decided: watermark demotions first, then per promotion its
+  // displacing demotions followed by the promotion itself (a demotion
+  // always precedes the promotion that needs its room).
+  std::vector<PlannedMove> moves;
+  SkipCounts promote_skipped;  // candidates not promoted, by reason
+  SkipCounts demote_skipped;   // victims needed but not demoted, by reason
+  uint64_t promoted_pages = 0, promoted_bytes = 0;
+  uint64_t demoted_pages = 0, demoted_bytes = 0;
+  // Promotions that did not get their first-choice target.
+  uint64_t fallback_targets = 0;
+  // Locality moves (trigger kLocality, reason kPromote; not in promoted_*).
+  uint64_t locality_pages = 0, locality_bytes = 0;
+  SkipCounts locality_skipped;  // hot_on_fast pages not moved, by reason
+  std::vector<NodePlan> nodes;  // ascending node id
+};
+
+// One line per move and the counters, for logs and golden tests.
+std::string DecisionToString(const PlacementDecision& decision);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_POLICY_PLACEMENT_TYPES_H_

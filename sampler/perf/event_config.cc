@@ -1,0 +1,453 @@
+#include "sampler/perf/event_config.h"
+
+#include <perfmon/pfmlib_perf_event.h>
+
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "tools/base/kernel/capabilities.h"
+#include "sampler/perf/pmu_probe.h"
+#include "tools/base/kernel/capabilities.h"
+#include "tools/base/parse.h"
+#include "tools/base/status_macros.h"
+
+namespace hotpage {
+namespace {
+
+constexpr const char* kPmuDir = kPmuDevicesDir;
+
+perf_event_attr BaseAttr() {
+  perf_event_attr a;
+  std::memset(&a, 0, sizeof(a));
+  a.size = sizeof(a);
+  a.sample_type = kSampleType;
+  a.sample_id_all = 1;
+  a.disabled = 1;
+  // Timestamps on CLOCK_MONOTONIC (Linux 4.1+), so that samples line up
+  // with the recorder's own clock and with other tools.
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
+  return a;
+}
+
+std::optional<uint64_t> ParseNumber(absl::string_view s) {
+  s = absl::StripAsciiWhitespace(s);
+  uint64_t v = 0;
+  if (absl::ConsumePrefix(&s, "0x") || absl::ConsumePrefix(&s, "0X")) {
+    if (s.empty() || s.size() > 16) return std::nullopt;
+    for (char c : s) {
+      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    }
+    if (!absl::SimpleHexAtoi(s, &v)) return std::nullopt;
+    return v;
+  }
+  if (!absl::SimpleAtoi(s, &v)) return std::nullopt;
+  return v;
+}
+
+__u64* Word(perf_event_attr& a, int word) {
+  switch (word) {
+    case 0: return &a.config;
+    case 1: return &a.config1;
+    case 2: return &a.config2;
+    default: return nullptr;
+  }
+}
+
+// Writes `value` into the bits of `field` (low bits of value go to the
+// first range, as the kernel's perf tool does).
+absl::Status ApplyField(perf_event_attr& a, const FormatField& f, uint64_t value,
+                        absl::string_view name) {
+  __u64* w = Word(a, f.word);
+  if (w == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("format field ", name, " targets config", f.word));
+  }
+  int shift = 0;
+  for (auto [lo, hi] : f.ranges) {
+    const int width = hi - lo + 1;
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    *w = (*w & ~(mask << lo)) | (((value >> shift) & mask) << lo);
+    shift += width;
+  }
+  if (shift < 64 && (value >> shift) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("value ", value, " does not fit format field ", name, " (", shift, " bits)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> PmuType(const KernelFs& fs, absl::string_view pmu) {
+  HOTPAGE_ASSIGN_OR_RETURN(int64_t type, fs.ReadInt(absl::StrCat(kPmuDir, "/", pmu, "/type")));
+  if (type < 0 || type > UINT32_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        fs.Display(absl::StrCat(kPmuDir, "/", pmu, "/type")), ": bad PMU type ", type));
+  }
+  return static_cast<uint32_t>(type);
+}
+
+void UserOnly(perf_event_attr& a, bool user_only) {
+  a.exclude_kernel = user_only;
+  a.exclude_hv = user_only;
+}
+
+}  // namespace
+
+absl::StatusOr<SourceRequest> ParseSourceRequest(absl::string_view s) {
+  if (s == "auto") return SourceRequest::kAuto;
+  if (s == "pebs") return SourceRequest::kPebs;
+  if (s == "ibs") return SourceRequest::kIbs;
+  if (s == "pagefault") return SourceRequest::kPageFault;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown source '", s, "' (expected auto, pebs, ibs or pagefault)"));
+}
+
+std::string EventGroup::Describe() const {
+  std::vector<std::string> names;
+  for (const EventSpec& e : events) names.push_back(e.name);
+  std::string s = absl::StrJoin(names, ",");
+  if (grouped) s = absl::StrCat("{", s, "}");
+  return absl::StrCat(s, " via ", encoder);
+}
+
+absl::StatusOr<FormatField> ParseFormatField(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  FormatField f;
+  size_t colon = text.find(':');
+  if (colon == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("bad format \"", text, "\" (no ':')"));
+  }
+  absl::string_view word = text.substr(0, colon);
+  if (word == "config") f.word = 0;
+  else if (word == "config1") f.word = 1;
+  else if (word == "config2") f.word = 2;
+  else if (word == "config3") f.word = 3;
+  else return absl::InvalidArgumentError(absl::StrCat("bad format word \"", word, "\""));
+  int total = 0;
+  for (absl::string_view r : absl::StrSplit(text.substr(colon + 1), ',')) {
+    size_t dash = r.find('-');
+    int lo = 0, hi = 0;
+    bool ok = dash == absl::string_view::npos
+                  ? absl::SimpleAtoi(r, &lo) && (hi = lo, true)
+                  : absl::SimpleAtoi(r.substr(0, dash), &lo) && absl::SimpleAtoi(r.substr(dash + 1), &hi);
+    if (!ok || lo < 0 || hi > 63 || lo > hi) {
+      return absl::InvalidArgumentError(absl::StrCat("bad bit range \"", r, "\" in \"", text, "\""));
+    }
+    total += hi - lo + 1;
+    f.ranges.emplace_back(lo, hi);
+  }
+  if (total > 64) return absl::InvalidArgumentError(absl::StrCat("format \"", text, "\" wider than 64 bits"));
+  return f;
+}
+
+absl::StatusOr<perf_event_attr> EncodeSysfsEvent(const KernelFs& fs, absl::string_view pmu,
+                                                 absl::string_view alias,
+                                                 const std::map<std::string, uint64_t>& overrides) {
+  perf_event_attr a = BaseAttr();
+  HOTPAGE_ASSIGN_OR_RETURN(a.type, PmuType(fs, pmu));
+  std::map<std::string, uint64_t> terms;
+  for (absl::string_view term : absl::StrSplit(absl::StripAsciiWhitespace(alias), ',', absl::SkipEmpty())) {
+    size_t eq = term.find('=');
+    std::string name(absl::StripAsciiWhitespace(term.substr(0, eq)));
+    uint64_t value = 1;  // a bare term means 1
+    if (eq != absl::string_view::npos) {
+      std::optional<uint64_t> v = ParseNumber(term.substr(eq + 1));
+      if (!v) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("bad value in event term \"", term, "\" of PMU ", pmu));
+      }
+      value = *v;
+    }
+    terms[name] = value;
+  }
+  for (const auto& [k, v] : overrides) terms[k] = v;
+  for (const auto& [name, value] : terms) {
+    std::string path = absl::StrCat(kPmuDir, "/", pmu, "/format/", name);
+    absl::StatusOr<std::string> spec = fs.ReadTrimmed(path);
+    if (!spec.ok()) {
+      return absl::NotFoundError(absl::StrCat("PMU ", pmu, " has no format field '", name,
+                                              "': ", spec.status().message()));
+    }
+    absl::StatusOr<FormatField> f = ParseFormatField(*spec);
+    if (!f.ok()) return absl::InvalidArgumentError(absl::StrCat(fs.Display(path), ": ", f.status().message()));
+    HOTPAGE_RETURN_IF_ERROR(ApplyField(a, *f, value, name));
+  }
+  return a;
+}
+
+// --- libpfm4 -----------------------------------------------------------------
+
+namespace {
+absl::Status PfmInit() {
+  static int rc = [] { return pfm_initialize(); }();
+  if (rc != PFM_SUCCESS) {
+    return absl::UnavailableError(absl::StrCat("libpfm4: pfm_initialize: ", pfm_strerror(rc)));
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::StatusOr<perf_event_attr> EncodeLibpfm(const std::string& event) {
+  HOTPAGE_RETURN_IF_ERROR(PfmInit());
+  perf_event_attr a = BaseAttr();
+  pfm_perf_encode_arg_t arg;
+  std::memset(&arg, 0, sizeof(arg));
+  arg.attr = &a;
+  arg.size = sizeof(arg);
+  // libpfm copies only attr->size bytes back: with a short size it would
+  // drop config2 (pmu.md). BaseAttr() sets size = sizeof(attr).
+  int rc = pfm_get_os_event_encoding(event.c_str(), PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+  if (rc != PFM_SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("libpfm4 cannot encode \"", event, "\": ", pfm_strerror(rc)));
+  }
+  // pfm_get_os_event_encoding resets fields it owns; restore ours.
+  a.size = sizeof(a);
+  a.sample_type = kSampleType;
+  a.sample_id_all = 1;
+  a.disabled = 1;
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
+  return a;
+}
+
+std::optional<std::string> LibpfmHostPmu() {
+  if (!PfmInit().ok()) return std::nullopt;
+  pfm_pmu_info_t info;
+  for (int pmu = PFM_PMU_NONE; pmu < PFM_PMU_MAX; ++pmu) {
+    std::memset(&info, 0, sizeof(info));
+    info.size = sizeof(info);
+    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(pmu), &info) != PFM_SUCCESS) continue;
+    if (info.is_present && info.type == PFM_PMU_TYPE_CORE && info.name != nullptr) {
+      std::string name = info.name;
+      // Only PMUs whose load-latency event we know; "perf" (software),
+      // "ix86arch" (architectural only) do not qualify.
+      if (name == "ix86arch" || name == "perf" || name == "perf_raw") continue;
+      return name;
+    }
+  }
+  return std::nullopt;
+}
+
+// --- sources -------------------------------------------------------------------
+
+absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
+  EventGroup g;
+  g.encoder = "software";
+  EventSpec e;
+  e.name = "software/page-faults/";
+  e.source = SampleSource::kPageFault;
+  e.attr = BaseAttr();
+  e.attr.type = PERF_TYPE_SOFTWARE;
+  e.attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+  e.attr.sample_period = opt.sample_period ? opt.sample_period : kDefaultPageFaultPeriod;
+  UserOnly(e.attr, opt.user_only);
+  g.events.push_back(e);
+  return g;
+}
+
+absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions& opt,
+                                      std::optional<std::string> libpfm_pmu) {
+  const PmuProbe probe = ProbePmu(fs);
+  const std::optional<std::string>& pmu = probe.pebs_pmu;
+  if (!pmu) {
+    return absl::NotFoundError(absl::StrCat(
+        "no PEBS load-latency event: ", fs.Display(absl::StrCat(kPmuDir, "/cpu/events/mem-loads")),
+        " does not exist (not an Intel CPU with PEBS, no PMU driver, or a VM without a "
+        "virtual PMU)"));
+  }
+  const uint64_t period = opt.sample_period ? opt.sample_period : kDefaultPebsPeriod;
+  const std::string events_dir = absl::StrCat(kPmuDir, "/", *pmu, "/events/");
+  const bool need_aux = probe.pebs_mem_loads_aux;
+
+  EventGroup g;
+  auto finish = [&](EventSpec& e, SampleSource src) {
+    e.source = src;
+    e.attr.sample_period = period;
+    e.attr.precise_ip = 2;
+    e.attr.sample_type |= PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
+    UserOnly(e.attr, opt.user_only);
+  };
+
+  EventSpec load;
+  if (libpfm_pmu) {
+    g.encoder = "libpfm4";
+    load.name = absl::StrCat(*libpfm_pmu, "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=", opt.ldlat_cycles);
+    HOTPAGE_ASSIGN_OR_RETURN(load.attr, EncodeLibpfm(load.name));
+    // libpfm encodes for the raw core PMU type (4); on hybrid parts the
+    // kernel's P-core PMU has its own type.
+    if (*pmu != "cpu") {
+      HOTPAGE_ASSIGN_OR_RETURN(load.attr.type, PmuType(fs, *pmu));
+    }
+  } else {
+    g.encoder = "sysfs";
+    HOTPAGE_ASSIGN_OR_RETURN(std::string alias, fs.ReadTrimmed(events_dir + "mem-loads"));
+    load.name = absl::StrCat(*pmu, "/mem-loads,ldlat=", opt.ldlat_cycles, "/");
+    HOTPAGE_ASSIGN_OR_RETURN(
+        load.attr, EncodeSysfsEvent(fs, *pmu, alias, {{"ldlat", static_cast<uint64_t>(opt.ldlat_cycles)}}));
+  }
+  finish(load, SampleSource::kPebsLoad);
+
+  if (need_aux) {
+    // Sapphire Rapids and later: mem-loads with DATA_SRC must be in a group
+    // led by mem-loads-aux, or perf_event_open fails with ENODATA. The
+    // leader only enables the auxiliary facility; perf mem opens it with
+    // the same sampling settings, and so do we.
+    EventSpec aux;
+    HOTPAGE_ASSIGN_OR_RETURN(std::string alias, fs.ReadTrimmed(events_dir + "mem-loads-aux"));
+    aux.name = absl::StrCat(*pmu, "/mem-loads-aux/");
+    HOTPAGE_ASSIGN_OR_RETURN(aux.attr, EncodeSysfsEvent(fs, *pmu, alias, {}));
+    finish(aux, SampleSource::kPebsLoad);
+    aux.sampling = false;
+    g.events.push_back(aux);
+    g.grouped = true;
+  }
+  g.events.push_back(load);
+
+  if (opt.pebs_stores) {
+    EventSpec store;
+    // The kernel's alias first: libpfm4 4.13 encodes SPR's STORE_SAMPLE as
+    // 0x3cd where the kernel uses 0x2cd (pmu.md).
+    if (fs.Exists(events_dir + "mem-stores")) {
+      HOTPAGE_ASSIGN_OR_RETURN(std::string alias, fs.ReadTrimmed(events_dir + "mem-stores"));
+      store.name = absl::StrCat(*pmu, "/mem-stores/");
+      HOTPAGE_ASSIGN_OR_RETURN(store.attr, EncodeSysfsEvent(fs, *pmu, alias, {}));
+    } else if (libpfm_pmu) {
+      store.name = absl::StrCat(*libpfm_pmu, "::MEM_INST_RETIRED:ALL_STORES");
+      HOTPAGE_ASSIGN_OR_RETURN(store.attr, EncodeLibpfm(store.name));
+    } else {
+      return absl::NotFoundError(absl::StrCat("store sampling requested but ",
+                                              fs.Display(events_dir + "mem-stores"),
+                                              " does not exist and libpfm4 does not know this CPU"));
+    }
+    finish(store, SampleSource::kPebsStore);
+    g.events.push_back(store);
+  }
+  return g;
+}
+
+absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs, const SamplingOptions& opt) {
+  const std::string dir = absl::StrCat(kPmuDir, "/ibs_op");
+  if (!fs.Exists(dir + "/type")) {
+    return absl::NotFoundError(absl::StrCat(
+        "no AMD IBS: ", fs.Display(dir), " does not exist (not an AMD CPU, or a VM without IBS)"));
+  }
+  EventGroup g;
+  g.encoder = "sysfs";
+  EventSpec e;
+  e.source = SampleSource::kIbsOp;
+  e.attr = BaseAttr();
+  HOTPAGE_ASSIGN_OR_RETURN(e.attr.type, PmuType(fs, "ibs_op"));
+  std::vector<std::string> terms;
+  auto set_bit = [&](const char* field) -> absl::Status {
+    std::string path = absl::StrCat(dir, "/format/", field);
+    HOTPAGE_ASSIGN_OR_RETURN(std::string spec, fs.ReadTrimmed(path));
+    absl::StatusOr<FormatField> f = ParseFormatField(spec);
+    if (!f.ok()) return absl::InvalidArgumentError(absl::StrCat(fs.Display(path), ": ", f.status().message()));
+    terms.push_back(absl::StrCat(field, "=1"));
+    return ApplyField(e.attr, *f, 1, field);
+  };
+  // Count dispatched ops rather than cycles: samples then follow the
+  // instruction mix, which is what "accesses" means.
+  if (fs.Exists(dir + "/format/cnt_ctl")) HOTPAGE_RETURN_IF_ERROR(set_bit("cnt_ctl"));
+  if (opt.ibs_l3_miss_only) {
+    if (!fs.Exists(dir + "/format/l3missonly")) {
+      return absl::NotFoundError(absl::StrCat("--l3-miss-only needs Zen 4 or later: ",
+                                              fs.Display(dir + "/format/l3missonly"), " does not exist"));
+    }
+    HOTPAGE_RETURN_IF_ERROR(set_bit("l3missonly"));
+  }
+  // IBS rejects exclude_* with EINVAL unless the kernel has swfilt.
+  if (opt.user_only && fs.Exists(dir + "/format/swfilt")) {
+    HOTPAGE_RETURN_IF_ERROR(set_bit("swfilt"));
+    e.attr.exclude_kernel = 1;
+  }
+  uint64_t period = opt.sample_period ? opt.sample_period : kDefaultIbsPeriod;
+  period &= ~uint64_t{0xf};  // the hardware ignores the low 4 bits
+  if (period < 0x90) period = 0x90;
+  e.attr.sample_period = period;
+  e.attr.sample_type |= PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
+  e.name = absl::StrCat("ibs_op/", absl::StrJoin(terms, ","), "/");
+  g.events.push_back(e);
+  return g;
+}
+
+SamplerAvailability ProbeAvailability(const KernelFs& fs) {
+  SamplerAvailability a;
+  const PmuProbe pmu = ProbePmu(fs);
+  a.pebs = pmu.pebs();
+  a.ibs = pmu.ibs_op;
+  a.core_pmu = pmu.core_pmu;
+  if (absl::StatusOr<int64_t> p = fs.ReadInt("/proc/sys/kernel/perf_event_paranoid"); p.ok()) {
+    a.paranoid = *p;
+  }
+  if (absl::StatusOr<std::string> cpuinfo = fs.ReadFile("/proc/cpuinfo"); cpuinfo.ok()) {
+    a.hypervisor = absl::StrContains(*cpuinfo, " hypervisor");
+  }
+  const uint64_t caps = EffectiveCapabilities(fs);
+  a.cap_perfmon = HasCapability(caps, kCapPerfmon) || HasCapability(caps, kCapSysAdmin);
+  return a;
+}
+
+absl::StatusOr<EventGroup> ChooseEvents(const KernelFs& fs, SourceRequest req,
+                                        const SamplingOptions& opt, std::string* why) {
+  SamplerAvailability a = ProbeAvailability(fs);
+  auto missing = [&]() {
+    std::vector<std::string> r;
+    if (!a.core_pmu) {
+      r.push_back(a.hypervisor ? "this is a VM without a virtual PMU (no cpu PMU in "
+                                 "/sys/bus/event_source/devices)"
+                               : "no hardware PMU driver is loaded");
+    } else {
+      r.push_back("the CPU PMU has neither PEBS mem-loads nor AMD ibs_op");
+    }
+    if (a.paranoid && *a.paranoid > 0 && !a.cap_perfmon) {
+      r.push_back(absl::StrCat("perf_event_paranoid is ", *a.paranoid,
+                               " and the process lacks CAP_PERFMON (system-wide sampling needs "
+                               "one of: paranoid <= 0, CAP_PERFMON, root)"));
+    }
+    return absl::StrJoin(r, "; ");
+  };
+  switch (req) {
+    case SourceRequest::kPageFault:
+      *why = "page-fault source requested (sees first touches only)";
+      return PageFaultEvents(opt);
+    case SourceRequest::kPebs: {
+      if (!a.pebs) {
+        return absl::NotFoundError(absl::StrCat("--source pebs: ", missing(),
+                                                ". Alternatives: --source ibs on AMD, --source pagefault anywhere"));
+      }
+      *why = "PEBS load latency requested";
+      return PebsEvents(fs, opt, fs.is_live() ? LibpfmHostPmu() : std::nullopt);
+    }
+    case SourceRequest::kIbs:
+      if (!a.ibs) {
+        return absl::NotFoundError(absl::StrCat("--source ibs: ", missing(),
+                                                ". Alternatives: --source pebs on Intel, --source pagefault anywhere"));
+      }
+      *why = "AMD IBS op requested";
+      return IbsEvents(fs, opt);
+    case SourceRequest::kAuto:
+      if (a.pebs) {
+        *why = "auto: Intel PEBS load latency is available";
+        return PebsEvents(fs, opt, fs.is_live() ? LibpfmHostPmu() : std::nullopt);
+      }
+      if (a.ibs) {
+        *why = "auto: AMD IBS op is available";
+        return IbsEvents(fs, opt);
+      }
+      *why = absl::StrCat("auto: no hardware memory sampler (", missing(),
+                          "); using software page faults, which see first touches only");
+      return PageFaultEvents(opt);
+  }
+  return absl::InternalError("unreachable");
+}
+
+}  // namespace hotpage

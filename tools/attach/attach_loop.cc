@@ -1,0 +1,187 @@
+#include "tools/attach/attach_loop.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "migrator/move_requests.h"
+
+namespace hotpage {
+
+AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
+    : options_(options), parts_(std::move(parts)) {
+  stats_.dry_run = options_.dry_run;
+  stats_.source = options_.source_name;
+  stats_.hintfault = parts_.hintfault;
+  stats_.write_faults = parts_.rearm;
+  stats_.damon_recovered = parts_.damon_recovered;
+  sink_ = [this](absl::Span<const Sample> samples) {
+    parts_.engine->Ingest(samples);
+  };
+}
+
+uint64_t AttachLoop::NowNs() const {
+  return static_cast<uint64_t>(absl::ToUnixNanos(parts_.clock->Now()));
+}
+
+absl::Status AttachLoop::Run() {
+  if (!options_.dry_run) {
+    if (absl::Status s = parts_.migrator->Start(); !s.ok()) return s;
+  }
+  start_ns_ = NowNs();
+  parts_.engine->Start(start_ns_);
+  cpu_start_ = parts_.clock->ThreadCpuTime();
+  uint64_t now = start_ns_;
+  while (Step(&now)) {
+    if (parts_.engine->RoundDue(now)) Round(now);
+  }
+  Teardown();
+  return error_;
+}
+
+bool AttachLoop::Step(uint64_t* now_ns) {
+  if (absl::Status p = parts_.source->Poll(sink_); !p.ok()) {
+    // NotFound: the target exited and the source stopped (DAMON).
+    if (!absl::IsNotFound(p)) error_ = p;
+    return false;
+  }
+  // Relaxed: the flag carries no data; the loop only needs to see it soon.
+  if (parts_.stop->load(std::memory_order_relaxed)) {
+    stop_reason_ = "interrupted";
+    return false;
+  }
+  const uint64_t now = NowNs();
+  *now_ns = now;
+  if (options_.duration_s > 0 &&
+      static_cast<double>(now - start_ns_) >= options_.duration_s * 1e9) {
+    stop_reason_ =
+        absl::StrCat("--duration ", options_.duration_s, " s reached");
+    return false;
+  }
+  if (!parts_.target_alive()) return false;
+  if (parts_.rearm != nullptr) {
+    // Every page-fault sample is a fault the target took: the re-arms'
+    // cost to it (write_fault_rearm.h).
+    absl::StatusOr<bool> r =
+        parts_.rearm->MaybeRearm(now, parts_.engine->counters().samples);
+    if (!r.ok()) {
+      if (absl::IsNotFound(r.status())) return false;  // the process exited
+      error_ = r.status();
+      stop_reason_ = "--write-faults failed";
+      return false;
+    }
+  }
+  if (!options_.dry_run && parts_.migrator->state() == MigratorState::kFailed) {
+    error_ = parts_.migrator->status();
+    stop_reason_ = "the migrator failed";
+    return false;
+  }
+  return true;
+}
+
+void AttachLoop::Round(uint64_t now_ns) {
+  PolicyEngine& engine = *parts_.engine;
+  const RoundReport report = engine.RunRound(*parts_.view, now_ns);
+  const PlacementDecision& d = report.decision;
+  const EngineCounters& c = engine.counters();
+  stats_.rounds = report.round;
+  stats_.hot_pages = report.hot_pages;
+  stats_.hot_pages_by_node = report.hot_pages_by_node;
+  stats_.samples = c.samples;
+  stats_.planned_promotions = c.planned_promotions;
+  stats_.planned_demotions = c.planned_demotions;
+  stats_.planned_locality += d.locality_bytes / 4096;
+  stats_.promoted_entries = c.promoted_entries;
+  stats_.yield_hits = c.yield_hits;
+  // Demotions first, then promotions (migrator/move_requests.h says why).
+  // Found hot at the round's time, on the migrator's clock.
+  requests_.clear();
+  AppendMoveRequests(d, absl::FromUnixNanos(static_cast<int64_t>(now_ns)),
+                     &requests_);
+  if (!options_.dry_run && !requests_.empty()) {
+    parts_.migrator->Submit(requests_);
+  }
+  stats_.migrator = parts_.migrator->Snapshot();
+  stats_.cpu_seconds =
+      absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
+  parts_.stats->Publish(stats_, /*final=*/false);
+  std::vector<std::string> by_node;
+  for (const auto& [node, n] : stats_.hot_pages_by_node) {
+    by_node.push_back(absl::StrCat(node, ":", n));
+  }
+  const std::string line = absl::StrFormat(
+      "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s "
+      "planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d",
+      static_cast<double>(now_ns - start_ns_) / 1e9, stats_.rounds,
+      stats_.samples, stats_.hot_pages,
+      by_node.empty() ? "-" : absl::StrJoin(by_node, ","), d.promoted_pages,
+      d.demoted_pages, stats_.migrator.promoted_pages,
+      stats_.migrator.demoted_pages, FailedTotal(stats_.migrator));
+  if (options_.live_line) {
+    *parts_.log << "\r" << line << "   " << std::flush;
+  } else {
+    *parts_.log << "hotpage attach: " << line << "\n";
+  }
+}
+
+void AttachLoop::Teardown() {
+  std::ostream& log = *parts_.log;
+  if (options_.live_line) log << "\n";
+  // Tear down in every case: the source first (DAMON context), then the
+  // migrator (pending moves are abandoned and counted).
+  parts_.source->Stop();
+  if (NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
+    if (absl::Status s = hint->Stop(); !s.ok()) {
+      log << "hotpage attach: " << s.message() << "\n";
+      if (error_.ok()) error_ = s;
+    } else {
+      log << "hotpage attach: " << hint->restored() << "\n";
+    }
+  }
+  Migrator& migrator = *parts_.migrator;
+  if (!options_.dry_run) {
+    migrator.WaitUntilIdle(absl::Seconds(2));
+    migrator.Stop();
+  }
+  stats_.migrator = migrator.Snapshot();
+  stats_.samples = parts_.engine->counters().samples;
+  stats_.cpu_seconds =
+      absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
+  parts_.stats->Publish(stats_, /*final=*/true);
+  const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;
+  log << absl::StrFormat(
+      "hotpage attach: %s after %.1f s; promoted %d pages (planned by "
+      "--locality: %d), demoted %d, failed %d, ping-pong %d; %d samples, %d "
+      "rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
+      stop_reason_, elapsed, stats_.migrator.promoted_pages,
+      stats_.planned_locality, stats_.migrator.demoted_pages,
+      FailedTotal(stats_.migrator), stats_.migrator.pingpong_pages,
+      stats_.samples, stats_.rounds, stats_.cpu_seconds,
+      elapsed > 0 ? 100.0 * stats_.cpu_seconds / elapsed : 0.0);
+  if (const NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
+    const HintFaultStats h = hint->stats();
+    log << absl::StrFormat(
+        "hotpage attach: hint faults %d (%.0f/s, system-wide), kernel scan "
+        "passes %s, longest gap %.1f s, pages the kernel migrated itself %d\n",
+        h.delta.numa_hint_faults, h.hint_faults_per_sec,
+        h.scan_seq_known ? absl::StrCat(h.scan_passes) : std::string("unknown"),
+        h.longest_scan_gap_s, h.kernel_migrated_pages);
+  }
+  if (const WriteFaultRearm* rearm = parts_.rearm; rearm != nullptr) {
+    const WriteFaultRearmStats& r = rearm->stats();
+    log << absl::StrFormat(
+        "hotpage attach: write faults re-armed %d times (every %.0f ms at the "
+        "end), clearing took %.1f ms in all, %.2f ms at most\n",
+        r.rearms, static_cast<double>(r.interval_ns) / 1e6,
+        static_cast<double>(r.clear_ns_total) / 1e6,
+        static_cast<double>(r.clear_ns_max) / 1e6);
+  }
+}
+
+}  // namespace hotpage

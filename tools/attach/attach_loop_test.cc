@@ -1,0 +1,541 @@
+// AttachLoop without a kernel: a scripted source that advances a
+// FakeClock by 50 ms per poll (the perf sampler's poll timeout) and
+// samples a hot set on the slow node; LiveMemoryView over a FakePageMover and a
+// fake /sys and /proc; a real Migrator thread on the same FakeClock.
+// Covers the rounds' timing, dry run, every ending (duration, target exit, the
+// source's end and failure, the termination flag and a real SIGTERM, the
+// migrator failing) with its teardown, the stats files rewritten atomically
+// every round, and hot_to_moved measured on the migrator's clock.
+
+#include "tools/attach/attach_loop.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "migrator/fake_page_mover.h"
+#include "migrator/migrator.h"
+#include "migrator/process_handle.h"
+#include "policy/engine.h"
+#include "policy/topology.h"
+#include "tools/attach/attach_stats.h"
+#include "tools/base/clock.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/termination_signals.h"
+#include "tools/live_memory_view.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kBase = 0x7f0000000000;
+constexpr int kHotPages = 16;
+constexpr absl::Duration kPoll = absl::Milliseconds(50);
+
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, int package) {
+  NodeInfo n;
+  n.id = id;
+  n.cpus = std::move(cpus);
+  n.memory_bytes = kGiB;
+  n.distance = std::move(distance);
+  n.tier = tier;
+  n.package = package;
+  return n;
+}
+
+// Two DRAM nodes (cpu 0 on node 0, cpu 1 on node 1) and a CPU-less slower
+// node 2.
+Topology ThreeNodes() {
+  Topology t;
+  t.nodes.push_back(Node(0, {0}, {10, 21, 24}, 0, 0));
+  t.nodes.push_back(Node(1, {1}, {21, 10, 24}, 0, 1));
+  t.nodes.push_back(Node(2, {}, {24, 24, 10}, 1, 1));
+  t.tiers = {MemoryTier{0, {0, 1}}, MemoryTier{1, {2}}};
+  t.packages = {Package{0, {0}}, Package{1, {1, 2}}};
+  return t;
+}
+
+// Every poll: advances the clock by 50 ms, then runs the test's hook for
+// this poll (which may end the source or set the stop flag), then samples
+// each hot page once from cpu 0.
+class ScriptedSource : public AttachSource {
+ public:
+  ScriptedSource(FakeClock* clock, uint32_t pid) : clock_(clock), pid_(pid) {}
+
+  absl::Status Poll(const SampleSink& sink) override {
+    clock_->Advance(kPoll);
+    ++polls;
+    if (hook) {
+      if (absl::Status s = hook(polls); !s.ok()) return s;
+    }
+    const uint64_t now =
+        static_cast<uint64_t>(absl::ToUnixNanos(clock_->Now()));
+    batch_.clear();
+    for (int i = 0; i < kHotPages; ++i) {
+      Sample s;
+      s.time_ns = now;
+      s.vaddr = kBase + i * kPage + 64;
+      s.pid = pid_;
+      s.tid = pid_;
+      s.cpu = 0;
+      s.period = 1;
+      batch_.push_back(s);
+    }
+    sink(batch_);
+    return absl::OkStatus();
+  }
+  void Stop() override { ++stops; }
+
+  // Called with the poll's number (1 for the first) after the clock moved.
+  std::function<absl::Status(int)> hook;
+  int polls = 0;
+  int stops = 0;
+
+ private:
+  FakeClock* const clock_;
+  const uint32_t pid_;
+  std::vector<Sample> batch_;
+};
+
+// Keeps every Publish with the clock's time.
+class RecordingSink : public AttachStatsSink {
+ public:
+  explicit RecordingSink(FakeClock* clock) : clock_(clock) {}
+  void Publish(const AttachStats& stats, bool final) override {
+    published.push_back({stats, final, clock_->Now()});
+  }
+  struct Entry {
+    AttachStats stats;
+    bool final;
+    absl::Time at;
+  };
+  std::vector<Entry> published;
+
+ private:
+  FakeClock* const clock_;
+};
+
+std::string StatLine(uint64_t start) {
+  return absl::StrCat(getpid(), " (attach test) S 1 100 100 0 -1 4194560 ",
+                      "1234 0 0 0 5 7 0 0 20 0 1 0 ", start,
+                      " 12345678 300 0 0 0 0\n");
+}
+
+class AttachLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pid_ = static_cast<uint32_t>(getpid());
+    for (int node = 0; node < 3; ++node) {
+      tree_.Write(
+          absl::StrCat("/sys/devices/system/node/node", node, "/meminfo"),
+          absl::StrCat("Node ", node, " MemTotal:  1048576 kB\nNode ", node,
+                       " MemFree:  524288 kB\n"));
+    }
+    tree_.Write(absl::StrCat("/proc/", pid_, "/stat"), StatLine(777000));
+    absl::StatusOr<KernelFs> fs = KernelFs::Open(tree_.root());
+    ASSERT_TRUE(fs.ok()) << fs.status();
+    fs_.emplace(std::move(*fs));
+    mover_.AddPages(kBase, kHotPages, kPage, 2);
+    topo_ = ThreeNodes();
+    options_.source_name = "scripted";
+    options_.duration_s = 2;
+  }
+
+  // Builds the engine, migrator and view, runs the loop. `interval` is the
+  // round interval.
+  absl::Status Run(absl::Duration interval = absl::Milliseconds(200)) {
+    EngineOptions eopt;
+    eopt.interval_ns =
+        static_cast<uint64_t>(absl::ToInt64Nanoseconds(interval));
+    eopt.address_space = pid_;
+    eopt.max_table_entries = 1 << 16;
+    absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+        PolicyEngine::Create(topo_, PlacementConfig{}, eopt);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    engine_ = std::move(*engine);
+    absl::StatusOr<ProcessHandle> handle =
+        ProcessHandle::Attach(getpid(), &*fs_);
+    EXPECT_TRUE(handle.ok()) << handle.status();
+    MigratorOptions mopt;
+    mopt.rate_limit_bytes_per_sec = 0;
+    mopt.cpu_budget = 0;
+    migrator_ =
+        std::make_unique<Migrator>(mopt, std::move(*handle), &mover_, &clock_);
+    view_ = std::make_unique<LiveMemoryView>(
+        getpid(), &mover_, &*fs_, &topo_,
+        options_.dry_run ? nullptr : migrator_.get());
+    AttachLoopParts parts;
+    parts.source = &source_;
+    parts.engine = engine_.get();
+    parts.view = view_.get();
+    parts.migrator = migrator_.get();
+    parts.clock = &clock_;
+    parts.stats = stats_sink_ != nullptr ? stats_sink_ : &recorder_;
+    parts.target_alive = [this] { return alive_; };
+    parts.stop = &stop_;
+    parts.log = &log_;
+    loop_ = std::make_unique<AttachLoop>(options_, std::move(parts));
+    start_ = clock_.Now();
+    return loop_->Run();
+  }
+
+  // Non-final publishes.
+  std::vector<RecordingSink::Entry> Rounds() const {
+    std::vector<RecordingSink::Entry> out;
+    for (const auto& e : recorder_.published) {
+      if (!e.final) out.push_back(e);
+    }
+    return out;
+  }
+
+  void ExpectTornDown() {
+    EXPECT_EQ(source_.stops, 1);
+    ASSERT_FALSE(recorder_.published.empty());
+    EXPECT_TRUE(recorder_.published.back().final);
+    EXPECT_NE(migrator_->state(), MigratorState::kRunning);
+    EXPECT_TRUE(absl::StrContains(
+        log_.str(), "hotpage attach: " + loop_->stop_reason() + " after"))
+        << log_.str();
+  }
+
+  uint32_t pid_ = 0;
+  FakeTree tree_;
+  std::optional<KernelFs> fs_;
+  FakePageMover mover_;
+  FakeClock clock_;
+  Topology topo_;
+  ScriptedSource source_{&clock_, static_cast<uint32_t>(getpid())};
+  RecordingSink recorder_{&clock_};
+  AttachStatsSink* stats_sink_ = nullptr;  // null: recorder_
+  bool alive_ = true;
+  std::atomic<bool> stop_{false};
+  std::ostringstream log_;
+  AttachLoopOptions options_;
+  std::unique_ptr<PolicyEngine> engine_;
+  std::unique_ptr<Migrator> migrator_;
+  std::unique_ptr<LiveMemoryView> view_;
+  std::unique_ptr<AttachLoop> loop_;
+  absl::Time start_;
+};
+
+TEST_F(AttachLoopTest, RoundsRunEveryIntervalUntilTheDuration) {
+  options_.dry_run = true;
+  options_.duration_s = 1;
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
+  EXPECT_EQ(loop_->stop_reason(), "--duration 1 s reached");
+  // Polls every 50 ms: rounds at 200, 400, 600 and 800 ms; the poll at
+  // 1000 ms ends the run before its round.
+  const std::vector<RecordingSink::Entry> rounds = Rounds();
+  ASSERT_EQ(rounds.size(), 4u);
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    EXPECT_EQ(rounds[i].stats.rounds, i + 1);
+    EXPECT_EQ(rounds[i].at - start_, absl::Milliseconds(200) * (i + 1)) << i;
+    EXPECT_EQ(rounds[i].stats.samples, kHotPages * 4 * (i + 1));
+  }
+  EXPECT_EQ(source_.polls, 20);
+  ExpectTornDown();
+  EXPECT_TRUE(absl::StrContains(
+      log_.str(), "hotpage attach: t=0.2s round=1 samples=64 hot_pages="))
+      << log_.str();
+  EXPECT_TRUE(absl::StrContains(log_.str(),
+                                "hotpage attach: --duration 1 s reached after "
+                                "1.0 s; promoted 0 pages"))
+      << log_.str();
+}
+
+TEST_F(AttachLoopTest, DryRunDecidesAndReportsButMovesNothing) {
+  options_.dry_run = true;
+  ASSERT_TRUE(Run().ok());
+  const AttachStats& s = recorder_.published.back().stats;
+  // Nothing moved, so every round (200 ms apart over 2 s) plans the same
+  // promotions again.
+  EXPECT_EQ(s.rounds, 9u);
+  EXPECT_EQ(s.planned_promotions, kHotPages * s.rounds);
+  EXPECT_EQ(s.migrator.promoted_pages, 0u);
+  EXPECT_EQ(s.migrator.submitted, 0u);
+  EXPECT_TRUE(s.dry_run);
+  EXPECT_EQ(mover_.move_calls(), 0u);
+  EXPECT_EQ(mover_.CountOn(2), static_cast<size_t>(kHotPages));
+  EXPECT_EQ(migrator_->state(), MigratorState::kNotStarted);
+  EXPECT_TRUE(absl::StrContains(AttachStatsJson(s), "\"dry_run\": true"));
+}
+
+// The migrator measures hot_to_moved on its own clock against the round's
+// stamp: with the loop's clock being the migrator's, a move that takes 300 ms
+// of (fake) time after the round shows as >= 300 ms. Stamped with wall time
+// (absl::Now()), every latency was negative and recorded as 0.
+TEST_F(AttachLoopTest, MovesHotPagesAndMeasuresHotToMovedOnTheMigratorsClock) {
+  mover_.SetCallHook([this](FakePageMover::Op op) {
+    if (op == FakePageMover::Op::kMove) clock_.Advance(absl::Milliseconds(300));
+  });
+  ASSERT_TRUE(Run().ok()) << log_.str();
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
+  const AttachStats& s = recorder_.published.back().stats;
+  EXPECT_EQ(s.migrator.promoted_pages, static_cast<uint64_t>(kHotPages));
+  ASSERT_EQ(s.migrator.hot_to_moved.count(), static_cast<uint64_t>(kHotPages));
+  EXPECT_GE(s.migrator.hot_to_moved.max(), absl::Milliseconds(300));
+  // At most the move plus the run's length (the loop's polls advance the
+  // same clock meanwhile).
+  EXPECT_LE(s.migrator.hot_to_moved.max(), absl::Milliseconds(300 + 2500));
+  EXPECT_GT(s.migrator.hot_to_moved.Quantile(0.5), absl::ZeroDuration());
+  EXPECT_FALSE(absl::StrContains(AttachStatsJson(s), "\"max\": 0\n"))
+      << AttachStatsJson(s);
+  EXPECT_EQ(migrator_->state(), MigratorState::kStopped);
+}
+
+TEST_F(AttachLoopTest, TargetExitEndsTheRunCleanly) {
+  source_.hook = [this](int poll) {
+    if (poll == 6) alive_ = false;
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(loop_->stop_reason(), "the process exited");
+  EXPECT_EQ(source_.polls, 6);
+  EXPECT_EQ(Rounds().size(), 1u);
+  ExpectTornDown();
+}
+
+TEST_F(AttachLoopTest, SourceSeeingTheTargetGoneEndsCleanly) {
+  source_.hook = [](int poll) {
+    return poll == 5 ? absl::NotFoundError("DAMON stopped: target exited")
+                     : absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(loop_->stop_reason(), "the process exited");
+  EXPECT_EQ(Rounds().size(), 1u);  // at poll 4 (200 ms)
+  ExpectTornDown();
+}
+
+TEST_F(AttachLoopTest, SourceFailureEndsTheRunWithItsErrorAfterTeardown) {
+  source_.hook = [](int poll) {
+    return poll == 9 ? absl::InternalError("perf ring: read failed")
+                     : absl::OkStatus();
+  };
+  absl::Status s = Run();
+  EXPECT_EQ(s, absl::InternalError("perf ring: read failed"));
+  EXPECT_EQ(Rounds().size(), 2u);
+  ExpectTornDown();
+}
+
+TEST_F(AttachLoopTest, TerminationFlagEndsTheRunBetweenRoundsWithTeardown) {
+  source_.hook = [this](int poll) {
+    if (poll == 7) stop_.store(true);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(loop_->stop_reason(), "interrupted");
+  EXPECT_EQ(source_.polls, 7);
+  EXPECT_EQ(Rounds().size(), 1u);
+  EXPECT_EQ(migrator_->state(), MigratorState::kStopped);
+  ExpectTornDown();
+}
+
+// A real SIGTERM through TerminationSignalThread, as `hotpage attach` wires
+// it: the loop ends at the first poll after the signal thread set the flag.
+TEST_F(AttachLoopTest, SigtermEndsTheRunWithTeardown) {
+  absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
+      TerminationSignalThread::Start(
+          [this](int) { stop_.store(true, std::memory_order_relaxed); },
+          {SIGTERM});
+  ASSERT_TRUE(signals.ok()) << signals.status();
+  options_.duration_s = 3600;
+  source_.hook = [this](int poll) {
+    if (poll == 3) kill(getpid(), SIGTERM);
+    if (poll > 3) absl::SleepFor(absl::Milliseconds(1));  // let it arrive
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(loop_->stop_reason(), "interrupted");
+  EXPECT_GE(source_.polls, 3);
+  EXPECT_EQ((*signals)->received(), 1);
+  ExpectTornDown();
+}
+
+TEST_F(AttachLoopTest, MigratorFailureEndsTheRun) {
+  // The round's promotions reach move_pages, which refuses (no
+  // CAP_SYS_NICE): the migrator ends in kFailed and so does the loop.
+  mover_.InjectCallError(FakePageMover::Op::kMove, EPERM, 1000);
+  source_.hook = [](int poll) {
+    if (poll > 4) absl::SleepFor(absl::Milliseconds(1));  // its thread
+    return absl::OkStatus();
+  };
+  options_.duration_s = 3600;
+  absl::Status s = Run();
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.message(), "CAP_SYS_NICE")) << s;
+  EXPECT_EQ(loop_->stop_reason(), "the migrator failed");
+  EXPECT_EQ(mover_.CountOn(2), static_cast<size_t>(kHotPages));
+  ExpectTornDown();
+}
+
+// Reads a whole file; nullopt if missing.
+std::optional<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_F(AttachLoopTest, StatsFilesAreReplacedAtomicallyEveryRound) {
+  const std::string dir = tree_.root() + "/stats";
+  tree_.Mkdir("/stats");
+  const std::string json = dir + "/attach.json";
+  const std::string prom = dir + "/attach.prom";
+  AttachStatsFiles files(json, prom, &log_);
+  stats_sink_ = &files;
+  options_.dry_run = true;
+  options_.duration_s = 1;
+  // Before every poll's samples: what the files hold now.
+  struct Seen {
+    ino_t inode;
+    std::string json;
+  };
+  std::vector<Seen> seen;
+  source_.hook = [&](int) {
+    struct stat st;
+    if (stat(json.c_str(), &st) == 0) seen.push_back({st.st_ino, *Slurp(json)});
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok());
+  // Rounds at polls 4, 8, 12, 16: one version of the file each, each a new
+  // inode (renamed over the old one, never rewritten in place).
+  std::vector<Seen> versions;
+  for (const Seen& s : seen) {
+    if (versions.empty() || versions.back().json != s.json)
+      versions.push_back(s);
+  }
+  ASSERT_EQ(versions.size(), 4u);
+  for (size_t i = 0; i < versions.size(); ++i) {
+    EXPECT_TRUE(absl::StrContains(versions[i].json,
+                                  absl::StrCat("\"rounds\": ", i + 1, ",")))
+        << versions[i].json;
+    if (i > 0) EXPECT_NE(versions[i].inode, versions[i - 1].inode);
+  }
+  // The final write, and no temporary files left behind.
+  std::optional<std::string> last = Slurp(json);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_TRUE(absl::StrContains(*last, "\"source\": \"scripted\""));
+  std::optional<std::string> last_prom = Slurp(prom);
+  ASSERT_TRUE(last_prom.has_value());
+  EXPECT_TRUE(absl::StrContains(*last_prom, "hotpage_samples_total 320\n"))
+      << *last_prom;
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') names.push_back(e->d_name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"attach.json", "attach.prom"}));
+}
+
+// The stats formats, pinned: dashboards parse them.
+TEST(AttachStatsTest, JsonAndPrometheusFormats) {
+  AttachStats s;
+  s.rounds = 3;
+  s.samples = 1200;
+  s.hot_pages = 40;
+  s.hot_pages_by_node = {{0, 30}, {2, 10}};
+  s.planned_promotions = 12;
+  s.planned_demotions = 2;
+  s.planned_locality = 1;
+  s.promoted_entries = 4;
+  s.yield_hits = 6;
+  s.cpu_seconds = 0.25;
+  s.migrator.promoted_pages = 10;
+  s.migrator.demoted_pages = 2;
+  s.migrator.promoted_bytes = 40960;
+  s.migrator.demoted_bytes = 8192;
+  s.migrator.failed_pages_by_errno = {{EBUSY, 1}};
+  s.migrator.pingpong_pages = 1;
+  s.migrator.hot_to_moved.Record(absl::Milliseconds(3));
+  s.source = "pebs";
+  s.damon_recovered = "kdamond 0 of pid 12";
+  EXPECT_EQ(AttachStatsJson(s), R"({
+  "promoted_pages": 10,
+  "demoted_pages": 2,
+  "promoted_bytes": 40960,
+  "demoted_bytes": 8192,
+  "failed_pages": {
+    "EBUSY": 1
+  },
+  "failed_pages_total": 1,
+  "pingpong_pages": 1,
+  "samples": 1200,
+  "hot_pages": 40,
+  "hot_pages_by_node": {
+    "0": 30,
+    "2": 10
+  },
+  "promotion_yield": 1.5,
+  "hot_to_moved_ms": {
+    "count": 1,
+    "p50": 3,
+    "p99": 3,
+    "max": 3
+  },
+  "planned_promotions": 12,
+  "planned_demotions": 2,
+  "planned_locality": 1,
+  "rounds": 3,
+  "dry_run": false,
+  "source": "pebs",
+  "cpu_seconds": 0.25,
+  "damon": {
+    "recovered": "kdamond 0 of pid 12"
+  }
+}
+)");
+  EXPECT_EQ(AttachStatsProm(s),
+            R"(# HELP hotpage_promoted_pages_total Pages moved to a faster tier.
+# TYPE hotpage_promoted_pages_total counter
+hotpage_promoted_pages_total 10
+# HELP hotpage_demoted_pages_total Pages moved to a slower tier.
+# TYPE hotpage_demoted_pages_total counter
+hotpage_demoted_pages_total 2
+# HELP hotpage_failed_pages_total Pages move_pages failed to move, by errno.
+# TYPE hotpage_failed_pages_total counter
+hotpage_failed_pages_total{errno="EBUSY"} 1
+# HELP hotpage_pingpong_pages_total Pages put on hold for moving back and forth.
+# TYPE hotpage_pingpong_pages_total counter
+hotpage_pingpong_pages_total 1
+# HELP hotpage_samples_total Samples ingested.
+# TYPE hotpage_samples_total counter
+hotpage_samples_total 1200
+# HELP hotpage_hot_pages 4 KiB pages at or above the hot threshold.
+# TYPE hotpage_hot_pages gauge
+hotpage_hot_pages 40
+# HELP hotpage_hot_pages_by_node Hot 4 KiB pages per NUMA node.
+# TYPE hotpage_hot_pages_by_node gauge
+hotpage_hot_pages_by_node{node="0"} 30
+hotpage_hot_pages_by_node{node="2"} 10
+# HELP hotpage_promotion_yield Samples on promoted pages after promotion, per promoted page.
+# TYPE hotpage_promotion_yield gauge
+hotpage_promotion_yield 1.5
+)");
+}
+
+}  // namespace
+}  // namespace hotpage

@@ -1,0 +1,137 @@
+// What one policy round costs the attach loop's thread (attach_loop.h,
+// Threading), at realistic table sizes: N live entries (64k, 256k, 1M
+// distinct 4 KiB pages sampled), half of them on the slow node, over an
+// in-memory view (the engine's own work; live, the node queries add about
+// 1 us per page). Also the ingest rate of the same engine (samples/s), the
+// other half of the loop. Compare the round time with the poll interval
+// (50 ms) and with how long the perf rings take to fill.
+//
+//   bazel run -c opt //tools/attach:attach_round_benchmark
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "benchmark/benchmark.h"
+#include "policy/engine.h"
+#include "policy/topology.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kBase = 0x7f0000000000;
+constexpr uint64_t kSec = 1000000000;
+constexpr uint32_t kPid = 42;
+
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, uint64_t bytes) {
+  NodeInfo n;
+  n.id = id;
+  n.cpus = std::move(cpus);
+  n.memory_bytes = bytes;
+  n.distance = std::move(distance);
+  n.tier = tier;
+  n.package = 0;
+  return n;
+}
+
+// DRAM node 0 with cpu 0 and a CPU-less slower node 1, 16 GiB each.
+Topology TwoTiers() {
+  Topology t;
+  t.nodes.push_back(Node(0, {0}, {10, 20}, 0, 16 * kGiB));
+  t.nodes.push_back(Node(1, {}, {20, 10}, 1, 16 * kGiB));
+  t.tiers = {MemoryTier{0, {0}}, MemoryTier{1, {1}}};
+  t.packages = {Package{0, {0, 1}}};
+  return t;
+}
+
+// Even pages on node 0, odd ones on node 1; plenty of free memory.
+class HalfAndHalfView : public MemoryView {
+ public:
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override {
+    for (size_t i = 0; i < pages.size(); ++i) {
+      status[i] = static_cast<int>((pages[i] / kPage) & 1);
+    }
+    return 0;
+  }
+  std::vector<NumaMapsRange> Ranges() override { return {}; }
+  std::vector<NodeFree> Free() override {
+    return {{0, 8 * kGiB}, {1, 8 * kGiB}};
+  }
+};
+
+std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo, size_t pages) {
+  EngineOptions opt;
+  opt.address_space = kPid;
+  opt.footprint_pages = pages;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> e =
+      PolicyEngine::Create(topo, PlacementConfig{}, opt);
+  if (!e.ok()) std::abort();
+  return std::move(*e);
+}
+
+// `n` samples over `pages` pages, page i sampled about (i % 8) + 1 times
+// out of 8 (a skewed heat).
+std::vector<Sample> Samples(size_t pages, size_t n, uint64_t t) {
+  std::vector<Sample> out;
+  out.reserve(n);
+  for (size_t i = 0; out.size() < n; ++i) {
+    const size_t p = i % pages;
+    if ((i / pages) % 8 > p % 8) continue;
+    Sample s;
+    s.vaddr = kBase + p * kPage;
+    s.time_ns = t;
+    s.pid = kPid;
+    s.cpu = 0;
+    s.period = 1;
+    out.push_back(s);
+  }
+  return out;
+}
+
+void BM_Round(benchmark::State& state) {
+  const size_t pages = static_cast<size_t>(state.range(0));
+  const Topology topo = TwoTiers();
+  std::unique_ptr<PolicyEngine> engine = MakeEngine(topo, pages);
+  HalfAndHalfView view;
+  engine->Start(0);
+  const std::vector<Sample> samples = Samples(pages, pages * 4, kSec / 2);
+  uint64_t t = kSec;
+  for (auto _ : state) {
+    state.PauseTiming();
+    engine->Ingest(samples);  // keeps every entry live across epochs
+    state.ResumeTiming();
+    RoundReport r = engine->RunRound(view, t);
+    benchmark::DoNotOptimize(r);
+    t += kSec;
+  }
+  state.counters["live_entries"] =
+      static_cast<double>(engine->RunRound(view, t).live_entries);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(pages));
+}
+BENCHMARK(BM_Round)
+    ->Arg(64 << 10)
+    ->Arg(256 << 10)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Ingest(benchmark::State& state) {
+  const size_t pages = static_cast<size_t>(state.range(0));
+  const Topology topo = TwoTiers();
+  std::unique_ptr<PolicyEngine> engine = MakeEngine(topo, pages);
+  engine->Start(0);
+  const std::vector<Sample> samples = Samples(pages, 4096, kSec / 2);
+  for (auto _ : state) engine->Ingest(samples);
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<int64_t>(samples.size()));
+}
+BENCHMARK(BM_Ingest)->Arg(64 << 10)->Arg(1 << 20);
+
+}  // namespace
+}  // namespace hotpage

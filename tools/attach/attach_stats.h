@@ -1,0 +1,84 @@
+// What `hotpage attach` reports about a run, and the two file formats it
+// reports it in: --stats-json (JSON) and --prom-file (Prometheus text, for
+// node_exporter's textfile collector). AttachLoop (attach_loop.h) fills an
+// AttachStats every round and hands it to an AttachStatsSink; AttachStatsFiles
+// is the sink that rewrites both files atomically (tools/base/atomic_file.h),
+// so a reader never sees a torn file.
+
+#ifndef HOTPAGE_TOOLS_ATTACH_ATTACH_STATS_H_
+#define HOTPAGE_TOOLS_ATTACH_ATTACH_STATS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "migrator/stats.h"
+#include "sampler/hintfault/numa_balancing_controller.h"
+#include "sampler/write_fault_rearm.h"
+
+namespace hotpage {
+
+// Everything the stats files report.
+struct AttachStats {
+  uint64_t rounds = 0;
+  uint64_t samples = 0;
+  uint64_t hot_pages = 0;  // 4 KiB pages at or above the round's hot threshold
+  std::map<int, uint64_t> hot_pages_by_node;
+  uint64_t planned_promotions = 0;  // pages (4 KiB) the policy chose to promote
+  uint64_t planned_demotions = 0;
+  uint64_t planned_locality = 0;  // pages (4 KiB) moved by --locality in a tier
+  uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
+  uint64_t yield_hits = 0;  // samples that hit promoted entries afterwards
+  double cpu_seconds = 0;   // the loop thread's CPU time since the start
+  MigratorStats migrator;
+  bool dry_run = false;
+  std::string source;  // the sample source's name: pebs, damon, ...
+  // --source hintfault: its watchdog's stats.
+  const NumaBalancingController* hintfault = nullptr;
+  // --write-faults: re-arm stats.
+  const WriteFaultRearm* write_faults = nullptr;
+  // --source damon: the stale kdamond DamonSource::Start removed, if any.
+  std::string damon_recovered;
+};
+
+// Pages move_pages failed to move, over every errno.
+uint64_t FailedTotal(const MigratorStats& m);
+
+// The --stats-json document (indented, ends with a newline).
+std::string AttachStatsJson(const AttachStats& s);
+
+// The --prom-file document.
+std::string AttachStatsProm(const AttachStats& s);
+
+// Where the loop publishes its stats: after every round, and once more at
+// the end (after the migrator stopped). Called on the loop's thread.
+class AttachStatsSink {
+ public:
+  virtual ~AttachStatsSink() = default;
+  virtual void Publish(const AttachStats& stats, bool final) = 0;
+};
+
+// Rewrites --stats-json and --prom-file atomically on every Publish. A
+// failed write after a round is reported on `log` ("hotpage attach: " and
+// the error) and the run goes on; at the end it is ignored. Unset paths are
+// not written.
+class AttachStatsFiles : public AttachStatsSink {
+ public:
+  AttachStatsFiles(std::optional<std::string> json_path,
+                   std::optional<std::string> prom_path, std::ostream* log)
+      : json_path_(std::move(json_path)),
+        prom_path_(std::move(prom_path)),
+        log_(log) {}
+  void Publish(const AttachStats& stats, bool final) override;
+
+ private:
+  const std::optional<std::string> json_path_;
+  const std::optional<std::string> prom_path_;
+  std::ostream* const log_;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_ATTACH_ATTACH_STATS_H_

@@ -1,0 +1,240 @@
+// SimulatedMemory: a tiered memory in a map, for `hotpage simulate` (the
+// replay simulator) and for tests: what move_pages(2) and the nodes'
+// meminfo are to `hotpage attach`.
+//
+// How the pieces fit:
+//
+//   trace sample --Touch()--> first-touch placement (the kernel's default
+//        |                     local allocation, spilling by SLIT distance)
+//        v
+//   page -> node map  <--Move()-- a policy's migration (for the hotpage
+//        |                        policy attach's Migrator, through a
+//        |                        SimulatedPageMover: sim_migration.h; the
+//        |                        baselines move directly), capacity
+//        |                        enforced (-ENOMEM), cost and ping-pong
+//        |                        accounted
+//        v
+//   MemoryView (policy/engine.h): QueryNodes from the map, Free() from the
+//   capacities, holds and back-offs from an optional MoveGate (the
+//   Migrator's ping-pong tracker and ENOMEM back-off, asked at the view's
+//   time).
+//
+// Nodes and capacities. The nodes are a Topology's memory nodes; each has
+// a capacity in 4 KiB pages given by the caller (the simulator scales the
+// machine to the trace's footprint: ScaleMachine() in sim_machine.h), never
+// exceeded: a first touch spills to the next node, a move fails like
+// move_pages' per-page -ENOMEM. The Topology the engine sees should carry
+// the same capacities as memory_bytes (its watermarks are fractions of
+// them); ScaleMachine() returns both (SimMachine::topology and
+// SimMachine::capacities).
+//
+// First touch (Touch): the node of the sampling CPU if it has memory and
+// room; otherwise the nearest node with room by SLIT distance from it (ties
+// to the lower id), as the kernel's zonelist fallback under the default
+// local policy. A CPU the topology does not know (or kUnknownCpu) counts
+// as the first node of the fastest tier. "Room" for an allocation means
+// free pages above the node's low watermark (first_touch_reserve_fraction
+// of it: the page allocator's fast path skips a zone below WMARK_LOW and
+// falls back to the next, mm/page_alloc.c get_page_from_freelist()), while
+// a migration may use the node to the last page (it allocates with the min
+// watermark, which the simulation takes as 0).
+//
+// Cost model (documented in MigrationCost): each moved 4 KiB page costs
+// per_page_ns (unmap, remap, TLB flush share) plus its copy, 4096 bytes at
+// the smaller of the source's and the target's read bandwidth (HMAT, else
+// derived from SLIT distance); callers add per-call costs (a move_pages
+// call's fixed cost) with AddOverheadNs().
+//
+// Ping-pong (the report's metric): a move that brings a page back to a tier
+// it left at most pingpong_window_ns earlier counts once. This differs from
+// PingPongTracker's hold rule (more than max_reversals reversals); the hold
+// belongs to the migrator that enforces it.
+//
+// Memory: one hash-map entry (16 bytes of state) per page ever touched:
+// bounded by the footprint, never by the trace's length.
+//
+// Thread-compatible: one thread drives a simulation.
+
+#ifndef HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
+#define HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "policy/engine.h"
+#include "policy/topology.h"
+
+namespace hotpage {
+
+inline constexpr uint64_t kSimPageBytes = 4096;
+
+// Where a migration's time goes. Defaults: per_page_ns is the kernel's
+// work per migrated base page besides the copy (isolate, unmap, remap, its
+// share of the batched TLB flush), about 2 us on current servers;
+// per_call_ns is a move_pages(2) call's fixed cost, ~70 us measured on this
+// project's host (migrator/README.md), charged by SimulatedPageMover only
+// (the kernel's own migration paths, used by the tpp and memtis models,
+// make no system call).
+struct MigrationCost {
+  uint64_t per_page_ns = 2000;
+  uint64_t per_call_ns = 70000;
+};
+
+struct SimNodeCapacity {
+  int node = -1;
+  uint64_t pages = 0;  // 4 KiB pages; 0: the node takes no pages
+};
+
+struct SimulatedMemoryOptions {
+  // One entry per topology node that takes pages; nodes not listed have
+  // capacity 0.
+  std::vector<SimNodeCapacity> capacities;
+  MigrationCost cost;
+  uint64_t pingpong_window_ns = 60000000000;  // 60 s, as PingPongOptions
+  // Free pages first touch leaves on a node, as a fraction of it (rounded
+  // down): the kernel's low watermark less its min, watermark_scale_factor
+  // 10 / 10000 (mm/page_alloc.c __setup_per_zone_wmarks()).
+  double first_touch_reserve_fraction = 0.001;
+  // Pages expected (the footprint): the page map is sized once.
+  size_t expected_pages = 0;
+};
+
+// What a policy may not do now, asked at a simulated time (SimMigration
+// answers from the Migrator's IsHeld / BackedOffNodes, as attach's
+// LiveMemoryView asks the live Migrator).
+class MoveGate {
+ public:
+  virtual ~MoveGate() = default;
+  virtual bool IsHeld(uint64_t vaddr, uint64_t now_ns) const = 0;
+  virtual std::vector<int> BackedOffNodes(uint64_t now_ns) const = 0;
+};
+
+// Running totals. Promotions and demotions compare the tier ranks of the
+// source and the target; moves within a tier count as lateral.
+struct SimMemoryCounters {
+  uint64_t touched_pages = 0;  // first touches placed
+  uint64_t spilled_pages = 0;  // ... not on their preferred node
+  uint64_t unplaced_samples = 0;  // every node full (cannot happen with
+                                  // the simulator's slack; counted)
+  uint64_t promoted_pages = 0;
+  uint64_t demoted_pages = 0;
+  uint64_t lateral_pages = 0;
+  uint64_t bytes_migrated = 0;
+  uint64_t pingpongs = 0;
+  uint64_t failed_enomem = 0;  // moves refused: target full
+  uint64_t migration_ns = 0;   // modelled time spent migrating
+};
+
+class SimulatedMemory : public MemoryView {
+ public:
+  // `topology` must outlive the memory. Errors: a capacity for a node the
+  // topology lacks, no node with capacity.
+  static absl::StatusOr<std::unique_ptr<SimulatedMemory>> Create(
+      const Topology& topology, const SimulatedMemoryOptions& options);
+
+  // The node of the page holding `vaddr`, placing it by first touch if it
+  // has none yet (see the file comment). -ENOMEM if every node is full.
+  // Allocation-free once the map holds expected_pages.
+  int Touch(uint64_t vaddr, uint32_t cpu, uint64_t now_ns);
+
+  // The node of the page holding `vaddr`, or -ENOENT (never touched).
+  int NodeOf(uint64_t vaddr) const;
+
+  struct MoveResult {
+    int status = 0;        // the target node, or -errno (-ENOENT, -ENOMEM,
+                           // -EINVAL for a node with no capacity)
+    uint64_t cost_ns = 0;  // modelled time of this page's migration
+  };
+  // Moves the page holding `vaddr` to `to_node` at `now_ns`. A page
+  // already there is a success that costs nothing (as move_pages reports
+  // it).
+  MoveResult Move(uint64_t vaddr, int to_node, uint64_t now_ns);
+
+  // Adds modelled time not tied to a page (a system call's fixed cost).
+  void AddOverheadNs(uint64_t ns) { counters_.migration_ns += ns; }
+
+  // Called after every successful move that changed a page's node.
+  using MoveListener =
+      std::function<void(uint64_t now_ns, uint64_t vaddr, int from, int to)>;
+  void set_move_listener(MoveListener l) { listener_ = std::move(l); }
+
+  // The view's clock (holds and back-offs are asked about "now") and gate.
+  void set_now(uint64_t now_ns) { now_ns_ = now_ns; }
+  void set_gate(const MoveGate* gate) { gate_ = gate; }
+
+  // Per node. Unknown nodes: capacity 0, not fast, tier -1.
+  uint64_t capacity_pages(int node) const;
+  uint64_t used_pages(int node) const;
+  uint64_t free_pages(int node) const;
+  bool is_fast(int node) const;
+  int tier(int node) const;  // rank, 0 = fastest; -1 unknown
+  double read_latency_ns(int node) const;
+  double bandwidth_bytes_per_sec(int node) const;
+  // Nodes with capacity, ascending id; and those of the fastest tier.
+  const std::vector<int>& nodes() const { return nodes_; }
+  const std::vector<int>& fast_nodes() const { return fast_nodes_; }
+  // The node of `cpu` (-1 if none has it).
+  int NodeOfCpu(uint32_t cpu) const;
+  // Where the kernel's demotion would send a page from `node` (nodes of the
+  // next slower tier, nearest first; memory-tiers.c node_demotion[]).
+  const std::vector<int>& DemotionTargets(int node) const;
+
+  const SimMemoryCounters& counters() const { return counters_; }
+  size_t pages() const { return pages_.size(); }
+  const Topology& topology() const { return topology_; }
+
+  // Every page and its node, ascending address (tests, small memories).
+  std::vector<std::pair<uint64_t, int>> Snapshot() const;
+
+  // MemoryView.
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override;
+  std::vector<NumaMapsRange> Ranges() override { return {}; }
+  std::vector<NodeFree> Free() override;
+  std::vector<int> BackedOffNodes() override;
+  bool IsHeld(uint64_t vaddr) override;
+
+ private:
+  struct PageState {
+    int16_t node = -1;
+    int16_t left_tier = -1;  // tier of the last move's source
+    uint32_t pad = 0;
+    uint64_t left_ns = 0;    // when it left that tier
+  };
+  struct NodeState {
+    uint64_t capacity = 0;
+    uint64_t used = 0;
+    uint64_t reserve = 0;  // left free by first touch
+    int tier = -1;
+    double latency_ns = 0;
+    double bandwidth = 0;  // bytes per second
+    std::vector<int> fallback;  // first-touch order from this node
+    std::vector<int> demotion;  // demotion targets
+  };
+
+  SimulatedMemory(const Topology& topology, const SimulatedMemoryOptions& options);
+  const NodeState* Find(int node) const;
+  NodeState* Find(int node);
+
+  const Topology& topology_;
+  const SimulatedMemoryOptions options_;
+  std::vector<NodeState> node_state_;  // by node id
+  std::vector<int> nodes_;
+  std::vector<int> fast_nodes_;
+  std::vector<int16_t> node_of_cpu_;
+  absl::flat_hash_map<uint64_t, PageState> pages_;  // by page number
+  SimMemoryCounters counters_;
+  MoveListener listener_;
+  const MoveGate* gate_ = nullptr;
+  uint64_t now_ns_ = 0;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_SIMULATE_SIMULATED_MEMORY_H_
