@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
       esac
       shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "run_tests.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
