@@ -432,7 +432,7 @@ TEST(TopologyFeatures, FromSysfsTree) {
 // use.
 TEST(TopologyFeatures, PmuAsTheSamplerSeesIt) {
   FakeTree t;
-  Build(t, {{0, {0}, {10}}});
+  Build(t, {{0, {0}, {10}, {}}});
   t.Write("/sys/bus/event_source/devices/cpu/type", "4\n");
   t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
   t.Write("/sys/bus/event_source/devices/cpu_core/type", "8\n");
