@@ -1,8 +1,8 @@
 // Ingest throughput of hotpage's HotnessTable against its peers and the
 // ceiling, in one binary and one run:
 //
-//   bazel run -c opt //hotness:hotness_table_benchmark -- \
-//       --benchmark_min_time=0.1 --benchmark_repetitions=2
+//   bazel run -c opt //hotness:hotness_table_benchmark --
+//       --benchmark_min_time=0.1 --benchmark_repetitions=2    (one line)
 //
 // Benchmarks are named BM_Ingest/<impl>/<dist>/<pages>/manual_time/threads:<n>
 // with impl in {hotpage, hotpage_1x, hotpage_decay, tbb, absl_mutex, libcds,

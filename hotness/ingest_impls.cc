@@ -85,7 +85,7 @@ using ::hotpage::internal::MixKey;
 // (SIGMOD'94), the Zipfian generator YCSB uses: rank 0 is the hottest.
 class ZipfGenerator {
  public:
-  ZipfGenerator(uint64_t n, double theta) : n_(n), theta_(theta) {
+  ZipfGenerator(uint64_t n, double theta) : n_(n) {
     for (uint64_t i = 1; i <= n; ++i)
       zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
     const double zeta2 = 1.0 + std::pow(0.5, theta);
@@ -104,7 +104,6 @@ class ZipfGenerator {
 
  private:
   uint64_t n_;
-  double theta_;
   double zetan_ = 0;
   double alpha_ = 0;
   double eta_ = 0;

@@ -82,20 +82,31 @@ TEST(MigratorStressTest, RacingSubmittersReadersAndControl) {
 
   std::atomic<bool> done{false};
   std::atomic<uint64_t> offered{0};
+  std::atomic<int> submitters_left{kSubmitters};
+  // Reader passes made while a submitter was still submitting; submitters
+  // start once the reader has, so on a loaded host too this is above 0.
+  std::atomic<bool> reading{false};
+  std::atomic<uint64_t> racing_reads{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < kSubmitters; ++i) {
-    threads.emplace_back(Submitter, &m, i + 1, &offered);
+    threads.emplace_back([&, i] {
+      while (!reading.load(std::memory_order_relaxed)) std::this_thread::yield();
+      Submitter(&m, i + 1, &offered);
+      submitters_left.fetch_sub(1, std::memory_order_relaxed);
+    });
   }
   std::thread reader([&] {
+    reading.store(true, std::memory_order_relaxed);  // a start flag only
     uint64_t n = 0;
     while (!done.load(std::memory_order_relaxed)) {
+      if (submitters_left.load(std::memory_order_relaxed) > 0)
+        racing_reads.fetch_add(1, std::memory_order_relaxed);
       MigratorStats s = m.Snapshot();
       n += s.moved_pages();
       n += m.IsHeld(kBase + (n % kPages) * kBasePageBytes);
       n += m.IsNodeBackedOff(0);
       n += m.BackedOffNodes().size();
     }
-    EXPECT_GE(n, 0u);
   });
   std::thread control([&] {
     int i = 0;
@@ -113,6 +124,7 @@ TEST(MigratorStressTest, RacingSubmittersReadersAndControl) {
   done.store(true);
   reader.join();
   control.join();
+  EXPECT_GT(racing_reads.load(), 0u) << "the reader never ran beside a submitter";
   ASSERT_TRUE(m.WaitUntilIdle(absl::Seconds(120)));
   m.Stop();
 

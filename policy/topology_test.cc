@@ -97,8 +97,8 @@ using Nodes = std::vector<std::vector<int>>;
 std::vector<FakeNode> KernelExample1() {
   return {{0, {0}, {10, 20, 30, 40}, {}, 0},
           {1, {1}, {20, 10, 40, 30}, {}, 1},
-          {2, {}, {30, 40, 10, 40}},
-          {3, {}, {40, 30, 40, 10}}};
+          {2, {}, {30, 40, 10, 40}, {}},
+          {3, {}, {40, 30, 40, 10}, {}}};
 }
 
 TEST(Topology, KernelExample1FromKernelTiers) {
@@ -137,7 +137,7 @@ TEST(Topology, KernelExample1FromDistanceAlone) {
 std::vector<FakeNode> KernelExample2(bool with_hmat) {
   std::vector<FakeNode> n = {{0, {0}, {10, 20, 30}, {}, 0},
                              {1, {1}, {20, 10, 30}, {}, 1},
-                             {2, {}, {30, 30, 10}}};
+                             {2, {}, {30, 30, 10}, {}}};
   if (with_hmat) {
     n[0].hmat = FakeHmat{80, 80, 20480, 20480, {0}};
     n[1].hmat = FakeHmat{80, 80, 20480, 20480, {1}};
@@ -185,8 +185,8 @@ TEST(Topology, KernelExample2WithoutHmatFallsBackToDistance) {
 //      2  30   40   10
 //   memory_tiers0 = 1, memory_tiers1 = 0, memory_tiers2 = 2
 std::vector<FakeNode> KernelExample3(bool with_hmat) {
-  std::vector<FakeNode> n = {{0, {0, 1}, {10, 20, 30}}, {1, {}, {20, 10, 40}},
-                             {2, {}, {30, 40, 10}}};
+  std::vector<FakeNode> n = {{0, {0, 1}, {10, 20, 30}, {}}, {1, {}, {20, 10, 40}, {}},
+                             {2, {}, {30, 40, 10}, {}}};
   if (with_hmat) {
     n[0].hmat = FakeHmat{80, 80, 20480, 20480, {0}};
     n[1].hmat = FakeHmat{60, 60, 102400, 102400, {0}};
@@ -260,7 +260,7 @@ TEST(Topology, PartialHmatFallsBackToDistance) {
   FakeTree t;
   Build(t, {{0, {0}, {10, 20, 30}, FakeHmat{80, 80, 20480, 20480, {0}}},
             {1, {}, {20, 10, 40}, FakeHmat{250, 250, 8192, 8192, {0}}},
-            {2, {}, {30, 40, 10}}});  // no HMAT for node 2
+            {2, {}, {30, 40, 10}, {}}});  // no HMAT for node 2
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
   EXPECT_EQ(topo->tier_source, TierSource::kDistance);
@@ -282,7 +282,7 @@ TEST(Topology, HmatInitiatorBeatsDistanceForPackage) {
 
 TEST(Topology, SingleNodeMachine) {
   FakeTree t;
-  Build(t, {{0, {0, 1}, {10}}});
+  Build(t, {{0, {0, 1}, {10}, {}}});
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
   EXPECT_EQ(TierNodes(*topo), (Nodes{{0}}));
@@ -294,7 +294,7 @@ TEST(Topology, SingleNodeMachine) {
 TEST(Topology, OfflineNodesAreSkipped) {
   FakeTree t;
   // Node 1 exists (possible) but is offline: no directory, not in rows.
-  Build(t, {{0, {0}, {10, 20}}, {2, {}, {20, 10}}});
+  Build(t, {{0, {0}, {10, 20}, {}}, {2, {}, {20, 10}, {}}});
   t.Write("/sys/devices/system/node/possible", "0-2\n");
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
@@ -335,35 +335,35 @@ TEST(TopologyErrors, EmptyOnlineFile) {
 
 TEST(TopologyErrors, OnlineNodeWithoutDirectory) {
   FakeTree t;
-  Build(t, {{0, {0}, {10, 20}}});
+  Build(t, {{0, {0}, {10, 20}, {}}});
   t.Write("/sys/devices/system/node/online", "0-1\n");
   ExpectErrorNaming(t, "/sys/devices/system/node/node1", "does not exist");
 }
 
 TEST(TopologyErrors, MissingCpulist) {
   FakeTree t;
-  Build(t, {{0, {0}, {10}}});
+  Build(t, {{0, {0}, {10}, {}}});
   t.Remove("/sys/devices/system/node/node0/cpulist");
   ExpectErrorNaming(t, "/sys/devices/system/node/node0/cpulist", "ENOENT");
 }
 
 TEST(TopologyErrors, GarbageMeminfo) {
   FakeTree t;
-  Build(t, {{0, {0}, {10}}});
+  Build(t, {{0, {0}, {10}, {}}});
   t.Write("/sys/devices/system/node/node0/meminfo", "Node 0 MemTotal: lots\n");
   ExpectErrorNaming(t, "/sys/devices/system/node/node0/meminfo", "MemTotal");
 }
 
 TEST(TopologyErrors, DistanceRowOfWrongLength) {
   FakeTree t;
-  Build(t, {{0, {0}, {10, 20}}, {1, {}, {20, 10}}});
+  Build(t, {{0, {0}, {10, 20}, {}}, {1, {}, {20, 10}, {}}});
   t.Write("/sys/devices/system/node/node1/distance", "20\n");
   ExpectErrorNaming(t, "/sys/devices/system/node/node1/distance", "expected 2 distances");
 }
 
 TEST(TopologyErrors, BinaryGarbageInDistance) {
   FakeTree t;
-  Build(t, {{0, {0}, {10}}});
+  Build(t, {{0, {0}, {10}, {}}});
   t.Write("/sys/devices/system/node/node0/distance", std::string("\x01\xff\x00", 3));
   ExpectErrorNaming(t, "/sys/devices/system/node/node0/distance");
 }
@@ -396,7 +396,7 @@ TEST(TopologyErrors, MalformedOptionalFilesAreWarningsNamingTheFile) {
 
 TEST(TopologyFeatures, FromSysfsTree) {
   FakeTree t;
-  Build(t, {{0, {0, 1}, {10}}});
+  Build(t, {{0, {0, 1}, {10}, {}}});
   t.Write("/proc/sys/kernel/osrelease", "6.12.117+deb12-amd64\n");
   t.Write("/proc/sys/kernel/numa_balancing", "2\n");
   t.Write("/proc/sys/kernel/perf_event_paranoid", "2\n");
@@ -432,7 +432,7 @@ TEST(TopologyFeatures, FromSysfsTree) {
 // use.
 TEST(TopologyFeatures, PmuAsTheSamplerSeesIt) {
   FakeTree t;
-  Build(t, {{0, {0}, {10}}});
+  Build(t, {{0, {0}, {10}, {}}});
   t.Write("/sys/bus/event_source/devices/cpu/type", "4\n");
   t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
   t.Write("/sys/bus/event_source/devices/cpu_core/type", "8\n");
@@ -445,7 +445,7 @@ TEST(TopologyFeatures, PmuAsTheSamplerSeesIt) {
 
 TEST(TopologyFeatures, IbsAndOldKernel) {
   FakeTree t;
-  Build(t, {{0, {0}, {10}}});
+  Build(t, {{0, {0}, {10}, {}}});
   t.Write("/proc/sys/kernel/osrelease", "5.10.0-28-amd64\n");
   t.Write("/sys/bus/event_source/devices/ibs_op/type", "11\n");
   auto topo = Discover(t);
@@ -476,7 +476,7 @@ class FakeProbe : public MempolicyProbe {
 TEST(TopologyFeatures, ProbeIsAskedOnAMemoryNode) {
   FakeTree t;
   // Node 0 is memoryless: the probe must name node 1.
-  std::vector<FakeNode> nodes = {{0, {0}, {10, 20}}, {1, {}, {20, 10}}};
+  std::vector<FakeNode> nodes = {{0, {0}, {10, 20}, {}}, {1, {}, {20, 10}, {}}};
   nodes[0].mem_kb = 0;
   Build(t, nodes);
   t.Write("/sys/kernel/mm/mempolicy/weighted_interleave/node1", "1\n");

@@ -38,11 +38,9 @@ void BM_Reorder(benchmark::State& state) {
   SampleReorderBuffer buf;
   uint64_t sink_total = 0;
   auto sink = [&](absl::Span<const Sample> b) { sink_total += b.size(); };
-  uint64_t t = 1000;
   const std::vector<std::vector<Sample>> poll = Poll(rings, per_ring, 0);
   for (auto _ : state) {
     for (const auto& batch : poll) buf.Add(batch, sink);
-    t += static_cast<uint64_t>(rings) * per_ring;
     buf.Release(UINT64_MAX, sink);
   }
   benchmark::DoNotOptimize(sink_total);

@@ -348,9 +348,6 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
     }
   }
 
-  // Migrator.
-  SyscallPageMover mover;
-  MigratorOptions mopt;
   if (out->damon) {
     out->source = std::make_unique<DamonAttachSource>(out->damon.get());
   } else {

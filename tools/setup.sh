@@ -31,6 +31,9 @@ pkgs=(bazel-bootstrap g++ libabsl-dev libtbb-dev libpfm4-dev libgtest-dev
 if [ $want_vm -eq 1 ]; then
   while read -r p; do [ -n "$p" ] && pkgs+=("$p"); done < <(grep -v '^#' tests/vm/packages.txt)
 fi
+# CI's clang build makes the thread-safety annotations checks
+# (-Wthread-safety), and its format check runs clang-format (both 14).
+pkgs+=(clang clang-format)
 # The perf.data reader's tests record real files with Debian's perf.
 pkgs+=(linux-perf)
 # tools/hotpage_cli_test.sh reads `--json` output with python3's json module

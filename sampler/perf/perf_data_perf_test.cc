@@ -422,7 +422,9 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
   EXPECT_GE(got.samples.size(), 2u * pages);
   EXPECT_EQ(got.stats.skipped_no_addr, 0u);
   EXPECT_EQ(got.stats.skipped_unknown_id, 0u);
-  if (GetParam() == Mode::kZstd) EXPECT_GT(got.stats.compressed_records, 0u);
+  if (GetParam() == Mode::kZstd) {
+    EXPECT_GT(got.stats.compressed_records, 0u);
+  }
   std::printf("%s: %zu samples, %" PRIu64 " records, %" PRIu64
               " compressed records, %" PRIu64
               " records split across them; per CPU:",
@@ -508,7 +510,8 @@ TEST(PerfSynthetic, ReaderAgreesWithPerfScript) {
     // WEIGHT_STRUCT: latency in var1_dw, instruction latency and pipeline
     // stage cycles in the upper halves (ignored by hotpage, as by perf's
     // weight field).
-    s.weight = (uint64_t{7 + i % 5} << 48) | (uint64_t{3 + i % 11} << 32) |
+    s.weight = (static_cast<uint64_t>(7 + i % 5) << 48) |
+               (static_cast<uint64_t>(3 + i % 11) << 32) |
                static_cast<uint64_t>(30 + (i * 37) % 900);
     s.data_src = srcs[i % 6];
     s.transaction = i % 2;

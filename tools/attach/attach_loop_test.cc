@@ -359,7 +359,7 @@ TEST_F(AttachLoopTest, SigtermEndsTheRunWithTeardown) {
           {SIGTERM});
   ASSERT_TRUE(signals.ok()) << signals.status();
   options_.duration_s = 3600;
-  source_.hook = [this](int poll) {
+  source_.hook = [](int poll) {
     if (poll == 3) kill(getpid(), SIGTERM);
     if (poll > 3) absl::SleepFor(absl::Milliseconds(1));  // let it arrive
     return absl::OkStatus();
@@ -430,7 +430,9 @@ TEST_F(AttachLoopTest, StatsFilesAreReplacedAtomicallyEveryRound) {
     EXPECT_TRUE(absl::StrContains(versions[i].json,
                                   absl::StrCat("\"rounds\": ", i + 1, ",")))
         << versions[i].json;
-    if (i > 0) EXPECT_NE(versions[i].inode, versions[i - 1].inode);
+    if (i > 0) {
+      EXPECT_NE(versions[i].inode, versions[i - 1].inode);
+    }
   }
   // The final write, and no temporary files left behind.
   std::optional<std::string> last = Slurp(json);

@@ -86,7 +86,7 @@ struct ToyPolicy {
   double min_count;
   std::vector<float> count = std::vector<float>(kPages, 0);
   std::vector<uint8_t> fast = std::vector<uint8_t>(kPages, 0);
-  std::vector<uint64_t> touched;
+  std::vector<uint64_t> touched = {};
   uint64_t hand = 0;
 
   void Init() {
