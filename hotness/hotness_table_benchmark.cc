@@ -295,8 +295,9 @@ void PrintRatios(const CollectingReporter& rep) {
     auto it = res.find({impl, cfg, threads});
     return it == res.end() ? nullptr : &it->second;
   };
-  // The peers (tbb, absl_mutex, libcds), each used through its one-sample-at-a-time
-  // API. absl_mutex_batch is reported beside them, not among them.
+  // The peers (tbb, absl_mutex, libcds), each used through its
+  // one-sample-at-a-time API. absl_mutex_batch is reported beside them, not
+  // among them.
   const char* peers[] = {"tbb", "absl_mutex", "libcds"};
   // `per_cpu`: rates per CPU-second the writers got (items/s / cpu_share),
   // which removes the time other processes took on a shared machine. Only

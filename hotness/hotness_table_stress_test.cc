@@ -73,7 +73,8 @@ uint64_t RunWithScanner(HotnessTable& table, Writer writer) {
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w)
     writers.emplace_back([&, w] {
-      while (!scanning.load(std::memory_order_relaxed)) std::this_thread::yield();
+      while (!scanning.load(std::memory_order_relaxed))
+        std::this_thread::yield();
       writer(w);
       writers_left.fetch_sub(1, std::memory_order_relaxed);
     });
@@ -118,7 +119,8 @@ TEST(HotnessTableStressTest, ConcurrentWritersCountExactly) {
       table->Ingest(absl::MakeConstSpan(batch));
     }
   });
-  EXPECT_GT(passes, 0u) << "the scanner never finished a pass during the writes";
+  EXPECT_GT(passes, 0u)
+      << "the scanner never finished a pass during the writes";
   std::map<uint64_t, uint64_t> total;
   for (const auto& m : expected) {
     for (const auto& [page, n] : m) total[page] += n;
@@ -157,7 +159,8 @@ TEST(HotnessTableStressTest, EvictionConservesEverySample) {
       table->Ingest(absl::MakeConstSpan(batch));
     }
   });
-  EXPECT_GT(passes, 0u) << "the scanner never finished a pass during the writes";
+  EXPECT_GT(passes, 0u)
+      << "the scanner never finished a pass during the writes";
   const HotnessTable::Stats st = table->stats();
   uint64_t entries, duplicates;
   const uint64_t held = SumOfCounts(*table, &entries, &duplicates);
@@ -207,10 +210,12 @@ TEST(HotnessTableStressTest, DecayEvictionAndScansTogether) {
   // scan's expectation independent of that timing.
   {
     std::vector<AccessSample> last;
-    for (int h = 0; h < kHot; ++h) last.push_back(Sample(h, 0, kSecond + kBatches));
+    for (int h = 0; h < kHot; ++h)
+      last.push_back(Sample(h, 0, kSecond + kBatches));
     table->Ingest(absl::MakeConstSpan(last));
   }
-  EXPECT_GT(passes, 0u) << "the scanner never finished a pass during the writes";
+  EXPECT_GT(passes, 0u)
+      << "the scanner never finished a pass during the writes";
   const HotnessTable::Stats st = table->stats();
   EXPECT_GT(st.displaced, 0u);
   EXPECT_GE(st.epoch, uint64_t{kWriters} * kBatches * 64 / 10000);

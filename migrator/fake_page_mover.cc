@@ -128,8 +128,11 @@ void FakePageMover::Record(Op op, pid_t pid, absl::Span<const uint64_t> pages,
     ++move_calls_;
   }
   if (!record_calls_) return;
-  calls_.push_back(Call{op, pid, {pages.begin(), pages.end()},
-                        {nodes.begin(), nodes.end()}, result});
+  calls_.push_back(Call{op,
+                        pid,
+                        {pages.begin(), pages.end()},
+                        {nodes.begin(), nodes.end()},
+                        result});
 }
 
 long FakePageMover::Query(pid_t pid, absl::Span<const uint64_t> pages,
@@ -177,7 +180,7 @@ long FakePageMover::Move(pid_t pid, absl::Span<const uint64_t> pages,
   // Like do_pages_move(): examine pages in order, queue those to migrate,
   // flush the queue whenever the target node changes and at the end.
   long result = 0;
-  std::vector<size_t> group;  // indices queued for `group_node`
+  std::vector<size_t> group;    // indices queued for `group_node`
   std::set<uint64_t> isolated;  // base addresses of the queued pages
   int group_node = -1;
   auto flush = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> long {

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "tools/base/mutex.h"
 #include "migrator/page_mover.h"
+#include "tools/base/mutex.h"
 
 namespace hotpage {
 

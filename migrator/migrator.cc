@@ -19,7 +19,8 @@ MigratorOptions Sanitize(MigratorOptions o) {
   o.batch_pages = std::clamp<size_t>(o.batch_pages, 1, kMaxBatchPages);
   o.max_retries = std::max(o.max_retries, 0);
   if (o.retry_capacity == 0) o.retry_capacity = o.queue_capacity;
-  if (o.retry_delay < absl::ZeroDuration()) o.retry_delay = absl::ZeroDuration();
+  if (o.retry_delay < absl::ZeroDuration())
+    o.retry_delay = absl::ZeroDuration();
   return o;
 }
 
@@ -314,7 +315,8 @@ MigratorRound Migrator::RunRound() {
   {
     MutexLock lock(&queue_mu_);
     if (rate_changed_) {
-      bytes_bucket_.SetRate(new_rate_, BurstBytesImpl(options_, new_rate_), now);
+      bytes_bucket_.SetRate(new_rate_, BurstBytesImpl(options_, new_rate_),
+                            now);
       rate_changed_ = false;
     }
   }
@@ -386,8 +388,7 @@ MigratorRound Migrator::DoRound(absl::Time now) {
   }
   size_t n = 0;
   double bytes = 0;
-  while (n < group.size() &&
-         bytes + work_[group[n]].req.page_bytes <= avail) {
+  while (n < group.size() && bytes + work_[group[n]].req.page_bytes <= avail) {
     bytes += work_[group[n]].req.page_bytes;
     ++n;
   }
@@ -523,8 +524,8 @@ bool Migrator::QueryPlacement(absl::Time now) {
     addrs_.push_back(work_[i].req.vaddr);
   }
   status_buf_.assign(addrs_.size(), kPageStatusUnset);
-  const long rc = mover_->Query(target_.pid(), addrs_,
-                                absl::MakeSpan(status_buf_));
+  const long rc =
+      mover_->Query(target_.pid(), addrs_, absl::MakeSpan(status_buf_));
   if (rc < 0 && rc != -ESRCH && rc != -EPERM && !TargetStillThere(rc)) {
     return false;
   }
@@ -617,8 +618,8 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
   for (size_t k = 0; k < n; ++k) addrs_.push_back(work_[group[k]].req.vaddr);
   nodes_.assign(n, node);
   status_buf_.assign(n, kPageStatusUnset);
-  const long rc = mover_->Move(target_.pid(), addrs_, nodes_,
-                               absl::MakeSpan(status_buf_));
+  const long rc =
+      mover_->Move(target_.pid(), addrs_, nodes_, absl::MakeSpan(status_buf_));
   if (rc < 0 && rc != -ESRCH && rc != -EPERM && !TargetStillThere(rc)) {
     return false;
   }
@@ -630,7 +631,8 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
     ++counters_.move_calls;
     counters_.pages_attempted += n;
     const int call_err = rc < 0 ? static_cast<int>(-rc) : 0;
-    if (call_err != 0) ++counters_.call_errors[ErrnoSlot(call_err, kErrnoSlots)];
+    if (call_err != 0)
+      ++counters_.call_errors[ErrnoSlot(call_err, kErrnoSlots)];
     const bool ended = call_err == ESRCH || call_err == EPERM;
     for (size_t k = 0; k < n && !ended; ++k) {
       Entry& e = work_[group[k]];

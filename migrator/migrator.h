@@ -67,8 +67,8 @@
 // (queue, state, submit-side counters), stats_mu_ (worker counters),
 // node_mu_ (back-offs) and the ping-pong tracker's own; queue_mu_ and
 // stats_mu_ are never held together, node_mu_ and the tracker's are leaves
-// (taken under either). Locks are std::mutex (tools/base/mutex.h) so TSan sees them.
-// Round-private state (work list, retries, token buckets) belongs to the
+// (taken under either). Locks are std::mutex (tools/base/mutex.h) so TSan sees
+// them. Round-private state (work list, retries, token buckets) belongs to the
 // worker thread, or to the RunOnce() caller in synchronous mode.
 
 #ifndef HOTPAGE_MIGRATOR_MIGRATOR_H_
@@ -86,15 +86,15 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "tools/base/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "tools/base/clock.h"
 #include "migrator/page_mover.h"
 #include "migrator/pingpong.h"
 #include "migrator/process_handle.h"
 #include "migrator/stats.h"
 #include "migrator/token_bucket.h"
+#include "tools/base/clock.h"
+#include "tools/base/mutex.h"
 
 namespace hotpage {
 
@@ -104,7 +104,7 @@ inline constexpr uint32_t kHugePageBytes = 2u << 20;
 enum class MoveReason : uint8_t { kPromote, kDemote };
 
 struct MoveRequest {
-  uint64_t vaddr = 0;                 // aligned to page_bytes, not 0
+  uint64_t vaddr = 0;                    // aligned to page_bytes, not 0
   uint32_t page_bytes = kBasePageBytes;  // kBasePageBytes or kHugePageBytes
   int from_node = -1;  // where the policy saw it; -1: do not check
   int to_node = -1;    // >= 0, != from_node

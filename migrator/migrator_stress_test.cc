@@ -90,7 +90,8 @@ TEST(MigratorStressTest, RacingSubmittersReadersAndControl) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kSubmitters; ++i) {
     threads.emplace_back([&, i] {
-      while (!reading.load(std::memory_order_relaxed)) std::this_thread::yield();
+      while (!reading.load(std::memory_order_relaxed))
+        std::this_thread::yield();
       Submitter(&m, i + 1, &offered);
       submitters_left.fetch_sub(1, std::memory_order_relaxed);
     });
@@ -124,7 +125,8 @@ TEST(MigratorStressTest, RacingSubmittersReadersAndControl) {
   done.store(true);
   reader.join();
   control.join();
-  EXPECT_GT(racing_reads.load(), 0u) << "the reader never ran beside a submitter";
+  EXPECT_GT(racing_reads.load(), 0u)
+      << "the reader never ran beside a submitter";
   ASSERT_TRUE(m.WaitUntilIdle(absl::Seconds(120)));
   m.Stop();
 

@@ -124,7 +124,7 @@ TEST_F(MigratorTest, PromotesEveryPageInBatchesOfOneNode) {
   EXPECT_EQ(s.promoted_pages, 3000u);
   EXPECT_EQ(s.promoted_bytes, 3000u * k4K);
   EXPECT_EQ(s.demoted_pages, 0u);
-  EXPECT_EQ(s.move_calls, 3u);   // 1024 + 1024 + 952
+  EXPECT_EQ(s.move_calls, 3u);  // 1024 + 1024 + 952
   EXPECT_EQ(s.query_calls, 3u);
   EXPECT_EQ(s.hot_to_moved.count(), 3000u);
   EXPECT_EQ(s.failed_pages(), 0u);
@@ -345,8 +345,8 @@ TEST_F(MigratorTest, SharedPagesAreSkippedAndCounted) {
 }
 
 TEST_F(MigratorTest, StaleAndAlreadyPlacedNeedNoMove) {
-  mover_.AddPages(kBase, 1, k4K, 0);           // already on the target
-  mover_.AddPages(kBase + k4K, 1, k4K, 2);     // moved elsewhere meanwhile
+  mover_.AddPages(kBase, 1, k4K, 0);            // already on the target
+  mover_.AddPages(kBase + k4K, 1, k4K, 2);      // moved elsewhere meanwhile
   mover_.AddPages(kBase + 2 * k4K, 1, k4K, 2);  // from_node = -1: any
   auto m = Make(Unlimited());
   MoveRequest any = Promote(kBase + 2 * k4K);
@@ -413,8 +413,7 @@ TEST_F(MigratorTest, EpermFailsWithAnActionableMessage) {
   Drain(*m);
   EXPECT_EQ(m->state(), MigratorState::kFailed);
   EXPECT_EQ(m->status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_NE(m->status().message().find("CAP_SYS_NICE"),
-            absl::string_view::npos)
+  EXPECT_NE(m->status().message().find("CAP_SYS_NICE"), absl::string_view::npos)
       << m->status();
   EXPECT_EQ(mover_.move_calls(), 0u);
   ExpectSettled(m->Snapshot());
@@ -520,7 +519,7 @@ TEST_F(MigratorTest, RateLimitIsHonouredAgainstTheClock) {
 }
 
 TEST_F(MigratorTest, RateLimitWithHugePagesAndNoRefundLeak) {
-  mover_.AddPages(kBase, 64, k2M, 1);  // 128 MiB
+  mover_.AddPages(kBase, 64, k2M, 1);     // 128 MiB
   mover_.InjectMoveError(kBase, EACCES);  // one never moves: refunded
   MigratorOptions o = Unlimited();
   o.rate_limit_bytes_per_sec = 128e6;
@@ -550,7 +549,8 @@ TEST_F(MigratorTest, CpuBudgetIsHonoured) {
   mover_.AddPages(kBase, 1000, k4K, 1);
   // Each move call costs 5 ms of CPU (the kernel copying pages).
   mover_.SetCallHook([this](FakePageMover::Op op) {
-    if (op == FakePageMover::Op::kMove) clock_.AdvanceCpu(absl::Milliseconds(5));
+    if (op == FakePageMover::Op::kMove)
+      clock_.AdvanceCpu(absl::Milliseconds(5));
   });
   MigratorOptions o = Unlimited();
   o.cpu_budget = 0.1;
@@ -646,7 +646,7 @@ TEST_F(MigratorTest, ThreadMovesAndStopsCleanly) {
   ASSERT_TRUE(h.ok());
   Migrator m(Unlimited(), std::move(*h), &mover_, real);
   ASSERT_TRUE(m.Start().ok());
-  EXPECT_FALSE(m.Start().ok());  // once only
+  EXPECT_FALSE(m.Start().ok());                             // once only
   EXPECT_EQ(m.RunOnce().next, MigratorRound::Next::kDone);  // not with Start
   ASSERT_EQ(m.Submit(Promotions(kBase, 5000)), 5000u);
   ASSERT_TRUE(m.WaitUntilIdle(absl::Seconds(30)));

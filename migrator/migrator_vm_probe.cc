@@ -49,8 +49,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "absl/types/span.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
 #include "tools/base/kernel/kernel_fs.h"
@@ -74,7 +74,8 @@ bool FlagValue(absl::string_view arg, absl::string_view name, int64_t* out) {
     return false;
   }
   if (!absl::SimpleAtoi(arg, out) || *out <= 0) {
-    std::fprintf(stderr, "probe: bad value for %s\n", std::string(name).c_str());
+    std::fprintf(stderr, "probe: bad value for %s\n",
+                 std::string(name).c_str());
     std::exit(2);
   }
   return true;
@@ -86,7 +87,9 @@ int Fail(const std::string& what) {
   return 1;
 }
 
-double Seconds(absl::Time since) { return absl::ToDoubleSeconds(absl::Now() - since); }
+double Seconds(absl::Time since) {
+  return absl::ToDoubleSeconds(absl::Now() - since);
+}
 
 // An anonymous region of `pages` pages of `page` bytes, aligned to `page`.
 struct Region {
@@ -105,7 +108,8 @@ bool MapRegion(Region* r, size_t len, size_t align, bool huge) {
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return false;
   r->raw = static_cast<char*>(p);
-  const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + align - 1) & ~(align - 1);
+  const uintptr_t a =
+      (reinterpret_cast<uintptr_t>(p) + align - 1) & ~(align - 1);
   r->base = reinterpret_cast<char*>(a);
   r->len = len;
   madvise(r->base, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
@@ -176,7 +180,8 @@ bool RunMigrator(const KernelFs& fs, const MigratorOptions& o,
                  double* seconds) {
   auto h = ProcessHandle::Attach(getpid(), &fs);
   if (!h.ok()) {
-    std::printf("probe: attach: %s\n", std::string(h.status().message()).c_str());
+    std::printf("probe: attach: %s\n",
+                std::string(h.status().message()).c_str());
     return false;
   }
   SyscallPageMover mover;
@@ -304,12 +309,13 @@ int ChildTargetPhase(const KernelFs& fs) {
   std::vector<int> status(kPrivate, kPageStatusUnset);
   const long q = mover.Query(child, pages, absl::MakeSpan(status));
   const long on0 = std::count(status.begin(), status.end(), 0);
-  std::printf("probe: child: private pages on node 0 (queried by pid): %ld of "
-              "%zu; shared skipped %llu, ENOENT %llu, EFAULT %llu\n",
-              q == 0 ? on0 : -1, kPrivate,
-              static_cast<unsigned long long>(s.shared_skipped),
-              static_cast<unsigned long long>(s.failed(ENOENT)),
-              static_cast<unsigned long long>(s.failed(EFAULT)));
+  std::printf(
+      "probe: child: private pages on node 0 (queried by pid): %ld of "
+      "%zu; shared skipped %llu, ENOENT %llu, EFAULT %llu\n",
+      q == 0 ? on0 : -1, kPrivate,
+      static_cast<unsigned long long>(s.shared_skipped),
+      static_cast<unsigned long long>(s.failed(ENOENT)),
+      static_cast<unsigned long long>(s.failed(EFAULT)));
   if (s.promoted_pages != kPrivate || on0 != static_cast<long>(kPrivate)) {
     return Fail("child phase: private pages not promoted");
   }
@@ -341,8 +347,8 @@ int ChildTargetPhase(const KernelFs& fs) {
   std::printf(
       "probe: child-exit: state=%s status=%s after %.3f s; demoted %llu of "
       "%zu, abandoned %llu; child exit code %d\n",
-      MigratorStateName(s.state), m2.status().ok() ? "OK" : "error",
-      reaction, static_cast<unsigned long long>(s.demoted_pages), kPrivate,
+      MigratorStateName(s.state), m2.status().ok() ? "OK" : "error", reaction,
+      static_cast<unsigned long long>(s.demoted_pages), kPrivate,
       static_cast<unsigned long long>(s.abandoned),
       WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
   if (!ended || s.state != MigratorState::kTargetExited || !m2.status().ok()) {
@@ -383,12 +389,12 @@ int Main(int argc, char** argv) {
   auto nb = fs->ReadInt("/proc/sys/kernel/numa_balancing");
   if (nb.ok() && *nb != 0) return Fail("numa_balancing is on: it moves pages");
 
-  // --- 0. warm the guest's memory ---------------------------------------------
-  // Under TCG the first touch of a guest-physical page faults in QEMU's
-  // backing memory on the host, which made whichever run first used fresh
-  // frames look 2-4x slower (a CPU other than the last one to free pages
-  // gets fresh frames). Touch --warm_mib on each node once, with huge
-  // pages for speed, and free it.
+  // --- 0. warm the guest's memory
+  // --------------------------------------------- Under TCG the first touch of
+  // a guest-physical page faults in QEMU's backing memory on the host, which
+  // made whichever run first used fresh frames look 2-4x slower (a CPU other
+  // than the last one to free pages gets fresh frames). Touch --warm_mib on
+  // each node once, with huge pages for speed, and free it.
   {
     const absl::Time t0 = absl::Now();
     for (int node : {0, 1}) {
@@ -440,10 +446,10 @@ int Main(int argc, char** argv) {
   if (const size_t bad = BadWords(r); bad != 0) {
     return Fail(absl::StrCat(bad, " words changed by the migration"));
   }
-  std::printf("probe: promote: data intact (%zu words checked)\n",
-              r.len / 8);
+  std::printf("probe: promote: data intact (%zu words checked)\n", r.len / 8);
 
-  // --- 2. rate limit -----------------------------------------------------------
+  // --- 2. rate limit
+  // -----------------------------------------------------------
   MigratorOptions limited;
   limited.rate_limit_bytes_per_sec = f.rate_mbps * 1e6;
   limited.cpu_budget = 0;
@@ -452,9 +458,9 @@ int Main(int argc, char** argv) {
     return Fail("rate-limited demotion run");
   }
   const double bytes = static_cast<double>(pages) * k4K;
-  const double burst = std::max(
-      {limited.rate_limit_bytes_per_sec * 0.05,
-       static_cast<double>(limited.batch_pages) * k4K, 2.0 * (1 << 20)});
+  const double burst = std::max({limited.rate_limit_bytes_per_sec * 0.05,
+                                 static_cast<double>(limited.batch_pages) * k4K,
+                                 2.0 * (1 << 20)});
   const double expect = (bytes - burst) / limited.rate_limit_bytes_per_sec;
   const double ratio = secs / expect;
   std::printf("probe: rate: %s\n", s.ToString().c_str());
@@ -464,7 +470,8 @@ int Main(int argc, char** argv) {
       "MB/s\n",
       bytes / 1048576, static_cast<long long>(f.rate_mbps), secs, expect,
       burst / 1048576, ratio, bytes / secs / 1e6);
-  if (s.demoted_pages != pages || CountOnNode(addrs, 1) != static_cast<long>(pages)) {
+  if (s.demoted_pages != pages ||
+      CountOnNode(addrs, 1) != static_cast<long>(pages)) {
     return Fail("rate-limited demotion did not move every page");
   }
   if (ratio < 0.8 || ratio > 1.6) {
@@ -472,7 +479,8 @@ int Main(int argc, char** argv) {
   }
   if (BadWords(r) != 0) return Fail("data changed by the demotion");
 
-  // --- 3. transparent huge pages ----------------------------------------------
+  // --- 3. transparent huge pages
+  // ----------------------------------------------
   if (!ThpAvailable()) {
     std::printf("probe: thp: SKIP: transparent huge pages disabled\n");
   } else {
@@ -510,21 +518,22 @@ int Main(int argc, char** argv) {
     }
   }
 
-  // --- 5. another process as the target ----------------------------------------
+  // --- 5. another process as the target
+  // ----------------------------------------
   if (int rc = ChildTargetPhase(*fs); rc != 0) return rc;
 
-  // --- 4. pages/s by batch size ------------------------------------------------
-  // Each measurement moves the pages 1 -> 0 and back 0 -> 1 (the two
-  // directions differ in cost: node 1 has no CPU), raw and then through
-  // the Migrator, and reports pages moved / total time. The host running
-  // QEMU is shared, so the batch sizes are interleaved over --reps
-  // repetitions and the best of each is kept.
-  const size_t full_sweep =
-      std::min(static_cast<size_t>(f.sweep_pages), pages);
-  std::printf("probe: sweep: %zu pages per direction (64 at batch 1), 1 -> 0 "
-              "and back, raw move_pages(2) and the Migrator (no rate limit, "
-              "no CPU budget), best of %lld\n",
-              full_sweep, static_cast<long long>(f.reps));
+  // --- 4. pages/s by batch size
+  // ------------------------------------------------ Each measurement moves the
+  // pages 1 -> 0 and back 0 -> 1 (the two directions differ in cost: node 1 has
+  // no CPU), raw and then through the Migrator, and reports pages moved / total
+  // time. The host running QEMU is shared, so the batch sizes are interleaved
+  // over --reps repetitions and the best of each is kept.
+  const size_t full_sweep = std::min(static_cast<size_t>(f.sweep_pages), pages);
+  std::printf(
+      "probe: sweep: %zu pages per direction (64 at batch 1), 1 -> 0 "
+      "and back, raw move_pages(2) and the Migrator (no rate limit, "
+      "no CPU budget), best of %lld\n",
+      full_sweep, static_cast<long long>(f.reps));
   // Pin to CPU 0 (threads created from here on inherit it): the raw calls
   // run on the main thread, the Migrator's on its own; with both on one
   // CPU neither pays cross-CPU TLB shootdowns the other does not (under

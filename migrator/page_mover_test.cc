@@ -93,8 +93,8 @@ TEST(FakePageMoverTest, FullNodePerPageAndCallLevel) {
   nodes.push_back(0);
   status = Unset(3);
   EXPECT_EQ(m.Move(1, pages, nodes, absl::MakeSpan(status)), -ENOMEM);
-  EXPECT_EQ(status, (std::vector<int>{kPageStatusUnset, kPageStatusUnset,
-                                      -EFAULT}));
+  EXPECT_EQ(status,
+            (std::vector<int>{kPageStatusUnset, kPageStatusUnset, -EFAULT}));
   m.SetNodeFull(0, false);
   status = Unset(3);
   EXPECT_EQ(m.Move(1, pages, nodes, absl::MakeSpan(status)), 0);

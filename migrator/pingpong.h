@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "tools/base/mutex.h"
 #include "absl/time/time.h"
+#include "tools/base/mutex.h"
 
 namespace hotpage {
 

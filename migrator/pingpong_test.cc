@@ -20,7 +20,7 @@ PingPongOptions Opts() {
 TEST(PingPongTest, FourthBackAndForthMoveHoldsThePage) {
   PingPongTracker t(Opts());
   absl::Time now = kT0;
-  EXPECT_FALSE(t.RecordMove(kPage, 1, 0, now));  // promote
+  EXPECT_FALSE(t.RecordMove(kPage, 1, 0, now));                      // promote
   EXPECT_FALSE(t.RecordMove(kPage, 0, 1, now += absl::Seconds(1)));  // rev 1
   EXPECT_FALSE(t.RecordMove(kPage, 1, 0, now += absl::Seconds(1)));  // rev 2
   EXPECT_FALSE(t.IsHeld(kPage, now));

@@ -38,16 +38,17 @@ absl::StatusOr<ProcessHandle> ProcessHandle::Attach(pid_t pid,
   if (pidfd < 0) {
     const int err = errno;
     if (err == ESRCH) {
-      return absl::NotFoundError(absl::StrCat("pid ", pid, ": no such process"));
+      return absl::NotFoundError(
+          absl::StrCat("pid ", pid, ": no such process"));
     }
     if (err == EINVAL || err == ENOENT) {
       // pidfd_open() without PIDFD_THREAD takes thread-group leaders only:
       // older kernels answer EINVAL for another thread, newer ones ENOENT
       // (seen on 6.18).
       return absl::InvalidArgumentError(absl::StrCat(
-          "pid ", pid, " is a thread, not a process (pidfd_open: ",
-          ErrnoName(err), "): attach to its process id, Tgid in /proc/",
-          pid, "/status"));
+          "pid ", pid,
+          " is a thread, not a process (pidfd_open: ", ErrnoName(err),
+          "): attach to its process id, Tgid in /proc/", pid, "/status"));
     }
     if (err != ENOSYS && err != EPERM) {
       return ErrnoStatus(err, absl::StrCat("pidfd_open pid ", pid));

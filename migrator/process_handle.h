@@ -48,9 +48,9 @@
 namespace hotpage {
 
 enum class TargetState {
-  kSame,     // the process attached to is alive and is still this pid
-  kExited,   // it exited (zombie or gone)
-  kReused,   // the pid now names a different process
+  kSame,        // the process attached to is alive and is still this pid
+  kExited,      // it exited (zombie or gone)
+  kReused,      // the pid now names a different process
   kUnverified,  // alive per the pidfd, but /proc/PID/stat is missing or
                 // malformed: identity cannot be checked, so never act
 };

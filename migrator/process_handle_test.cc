@@ -6,11 +6,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <thread>
-
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -166,7 +165,8 @@ TEST_F(FakeProcTest, SimulatedTargetIsAlwaysTheSame) {
   EXPECT_EQ(sim.pid(), kImpossiblePid);
   EXPECT_EQ(sim.StillSame(), TargetState::kSame);
   EXPECT_TRUE(sim.Alive());
-  EXPECT_EQ(sim.Describe(), absl::StrCat("pid ", kImpossiblePid, " (simulated)"));
+  EXPECT_EQ(sim.Describe(),
+            absl::StrCat("pid ", kImpossiblePid, " (simulated)"));
   ProcessHandle moved = std::move(sim);
   EXPECT_TRUE(moved.simulated());
   EXPECT_EQ(moved.StillSame(), TargetState::kSame);

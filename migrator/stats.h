@@ -49,12 +49,12 @@ class LatencyHistogram {
 };
 
 enum class MigratorState {
-  kNotStarted,     // constructed; Start() or RunOnce() not called yet
+  kNotStarted,  // constructed; Start() or RunOnce() not called yet
   kRunning,
-  kStopped,        // Stop() was called
-  kTargetExited,   // the target process exited: work ended cleanly
-  kPidReused,      // the pid names another process now: nothing was done to it
-  kFailed,         // a permanent error (EPERM, unverifiable target): status()
+  kStopped,       // Stop() was called
+  kTargetExited,  // the target process exited: work ended cleanly
+  kPidReused,     // the pid names another process now: nothing was done to it
+  kFailed,        // a permanent error (EPERM, unverifiable target): status()
 };
 const char* MigratorStateName(MigratorState s);
 
@@ -77,11 +77,11 @@ struct MigratorStats {
   uint64_t abandoned = 0;             // still pending when the migrator ended
 
   // Requests that needed no move, or were refused on examination.
-  uint64_t skipped_held = 0;       // the page is on ping-pong hold
+  uint64_t skipped_held = 0;          // the page is on ping-pong hold
   uint64_t skipped_node_backoff = 0;  // target node backed off meanwhile
-  uint64_t skipped_stale = 0;      // not on from_node when queried
-  uint64_t already_on_target = 0;  // already on to_node when queried
-  uint64_t shared_skipped = 0;     // -EACCES: mapped by other processes too
+  uint64_t skipped_stale = 0;         // not on from_node when queried
+  uint64_t already_on_target = 0;     // already on to_node when queried
+  uint64_t shared_skipped = 0;        // -EACCES: mapped by other processes too
 
   // Per-page final failures by errno (EBUSY after its retries, ENOMEM,
   // EFAULT, ENOENT, EACCES, ...; call-level failures count once per page of

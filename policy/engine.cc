@@ -20,17 +20,20 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
     return absl::InvalidArgumentError("epoch_rounds must be positive");
   }
   if (!(options.z > 0 && options.z < 10)) {
-    return absl::InvalidArgumentError("the rate intervals' z must be in (0, 10)");
+    return absl::InvalidArgumentError(
+        "the rate intervals' z must be in (0, 10)");
   }
   HOTPAGE_RETURN_IF_ERROR(ValidatePlacementConfig(config, topology));
   HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<TargetStrategy> strategy,
                            MakeTargetStrategy(config, topology));
   uint64_t fast_bytes = 0;
   for (int n : topology.FastNodes()) {
-    if (const NodeInfo* info = topology.FindNode(n)) fast_bytes += info->memory_bytes;
+    if (const NodeInfo* info = topology.FindNode(n))
+      fast_bytes += info->memory_bytes;
   }
   HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
-  topt.capacity = std::max<size_t>(topt.capacity, options.footprint_pages + options.footprint_pages / 4);
+  topt.capacity = std::max<size_t>(
+      topt.capacity, options.footprint_pages + options.footprint_pages / 4);
   topt.capacity = std::min<size_t>(topt.capacity, options.max_table_entries);
   HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<HotnessTable> table,
                            HotnessTable::Create(topt));
@@ -100,8 +103,9 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     a.cpu = static_cast<uint16_t>(s.cpu);
     const bool region = (s.flags & kSampleRegion) != 0;
     a.node = region || s.cpu >= node_of_cpu_.size() ? -1 : node_of_cpu_[s.cpu];
-    const bool huge = !region && !huge_chunks_.empty() &&
-                      huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
+    const bool huge =
+        !region && !huge_chunks_.empty() &&
+        huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     a.weight = options_.sample_weight;
     batch_.push_back(a);
@@ -124,18 +128,20 @@ void PolicyEngine::RefreshPlacement(MemoryView& view) {
     if (budget < n) break;
     budget -= n;
     query_pages_.clear();
-    for (uint64_t i = 0; i < n; ++i) query_pages_.push_back(k.vaddr() + i * 4096);
+    for (uint64_t i = 0; i < n; ++i)
+      query_pages_.push_back(k.vaddr() + i * 4096);
     query_status_.assign(query_pages_.size(), -1);
-    if (view.QueryNodes(query_pages_, absl::MakeSpan(query_status_)) < 0) continue;
+    if (view.QueryNodes(query_pages_, absl::MakeSpan(query_status_)) < 0)
+      continue;
     // The node of the majority of the entry's pages; ties to the lower id.
     std::map<int, int> votes;
     for (int st : query_status_) {
       if (st >= 0) ++votes[st];
     }
     if (votes.empty()) continue;
-    auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    auto best = std::max_element(
+        votes.begin(), votes.end(),
+        [](const auto& a, const auto& b) { return a.second < b.second; });
     placement_[k.Pack()] = best->first;
   }
 }
@@ -153,7 +159,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
 
   auto tier_of_node = [&](int node) {
-    return std::find(fast_nodes_.begin(), fast_nodes_.end(), node) != fast_nodes_.end()
+    return std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=
+                   fast_nodes_.end()
                ? Tier::kFast
                : Tier::kSlow;
   };
@@ -207,21 +214,25 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
   victims.reserve(scan.coldest_on_fast.size());
-  for (const PageEstimate& e : scan.hottest_not_fast) candidates.push_back(to_heat(e));
+  for (const PageEstimate& e : scan.hottest_not_fast)
+    candidates.push_back(to_heat(e));
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
     recency_bound(victims.back(), e);
   }
-  for (const PageEstimate& e : scan.hottest_on_fast) hot_on_fast.push_back(to_heat(e));
+  for (const PageEstimate& e : scan.hottest_on_fast)
+    hot_on_fast.push_back(to_heat(e));
 
   // Hot pages and where they are.
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   for (const PageKey& k : seen_) {
     std::optional<EntryView> v = table_->Lookup(k);
-    if (!v || report.hot_threshold == 0 || v->count < report.hot_threshold) continue;
+    if (!v || report.hot_threshold == 0 || v->count < report.hot_threshold)
+      continue;
     report.hot_pages += BasePages(k.kind);
     auto it = placement_.find(k.Pack());
-    if (it != placement_.end()) report.hot_pages_by_node[it->second] += BasePages(k.kind);
+    if (it != placement_.end())
+      report.hot_pages_by_node[it->second] += BasePages(k.kind);
   }
 
   const std::vector<NumaMapsRange> ranges = view.Ranges();
@@ -240,7 +251,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
 
   for (const PlannedMove& m : report.decision.moves) {
     const bool promote = m.reason == PlacementReason::kPromote;
-    (promote ? counters_.planned_promotions : counters_.planned_demotions) += m.page_bytes / 4096;
+    (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
+        m.page_bytes / 4096;
     if (promote && promoted_.size() < options_.max_promoted_tracked) {
       PageKey k;
       k.address_space = options_.address_space;
@@ -262,7 +274,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
 
 void PolicyEngine::RefreshHugeChunks(MemoryView& view) {
   huge_chunks_.clear();
-  for (uint64_t c : view.HugeChunks()) huge_chunks_.insert(c & ~((uint64_t{1} << 21) - 1));
+  for (uint64_t c : view.HugeChunks())
+    huge_chunks_.insert(c & ~((uint64_t{1} << 21) - 1));
 }
 
 }  // namespace hotpage

@@ -15,7 +15,8 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kSec = 1000000000;
 constexpr uint64_t kBase = 0x7f0000000000;
 
-NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier, int package) {
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, int package) {
   NodeInfo n;
   n.id = id;
   n.cpus = std::move(cpus);
@@ -41,7 +42,8 @@ Topology ThreeNodes() {
 // Pages live where the map says (unmapped: -ENOENT); free memory is given.
 class MapView : public MemoryView {
  public:
-  int QueryNodes(absl::Span<const uint64_t> pages, absl::Span<int> status) override {
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override {
     ++queries;
     for (size_t i = 0; i < pages.size(); ++i) {
       auto it = node.find(pages[i]);
@@ -69,11 +71,13 @@ Sample At(uint64_t vaddr, uint64_t t, uint32_t cpu = 0) {
   return s;
 }
 
-std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo, PlacementConfig cfg = {},
+std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo,
+                                         PlacementConfig cfg = {},
                                          EngineOptions opt = {}) {
   opt.address_space = 42;
   opt.max_table_entries = 1 << 16;
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> e = PolicyEngine::Create(topo, cfg, opt);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> e =
+      PolicyEngine::Create(topo, cfg, opt);
   EXPECT_TRUE(e.ok()) << e.status();
   return std::move(*e);
 }
@@ -88,7 +92,8 @@ TEST(PolicyEngineTest, PromotesSampledSlowPagesHottestFirst) {
   // node 0 (already fast), sampled often.
   for (int i = 0; i <= 10; ++i) {
     view.node[kBase + i * kPage] = i == 10 ? 0 : 2;
-    for (int n = 0; n <= i; ++n) samples.push_back(At(kBase + i * kPage, kSec / 2));
+    for (int n = 0; n <= i; ++n)
+      samples.push_back(At(kBase + i * kPage, kSec / 2));
   }
   engine->Ingest(samples);
   EXPECT_FALSE(engine->RoundDue(kSec - 1));
@@ -107,7 +112,8 @@ TEST(PolicyEngineTest, PromotesSampledSlowPagesHottestFirst) {
   EXPECT_EQ(engine->counters().planned_promotions, 10u);
   EXPECT_EQ(engine->counters().promoted_entries, 10u);
   // Later samples on promoted pages count as yield.
-  engine->Ingest(std::vector<Sample>{At(kBase, 2 * kSec), At(kBase + 10 * kPage, 2 * kSec)});
+  engine->Ingest(std::vector<Sample>{At(kBase, 2 * kSec),
+                                     At(kBase + 10 * kPage, 2 * kSec)});
   EXPECT_EQ(engine->counters().yield_hits, 1u);
   EXPECT_EQ(engine->counters().samples, 66u + 2u);
 }
@@ -213,7 +219,8 @@ TEST(PolicyEngineTest, LocalityUsesTheHottestOnFastList) {
 // samples of weight 1 do.
 TEST(PolicyEngineTest, LocalityCountsSamplesNotWeight) {
   const Topology topo = ThreeNodes();
-  for (auto [weight, n, moves] : {std::tuple<uint16_t, int, size_t>{8, 4, 0}, {1, 12, 1}, {1, 11, 0}}) {
+  for (auto [weight, n, moves] :
+       {std::tuple<uint16_t, int, size_t>{8, 4, 0}, {1, 12, 1}, {1, 11, 0}}) {
     MapView view;
     view.node[kBase] = 1;
     PlacementConfig cfg;
@@ -226,8 +233,9 @@ TEST(PolicyEngineTest, LocalityCountsSamplesNotWeight) {
     for (int i = 0; i < n; ++i) samples.push_back(At(kBase, 1 + i, /*cpu=*/0));
     engine->Ingest(samples);
     RoundReport r = engine->RunRound(view, kSec);
-    EXPECT_EQ(r.decision.moves.size(), moves) << "weight " << weight << " samples " << n << ": "
-                                               << DecisionToString(r.decision);
+    EXPECT_EQ(r.decision.moves.size(), moves)
+        << "weight " << weight << " samples " << n << ": "
+        << DecisionToString(r.decision);
   }
 }
 
@@ -264,7 +272,8 @@ TEST(PolicyEngineTest, SamplesInAHugePageMoveItWhole) {
   view.huge = {chunk};
   engine->RefreshHugeChunks(view);
   EXPECT_EQ(engine->huge_chunks(), 1u);
-  engine->Ingest(std::vector<Sample>{At(chunk + 5 * kPage, 1), At(chunk + 300 * kPage, 2),
+  engine->Ingest(std::vector<Sample>{At(chunk + 5 * kPage, 1),
+                                     At(chunk + 300 * kPage, 2),
                                      At(chunk + 2 * 512 * kPage, 3)});
   RoundReport r = engine->RunRound(view, kSec);
   EXPECT_EQ(r.live_entries, 2u);
@@ -278,7 +287,8 @@ TEST(PolicyEngineTest, SamplesInAHugePageMoveItWhole) {
   auto plain = MakeEngine(topo);
   plain->Start(0);
   view.huge.clear();
-  plain->Ingest(std::vector<Sample>{At(chunk + 5 * kPage, 1), At(chunk + 300 * kPage, 2)});
+  plain->Ingest(std::vector<Sample>{At(chunk + 5 * kPage, 1),
+                                    At(chunk + 300 * kPage, 2)});
   EXPECT_EQ(plain->RunRound(view, kSec).decision.promoted_pages, 2u);
 }
 
@@ -296,8 +306,10 @@ TEST(PolicyEngineTest, StoppedHotPagesAreDisplacedByRecentlyHotOnes) {
   view.node[stopped] = 0;
   view.node[recent] = 2;
   std::vector<Sample> samples;
-  for (int i = 0; i < 30; ++i) samples.push_back(At(stopped, i * 10000000));           // 0-0.3 s
-  for (int i = 0; i < 12; ++i) samples.push_back(At(recent, 3500000000 + i * 40000000));  // 3.5-4 s
+  for (int i = 0; i < 30; ++i)
+    samples.push_back(At(stopped, i * 10000000));  // 0-0.3 s
+  for (int i = 0; i < 12; ++i)
+    samples.push_back(At(recent, 3500000000 + i * 40000000));  // 3.5-4 s
   engine->Ingest(samples);
   RoundReport r = engine->RunRound(view, 4 * kSec);
   // Counts alone: 12 samples' lower bound (6.2) is below 30's upper (42);
@@ -319,13 +331,15 @@ TEST(PolicyEngineTest, StoppedHotPagesAreDisplacedByRecentlyHotOnes) {
 // fast-tier pages stay tracked, so they can be demoted), within the cap.
 TEST(PolicyEngineTest, TableCoversTheFootprint) {
   Topology topo = ThreeNodes();
-  for (NodeInfo& n : topo.nodes) n.memory_bytes = uint64_t{4} << 20;  // 1024 pages each
+  for (NodeInfo& n : topo.nodes)
+    n.memory_bytes = uint64_t{4} << 20;  // 1024 pages each
   EngineOptions opt;
   opt.max_table_entries = size_t{1} << 20;
   auto fast_only = MakeEngine(topo, {}, opt);
   EXPECT_EQ(fast_only->table().capacity(), 4096u);  // 2 x 2048 fast pages
   opt.footprint_pages = 100000;
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> e = PolicyEngine::Create(topo, {}, opt);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> e =
+      PolicyEngine::Create(topo, {}, opt);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ((*e)->table().capacity(), 131072u);  // >= 125000
   opt.max_table_entries = 65536;

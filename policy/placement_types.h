@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "tools/base/kernel/numa_maps.h"
 #include "policy/topology.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 

@@ -22,9 +22,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "tools/base/kernel/numa_maps.h"
 #include "policy/placement_types.h"
 #include "policy/topology.h"
+#include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
 

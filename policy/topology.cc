@@ -11,11 +11,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "sampler/perf/pmu_probe.h"
 #include "tools/base/parse.h"
@@ -30,7 +30,8 @@ constexpr char kWeightDir[] = "/sys/kernel/mm/mempolicy/weighted_interleave";
 
 // mm/memory-tiers.c: MEMTIER_CHUNK_BITS 7, DRAM adistance 4.5 chunks.
 constexpr int64_t kMemtierChunkBits = 7;
-constexpr int64_t kMemtierAdistanceDram = (4 << kMemtierChunkBits) + (1 << (kMemtierChunkBits - 1));
+constexpr int64_t kMemtierAdistanceDram =
+    (4 << kMemtierChunkBits) + (1 << (kMemtierChunkBits - 1));
 
 std::string NodePath(int node, absl::string_view rest) {
   return absl::StrCat(kNodeDir, "/node", node, rest);
@@ -59,7 +60,8 @@ std::optional<bool> OptionalBool(const KernelFs& fs, const std::string& path,
   }
   if (*s == "true" || *s == "1" || *s == "Y") return true;
   if (*s == "false" || *s == "0" || *s == "N") return false;
-  warnings.push_back(absl::StrCat(fs.Display(path), ": expected true/false, found \"",
+  warnings.push_back(absl::StrCat(fs.Display(path),
+                                  ": expected true/false, found \"",
                                   absl::CEscape(s->substr(0, 40)), "\""));
   return std::nullopt;
 }
@@ -68,14 +70,16 @@ std::optional<bool> OptionalBool(const KernelFs& fs, const std::string& path,
 std::optional<int> TierIdFromName(absl::string_view name) {
   if (!absl::ConsumePrefix(&name, "memory_tier")) return std::nullopt;
   std::optional<int64_t> id = ParseInt(name);
-  if (!id || *id < 0 || *id > (1 << 20) || name.empty() || name[0] == '-') return std::nullopt;
+  if (!id || *id < 0 || *id > (1 << 20) || name.empty() || name[0] == '-')
+    return std::nullopt;
   return static_cast<int>(*id);
 }
 
 // "node12" -> 12.
 std::optional<int> NodeIdFromName(absl::string_view name) {
   if (!absl::ConsumePrefix(&name, "node")) return std::nullopt;
-  if (name.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) {
+  if (name.empty() ||
+      !absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) {
     return std::nullopt;
   }
   std::optional<int64_t> id = ParseInt(name);
@@ -87,9 +91,10 @@ absl::Status ReadNode(const KernelFs& fs, NodeInfo& node, size_t online_count,
                       std::vector<std::string>& warnings) {
   const int id = node.id;
   if (!fs.Exists(NodePath(id, ""))) {
-    return absl::NotFoundError(absl::StrCat(
-        "node ", id, " is listed in ", fs.Display(absl::StrCat(kNodeDir, "/online")),
-        " but ", fs.Display(NodePath(id, "")), " does not exist"));
+    return absl::NotFoundError(
+        absl::StrCat("node ", id, " is listed in ",
+                     fs.Display(absl::StrCat(kNodeDir, "/online")), " but ",
+                     fs.Display(NodePath(id, "")), " does not exist"));
   }
   HOTPAGE_ASSIGN_OR_RETURN(node.cpus, fs.ReadList(NodePath(id, "/cpulist")));
 
@@ -98,9 +103,9 @@ absl::Status ReadNode(const KernelFs& fs, NodeInfo& node, size_t online_count,
   std::optional<uint64_t> total = ParseNodeMeminfo(meminfo, "MemTotal");
   std::optional<uint64_t> free = ParseNodeMeminfo(meminfo, "MemFree");
   if (!total || !free) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        fs.Display(meminfo_path), ": no valid \"Node ", id,
-        " MemTotal:/MemFree: <n> kB\" lines"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(fs.Display(meminfo_path), ": no valid \"Node ", id,
+                     " MemTotal:/MemFree: <n> kB\" lines"));
   }
   node.memory_bytes = *total;
   node.free_bytes = *free;
@@ -125,10 +130,14 @@ absl::Status ReadNode(const KernelFs& fs, NodeInfo& node, size_t online_count,
   // HMAT: optional.
   const std::string access0 = NodePath(id, "/access0/initiators");
   if (fs.Exists(access0)) {
-    node.hmat.read_latency_ns = OptionalInt(fs, access0 + "/read_latency", warnings);
-    node.hmat.write_latency_ns = OptionalInt(fs, access0 + "/write_latency", warnings);
-    node.hmat.read_bandwidth_mbps = OptionalInt(fs, access0 + "/read_bandwidth", warnings);
-    node.hmat.write_bandwidth_mbps = OptionalInt(fs, access0 + "/write_bandwidth", warnings);
+    node.hmat.read_latency_ns =
+        OptionalInt(fs, access0 + "/read_latency", warnings);
+    node.hmat.write_latency_ns =
+        OptionalInt(fs, access0 + "/write_latency", warnings);
+    node.hmat.read_bandwidth_mbps =
+        OptionalInt(fs, access0 + "/read_bandwidth", warnings);
+    node.hmat.write_bandwidth_mbps =
+        OptionalInt(fs, access0 + "/write_bandwidth", warnings);
     for (std::optional<int64_t>* v :
          {&node.hmat.read_latency_ns, &node.hmat.write_latency_ns,
           &node.hmat.read_bandwidth_mbps, &node.hmat.write_bandwidth_mbps}) {
@@ -138,7 +147,8 @@ absl::Status ReadNode(const KernelFs& fs, NodeInfo& node, size_t online_count,
     absl::StatusOr<std::vector<std::string>> names = fs.ListDir(access0);
     if (names.ok()) {
       for (const std::string& n : *names) {
-        if (std::optional<int> init = NodeIdFromName(n)) node.hmat.initiators.push_back(*init);
+        if (std::optional<int> init = NodeIdFromName(n))
+          node.hmat.initiators.push_back(*init);
       }
       std::sort(node.hmat.initiators.begin(), node.hmat.initiators.end());
     } else {
@@ -153,43 +163,54 @@ std::optional<int> CpuPackageOfNode(const KernelFs& fs, const NodeInfo& node,
                                     std::vector<std::string>& warnings) {
   std::map<int64_t, int> votes;
   for (int cpu : node.cpus) {
-    std::optional<int64_t> pkg = OptionalInt(
-        fs, absl::StrCat("/sys/devices/system/cpu/cpu", cpu, "/topology/physical_package_id"),
-        warnings);
+    std::optional<int64_t> pkg =
+        OptionalInt(fs,
+                    absl::StrCat("/sys/devices/system/cpu/cpu", cpu,
+                                 "/topology/physical_package_id"),
+                    warnings);
     if (pkg && *pkg >= 0 && *pkg <= kMaxListId) ++votes[*pkg];
   }
   if (votes.empty()) {
     if (node.has_cpus()) {
-      warnings.push_back(absl::StrCat("node ", node.id,
-                                      ": no readable physical_package_id for its CPUs; "
-                                      "treating it as its own package"));
+      warnings.push_back(
+          absl::StrCat("node ", node.id,
+                       ": no readable physical_package_id for its CPUs; "
+                       "treating it as its own package"));
     }
     return std::nullopt;
   }
   if (votes.size() > 1) {
-    warnings.push_back(absl::StrCat("node ", node.id, ": CPUs span ", votes.size(),
+    warnings.push_back(absl::StrCat("node ", node.id, ": CPUs span ",
+                                    votes.size(),
                                     " packages; using the most common"));
   }
-  auto best = std::max_element(votes.begin(), votes.end(),
-                               [](auto& a, auto& b) { return a.second < b.second; });
+  auto best =
+      std::max_element(votes.begin(), votes.end(),
+                       [](auto& a, auto& b) { return a.second < b.second; });
   return static_cast<int>(best->first);
 }
 
 void ReadFeatures(const KernelFs& fs, Topology& topo, MempolicyProbe* probe) {
   Features& f = topo.features;
   std::vector<std::string>& w = topo.warnings;
-  if (absl::StatusOr<std::string> rel = fs.ReadTrimmed("/proc/sys/kernel/osrelease"); rel.ok()) {
+  if (absl::StatusOr<std::string> rel =
+          fs.ReadTrimmed("/proc/sys/kernel/osrelease");
+      rel.ok()) {
     f.kernel_release = rel->substr(0, 128);
   }
   f.numa_balancing = OptionalInt(fs, "/proc/sys/kernel/numa_balancing", w);
-  f.perf_event_paranoid = OptionalInt(fs, "/proc/sys/kernel/perf_event_paranoid", w);
-  f.demotion_enabled = OptionalBool(fs, "/sys/kernel/mm/numa/demotion_enabled", w);
-  f.weighted_interleave_auto = OptionalBool(fs, absl::StrCat(kWeightDir, "/auto"), w);
+  f.perf_event_paranoid =
+      OptionalInt(fs, "/proc/sys/kernel/perf_event_paranoid", w);
+  f.demotion_enabled =
+      OptionalBool(fs, "/sys/kernel/mm/numa/demotion_enabled", w);
+  f.weighted_interleave_auto =
+      OptionalBool(fs, absl::StrCat(kWeightDir, "/auto"), w);
   const std::string thp_path = "/sys/kernel/mm/transparent_hugepage/enabled";
   if (fs.Exists(thp_path)) {
     absl::StatusOr<std::string> thp = fs.ReadFile(thp_path);
     if (thp.ok()) f.thp = ParseBracketChoice(*thp);
-    if (!f.thp) w.push_back(absl::StrCat(fs.Display(thp_path), ": no [selected] mode"));
+    if (!f.thp)
+      w.push_back(absl::StrCat(fs.Display(thp_path), ": no [selected] mode"));
   }
 
   // Samplers: the probe the sampler itself uses (sampler/perf/pmu_probe.h),
@@ -213,7 +234,8 @@ void ReadFeatures(const KernelFs& fs, Topology& topo, MempolicyProbe* probe) {
   if (probe != nullptr && probe_node >= 0) {
     f.mempolicy_probe = "syscall";
     f.preferred_many = probe->Supports(kMpolPreferredMany, 0, probe_node);
-    f.weighted_interleave = probe->Supports(kMpolWeightedInterleave, 0, probe_node);
+    f.weighted_interleave =
+        probe->Supports(kMpolWeightedInterleave, 0, probe_node);
     if (f.preferred_many.value_or(false)) {
       f.preferred_many_numa_balancing =
           probe->Supports(kMpolPreferredMany, kMpolFNumaBalancing, probe_node);
@@ -224,11 +246,14 @@ void ReadFeatures(const KernelFs& fs, Topology& topo, MempolicyProbe* probe) {
     f.weighted_interleave = wi_dir;
     // MPOL_PREFERRED_MANY: Linux 5.15. Weighted interleave (6.9) implies it.
     int major = 0, minor = 0;
-    std::vector<absl::string_view> parts = absl::StrSplit(f.kernel_release, '.');
+    std::vector<absl::string_view> parts =
+        absl::StrSplit(f.kernel_release, '.');
     if (parts.size() >= 2 && absl::SimpleAtoi(parts[0], &major)) {
       absl::string_view mn = parts[1];
       size_t digits = 0;
-      while (digits < mn.size() && absl::ascii_isdigit(static_cast<unsigned char>(mn[digits]))) ++digits;
+      while (digits < mn.size() &&
+             absl::ascii_isdigit(static_cast<unsigned char>(mn[digits])))
+        ++digits;
       if (absl::SimpleAtoi(mn.substr(0, digits), &minor)) {
         f.preferred_many = major > 5 || (major == 5 && minor >= 15);
       }
@@ -241,18 +266,24 @@ void ReadFeatures(const KernelFs& fs, Topology& topo, MempolicyProbe* probe) {
 
 const char* TierSourceName(TierSource s) {
   switch (s) {
-    case TierSource::kKernel: return "kernel";
-    case TierSource::kHmat: return "hmat";
-    case TierSource::kDistance: return "distance";
+    case TierSource::kKernel:
+      return "kernel";
+    case TierSource::kHmat:
+      return "hmat";
+    case TierSource::kDistance:
+      return "distance";
   }
   return "?";
 }
 
 const char* SamplerKindName(SamplerKind s) {
   switch (s) {
-    case SamplerKind::kNone: return "none";
-    case SamplerKind::kPebs: return "pebs";
-    case SamplerKind::kIbs: return "ibs";
+    case SamplerKind::kNone:
+      return "none";
+    case SamplerKind::kPebs:
+      return "pebs";
+    case SamplerKind::kIbs:
+      return "ibs";
   }
   return "?";
 }
@@ -278,14 +309,16 @@ std::optional<int> Topology::Distance(int from, int to) const {
   return std::nullopt;
 }
 
-std::optional<bool> SyscallMempolicyProbe::Supports(int mode, unsigned flags, int node) {
+std::optional<bool> SyscallMempolicyProbe::Supports(int mode, unsigned flags,
+                                                    int node) {
   if (node < 0 || node >= 1024) return std::nullopt;
   std::optional<bool> result;
   // Memory policy is per thread: probing on a throw-away thread leaves the
   // caller's (and every other thread's) policy untouched.
   std::thread t([&] {
     unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
-    mask[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
+    mask[node / (8 * sizeof(unsigned long))] =
+        1ul << (node % (8 * sizeof(unsigned long)));
     long rc = syscall(SYS_set_mempolicy, mode | static_cast<int>(flags), mask,
                       static_cast<unsigned long>(sizeof(mask) * 8));
     if (rc == 0) {
@@ -305,7 +338,8 @@ int64_t AbstractDistance(const HmatPerf& perf, const HmatPerf& dram) {
     return *p.read_latency_ns + p.write_latency_ns.value_or(*p.read_latency_ns);
   };
   auto bw = [](const HmatPerf& p) {
-    return *p.read_bandwidth_mbps + p.write_bandwidth_mbps.value_or(*p.read_bandwidth_mbps);
+    return *p.read_bandwidth_mbps +
+           p.write_bandwidth_mbps.value_or(*p.read_bandwidth_mbps);
   };
   // Same order of operations as the kernel (integer, left to right), in 64
   // bits: the kernel's int version overflowed on large bandwidths until
@@ -340,7 +374,8 @@ void DeriveTiers(Topology& topo) {
   const HmatPerf* dram = nullptr;
   for (const NodeInfo* n : mem) {
     if (!n->has_cpus() || !n->hmat.complete()) continue;
-    if (dram == nullptr || *n->hmat.read_latency_ns < *dram->read_latency_ns) dram = &n->hmat;
+    if (dram == nullptr || *n->hmat.read_latency_ns < *dram->read_latency_ns)
+      dram = &n->hmat;
   }
   if (dram != nullptr) {
     for (const NodeInfo* n : mem) {
@@ -376,7 +411,8 @@ void DeriveTiers(Topology& topo) {
     }
   } else if (hmat_complete) {
     // Kernel and HMAT agree on a single tier (or the kernel has none).
-    topo.tier_source = topo.kernel_tiers.empty() ? TierSource::kHmat : TierSource::kKernel;
+    topo.tier_source =
+        topo.kernel_tiers.empty() ? TierSource::kHmat : TierSource::kKernel;
     chosen = hmat;
   } else {
     topo.tier_source = TierSource::kDistance;
@@ -389,7 +425,8 @@ void DeriveTiers(Topology& topo) {
       }
       int nearest = 255;
       for (size_t i = 0; i < topo.nodes.size() && i < n->distance.size(); ++i) {
-        if (topo.nodes[i].has_cpus()) nearest = std::min(nearest, n->distance[i]);
+        if (topo.nodes[i].has_cpus())
+          nearest = std::min(nearest, n->distance[i]);
       }
       chosen[n->id] = nearest;
     }
@@ -403,14 +440,16 @@ void DeriveTiers(Topology& topo) {
     std::sort(nodes.begin(), nodes.end());
     topo.tiers.push_back(MemoryTier{rank, nodes});
     for (NodeInfo& n : topo.nodes) {
-      if (std::find(nodes.begin(), nodes.end(), n.id) != nodes.end()) n.tier = rank;
+      if (std::find(nodes.begin(), nodes.end(), n.id) != nodes.end())
+        n.tier = rank;
     }
     ++rank;
   }
 }
 
-void DerivePackages(Topology& topo,
-                    const std::vector<std::optional<int>>& cpu_package_of_node) {
+void DerivePackages(
+    Topology& topo,
+    const std::vector<std::optional<int>>& cpu_package_of_node) {
   // Package ids: the hardware's physical_package_id; CPU nodes without one
   // get fresh ids above every real one.
   int next_synthetic = 0;
@@ -421,7 +460,8 @@ void DerivePackages(Topology& topo,
   for (size_t i = 0; i < topo.nodes.size(); ++i) {
     NodeInfo& n = topo.nodes[i];
     if (!n.has_cpus()) continue;
-    std::optional<int> p = i < cpu_package_of_node.size() ? cpu_package_of_node[i] : std::nullopt;
+    std::optional<int> p =
+        i < cpu_package_of_node.size() ? cpu_package_of_node[i] : std::nullopt;
     n.package = p ? *p : next_synthetic++;
     n.package_source = "cpu";
     pkg_of[n.id] = n.package;
@@ -463,7 +503,8 @@ void DerivePackages(Topology& topo,
   for (auto& [id, nodes] : groups) topo.packages.push_back(Package{id, nodes});
 }
 
-absl::StatusOr<Topology> DiscoverTopology(const KernelFs& fs, MempolicyProbe* probe) {
+absl::StatusOr<Topology> DiscoverTopology(const KernelFs& fs,
+                                          MempolicyProbe* probe) {
   Topology topo;
   topo.root = fs.root();
   const std::string online_path = absl::StrCat(kNodeDir, "/online");
@@ -503,10 +544,12 @@ absl::StatusOr<Topology> DiscoverTopology(const KernelFs& fs, MempolicyProbe* pr
           topo.warnings.push_back(std::string(nodes.status().message()));
           continue;
         }
-        if (!nodes->empty()) topo.kernel_tiers.push_back(KernelTier{*id, *nodes});
+        if (!nodes->empty())
+          topo.kernel_tiers.push_back(KernelTier{*id, *nodes});
       }
-      std::sort(topo.kernel_tiers.begin(), topo.kernel_tiers.end(),
-                [](const KernelTier& a, const KernelTier& b) { return a.id < b.id; });
+      std::sort(
+          topo.kernel_tiers.begin(), topo.kernel_tiers.end(),
+          [](const KernelTier& a, const KernelTier& b) { return a.id < b.id; });
     } else {
       topo.warnings.push_back(std::string(names.status().message()));
     }
@@ -520,7 +563,8 @@ absl::StatusOr<Topology> DiscoverTopology(const KernelFs& fs, MempolicyProbe* pr
   }
 
   std::vector<std::optional<int>> cpu_pkg;
-  for (const NodeInfo& n : topo.nodes) cpu_pkg.push_back(CpuPackageOfNode(fs, n, topo.warnings));
+  for (const NodeInfo& n : topo.nodes)
+    cpu_pkg.push_back(CpuPackageOfNode(fs, n, topo.warnings));
 
   DeriveTiers(topo);
   DerivePackages(topo, cpu_pkg);

@@ -53,9 +53,7 @@ struct HmatPerf {
   std::optional<int64_t> write_bandwidth_mbps;  // MB/s
   std::vector<int> initiators;                  // node ids
 
-  bool complete() const {
-    return read_latency_ns && read_bandwidth_mbps;
-  }
+  bool complete() const { return read_latency_ns && read_bandwidth_mbps; }
 };
 
 struct NodeInfo {
@@ -67,9 +65,9 @@ struct NodeInfo {
   // of Topology::nodes), as /sys/devices/system/node/nodeN/distance lists it.
   std::vector<int> distance;
   HmatPerf hmat;
-  std::optional<int> tier;     // rank in Topology::tiers; 0 is the fastest
-  int package = 0;             // Topology::packages id
-  std::optional<int> weight;   // weighted-interleave weight, when exposed
+  std::optional<int> tier;    // rank in Topology::tiers; 0 is the fastest
+  int package = 0;            // Topology::packages id
+  std::optional<int> weight;  // weighted-interleave weight, when exposed
   // Which rule attached this node to its package: "cpu", "hmat-initiator"
   // or "distance".
   std::string package_source;
@@ -108,26 +106,27 @@ struct Features {
   // MPOL_PREFERRED_MANY | MPOL_F_NUMA_BALANCING (NUMA-balancing promotion
   // under a preferred-many policy); probed only on the live kernel.
   std::optional<bool> preferred_many_numa_balancing;
-  std::string mempolicy_probe;  // "syscall", "sysfs"
+  std::string mempolicy_probe;                   // "syscall", "sysfs"
   std::optional<bool> weighted_interleave_auto;  // .../weighted_interleave/auto
-  std::optional<int64_t> numa_balancing;         // /proc/sys/kernel/numa_balancing
-  std::optional<bool> demotion_enabled;          // /sys/kernel/mm/numa/demotion_enabled
-  std::optional<std::string> thp;                // transparent_hugepage/enabled
+  std::optional<int64_t> numa_balancing;  // /proc/sys/kernel/numa_balancing
+  std::optional<bool> demotion_enabled;  // /sys/kernel/mm/numa/demotion_enabled
+  std::optional<std::string> thp;        // transparent_hugepage/enabled
   SamplerKind sampler = SamplerKind::kNone;
-  bool pebs_mem_loads = false;      // cpu (or cpu_core) PMU has mem-loads
-  bool pebs_mem_loads_aux = false;  // that PMU has mem-loads-aux (SPR and later)
-  bool ibs_op = false;              // ibs_op PMU present
+  bool pebs_mem_loads = false;  // cpu (or cpu_core) PMU has mem-loads
+  bool pebs_mem_loads_aux =
+      false;            // that PMU has mem-loads-aux (SPR and later)
+  bool ibs_op = false;  // ibs_op PMU present
   std::optional<int64_t> perf_event_paranoid;
 };
 
 struct Topology {
   std::string root;  // where it was read from ("/" on the live machine)
-  std::vector<NodeInfo> nodes;  // online nodes, ascending id
-  std::vector<MemoryTier> tiers;      // by rank, fastest first
+  std::vector<NodeInfo> nodes;    // online nodes, ascending id
+  std::vector<MemoryTier> tiers;  // by rank, fastest first
   TierSource tier_source = TierSource::kDistance;
-  std::vector<KernelTier> kernel_tiers;  // empty if the kernel has none
+  std::vector<KernelTier> kernel_tiers;      // empty if the kernel has none
   std::optional<TierSource> hmat_disagrees;  // set when kernel != HMAT
-  std::vector<Package> packages;  // ascending id
+  std::vector<Package> packages;             // ascending id
   Features features;
   // Optional files that were present but unreadable or malformed, each
   // naming the file. Essential files (node list, cpulist, meminfo,

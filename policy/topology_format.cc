@@ -17,7 +17,8 @@ namespace {
 std::string Bytes(uint64_t b) {
   constexpr double kKi = 1024.0;
   double v = static_cast<double>(b);
-  if (v >= kKi * kKi * kKi) return absl::StrFormat("%.1f GiB", v / (kKi * kKi * kKi));
+  if (v >= kKi * kKi * kKi)
+    return absl::StrFormat("%.1f GiB", v / (kKi * kKi * kKi));
   if (v >= kKi * kKi) return absl::StrFormat("%.0f MiB", v / (kKi * kKi));
   if (v >= kKi) return absl::StrFormat("%.0f KiB", v / kKi);
   return absl::StrCat(b, " B");
@@ -39,7 +40,8 @@ std::string Columns(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& r : rows) {
     if (width.size() < r.size()) width.resize(r.size(), 0);
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (size_t i = 0; i < r.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
   }
   std::string out;
   for (const auto& r : rows) {
@@ -182,13 +184,17 @@ std::string TopologyToJson(const Topology& topo) {
 std::string TopologyToTable(const Topology& topo) {
   std::string out;
   const Features& f = topo.features;
-  absl::StrAppend(&out, "Memory topology of ", topo.root == "/" ? "this machine" : topo.root,
-                  f.kernel_release.empty() ? "" : absl::StrCat(" (Linux ", f.kernel_release, ")"),
+  absl::StrAppend(&out, "Memory topology of ",
+                  topo.root == "/" ? "this machine" : topo.root,
+                  f.kernel_release.empty()
+                      ? ""
+                      : absl::StrCat(" (Linux ", f.kernel_release, ")"),
                   "\n\n");
 
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"NODE", "CPUS", "MEMORY", "FREE", "TIER", "PKG", "READ LAT", "WRITE LAT",
-                  "READ BW", "WRITE BW", "INITIATORS", "WEIGHT", "DISTANCES"});
+  rows.push_back({"NODE", "CPUS", "MEMORY", "FREE", "TIER", "PKG", "READ LAT",
+                  "WRITE LAT", "READ BW", "WRITE BW", "INITIATORS", "WEIGHT",
+                  "DISTANCES"});
   for (const NodeInfo& n : topo.nodes) {
     rows.push_back({
         absl::StrCat(n.id),
@@ -208,10 +214,13 @@ std::string TopologyToTable(const Topology& topo) {
   }
   out += Columns(rows);
 
-  absl::StrAppend(&out, "\nTiers (source: ", TierSourceName(topo.tier_source), ")\n");
+  absl::StrAppend(&out, "\nTiers (source: ", TierSourceName(topo.tier_source),
+                  ")\n");
   rows.clear();
   for (const MemoryTier& t : topo.tiers) {
-    std::string role = topo.tiers.size() == 1 ? "only tier" : t.rank == 0 ? "fast" : "slow";
+    std::string role = topo.tiers.size() == 1 ? "only tier"
+                       : t.rank == 0          ? "fast"
+                                              : "slow";
     rows.push_back({absl::StrCat("rank ", t.rank), role,
                     absl::StrCat("nodes ", FormatKernelList(t.nodes))});
   }
@@ -219,10 +228,12 @@ std::string TopologyToTable(const Topology& topo) {
   if (!topo.kernel_tiers.empty()) {
     std::vector<std::string> kt;
     for (const KernelTier& t : topo.kernel_tiers) {
-      kt.push_back(absl::StrCat("memory_tier", t.id, "={", FormatKernelList(t.nodes), "}"));
+      kt.push_back(absl::StrCat("memory_tier", t.id, "={",
+                                FormatKernelList(t.nodes), "}"));
     }
-    absl::StrAppend(&out, "  kernel: ", absl::StrJoin(kt, " "),
-                    topo.hmat_disagrees ? "  (disagrees with HMAT; HMAT used)" : "", "\n");
+    absl::StrAppend(
+        &out, "  kernel: ", absl::StrJoin(kt, " "),
+        topo.hmat_disagrees ? "  (disagrees with HMAT; HMAT used)" : "", "\n");
   } else {
     out += "  kernel: no memory tiers in sysfs\n";
   }
@@ -233,28 +244,37 @@ std::string TopologyToTable(const Topology& topo) {
     std::vector<std::string> members;
     for (int id : p.nodes) {
       const NodeInfo* n = topo.FindNode(id);
-      std::string how = n->package_source == "cpu" ? "CPUs" : n->package_source == "hmat-initiator" ? "memory-only, by HMAT initiator" : "memory-only, by distance";
+      std::string how = n->package_source == "cpu" ? "CPUs"
+                        : n->package_source == "hmat-initiator"
+                            ? "memory-only, by HMAT initiator"
+                            : "memory-only, by distance";
       members.push_back(absl::StrCat(id, " (", how, ")"));
     }
-    rows.push_back({absl::StrCat("package ", p.id), absl::StrCat("nodes ", absl::StrJoin(members, ", "))});
+    rows.push_back({absl::StrCat("package ", p.id),
+                    absl::StrCat("nodes ", absl::StrJoin(members, ", "))});
   }
   out += Columns(rows);
 
   out += "\nKernel features\n";
   rows.clear();
-  rows.push_back({"MPOL_PREFERRED_MANY",
-                  absl::StrCat(YesNo(f.preferred_many),
-                               f.preferred_many_numa_balancing
-                                   ? absl::StrCat(" (with MPOL_F_NUMA_BALANCING: ",
-                                                  YesNo(f.preferred_many_numa_balancing), ")")
-                                   : "",
-                               f.mempolicy_probe == "sysfs" ? " [inferred from the tree]" : "")});
-  rows.push_back({"MPOL_WEIGHTED_INTERLEAVE",
-                  absl::StrCat(YesNo(f.weighted_interleave),
-                               f.weighted_interleave_auto
-                                   ? absl::StrCat(" (auto weights: ", YesNo(f.weighted_interleave_auto), ")")
-                                   : "",
-                               f.mempolicy_probe == "sysfs" ? " [inferred from the tree]" : "")});
+  rows.push_back(
+      {"MPOL_PREFERRED_MANY",
+       absl::StrCat(
+           YesNo(f.preferred_many),
+           f.preferred_many_numa_balancing
+               ? absl::StrCat(" (with MPOL_F_NUMA_BALANCING: ",
+                              YesNo(f.preferred_many_numa_balancing), ")")
+               : "",
+           f.mempolicy_probe == "sysfs" ? " [inferred from the tree]" : "")});
+  rows.push_back(
+      {"MPOL_WEIGHTED_INTERLEAVE",
+       absl::StrCat(
+           YesNo(f.weighted_interleave),
+           f.weighted_interleave_auto
+               ? absl::StrCat(
+                     " (auto weights: ", YesNo(f.weighted_interleave_auto), ")")
+               : "",
+           f.mempolicy_probe == "sysfs" ? " [inferred from the tree]" : "")});
   std::string nb = "unknown";
   if (f.numa_balancing) {
     nb = absl::StrCat(*f.numa_balancing);
@@ -267,16 +287,22 @@ std::string TopologyToTable(const Topology& topo) {
   rows.push_back({"demotion_enabled", YesNo(f.demotion_enabled)});
   rows.push_back({"transparent hugepages", f.thp.value_or("unknown")});
   std::string sampler = SamplerKindName(f.sampler);
-  if (f.sampler == SamplerKind::kPebs) sampler += f.pebs_mem_loads_aux ? " (mem-loads, mem-loads-aux)" : " (mem-loads)";
+  if (f.sampler == SamplerKind::kPebs)
+    sampler +=
+        f.pebs_mem_loads_aux ? " (mem-loads, mem-loads-aux)" : " (mem-loads)";
   if (f.sampler == SamplerKind::kIbs) sampler += " (ibs_op)";
-  if (f.sampler == SamplerKind::kNone) sampler += " (no PEBS mem-loads, no AMD ibs_op PMU: use DAMON or software sources)";
+  if (f.sampler == SamplerKind::kNone)
+    sampler +=
+        " (no PEBS mem-loads, no AMD ibs_op PMU: use DAMON or software "
+        "sources)";
   rows.push_back({"memory sampler", sampler});
   rows.push_back({"perf_event_paranoid", OrDash(f.perf_event_paranoid)});
   out += Columns(rows);
 
   if (!topo.warnings.empty()) {
     out += "\nWarnings\n";
-    for (const std::string& wmsg : topo.warnings) absl::StrAppend(&out, "  ", wmsg, "\n");
+    for (const std::string& wmsg : topo.warnings)
+      absl::StrAppend(&out, "  ", wmsg, "\n");
   }
   return out;
 }

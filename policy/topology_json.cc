@@ -37,16 +37,21 @@ absl::Status Bad(const std::string& path, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
 }
 
-absl::StatusOr<int64_t> Int(const Value& v, const std::string& path, int64_t lo, int64_t hi) {
+absl::StatusOr<int64_t> Int(const Value& v, const std::string& path, int64_t lo,
+                            int64_t hi) {
   if (!v.is_number()) {
-    return Bad(path, absl::StrCat("expected an integer, found ", v.type_name()));
+    return Bad(path,
+               absl::StrCat("expected an integer, found ", v.type_name()));
   }
   auto out_of_range = [&] {
-    return Bad(path, absl::StrCat("expected an integer in [", lo, ", ", hi, "], found ", JsonBrief(v)));
+    return Bad(path, absl::StrCat("expected an integer in [", lo, ", ", hi,
+                                  "], found ", JsonBrief(v)));
   };
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
-    if (hi < 0 || u > static_cast<uint64_t>(hi) || (lo > 0 && u < static_cast<uint64_t>(lo))) return out_of_range();
+    if (hi < 0 || u > static_cast<uint64_t>(hi) ||
+        (lo > 0 && u < static_cast<uint64_t>(lo)))
+      return out_of_range();
     return static_cast<int64_t>(u);
   }
   if (v.is_number_integer()) {
@@ -65,27 +70,32 @@ absl::StatusOr<int64_t> Int(const Value& v, const std::string& path, int64_t lo,
 
 absl::StatusOr<uint64_t> Uint(const Value& v, const std::string& path) {
   if (!v.is_number()) {
-    return Bad(path, absl::StrCat("expected a byte count, found ", v.type_name()));
+    return Bad(path,
+               absl::StrCat("expected a byte count, found ", v.type_name()));
   }
   // 2^63: far above any machine, and exactly representable.
   constexpr uint64_t kLimit = uint64_t{1} << 63;
-  auto bad = [&] { return Bad(path, "expected a non-negative integer below 2^63"); };
+  auto bad = [&] {
+    return Bad(path, "expected a non-negative integer below 2^63");
+  };
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
     if (u >= kLimit) return bad();
     return u;
   }
-  if (v.is_number_integer()) return bad();  // nlohmann keeps only negatives signed
+  if (v.is_number_integer())
+    return bad();  // nlohmann keeps only negatives signed
   const double d = v.get<double>();
-  if (!std::isfinite(d) || d != std::floor(d) || d < 0 || d >= 9223372036854775808.0) {
+  if (!std::isfinite(d) || d != std::floor(d) || d < 0 ||
+      d >= 9223372036854775808.0) {
     return bad();
   }
   return static_cast<uint64_t>(d);
 }
 
 template <typename T>
-absl::Status OptInt(const Value* v, const std::string& path, int64_t lo, int64_t hi,
-                    std::optional<T>* out) {
+absl::Status OptInt(const Value* v, const std::string& path, int64_t lo,
+                    int64_t hi, std::optional<T>* out) {
   if (v == nullptr || v->is_null()) {
     out->reset();
     return absl::OkStatus();
@@ -95,7 +105,8 @@ absl::Status OptInt(const Value* v, const std::string& path, int64_t lo, int64_t
   return absl::OkStatus();
 }
 
-absl::Status OptBool(const Value* v, const std::string& path, std::optional<bool>* out) {
+absl::Status OptBool(const Value* v, const std::string& path,
+                     std::optional<bool>* out) {
   if (v == nullptr || v->is_null()) {
     out->reset();
     return absl::OkStatus();
@@ -119,7 +130,8 @@ absl::Status Str(const Value* v, const std::string& path, std::string* out) {
   return absl::OkStatus();
 }
 
-absl::Status OptStr(const Value* v, const std::string& path, std::optional<std::string>* out) {
+absl::Status OptStr(const Value* v, const std::string& path,
+                    std::optional<std::string>* out) {
   if (v == nullptr || v->is_null()) {
     out->reset();
     return absl::OkStatus();
@@ -129,32 +141,40 @@ absl::Status OptStr(const Value* v, const std::string& path, std::optional<std::
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<int>> IntList(const Value* v, const std::string& path, int64_t lo,
+absl::StatusOr<std::vector<int>> IntList(const Value* v,
+                                         const std::string& path, int64_t lo,
                                          int64_t hi, size_t max_len) {
   std::vector<int> out;
   if (v == nullptr || v->is_null()) return out;
   if (!v->is_array()) return Bad(path, "expected an array of integers");
-  if (v->size() > max_len) return Bad(path, absl::StrCat("more than ", max_len, " entries"));
+  if (v->size() > max_len)
+    return Bad(path, absl::StrCat("more than ", max_len, " entries"));
   for (size_t i = 0; i < v->size(); ++i) {
-    HOTPAGE_ASSIGN_OR_RETURN(int64_t x, Int((*v)[i], absl::StrCat(path, "[", i, "]"), lo, hi));
+    HOTPAGE_ASSIGN_OR_RETURN(
+        int64_t x, Int((*v)[i], absl::StrCat(path, "[", i, "]"), lo, hi));
     out.push_back(static_cast<int>(x));
   }
   return out;
 }
 
-const Value* Member(const Value& obj, absl::string_view key) { return JsonMember(obj, key); }
+const Value* Member(const Value& obj, absl::string_view key) {
+  return JsonMember(obj, key);
+}
 
 // "nodes": [{id, nodes}] lists (tiers, kernel_tiers, packages).
 struct Group {
   int id = 0;
   std::vector<int> nodes;
 };
-absl::StatusOr<std::vector<Group>> Groups(const Value* v, const std::string& path,
-                                          absl::string_view id_key, int64_t id_hi) {
+absl::StatusOr<std::vector<Group>> Groups(const Value* v,
+                                          const std::string& path,
+                                          absl::string_view id_key,
+                                          int64_t id_hi) {
   std::vector<Group> out;
   if (v == nullptr || v->is_null()) return out;
   if (!v->is_array()) return Bad(path, "expected an array");
-  if (v->size() > kMaxNodes) return Bad(path, absl::StrCat("more than ", kMaxNodes, " entries"));
+  if (v->size() > kMaxNodes)
+    return Bad(path, absl::StrCat("more than ", kMaxNodes, " entries"));
   for (size_t i = 0; i < v->size(); ++i) {
     const Value& g = (*v)[i];
     const std::string p = absl::StrCat(path, "[", i, "]");
@@ -162,27 +182,35 @@ absl::StatusOr<std::vector<Group>> Groups(const Value* v, const std::string& pat
     const Value* id = Member(g, id_key);
     if (id == nullptr) return Bad(p, absl::StrCat("missing \"", id_key, "\""));
     Group grp;
-    HOTPAGE_ASSIGN_OR_RETURN(int64_t x, Int(*id, absl::StrCat(p, ".", id_key), 0, id_hi));
+    HOTPAGE_ASSIGN_OR_RETURN(int64_t x,
+                             Int(*id, absl::StrCat(p, ".", id_key), 0, id_hi));
     grp.id = static_cast<int>(x);
-    HOTPAGE_ASSIGN_OR_RETURN(grp.nodes,
-                             IntList(Member(g, "nodes"), p + ".nodes", 0, kMaxNodeId, kMaxNodes));
+    HOTPAGE_ASSIGN_OR_RETURN(
+        grp.nodes,
+        IntList(Member(g, "nodes"), p + ".nodes", 0, kMaxNodeId, kMaxNodes));
     out.push_back(std::move(grp));
   }
   return out;
 }
 
-absl::StatusOr<TierSource> ParseTierSource(const std::string& s, const std::string& path) {
-  for (TierSource t : {TierSource::kKernel, TierSource::kHmat, TierSource::kDistance}) {
+absl::StatusOr<TierSource> ParseTierSource(const std::string& s,
+                                           const std::string& path) {
+  for (TierSource t :
+       {TierSource::kKernel, TierSource::kHmat, TierSource::kDistance}) {
     if (s == TierSourceName(t)) return t;
   }
-  return Bad(path, absl::StrCat("unknown tier source \"", s, "\" (kernel, hmat, distance)"));
+  return Bad(path, absl::StrCat("unknown tier source \"", s,
+                                "\" (kernel, hmat, distance)"));
 }
 
-absl::StatusOr<SamplerKind> ParseSampler(const std::string& s, const std::string& path) {
-  for (SamplerKind k : {SamplerKind::kNone, SamplerKind::kPebs, SamplerKind::kIbs}) {
+absl::StatusOr<SamplerKind> ParseSampler(const std::string& s,
+                                         const std::string& path) {
+  for (SamplerKind k :
+       {SamplerKind::kNone, SamplerKind::kPebs, SamplerKind::kIbs}) {
     if (s == SamplerKindName(k)) return k;
   }
-  return Bad(path, absl::StrCat("unknown sampler \"", s, "\" (none, pebs, ibs)"));
+  return Bad(path,
+             absl::StrCat("unknown sampler \"", s, "\" (none, pebs, ibs)"));
 }
 
 absl::Status ParseNode(const Value& v, const std::string& p, NodeInfo* n) {
@@ -191,32 +219,49 @@ absl::Status ParseNode(const Value& v, const std::string& p, NodeInfo* n) {
   if (id == nullptr) return Bad(p, "missing \"id\"");
   HOTPAGE_ASSIGN_OR_RETURN(int64_t x, Int(*id, p + ".id", 0, kMaxNodeId));
   n->id = static_cast<int>(x);
-  HOTPAGE_ASSIGN_OR_RETURN(n->cpus, IntList(Member(v, "cpus"), p + ".cpus", 0, kMaxCpu, kMaxCpusPerNode));
+  HOTPAGE_ASSIGN_OR_RETURN(n->cpus, IntList(Member(v, "cpus"), p + ".cpus", 0,
+                                            kMaxCpu, kMaxCpusPerNode));
   if (const Value* m = Member(v, "memory_bytes"); m != nullptr) {
     HOTPAGE_ASSIGN_OR_RETURN(n->memory_bytes, Uint(*m, p + ".memory_bytes"));
   }
   if (const Value* m = Member(v, "free_bytes"); m != nullptr) {
     HOTPAGE_ASSIGN_OR_RETURN(n->free_bytes, Uint(*m, p + ".free_bytes"));
   }
-  HOTPAGE_ASSIGN_OR_RETURN(n->distance, IntList(Member(v, "distance"), p + ".distance", 0, 255, kMaxNodes));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "tier"), p + ".tier", 0, kMaxNodeId, &n->tier));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      n->distance,
+      IntList(Member(v, "distance"), p + ".distance", 0, 255, kMaxNodes));
+  HOTPAGE_RETURN_IF_ERROR(
+      OptInt(Member(v, "tier"), p + ".tier", 0, kMaxNodeId, &n->tier));
   if (const Value* pk = Member(v, "package"); pk != nullptr && !pk->is_null()) {
     HOTPAGE_ASSIGN_OR_RETURN(int64_t pkg, Int(*pk, p + ".package", 0, 1 << 20));
     n->package = static_cast<int>(pkg);
   }
-  HOTPAGE_RETURN_IF_ERROR(Str(Member(v, "package_source"), p + ".package_source", &n->package_source));
+  HOTPAGE_RETURN_IF_ERROR(Str(Member(v, "package_source"),
+                              p + ".package_source", &n->package_source));
   constexpr int64_t kBig = int64_t{1} << 40;
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "read_latency_ns"), p + ".read_latency_ns", 0, kBig, &n->hmat.read_latency_ns));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "write_latency_ns"), p + ".write_latency_ns", 0, kBig, &n->hmat.write_latency_ns));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "read_bandwidth_mbps"), p + ".read_bandwidth_mbps", 0, kBig, &n->hmat.read_bandwidth_mbps));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "write_bandwidth_mbps"), p + ".write_bandwidth_mbps", 0, kBig, &n->hmat.write_bandwidth_mbps));
-  HOTPAGE_ASSIGN_OR_RETURN(n->hmat.initiators,
-                           IntList(Member(v, "initiators"), p + ".initiators", 0, kMaxNodeId, kMaxNodes));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "weight"), p + ".weight", 0, 255, &n->weight));
+  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "read_latency_ns"),
+                                 p + ".read_latency_ns", 0, kBig,
+                                 &n->hmat.read_latency_ns));
+  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "write_latency_ns"),
+                                 p + ".write_latency_ns", 0, kBig,
+                                 &n->hmat.write_latency_ns));
+  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "read_bandwidth_mbps"),
+                                 p + ".read_bandwidth_mbps", 0, kBig,
+                                 &n->hmat.read_bandwidth_mbps));
+  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(v, "write_bandwidth_mbps"),
+                                 p + ".write_bandwidth_mbps", 0, kBig,
+                                 &n->hmat.write_bandwidth_mbps));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      n->hmat.initiators, IntList(Member(v, "initiators"), p + ".initiators", 0,
+                                  kMaxNodeId, kMaxNodes));
+  HOTPAGE_RETURN_IF_ERROR(
+      OptInt(Member(v, "weight"), p + ".weight", 0, 255, &n->weight));
   // An HMAT latency or bandwidth of 0 would divide by zero in the tier
   // formula; the kernel never reports one.
   if (n->hmat.read_bandwidth_mbps == 0 || n->hmat.read_latency_ns == 0) {
-    return Bad(p, "read_latency_ns and read_bandwidth_mbps must be positive (or null)");
+    return Bad(
+        p,
+        "read_latency_ns and read_bandwidth_mbps must be positive (or null)");
   }
   return absl::OkStatus();
 }
@@ -225,23 +270,43 @@ absl::Status ParseFeatures(const Value* v, Features* f) {
   if (v == nullptr || v->is_null()) return absl::OkStatus();
   const std::string p = "$.features";
   if (!v->is_object()) return Bad(p, "expected an object");
-  HOTPAGE_RETURN_IF_ERROR(Str(Member(*v, "kernel_release"), p + ".kernel_release", &f->kernel_release));
-  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "preferred_many"), p + ".preferred_many", &f->preferred_many));
-  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "weighted_interleave"), p + ".weighted_interleave", &f->weighted_interleave));
-  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "preferred_many_numa_balancing"), p + ".preferred_many_numa_balancing", &f->preferred_many_numa_balancing));
-  HOTPAGE_RETURN_IF_ERROR(Str(Member(*v, "mempolicy_probe"), p + ".mempolicy_probe", &f->mempolicy_probe));
-  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "weighted_interleave_auto"), p + ".weighted_interleave_auto", &f->weighted_interleave_auto));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(*v, "numa_balancing"), p + ".numa_balancing", INT32_MIN, INT32_MAX, &f->numa_balancing));
-  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "demotion_enabled"), p + ".demotion_enabled", &f->demotion_enabled));
+  HOTPAGE_RETURN_IF_ERROR(Str(Member(*v, "kernel_release"),
+                              p + ".kernel_release", &f->kernel_release));
+  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "preferred_many"),
+                                  p + ".preferred_many", &f->preferred_many));
+  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "weighted_interleave"),
+                                  p + ".weighted_interleave",
+                                  &f->weighted_interleave));
+  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "preferred_many_numa_balancing"),
+                                  p + ".preferred_many_numa_balancing",
+                                  &f->preferred_many_numa_balancing));
+  HOTPAGE_RETURN_IF_ERROR(Str(Member(*v, "mempolicy_probe"),
+                              p + ".mempolicy_probe", &f->mempolicy_probe));
+  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "weighted_interleave_auto"),
+                                  p + ".weighted_interleave_auto",
+                                  &f->weighted_interleave_auto));
+  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(*v, "numa_balancing"),
+                                 p + ".numa_balancing", INT32_MIN, INT32_MAX,
+                                 &f->numa_balancing));
+  HOTPAGE_RETURN_IF_ERROR(OptBool(Member(*v, "demotion_enabled"),
+                                  p + ".demotion_enabled",
+                                  &f->demotion_enabled));
   HOTPAGE_RETURN_IF_ERROR(OptStr(Member(*v, "thp"), p + ".thp", &f->thp));
   if (const Value* s = Member(*v, "sampler"); s != nullptr && !s->is_null()) {
     if (!s->is_string()) return Bad(p + ".sampler", "expected a string");
-    HOTPAGE_ASSIGN_OR_RETURN(f->sampler, ParseSampler(s->get<std::string>(), p + ".sampler"));
+    HOTPAGE_ASSIGN_OR_RETURN(
+        f->sampler, ParseSampler(s->get<std::string>(), p + ".sampler"));
   }
-  HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "pebs_mem_loads"), p + ".pebs_mem_loads", &f->pebs_mem_loads));
-  HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "pebs_mem_loads_aux"), p + ".pebs_mem_loads_aux", &f->pebs_mem_loads_aux));
-  HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "ibs_op"), p + ".ibs_op", &f->ibs_op));
-  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(*v, "perf_event_paranoid"), p + ".perf_event_paranoid", INT32_MIN, INT32_MAX, &f->perf_event_paranoid));
+  HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "pebs_mem_loads"),
+                               p + ".pebs_mem_loads", &f->pebs_mem_loads));
+  HOTPAGE_RETURN_IF_ERROR(Bool(Member(*v, "pebs_mem_loads_aux"),
+                               p + ".pebs_mem_loads_aux",
+                               &f->pebs_mem_loads_aux));
+  HOTPAGE_RETURN_IF_ERROR(
+      Bool(Member(*v, "ibs_op"), p + ".ibs_op", &f->ibs_op));
+  HOTPAGE_RETURN_IF_ERROR(OptInt(Member(*v, "perf_event_paranoid"),
+                                 p + ".perf_event_paranoid", INT32_MIN,
+                                 INT32_MAX, &f->perf_event_paranoid));
   return absl::OkStatus();
 }
 
@@ -249,7 +314,9 @@ absl::Status ParseFeatures(const Value* v, Features* f) {
 
 absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
   HOTPAGE_ASSIGN_OR_RETURN(Value doc, ParseJson(json));
-  if (!doc.is_object()) return Bad("$", "expected an object (the output of `hotpage topology --json`)");
+  if (!doc.is_object())
+    return Bad("$",
+               "expected an object (the output of `hotpage topology --json`)");
   Topology topo;
   HOTPAGE_RETURN_IF_ERROR(Str(Member(doc, "root"), "$.root", &topo.root));
   const Value* nodes = Member(doc, "nodes");
@@ -264,12 +331,14 @@ absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
     const std::string p = absl::StrCat("$.nodes[", i, "]");
     NodeInfo n;
     HOTPAGE_RETURN_IF_ERROR(ParseNode((*nodes)[i], p, &n));
-    if (!ids.insert(n.id).second) return Bad(p + ".id", absl::StrCat("node ", n.id, " listed twice"));
+    if (!ids.insert(n.id).second)
+      return Bad(p + ".id", absl::StrCat("node ", n.id, " listed twice"));
     if (!topo.nodes.empty() && n.id < topo.nodes.back().id) {
       return Bad(p + ".id", "nodes must be listed in ascending id order");
     }
     for (int c : n.cpus) {
-      if (!cpus_seen.insert(c).second) return Bad(p + ".cpus", absl::StrCat("cpu ", c, " is on two nodes"));
+      if (!cpus_seen.insert(c).second)
+        return Bad(p + ".cpus", absl::StrCat("cpu ", c, " is on two nodes"));
     }
     topo.nodes.push_back(std::move(n));
   }
@@ -278,41 +347,56 @@ absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
     const NodeInfo& n = topo.nodes[i];
     if (!n.distance.empty() && n.distance.size() != topo.nodes.size()) {
       return Bad(absl::StrCat("$.nodes[", i, "].distance"),
-                 absl::StrCat("has ", n.distance.size(), " entries for ", topo.nodes.size(), " nodes"));
+                 absl::StrCat("has ", n.distance.size(), " entries for ",
+                              topo.nodes.size(), " nodes"));
     }
   }
-  auto check_members = [&](const std::vector<Group>& gs, const std::string& path) -> absl::Status {
+  auto check_members = [&](const std::vector<Group>& gs,
+                           const std::string& path) -> absl::Status {
     for (size_t i = 0; i < gs.size(); ++i) {
       for (int n : gs[i].nodes) {
         if (!ids.count(n)) {
-          return Bad(absl::StrCat(path, "[", i, "].nodes"), absl::StrCat("node ", n, " is not in $.nodes"));
+          return Bad(absl::StrCat(path, "[", i, "].nodes"),
+                     absl::StrCat("node ", n, " is not in $.nodes"));
         }
       }
     }
     return absl::OkStatus();
   };
-  HOTPAGE_ASSIGN_OR_RETURN(std::vector<Group> tiers, Groups(Member(doc, "tiers"), "$.tiers", "rank", kMaxNodeId));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      std::vector<Group> tiers,
+      Groups(Member(doc, "tiers"), "$.tiers", "rank", kMaxNodeId));
   HOTPAGE_RETURN_IF_ERROR(check_members(tiers, "$.tiers"));
   std::set<int> tiered;
   for (size_t i = 0; i < tiers.size(); ++i) {
     if (tiers[i].id != static_cast<int>(i)) {
-      return Bad(absl::StrCat("$.tiers[", i, "].rank"), "tiers must be ranked 0, 1, 2, ... in order");
+      return Bad(absl::StrCat("$.tiers[", i, "].rank"),
+                 "tiers must be ranked 0, 1, 2, ... in order");
     }
     for (int n : tiers[i].nodes) {
-      if (!tiered.insert(n).second) return Bad("$.tiers", absl::StrCat("node ", n, " is in two tiers"));
+      if (!tiered.insert(n).second)
+        return Bad("$.tiers", absl::StrCat("node ", n, " is in two tiers"));
     }
     topo.tiers.push_back(MemoryTier{tiers[i].id, tiers[i].nodes});
   }
-  HOTPAGE_ASSIGN_OR_RETURN(std::vector<Group> kt, Groups(Member(doc, "kernel_tiers"), "$.kernel_tiers", "id", 1 << 20));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      std::vector<Group> kt,
+      Groups(Member(doc, "kernel_tiers"), "$.kernel_tiers", "id", 1 << 20));
   HOTPAGE_RETURN_IF_ERROR(check_members(kt, "$.kernel_tiers"));
-  for (const Group& g : kt) topo.kernel_tiers.push_back(KernelTier{g.id, g.nodes});
-  HOTPAGE_ASSIGN_OR_RETURN(std::vector<Group> pk, Groups(Member(doc, "packages"), "$.packages", "id", 1 << 20));
+  for (const Group& g : kt)
+    topo.kernel_tiers.push_back(KernelTier{g.id, g.nodes});
+  HOTPAGE_ASSIGN_OR_RETURN(
+      std::vector<Group> pk,
+      Groups(Member(doc, "packages"), "$.packages", "id", 1 << 20));
   HOTPAGE_RETURN_IF_ERROR(check_members(pk, "$.packages"));
   for (const Group& g : pk) topo.packages.push_back(Package{g.id, g.nodes});
 
-  if (const Value* s = Member(doc, "tier_source"); s != nullptr && !s->is_null()) {
+  if (const Value* s = Member(doc, "tier_source");
+      s != nullptr && !s->is_null()) {
     if (!s->is_string()) return Bad("$.tier_source", "expected a string");
-    HOTPAGE_ASSIGN_OR_RETURN(topo.tier_source, ParseTierSource(s->get<std::string>(), "$.tier_source"));
+    HOTPAGE_ASSIGN_OR_RETURN(
+        topo.tier_source,
+        ParseTierSource(s->get<std::string>(), "$.tier_source"));
   }
   bool disagree = false;
   HOTPAGE_RETURN_IF_ERROR(Bool(Member(doc, "kernel_tiers_disagree_with_hmat"),
@@ -320,11 +404,14 @@ absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
   // DeriveTiers records the disagreement as "the kernel's tiers lost to
   // HMAT"; the JSON carries only the flag.
   if (disagree) topo.hmat_disagrees = TierSource::kKernel;
-  HOTPAGE_RETURN_IF_ERROR(ParseFeatures(Member(doc, "features"), &topo.features));
+  HOTPAGE_RETURN_IF_ERROR(
+      ParseFeatures(Member(doc, "features"), &topo.features));
   if (const Value* w = Member(doc, "warnings"); w != nullptr && !w->is_null()) {
-    if (!w->is_array()) return Bad("$.warnings", "expected an array of strings");
+    if (!w->is_array())
+      return Bad("$.warnings", "expected an array of strings");
     for (size_t i = 0; i < w->size(); ++i) {
-      if (!(*w)[i].is_string()) return Bad(absl::StrCat("$.warnings[", i, "]"), "expected a string");
+      if (!(*w)[i].is_string())
+        return Bad(absl::StrCat("$.warnings[", i, "]"), "expected a string");
       topo.warnings.push_back((*w)[i].get<std::string>());
     }
   }
@@ -338,14 +425,16 @@ absl::StatusOr<Topology> TopologyFromJson(absl::string_view json) {
     for (NodeInfo& n : topo.nodes) {
       n.tier.reset();
       for (const MemoryTier& t : topo.tiers) {
-        if (std::find(t.nodes.begin(), t.nodes.end(), n.id) != t.nodes.end()) n.tier = t.rank;
+        if (std::find(t.nodes.begin(), t.nodes.end(), n.id) != t.nodes.end())
+          n.tier = t.rank;
       }
     }
   }
   if (Member(doc, "packages") == nullptr) {
     std::map<int, std::vector<int>> by_pkg;
     for (const NodeInfo& n : topo.nodes) by_pkg[n.package].push_back(n.id);
-    for (auto& [id, members] : by_pkg) topo.packages.push_back(Package{id, members});
+    for (auto& [id, members] : by_pkg)
+      topo.packages.push_back(Package{id, members});
   }
   return topo;
 }

@@ -84,7 +84,8 @@ TEST_P(CapturedTree, RoundTripsThroughJson) {
   // Declared data of this test: missing runfiles are a failure, not a skip.
   ASSERT_TRUE(std::filesystem::exists(src)) << "no runfiles at " << src;
   // Runfiles are symlinks, which KernelFs does not follow out of its root.
-  const std::string dst = std::string(std::getenv("TEST_TMPDIR")) + "/" + GetParam();
+  const std::string dst =
+      std::string(std::getenv("TEST_TMPDIR")) + "/" + GetParam();
   std::filesystem::remove_all(dst);
   std::filesystem::copy(src, dst, std::filesystem::copy_options::recursive);
   absl::StatusOr<KernelFs> fs = KernelFs::Open(dst);
@@ -99,7 +100,8 @@ TEST_P(CapturedTree, RoundTripsThroughJson) {
   EXPECT_EQ(TopologyToJson(*back), json);
 }
 
-INSTANTIATE_TEST_SUITE_P(Trees, CapturedTree, ::testing::Values("dram-cxl", "2pkg-cxl"));
+INSTANTIATE_TEST_SUITE_P(Trees, CapturedTree,
+                         ::testing::Values("dram-cxl", "2pkg-cxl"));
 
 // A topology with the warnings, the HMAT disagreement and every optional
 // set and unset survives too.
@@ -175,16 +177,26 @@ TEST(TopologyJson, ErrorsNameThePath) {
       {"[]", "$: expected an object"},
       {"{}", "$.nodes: expected a non-empty array"},
       {R"({"nodes": [{"cpus": []}]})", "$.nodes[0]: missing \"id\""},
-      {R"({"nodes": [{"id": 0}, {"id": 0}]})", "$.nodes[1].id: node 0 listed twice"},
-      {R"({"nodes": [{"id": 70}]})", "$.nodes[0].id: expected an integer in [0, 62]"},
-      {R"({"nodes": [{"id": 0, "cpus": [1.5]}]})", "$.nodes[0].cpus[0]: expected an integer"},
-      {R"({"nodes": [{"id": 0, "memory_bytes": -1}]})", "$.nodes[0].memory_bytes"},
-      {R"({"nodes": [{"id": 0, "distance": [10, 20]}]})", "$.nodes[0].distance: has 2 entries for 1 nodes"},
-      {R"({"nodes": [{"id": 0, "read_bandwidth_mbps": 0}]})", "must be positive"},
-      {R"({"nodes": [{"id": 0}], "tiers": [{"rank": 0, "nodes": [3]}]})", "$.tiers[0].nodes: node 3 is not in $.nodes"},
-      {R"({"nodes": [{"id": 0}], "tiers": [{"rank": 1, "nodes": [0]}]})", "$.tiers[0].rank"},
-      {R"({"nodes": [{"id": 0}], "tier_source": "magic"})", "$.tier_source: unknown tier source"},
-      {R"({"nodes": [{"id": 0, "cpus": [0]}, {"id": 1, "cpus": [0]}]})", "$.nodes[1].cpus: cpu 0 is on two nodes"},
+      {R"({"nodes": [{"id": 0}, {"id": 0}]})",
+       "$.nodes[1].id: node 0 listed twice"},
+      {R"({"nodes": [{"id": 70}]})",
+       "$.nodes[0].id: expected an integer in [0, 62]"},
+      {R"({"nodes": [{"id": 0, "cpus": [1.5]}]})",
+       "$.nodes[0].cpus[0]: expected an integer"},
+      {R"({"nodes": [{"id": 0, "memory_bytes": -1}]})",
+       "$.nodes[0].memory_bytes"},
+      {R"({"nodes": [{"id": 0, "distance": [10, 20]}]})",
+       "$.nodes[0].distance: has 2 entries for 1 nodes"},
+      {R"({"nodes": [{"id": 0, "read_bandwidth_mbps": 0}]})",
+       "must be positive"},
+      {R"({"nodes": [{"id": 0}], "tiers": [{"rank": 0, "nodes": [3]}]})",
+       "$.tiers[0].nodes: node 3 is not in $.nodes"},
+      {R"({"nodes": [{"id": 0}], "tiers": [{"rank": 1, "nodes": [0]}]})",
+       "$.tiers[0].rank"},
+      {R"({"nodes": [{"id": 0}], "tier_source": "magic"})",
+       "$.tier_source: unknown tier source"},
+      {R"({"nodes": [{"id": 0, "cpus": [0]}, {"id": 1, "cpus": [0]}]})",
+       "$.nodes[1].cpus: cpu 0 is on two nodes"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<Topology> t = TopologyFromJson(c.json);

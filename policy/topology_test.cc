@@ -23,7 +23,7 @@ struct FakeNode {
   std::vector<int> cpus;
   std::vector<int> distance;
   std::optional<FakeHmat> hmat;
-  int package = 0;           // physical_package_id of its CPUs
+  int package = 0;            // physical_package_id of its CPUs
   uint64_t mem_kb = 1 << 20;  // 1 GiB
 };
 
@@ -31,20 +31,26 @@ struct FakeNode {
 void Build(FakeTree& t, const std::vector<FakeNode>& nodes) {
   std::vector<int> ids;
   for (const FakeNode& n : nodes) ids.push_back(n.id);
-  t.Write("/sys/devices/system/node/online", absl::StrCat(absl::StrJoin(ids, ","), "\n"));
-  t.Write("/sys/devices/system/node/possible", absl::StrCat(absl::StrJoin(ids, ","), "\n"));
+  t.Write("/sys/devices/system/node/online",
+          absl::StrCat(absl::StrJoin(ids, ","), "\n"));
+  t.Write("/sys/devices/system/node/possible",
+          absl::StrCat(absl::StrJoin(ids, ","), "\n"));
   for (const FakeNode& n : nodes) {
     std::string dir = absl::StrCat("/sys/devices/system/node/node", n.id);
     t.Write(dir + "/cpulist", absl::StrCat(absl::StrJoin(n.cpus, ","), "\n"));
-    t.Write(dir + "/meminfo",
-            absl::StrCat("Node ", n.id, " MemTotal:       ", n.mem_kb, " kB\nNode ", n.id,
-                         " MemFree:        ", n.mem_kb / 2, " kB\nNode ", n.id,
-                         " MemUsed:        ", n.mem_kb / 2, " kB\n"));
-    t.Write(dir + "/distance", absl::StrCat(absl::StrJoin(n.distance, " "), "\n"));
+    t.Write(
+        dir + "/meminfo",
+        absl::StrCat("Node ", n.id, " MemTotal:       ", n.mem_kb, " kB\nNode ",
+                     n.id, " MemFree:        ", n.mem_kb / 2, " kB\nNode ",
+                     n.id, " MemUsed:        ", n.mem_kb / 2, " kB\n"));
+    t.Write(dir + "/distance",
+            absl::StrCat(absl::StrJoin(n.distance, " "), "\n"));
     for (int cpu : n.cpus) {
-      t.Write(absl::StrCat("/sys/devices/system/cpu/cpu", cpu, "/topology/physical_package_id"),
+      t.Write(absl::StrCat("/sys/devices/system/cpu/cpu", cpu,
+                           "/topology/physical_package_id"),
               absl::StrCat(n.package, "\n"));
-      t.Symlink(absl::StrCat("../../cpu/cpu", cpu), absl::StrCat(dir, "/cpu", cpu));
+      t.Symlink(absl::StrCat("../../cpu/cpu", cpu),
+                absl::StrCat(dir, "/cpu", cpu));
     }
     if (n.hmat) {
       std::string a = dir + "/access0/initiators";
@@ -53,7 +59,8 @@ void Build(FakeTree& t, const std::vector<FakeNode>& nodes) {
       t.Write(a + "/read_bandwidth", absl::StrCat(n.hmat->read_bw, "\n"));
       t.Write(a + "/write_bandwidth", absl::StrCat(n.hmat->write_bw, "\n"));
       for (int i : n.hmat->initiators) {
-        t.Symlink(absl::StrCat("../../../node", i), absl::StrCat(a, "/node", i));
+        t.Symlink(absl::StrCat("../../../node", i),
+                  absl::StrCat(a, "/node", i));
       }
     }
   }
@@ -61,7 +68,8 @@ void Build(FakeTree& t, const std::vector<FakeNode>& nodes) {
 
 void KernelTiers(FakeTree& t, const std::map<int, std::string>& tiers) {
   for (auto& [id, list] : tiers) {
-    t.Write(absl::StrCat("/sys/devices/virtual/memory_tiering/memory_tier", id, "/nodelist"),
+    t.Write(absl::StrCat("/sys/devices/virtual/memory_tiering/memory_tier", id,
+                         "/nodelist"),
             list + "\n");
   }
 }
@@ -111,7 +119,8 @@ TEST(Topology, KernelExample1FromKernelTiers) {
   EXPECT_EQ(TierNodes(*topo), (Nodes{{0, 1}, {2, 3}}));
   EXPECT_EQ(topo->FastNodes(), (std::vector<int>{0, 1}));
   // PMEM node 2 is nearest to node 0 (30 < 40), node 3 to node 1.
-  EXPECT_EQ(PackageNodes(*topo), (std::map<int, std::vector<int>>{{0, {0, 2}}, {1, {1, 3}}}));
+  EXPECT_EQ(PackageNodes(*topo),
+            (std::map<int, std::vector<int>>{{0, {0, 2}}, {1, {1, 3}}}));
   EXPECT_EQ(topo->FindNode(2)->package_source, "distance");
   EXPECT_EQ(topo->Distance(1, 3), 30);
   EXPECT_TRUE(topo->warnings.empty()) << absl::StrJoin(topo->warnings, "\n");
@@ -185,7 +194,8 @@ TEST(Topology, KernelExample2WithoutHmatFallsBackToDistance) {
 //      2  30   40   10
 //   memory_tiers0 = 1, memory_tiers1 = 0, memory_tiers2 = 2
 std::vector<FakeNode> KernelExample3(bool with_hmat) {
-  std::vector<FakeNode> n = {{0, {0, 1}, {10, 20, 30}, {}}, {1, {}, {20, 10, 40}, {}},
+  std::vector<FakeNode> n = {{0, {0, 1}, {10, 20, 30}, {}},
+                             {1, {}, {20, 10, 40}, {}},
                              {2, {}, {30, 40, 10}, {}}};
   if (with_hmat) {
     n[0].hmat = FakeHmat{80, 80, 20480, 20480, {0}};
@@ -205,7 +215,8 @@ TEST(Topology, KernelExample3HbmIsFasterThanDram) {
   EXPECT_EQ(TierNodes(*topo), (Nodes{{1}, {0}, {2}}));
   EXPECT_EQ(topo->FastNodes(), (std::vector<int>{1}));
   EXPECT_EQ(topo->FindNode(0)->tier, 1);
-  EXPECT_EQ(PackageNodes(*topo), (std::map<int, std::vector<int>>{{0, {0, 1, 2}}}));
+  EXPECT_EQ(PackageNodes(*topo),
+            (std::map<int, std::vector<int>>{{0, {0, 1, 2}}}));
 }
 
 TEST(Topology, KernelExample3FromHmatAlone) {
@@ -225,8 +236,10 @@ TEST(Topology, AbstractDistanceMatchesTheKernelsTiers) {
   // memory_tier140.
   HmatPerf dram{80, 80, 20480, 20480, {}};
   EXPECT_EQ(AbstractDistance(dram, dram) >> 7, 4);
-  EXPECT_EQ(AbstractDistance(HmatPerf{250, 250, 8192, 8192, {}}, dram) >> 7, 35);
-  EXPECT_EQ(AbstractDistance(HmatPerf{500, 500, 4096, 4096, {}}, dram) >> 7, 140);
+  EXPECT_EQ(AbstractDistance(HmatPerf{250, 250, 8192, 8192, {}}, dram) >> 7,
+            35);
+  EXPECT_EQ(AbstractDistance(HmatPerf{500, 500, 4096, 4096, {}}, dram) >> 7,
+            140);
   // Bandwidths large enough to overflow the kernel's 32-bit arithmetic
   // before its 2025 fix still rank correctly here.
   HmatPerf fast{100, 100, 400000, 400000, {}};
@@ -252,8 +265,10 @@ TEST(Topology, KernelLumpsEverythingButHmatSeparates) {
   EXPECT_NE(topo->warnings[0].find("HMAT"), std::string::npos);
   std::string json = TopologyToJson(*topo);
   EXPECT_NE(json.find("\"tier_source\": \"hmat\""), std::string::npos);
-  EXPECT_NE(json.find("\"kernel_tiers_disagree_with_hmat\": true"), std::string::npos);
-  EXPECT_NE(TopologyToTable(*topo).find("disagrees with HMAT"), std::string::npos);
+  EXPECT_NE(json.find("\"kernel_tiers_disagree_with_hmat\": true"),
+            std::string::npos);
+  EXPECT_NE(TopologyToTable(*topo).find("disagrees with HMAT"),
+            std::string::npos);
 }
 
 TEST(Topology, PartialHmatFallsBackToDistance) {
@@ -276,7 +291,8 @@ TEST(Topology, HmatInitiatorBeatsDistanceForPackage) {
   KernelTiers(t, {{4, "0-1"}, {22, "2"}});
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
-  EXPECT_EQ(PackageNodes(*topo), (std::map<int, std::vector<int>>{{0, {0}}, {1, {1, 2}}}));
+  EXPECT_EQ(PackageNodes(*topo),
+            (std::map<int, std::vector<int>>{{0, {0}}, {1, {1, 2}}}));
   EXPECT_EQ(topo->FindNode(2)->package_source, "hmat-initiator");
 }
 
@@ -305,13 +321,15 @@ TEST(Topology, OfflineNodesAreSkipped) {
 }
 
 // Every error names the file it is about.
-void ExpectErrorNaming(const FakeTree& t, const std::string& path, const std::string& also = "") {
+void ExpectErrorNaming(const FakeTree& t, const std::string& path,
+                       const std::string& also = "") {
   auto topo = Discover(t);
   ASSERT_FALSE(topo.ok());
   EXPECT_NE(topo.status().message().find(t.root() + path), std::string::npos)
       << topo.status();
   if (!also.empty()) {
-    EXPECT_NE(topo.status().message().find(also), std::string::npos) << topo.status();
+    EXPECT_NE(topo.status().message().find(also), std::string::npos)
+        << topo.status();
   }
 }
 
@@ -330,7 +348,8 @@ TEST(TopologyErrors, GarbageOnlineFile) {
 TEST(TopologyErrors, EmptyOnlineFile) {
   FakeTree t;
   t.Write("/sys/devices/system/node/online", "\n");
-  ExpectErrorNaming(t, "/sys/devices/system/node/online", "no online NUMA node");
+  ExpectErrorNaming(t, "/sys/devices/system/node/online",
+                    "no online NUMA node");
 }
 
 TEST(TopologyErrors, OnlineNodeWithoutDirectory) {
@@ -358,13 +377,15 @@ TEST(TopologyErrors, DistanceRowOfWrongLength) {
   FakeTree t;
   Build(t, {{0, {0}, {10, 20}, {}}, {1, {}, {20, 10}, {}}});
   t.Write("/sys/devices/system/node/node1/distance", "20\n");
-  ExpectErrorNaming(t, "/sys/devices/system/node/node1/distance", "expected 2 distances");
+  ExpectErrorNaming(t, "/sys/devices/system/node/node1/distance",
+                    "expected 2 distances");
 }
 
 TEST(TopologyErrors, BinaryGarbageInDistance) {
   FakeTree t;
   Build(t, {{0, {0}, {10}, {}}});
-  t.Write("/sys/devices/system/node/node0/distance", std::string("\x01\xff\x00", 3));
+  t.Write("/sys/devices/system/node/node0/distance",
+          std::string("\x01\xff\x00", 3));
   ExpectErrorNaming(t, "/sys/devices/system/node/node0/distance");
 }
 
@@ -372,9 +393,11 @@ TEST(TopologyErrors, MalformedOptionalFilesAreWarningsNamingTheFile) {
   FakeTree t;
   Build(t, {{0, {0}, {10, 20}, FakeHmat{80, 80, 20480, 20480, {0}}},
             {1, {}, {20, 10}, FakeHmat{250, 250, 8192, 8192, {0}}}});
-  t.Write("/sys/devices/system/node/node1/access0/initiators/read_latency", "slow\n");
+  t.Write("/sys/devices/system/node/node1/access0/initiators/read_latency",
+          "slow\n");
   t.Write("/sys/kernel/mm/mempolicy/weighted_interleave/node0", "heavy\n");
-  t.Write("/sys/kernel/mm/transparent_hugepage/enabled", "always madvise never\n");
+  t.Write("/sys/kernel/mm/transparent_hugepage/enabled",
+          "always madvise never\n");
   t.Write("/sys/devices/virtual/memory_tiering/memory_tier4/nodelist", "0-x\n");
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
@@ -382,16 +405,19 @@ TEST(TopologyErrors, MalformedOptionalFilesAreWarningsNamingTheFile) {
   EXPECT_FALSE(topo->FindNode(0)->weight.has_value());
   EXPECT_FALSE(topo->features.thp.has_value());
   std::string all = absl::StrJoin(topo->warnings, "\n");
-  for (const char* file : {"/sys/devices/system/node/node1/access0/initiators/read_latency",
-                           "/sys/kernel/mm/mempolicy/weighted_interleave/node0",
-                           "/sys/kernel/mm/transparent_hugepage/enabled",
-                           "/sys/devices/virtual/memory_tiering/memory_tier4/nodelist"}) {
-    EXPECT_NE(all.find(t.root() + file), std::string::npos) << file << "\n" << all;
+  for (const char* file :
+       {"/sys/devices/system/node/node1/access0/initiators/read_latency",
+        "/sys/kernel/mm/mempolicy/weighted_interleave/node0",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "/sys/devices/virtual/memory_tiering/memory_tier4/nodelist"}) {
+    EXPECT_NE(all.find(t.root() + file), std::string::npos) << file << "\n"
+                                                            << all;
   }
   // Node 1's HMAT is incomplete now, so tiers come from distance.
   EXPECT_EQ(topo->tier_source, TierSource::kDistance);
   // The missing value is null in JSON.
-  EXPECT_NE(TopologyToJson(*topo).find("\"read_latency_ns\": null"), std::string::npos);
+  EXPECT_NE(TopologyToJson(*topo).find("\"read_latency_ns\": null"),
+            std::string::npos);
 }
 
 TEST(TopologyFeatures, FromSysfsTree) {
@@ -401,11 +427,14 @@ TEST(TopologyFeatures, FromSysfsTree) {
   t.Write("/proc/sys/kernel/numa_balancing", "2\n");
   t.Write("/proc/sys/kernel/perf_event_paranoid", "2\n");
   t.Write("/sys/kernel/mm/numa/demotion_enabled", "true\n");
-  t.Write("/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+  t.Write("/sys/kernel/mm/transparent_hugepage/enabled",
+          "always [madvise] never\n");
   t.Write("/sys/kernel/mm/mempolicy/weighted_interleave/node0", "3\n");
   t.Write("/sys/kernel/mm/mempolicy/weighted_interleave/auto", "true\n");
-  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
-  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads-aux", "event=0x03,umask=0x82\n");
+  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads",
+          "event=0xcd,umask=0x1,ldlat=3\n");
+  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads-aux",
+          "event=0x03,umask=0x82\n");
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
   const Features& f = topo->features;
@@ -434,9 +463,11 @@ TEST(TopologyFeatures, PmuAsTheSamplerSeesIt) {
   FakeTree t;
   Build(t, {{0, {0}, {10}, {}}});
   t.Write("/sys/bus/event_source/devices/cpu/type", "4\n");
-  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+  t.Write("/sys/bus/event_source/devices/cpu/events/mem-loads",
+          "event=0xcd,umask=0x1,ldlat=3\n");
   t.Write("/sys/bus/event_source/devices/cpu_core/type", "8\n");
-  t.Write("/sys/bus/event_source/devices/cpu_core/events/mem-loads-aux", "event=0x03,umask=0x82\n");
+  t.Write("/sys/bus/event_source/devices/cpu_core/events/mem-loads-aux",
+          "event=0x03,umask=0x82\n");
   auto topo = Discover(t);
   ASSERT_TRUE(topo.ok()) << topo.status();
   EXPECT_EQ(topo->features.sampler, SamplerKind::kPebs);
@@ -462,7 +493,8 @@ class FakeProbe : public MempolicyProbe {
  public:
   std::optional<bool> Supports(int mode, unsigned flags, int node) override {
     calls.push_back({mode, flags, node});
-    if (mode == kMpolPreferredMany) return flags == 0 ? std::optional<bool>(true) : std::nullopt;
+    if (mode == kMpolPreferredMany)
+      return flags == 0 ? std::optional<bool>(true) : std::nullopt;
     return false;
   }
   struct Call {

@@ -72,8 +72,10 @@ class SampleReorderBuffer {
 
   size_t buffered() const { return buffer_.size(); }
   size_t max_buffered() const { return max_buffered_; }
-  uint64_t late() const { return late_; }      // added below the newest emitted
-  uint64_t forced() const { return forced_; }  // emitted early by the memory bound
+  uint64_t late() const { return late_; }  // added below the newest emitted
+  uint64_t forced() const {
+    return forced_;
+  }  // emitted early by the memory bound
 
  private:
   void Sort();  // stable merge of the runs, by time; no-op if sorted

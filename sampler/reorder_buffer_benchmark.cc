@@ -55,15 +55,24 @@ void BM_Passthrough(benchmark::State& state) {
   const std::vector<std::vector<Sample>> poll = Poll(rings, per_ring, 0);
   for (auto _ : state) {
     out.clear();
-    for (const auto& batch : poll) out.insert(out.end(), batch.begin(), batch.end());
+    for (const auto& batch : poll)
+      out.insert(out.end(), batch.begin(), batch.end());
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * rings * per_ring);
 }
 
 // 2 and 64 rings; 1k and 16k samples per ring per poll (a busy 100 ms poll).
-BENCHMARK(BM_Reorder)->Args({2, 1024})->Args({2, 16384})->Args({64, 1024})->Args({64, 16384});
-BENCHMARK(BM_Passthrough)->Args({2, 1024})->Args({2, 16384})->Args({64, 1024})->Args({64, 16384});
+BENCHMARK(BM_Reorder)
+    ->Args({2, 1024})
+    ->Args({2, 16384})
+    ->Args({64, 1024})
+    ->Args({64, 16384});
+BENCHMARK(BM_Passthrough)
+    ->Args({2, 1024})
+    ->Args({2, 16384})
+    ->Args({64, 1024})
+    ->Args({64, 16384});
 
 }  // namespace
 }  // namespace hotpage

@@ -19,7 +19,9 @@ Sample At(uint64_t t, uint32_t cpu, uint64_t vaddr = 0x1000) {
 
 struct Out {
   std::vector<Sample> got;
-  void operator()(absl::Span<const Sample> b) { got.insert(got.end(), b.begin(), b.end()); }
+  void operator()(absl::Span<const Sample> b) {
+    got.insert(got.end(), b.begin(), b.end());
+  }
 };
 
 TEST(SampleReorderBufferTest, InterleavedRingsComeOutInTimeOrder) {
@@ -35,12 +37,14 @@ TEST(SampleReorderBufferTest, InterleavedRingsComeOutInTimeOrder) {
   EXPECT_TRUE(out.got.empty());  // nothing before a release
   r.Release(40, std::ref(out));
   ASSERT_EQ(out.got.size(), 6u);
-  for (size_t i = 1; i < out.got.size(); ++i) EXPECT_LE(out.got[i - 1].time_ns, out.got[i].time_ns);
+  for (size_t i = 1; i < out.got.size(); ++i)
+    EXPECT_LE(out.got[i - 1].time_ns, out.got[i].time_ns);
   EXPECT_EQ(out.got.back().time_ns, 35u);  // strictly below the watermark
   EXPECT_EQ(r.buffered(), 4u);
   r.Drain(std::ref(out));
   ASSERT_EQ(out.got.size(), 10u);
-  for (size_t i = 1; i < out.got.size(); ++i) EXPECT_LE(out.got[i - 1].time_ns, out.got[i].time_ns);
+  for (size_t i = 1; i < out.got.size(); ++i)
+    EXPECT_LE(out.got[i - 1].time_ns, out.got[i].time_ns);
   EXPECT_EQ(r.late(), 0u);
   EXPECT_EQ(r.forced(), 0u);
 }
@@ -48,7 +52,8 @@ TEST(SampleReorderBufferTest, InterleavedRingsComeOutInTimeOrder) {
 TEST(SampleReorderBufferTest, TiesKeepArrivalOrder) {
   SampleReorderBuffer r;
   Out out;
-  std::vector<Sample> batch = {At(5, 1, 0xa000), At(3, 0, 0xb000), At(5, 0, 0xc000), At(5, 2, 0xd000)};
+  std::vector<Sample> batch = {At(5, 1, 0xa000), At(3, 0, 0xb000),
+                               At(5, 0, 0xc000), At(5, 2, 0xd000)};
   r.Add(batch, std::ref(out));
   r.Drain(std::ref(out));
   ASSERT_EQ(out.got.size(), 4u);
@@ -77,7 +82,8 @@ TEST(SampleReorderBufferTest, MemoryBoundEmitsTheOldestHalf) {
   SampleReorderBuffer r(/*max_samples=*/8);
   Out out;
   std::vector<Sample> batch;
-  for (uint64_t t = 100; t > 90; --t) batch.push_back(At(t, 0));  // 100..91, reversed
+  for (uint64_t t = 100; t > 90; --t)
+    batch.push_back(At(t, 0));  // 100..91, reversed
   r.Add(batch, std::ref(out));
   EXPECT_EQ(r.forced(), 4u);
   ASSERT_EQ(out.got.size(), 4u);
@@ -98,13 +104,15 @@ TEST(SampleReorderBufferTest, ReleaseAtLeastEmitsTheNOldestAndCountsThem) {
   std::vector<Sample> batch;
   for (uint64_t t : {40, 10, 30, 20, 50}) batch.push_back(At(t, 0));
   r.Add(batch, std::ref(out));
-  r.ReleaseAtLeast(/*watermark_ns=*/20, 3, std::ref(out));  // 10 by time, 20 and 30 forced
+  r.ReleaseAtLeast(/*watermark_ns=*/20, 3,
+                   std::ref(out));  // 10 by time, 20 and 30 forced
   ASSERT_EQ(out.got.size(), 3u);
   EXPECT_EQ(out.got[0].time_ns, 10u);
   EXPECT_EQ(out.got[2].time_ns, 30u);
   EXPECT_EQ(r.forced(), 2u);
   EXPECT_EQ(r.buffered(), 2u);
-  r.ReleaseAtLeast(/*watermark_ns=*/0, 5, std::ref(out));  // more than held: what there is
+  r.ReleaseAtLeast(/*watermark_ns=*/0, 5,
+                   std::ref(out));  // more than held: what there is
   EXPECT_EQ(out.got.size(), 5u);
   EXPECT_EQ(out.got[4].time_ns, 50u);
   EXPECT_EQ(r.forced(), 4u);
@@ -146,7 +154,8 @@ TEST(SampleReorderBufferTest, RandomRoundsWithHonestWatermarksAreSorted) {
   }
   r.Drain(std::ref(out));
   ASSERT_EQ(out.got.size(), total);
-  for (size_t i = 1; i < out.got.size(); ++i) ASSERT_LE(out.got[i - 1].time_ns, out.got[i].time_ns) << i;
+  for (size_t i = 1; i < out.got.size(); ++i)
+    ASSERT_LE(out.got[i - 1].time_ns, out.got[i].time_ns) << i;
   EXPECT_EQ(r.late(), 0u);
 }
 

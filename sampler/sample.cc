@@ -6,39 +6,60 @@ namespace hotpage {
 
 const char* MemLevelName(MemLevel level) {
   switch (level) {
-    case MemLevel::kUnknown: return "unknown";
-    case MemLevel::kL1: return "L1";
-    case MemLevel::kL2: return "L2";
-    case MemLevel::kL3: return "L3";
-    case MemLevel::kLfb: return "LFB";
-    case MemLevel::kLocalDram: return "local-dram";
-    case MemLevel::kRemoteDram: return "remote-dram";
-    case MemLevel::kRemoteCache: return "remote-cache";
-    case MemLevel::kCxl: return "cxl";
-    case MemLevel::kIo: return "io";
+    case MemLevel::kUnknown:
+      return "unknown";
+    case MemLevel::kL1:
+      return "L1";
+    case MemLevel::kL2:
+      return "L2";
+    case MemLevel::kL3:
+      return "L3";
+    case MemLevel::kLfb:
+      return "LFB";
+    case MemLevel::kLocalDram:
+      return "local-dram";
+    case MemLevel::kRemoteDram:
+      return "remote-dram";
+    case MemLevel::kRemoteCache:
+      return "remote-cache";
+    case MemLevel::kCxl:
+      return "cxl";
+    case MemLevel::kIo:
+      return "io";
   }
   return "unknown";
 }
 
 const char* TlbOutcomeName(TlbOutcome tlb) {
   switch (tlb) {
-    case TlbOutcome::kUnknown: return "unknown";
-    case TlbOutcome::kL1Hit: return "L1-hit";
-    case TlbOutcome::kL2Hit: return "L2-hit";
-    case TlbOutcome::kMiss: return "miss";
+    case TlbOutcome::kUnknown:
+      return "unknown";
+    case TlbOutcome::kL1Hit:
+      return "L1-hit";
+    case TlbOutcome::kL2Hit:
+      return "L2-hit";
+    case TlbOutcome::kMiss:
+      return "miss";
   }
   return "unknown";
 }
 
 const char* SampleSourceName(SampleSource source) {
   switch (source) {
-    case SampleSource::kUnknown: return "unknown";
-    case SampleSource::kPebsLoad: return "pebs-load";
-    case SampleSource::kPebsStore: return "pebs-store";
-    case SampleSource::kIbsOp: return "ibs-op";
-    case SampleSource::kPageFault: return "pagefault";
-    case SampleSource::kDamon: return "damon";
-    case SampleSource::kPerfData: return "perf-data";
+    case SampleSource::kUnknown:
+      return "unknown";
+    case SampleSource::kPebsLoad:
+      return "pebs-load";
+    case SampleSource::kPebsStore:
+      return "pebs-store";
+    case SampleSource::kIbsOp:
+      return "ibs-op";
+    case SampleSource::kPageFault:
+      return "pagefault";
+    case SampleSource::kDamon:
+      return "damon";
+    case SampleSource::kPerfData:
+      return "perf-data";
   }
   return "unknown";
 }
@@ -56,36 +77,56 @@ DecodedDataSrc DecodeDataSrc(uint64_t data_src) {
   // Newer encoding first. 0 means "not filled in" (old kernels, software
   // events set the whole value to PERF_MEM_NA), NA means "not available".
   switch (lvl_num) {
-    case PERF_MEM_LVLNUM_L1: out.level = MemLevel::kL1; break;
-    case PERF_MEM_LVLNUM_L2: out.level = MemLevel::kL2; break;
+    case PERF_MEM_LVLNUM_L1:
+      out.level = MemLevel::kL1;
+      break;
+    case PERF_MEM_LVLNUM_L2:
+      out.level = MemLevel::kL2;
+      break;
     case PERF_MEM_LVLNUM_L3:
     case PERF_MEM_LVLNUM_L4:
     case PERF_MEM_LVLNUM_ANY_CACHE:
       out.level = remote ? MemLevel::kRemoteCache : MemLevel::kL3;
       break;
-    case PERF_MEM_LVLNUM_LFB: out.level = MemLevel::kLfb; break;
+    case PERF_MEM_LVLNUM_LFB:
+      out.level = MemLevel::kLfb;
+      break;
     case PERF_MEM_LVLNUM_RAM:
       out.level = remote ? MemLevel::kRemoteDram : MemLevel::kLocalDram;
       break;
     case PERF_MEM_LVLNUM_CXL:
-    case PERF_MEM_LVLNUM_PMEM: out.level = MemLevel::kCxl; break;
-    case PERF_MEM_LVLNUM_IO: out.level = MemLevel::kIo; break;
-    default: break;
+    case PERF_MEM_LVLNUM_PMEM:
+      out.level = MemLevel::kCxl;
+      break;
+    case PERF_MEM_LVLNUM_IO:
+      out.level = MemLevel::kIo;
+      break;
+    default:
+      break;
   }
   // Old bit set: only when the new field said nothing. Only hits name
   // where the data came from; the highest-latency level that hit wins.
   if (out.level == MemLevel::kUnknown && (lvl & PERF_MEM_LVL_HIT) != 0) {
-    if (lvl & PERF_MEM_LVL_IO) out.level = MemLevel::kIo;
-    else if (lvl & (PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_REM_RAM2)) out.level = MemLevel::kRemoteDram;
-    else if (lvl & (PERF_MEM_LVL_REM_CCE1 | PERF_MEM_LVL_REM_CCE2)) out.level = MemLevel::kRemoteCache;
-    else if (lvl & PERF_MEM_LVL_LOC_RAM) out.level = MemLevel::kLocalDram;
-    else if (lvl & PERF_MEM_LVL_L3) out.level = MemLevel::kL3;
-    else if (lvl & PERF_MEM_LVL_L2) out.level = MemLevel::kL2;
-    else if (lvl & PERF_MEM_LVL_LFB) out.level = MemLevel::kLfb;
-    else if (lvl & PERF_MEM_LVL_L1) out.level = MemLevel::kL1;
+    if (lvl & PERF_MEM_LVL_IO)
+      out.level = MemLevel::kIo;
+    else if (lvl & (PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_REM_RAM2))
+      out.level = MemLevel::kRemoteDram;
+    else if (lvl & (PERF_MEM_LVL_REM_CCE1 | PERF_MEM_LVL_REM_CCE2))
+      out.level = MemLevel::kRemoteCache;
+    else if (lvl & PERF_MEM_LVL_LOC_RAM)
+      out.level = MemLevel::kLocalDram;
+    else if (lvl & PERF_MEM_LVL_L3)
+      out.level = MemLevel::kL3;
+    else if (lvl & PERF_MEM_LVL_L2)
+      out.level = MemLevel::kL2;
+    else if (lvl & PERF_MEM_LVL_LFB)
+      out.level = MemLevel::kLfb;
+    else if (lvl & PERF_MEM_LVL_L1)
+      out.level = MemLevel::kL1;
   }
 
-  if (tlb & (PERF_MEM_TLB_WK | PERF_MEM_TLB_OS) || ((tlb & PERF_MEM_TLB_MISS) && !(tlb & PERF_MEM_TLB_HIT))) {
+  if (tlb & (PERF_MEM_TLB_WK | PERF_MEM_TLB_OS) ||
+      ((tlb & PERF_MEM_TLB_MISS) && !(tlb & PERF_MEM_TLB_HIT))) {
     out.tlb = TlbOutcome::kMiss;
   } else if (tlb & PERF_MEM_TLB_HIT) {
     out.tlb = (tlb & PERF_MEM_TLB_L2) ? TlbOutcome::kL2Hit : TlbOutcome::kL1Hit;

@@ -20,7 +20,7 @@ enum class MemLevel : uint8_t {
   kL1 = 1,
   kL2 = 2,
   kL3 = 3,
-  kLfb = 4,          // line fill buffer (miss already in flight)
+  kLfb = 4,  // line fill buffer (miss already in flight)
   kLocalDram = 5,
   kRemoteDram = 6,   // another node's DRAM (mem_remote, or REM_RAM1/2)
   kRemoteCache = 7,  // another package's cache (REM_CCE1/2)
@@ -59,7 +59,7 @@ struct Sample {
   uint32_t pid = 0;
   uint32_t tid = 0;
   uint32_t cpu = 0;
-  uint32_t weight = 0;    // load latency in cycles, 0 when unknown
+  uint32_t weight = 0;  // load latency in cycles, 0 when unknown
   MemLevel level = MemLevel::kUnknown;
   TlbOutcome tlb = TlbOutcome::kUnknown;
   SampleSource source = SampleSource::kUnknown;

@@ -7,9 +7,11 @@
 namespace hotpage {
 namespace {
 
-uint64_t Src(uint64_t op, uint64_t lvl, uint64_t tlb, uint64_t lvl_num = 0, bool remote = false) {
-  return op << PERF_MEM_OP_SHIFT | lvl << PERF_MEM_LVL_SHIFT | tlb << PERF_MEM_TLB_SHIFT |
-         lvl_num << PERF_MEM_LVLNUM_SHIFT | uint64_t{remote} << PERF_MEM_REMOTE_SHIFT;
+uint64_t Src(uint64_t op, uint64_t lvl, uint64_t tlb, uint64_t lvl_num = 0,
+             bool remote = false) {
+  return op << PERF_MEM_OP_SHIFT | lvl << PERF_MEM_LVL_SHIFT |
+         tlb << PERF_MEM_TLB_SHIFT | lvl_num << PERF_MEM_LVLNUM_SHIFT |
+         uint64_t{remote} << PERF_MEM_REMOTE_SHIFT;
 }
 
 TEST(DecodeDataSrc, SoftwareEventsAreUnknown) {
@@ -17,7 +19,8 @@ TEST(DecodeDataSrc, SoftwareEventsAreUnknown) {
   uint64_t na = Src(PERF_MEM_OP_NA, PERF_MEM_LVL_NA, PERF_MEM_TLB_NA) |
                 (uint64_t{PERF_MEM_SNOOP_NA} << PERF_MEM_SNOOP_SHIFT) |
                 (uint64_t{PERF_MEM_LOCK_NA} << PERF_MEM_LOCK_SHIFT);
-  EXPECT_EQ(na, 0x5080021u);  // the kernel's PERF_MEM_NA (include/linux/perf_event.h)
+  EXPECT_EQ(
+      na, 0x5080021u);  // the kernel's PERF_MEM_NA (include/linux/perf_event.h)
   DecodedDataSrc d = DecodeDataSrc(na);
   EXPECT_EQ(d.level, MemLevel::kUnknown);
   EXPECT_EQ(d.tlb, TlbOutcome::kUnknown);
@@ -26,47 +29,89 @@ TEST(DecodeDataSrc, SoftwareEventsAreUnknown) {
 }
 
 TEST(DecodeDataSrc, OldLevelBits) {
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_L1, PERF_MEM_TLB_HIT | PERF_MEM_TLB_L1)).level,
-            MemLevel::kL1);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_LOC_RAM, 0)).level,
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_L1,
+                        PERF_MEM_TLB_HIT | PERF_MEM_TLB_L1))
+          .level,
+      MemLevel::kL1);
+  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD,
+                              PERF_MEM_LVL_HIT | PERF_MEM_LVL_LOC_RAM, 0))
+                .level,
             MemLevel::kLocalDram);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_REM_RAM1, 0)).level,
+  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD,
+                              PERF_MEM_LVL_HIT | PERF_MEM_LVL_REM_RAM1, 0))
+                .level,
             MemLevel::kRemoteDram);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_REM_CCE2, 0)).level,
+  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD,
+                              PERF_MEM_LVL_HIT | PERF_MEM_LVL_REM_CCE2, 0))
+                .level,
             MemLevel::kRemoteCache);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_LFB, 0)).level,
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_LFB, 0))
+                .level,
             MemLevel::kLfb);
   // A miss says where it did not come from: unknown.
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_MISS | PERF_MEM_LVL_L3, 0)).level,
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_MISS | PERF_MEM_LVL_L3, 0))
+                .level,
             MemLevel::kUnknown);
 }
 
 TEST(DecodeDataSrc, NewLevelNumbersWin) {
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_RAM)).level, MemLevel::kLocalDram);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_RAM, true)).level,
-            MemLevel::kRemoteDram);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_ANY_CACHE, true)).level,
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_RAM)).level,
+      MemLevel::kLocalDram);
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_RAM, true))
+          .level,
+      MemLevel::kRemoteDram);
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_ANY_CACHE, true))
+                .level,
             MemLevel::kRemoteCache);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_CXL)).level, MemLevel::kCxl);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_PMEM)).level, MemLevel::kCxl);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_L2)).level, MemLevel::kL2);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_LFB)).level, MemLevel::kLfb);
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_CXL)).level,
+      MemLevel::kCxl);
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_PMEM)).level,
+      MemLevel::kCxl);
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_L2)).level,
+      MemLevel::kL2);
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, 0, PERF_MEM_LVLNUM_LFB)).level,
+      MemLevel::kLfb);
   // New field beats a contradicting old bit.
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_L1, 0,
-                              PERF_MEM_LVLNUM_RAM)).level,
-            MemLevel::kLocalDram);
+  EXPECT_EQ(
+      DecodeDataSrc(Src(PERF_MEM_OP_LOAD, PERF_MEM_LVL_HIT | PERF_MEM_LVL_L1, 0,
+                        PERF_MEM_LVLNUM_RAM))
+          .level,
+      MemLevel::kLocalDram);
 }
 
 TEST(DecodeDataSrc, TlbAndStores) {
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_HIT | PERF_MEM_TLB_L1)).tlb, TlbOutcome::kL1Hit);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_HIT | PERF_MEM_TLB_L2)).tlb, TlbOutcome::kL2Hit);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_MISS | PERF_MEM_TLB_L2)).tlb, TlbOutcome::kMiss);
-  EXPECT_EQ(DecodeDataSrc(Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_MISS | PERF_MEM_TLB_WK)).tlb, TlbOutcome::kMiss);
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_HIT | PERF_MEM_TLB_L1))
+                .tlb,
+            TlbOutcome::kL1Hit);
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_HIT | PERF_MEM_TLB_L2))
+                .tlb,
+            TlbOutcome::kL2Hit);
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_MISS | PERF_MEM_TLB_L2))
+                .tlb,
+            TlbOutcome::kMiss);
+  EXPECT_EQ(DecodeDataSrc(
+                Src(PERF_MEM_OP_LOAD, 0, PERF_MEM_TLB_MISS | PERF_MEM_TLB_WK))
+                .tlb,
+            TlbOutcome::kMiss);
   EXPECT_TRUE(DecodeDataSrc(Src(PERF_MEM_OP_STORE, 0, 0)).is_store);
 }
 
 TEST(DecodeDataSrc, AnyValueIsSafe) {
-  for (uint64_t v : {~uint64_t{0}, uint64_t{0x8000000000000000}, uint64_t{0x123456789abcdef}}) {
+  for (uint64_t v : {~uint64_t{0}, uint64_t{0x8000000000000000},
+                     uint64_t{0x123456789abcdef}}) {
     DecodedDataSrc d = DecodeDataSrc(v);
     EXPECT_LT(static_cast<int>(d.level), kNumMemLevels);
   }

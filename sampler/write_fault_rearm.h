@@ -3,10 +3,10 @@
 // each page of the target fault once.
 //
 // Why: the page-fault sources see a page only when it faults. NUMA hint
-// faults (hintfault/numa_balancing_controller.h) stop once a page is on the top tier (tiering
-// mode scans slower tiers only), and the kernel's modes that scan top-tier
-// pages also migrate them by themselves. So without a PMU nothing says which
-// CPUs keep using a page that is already on fast memory: the input of the
+// faults (hintfault/numa_balancing_controller.h) stop once a page is on the top
+// tier (tiering mode scans slower tiers only), and the kernel's modes that scan
+// top-tier pages also migrate them by themselves. So without a PMU nothing says
+// which CPUs keep using a page that is already on fast memory: the input of the
 // locality rule (policy/placement.h rule L) and of any shared/private
 // judgement about fast-tier pages.
 //
@@ -94,7 +94,6 @@ absl::StatusOr<std::unique_ptr<ClearRefsFile>> OpenClearRefs(pid_t pid);
 // next, once.
 absl::Status ProbeSoftDirty();
 
-
 struct WriteFaultRearmOptions {
   // Re-arms never come closer than this: bounds the target's fault rate.
   absl::Duration min_interval = absl::Milliseconds(200);
@@ -110,24 +109,25 @@ struct WriteFaultRearmOptions {
 };
 
 struct WriteFaultRearmStats {
-  uint64_t rearms = 0;             // successful clears
-  uint64_t clear_ns_total = 0;     // time spent in the clear_refs writes
+  uint64_t rearms = 0;          // successful clears
+  uint64_t clear_ns_total = 0;  // time spent in the clear_refs writes
   uint64_t clear_ns_max = 0;
-  uint64_t faults = 0;             // faults reported by the caller, in all
-  uint64_t interval_ns = 0;        // the interval now in force
+  uint64_t faults = 0;       // faults reported by the caller, in all
+  uint64_t interval_ns = 0;  // the interval now in force
 };
 
 class WriteFaultRearm {
  public:
   // `options.clock` empty: CLOCK_MONOTONIC.
-  WriteFaultRearm(std::unique_ptr<ClearRefsFile> file, WriteFaultRearmOptions options);
+  WriteFaultRearm(std::unique_ptr<ClearRefsFile> file,
+                  WriteFaultRearmOptions options);
 
   // Re-arms if one is due at `now_ns` (the first call always is).
   // `faults_total`: the caller's running count of page-fault samples; what
   // it grew by since the previous re-arm is that re-arm's cost to the
-  // target. Returns whether it re-armed. Errors: NotFound when the process is gone (ESRCH:
-  // the caller ends the run), otherwise the write's errno as a Status; no
-  // further re-arm is attempted before the next interval either way.
+  // target. Returns whether it re-armed. Errors: NotFound when the process is
+  // gone (ESRCH: the caller ends the run), otherwise the write's errno as a
+  // Status; no further re-arm is attempted before the next interval either way.
   absl::StatusOr<bool> MaybeRearm(uint64_t now_ns, uint64_t faults_total = 0);
 
   const WriteFaultRearmStats& stats() const { return stats_; }
@@ -146,7 +146,8 @@ class WriteFaultRearm {
 // caller's target's: NotFound if it is not. Does not probe (ProbeSoftDirty
 // once per run).
 absl::StatusOr<std::unique_ptr<WriteFaultRearm>> StartWriteFaultRearm(
-    pid_t pid, absl::FunctionRef<bool()> same_process, WriteFaultRearmOptions options = {});
+    pid_t pid, absl::FunctionRef<bool()> same_process,
+    WriteFaultRearmOptions options = {});
 
 }  // namespace hotpage
 

@@ -35,7 +35,8 @@ class FakeClearRefs : public ClearRefsFile {
   FakeKernel* k_;
 };
 
-WriteFaultRearm Make(FakeKernel* k, absl::Duration min_interval, double budget) {
+WriteFaultRearm Make(FakeKernel* k, absl::Duration min_interval,
+                     double budget) {
   WriteFaultRearmOptions o;
   o.min_interval = min_interval;
   o.cpu_budget = budget;
@@ -71,7 +72,8 @@ TEST(WriteFaultRearmTest, IntervalStretchesToKeepClearsWithinTheCpuBudget) {
   EXPECT_EQ(r.stats().interval_ns, 200'000'000u);
   EXPECT_EQ(r.stats().clear_ns_max, 30'000'000u);
   // Over the run the clears used at most the budget of the elapsed time.
-  EXPECT_LE(static_cast<double>(r.stats().clear_ns_total), 0.03 * 2'200'000'000.0 + 1000);
+  EXPECT_LE(static_cast<double>(r.stats().clear_ns_total),
+            0.03 * 2'200'000'000.0 + 1000);
 }
 
 TEST(WriteFaultRearmTest, TheTargetsFaultsCountAgainstTheBudget) {
@@ -110,7 +112,8 @@ TEST(WriteFaultRearmTest, OtherErrorsNameTheErrno) {
   absl::StatusOr<bool> s = r.MaybeRearm(0);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(absl::IsPermissionDenied(s.status())) << s.status();
-  EXPECT_NE(s.status().message().find("EPERM"), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find("EPERM"), std::string::npos)
+      << s.status();
 }
 
 TEST(WriteFaultRearmTest, BadBudgetFallsBackToThreePercent) {
@@ -122,8 +125,10 @@ TEST(WriteFaultRearmTest, BadBudgetFallsBackToThreePercent) {
 }
 
 TEST(WriteFaultRearmTest, StartChecksTheProcessAfterOpening) {
-  EXPECT_TRUE(absl::IsNotFound(StartWriteFaultRearm(getpid(), [] { return false; }).status()));
-  absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(getpid(), [] { return true; });
+  EXPECT_TRUE(absl::IsNotFound(
+      StartWriteFaultRearm(getpid(), [] { return false; }).status()));
+  absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r =
+      StartWriteFaultRearm(getpid(), [] { return true; });
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(*(*r)->MaybeRearm(0));
 }
@@ -154,15 +159,18 @@ TEST(WriteFaultRearmTest, ProbeAgreesWithThePagemapSoftDirtyBit) {
   int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   uint64_t entry = 0;
-  const off_t off = static_cast<off_t>(reinterpret_cast<uintptr_t>(&page[0]) / 4096 * 8);
+  const off_t off =
+      static_cast<off_t>(reinterpret_cast<uintptr_t>(&page[0]) / 4096 * 8);
   ASSERT_EQ(pread(fd, &entry, 8, off), 8);
   close(fd);
   const bool soft_dirty_bit = (entry >> 55) & 1;
   const absl::Status probe = ProbeSoftDirty();
-  EXPECT_EQ(probe.ok(), soft_dirty_bit) << probe << " pagemap entry " << std::hex << entry;
+  EXPECT_EQ(probe.ok(), soft_dirty_bit)
+      << probe << " pagemap entry " << std::hex << entry;
   if (!probe.ok()) {
     EXPECT_TRUE(absl::IsUnimplemented(probe)) << probe;
-    EXPECT_NE(probe.message().find("CONFIG_MEM_SOFT_DIRTY"), std::string::npos) << probe;
+    EXPECT_NE(probe.message().find("CONFIG_MEM_SOFT_DIRTY"), std::string::npos)
+        << probe;
   }
 }
 

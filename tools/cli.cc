@@ -25,26 +25,30 @@ std::vector<std::string> ParsedFlags::GetAll(absl::string_view name) const {
   return it->second;
 }
 
-absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags, absl::string_view name,
-                                int64_t default_value, int64_t lo, int64_t hi) {
+absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags,
+                                absl::string_view name, int64_t default_value,
+                                int64_t lo, int64_t hi) {
   std::optional<std::string> v = flags.Get(name);
   if (!v) return default_value;
   int64_t out = 0;
   if (!absl::SimpleAtoi(*v, &out) || out < lo || out > hi) {
-    return absl::InvalidArgumentError(absl::StrCat("option '--", name, "' wants an integer from ",
-                                                   lo, " to ", hi, ", got '", *v, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("option '--", name, "' wants an integer from ", lo, " to ",
+                     hi, ", got '", *v, "'"));
   }
   return out;
 }
 
-absl::StatusOr<double> FlagDouble(const ParsedFlags& flags, absl::string_view name,
-                                  double default_value, double lo, double hi) {
+absl::StatusOr<double> FlagDouble(const ParsedFlags& flags,
+                                  absl::string_view name, double default_value,
+                                  double lo, double hi) {
   std::optional<std::string> v = flags.Get(name);
   if (!v) return default_value;
   double out = 0;
   if (!absl::SimpleAtod(*v, &out) || !(out >= lo && out <= hi)) {
-    return absl::InvalidArgumentError(absl::StrCat("option '--", name, "' wants a number from ",
-                                                   lo, " to ", hi, ", got '", *v, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("option '--", name, "' wants a number from ", lo, " to ",
+                     hi, ", got '", *v, "'"));
   }
   return out;
 }
@@ -55,7 +59,8 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") {
-      out.positional_.insert(out.positional_.end(), args.begin() + i + 1, args.end());
+      out.positional_.insert(out.positional_.end(), args.begin() + i + 1,
+                             args.end());
       break;
     }
     if (a == "-h" || a == "--help") {
@@ -66,15 +71,18 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
     std::optional<std::string> value;
     auto spec = specs.end();
     if (a.size() == 2 && a[0] == '-' && a[1] != '-') {
-      spec = std::find_if(specs.begin(), specs.end(),
-                          [&](const FlagSpec& s) { return s.short_name == a[1]; });
+      spec = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) {
+        return s.short_name == a[1];
+      });
       if (spec == specs.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown option '", a, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown option '", a, "'"));
       }
       name = spec->name;
     } else if (!absl::StartsWith(a, "--") || a.size() == 2) {
       if (absl::StartsWith(a, "-") && a.size() > 1) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown option '", a, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown option '", a, "'"));
       }
       out.positional_.push_back(a);
       continue;
@@ -88,7 +96,8 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                           [&](const FlagSpec& s) { return s.name == name; });
     }
     if (spec == specs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option '--", name, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '--", name, "'"));
     }
     if (spec->value_name.empty()) {
       if (value) {
@@ -98,13 +107,14 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
       value = "";
     } else if (!value) {
       if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("option '--", name, "' needs a value (", spec->value_name, ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "option '--", name, "' needs a value (", spec->value_name, ")"));
       }
       value = args[++i];
     }
     if (out.values_.count(name) && !spec->repeatable) {
-      return absl::InvalidArgumentError(absl::StrCat("option '--", name, "' given twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("option '--", name, "' given twice"));
     }
     out.values_[name].push_back(*value);
   }
@@ -112,22 +122,26 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
 }
 
 std::string FormatUsage(absl::string_view command, absl::string_view synopsis,
-                        absl::string_view description, const std::vector<FlagSpec>& specs) {
-  std::string out = absl::StrCat("Usage: hotpage ", command, " ", synopsis, "\n\n", description,
-                                 "\n\nOptions:\n");
+                        absl::string_view description,
+                        const std::vector<FlagSpec>& specs) {
+  std::string out = absl::StrCat("Usage: hotpage ", command, " ", synopsis,
+                                 "\n\n", description, "\n\nOptions:\n");
   std::vector<std::pair<std::string, std::string>> lines;
   size_t width = 0;
   for (const FlagSpec& s : specs) {
-    std::string left = absl::StrCat(s.short_name ? absl::StrCat("-", std::string(1, s.short_name), ", ") : "",
-                                    "--", s.name, s.value_name.empty() ? "" : " ", s.value_name,
-                                    s.repeatable ? " ..." : "");
+    std::string left = absl::StrCat(
+        s.short_name ? absl::StrCat("-", std::string(1, s.short_name), ", ")
+                     : "",
+        "--", s.name, s.value_name.empty() ? "" : " ", s.value_name,
+        s.repeatable ? " ..." : "");
     width = std::max(width, left.size());
     lines.emplace_back(left, s.help);
   }
   lines.emplace_back("-h, --help", "show this help");
   width = std::max<size_t>(width, 10);
   for (auto& [left, help] : lines) {
-    absl::StrAppend(&out, "  ", left, std::string(width - left.size() + 2, ' '), help, "\n");
+    absl::StrAppend(&out, "  ", left, std::string(width - left.size() + 2, ' '),
+                    help, "\n");
   }
   return out;
 }

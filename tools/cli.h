@@ -43,8 +43,8 @@ class ParsedFlags {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
-  friend absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
-                                                const std::vector<FlagSpec>& specs);
+  friend absl::StatusOr<ParsedFlags> ParseFlags(
+      const std::vector<std::string>& args, const std::vector<FlagSpec>& specs);
   std::map<std::string, std::vector<std::string>, std::less<>> values_;
   std::vector<std::string> positional_;
 };
@@ -55,15 +55,18 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::vector<FlagSpec>& specs);
 
 // Parses a flag value as an integer in [lo, hi]; the error names the flag.
-absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags, absl::string_view name,
-                                int64_t default_value, int64_t lo, int64_t hi);
+absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags,
+                                absl::string_view name, int64_t default_value,
+                                int64_t lo, int64_t hi);
 // Same for a floating-point value.
-absl::StatusOr<double> FlagDouble(const ParsedFlags& flags, absl::string_view name,
-                                  double default_value, double lo, double hi);
+absl::StatusOr<double> FlagDouble(const ParsedFlags& flags,
+                                  absl::string_view name, double default_value,
+                                  double lo, double hi);
 
 // Usage text for a subcommand: synopsis, description, flags.
 std::string FormatUsage(absl::string_view command, absl::string_view synopsis,
-                        absl::string_view description, const std::vector<FlagSpec>& specs);
+                        absl::string_view description,
+                        const std::vector<FlagSpec>& specs);
 
 struct Subcommand {
   const char* name;

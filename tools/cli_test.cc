@@ -11,7 +11,8 @@ const std::vector<FlagSpec> kSpecs = {
 };
 
 TEST(ParseFlags, ValuesBooleansAndPositionals) {
-  auto f = ParseFlags({"--json", "--sysfs-root", "/x", "pos", "--", "--json"}, kSpecs);
+  auto f = ParseFlags({"--json", "--sysfs-root", "/x", "pos", "--", "--json"},
+                      kSpecs);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_TRUE(f->Has("json"));
   EXPECT_EQ(f->Get("sysfs-root"), "/x");
@@ -31,10 +32,12 @@ TEST(ParseFlags, ErrorsNameTheFlag) {
   EXPECT_NE(unknown.status().message().find("--jsn"), std::string::npos);
   auto missing = ParseFlags({"--sysfs-root"}, kSpecs);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("needs a value (DIR)"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("needs a value (DIR)"),
+            std::string::npos);
   auto boolval = ParseFlags({"--json=yes"}, kSpecs);
   ASSERT_FALSE(boolval.ok());
-  EXPECT_NE(boolval.status().message().find("takes no value"), std::string::npos);
+  EXPECT_NE(boolval.status().message().find("takes no value"),
+            std::string::npos);
   auto twice = ParseFlags({"--json", "--json"}, kSpecs);
   EXPECT_FALSE(twice.ok());
   auto dash = ParseFlags({"-x"}, kSpecs);
@@ -48,7 +51,9 @@ TEST(ParseFlags, RepeatableShortAndNumbers) {
       {"period", "N", "p"},
       {"budget", "PCT", "b"},
   };
-  auto f = ParseFlags({"--pid", "1", "--pid=2", "-o", "x.hpt", "--period", "12", "--budget", "2.5"}, specs);
+  auto f = ParseFlags({"--pid", "1", "--pid=2", "-o", "x.hpt", "--period", "12",
+                       "--budget", "2.5"},
+                      specs);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->GetAll("pid"), (std::vector<std::string>{"1", "2"}));
   EXPECT_EQ(f->Get("output"), "x.hpt");
@@ -57,10 +62,13 @@ TEST(ParseFlags, RepeatableShortAndNumbers) {
   EXPECT_DOUBLE_EQ(*FlagDouble(*f, "budget", 0, 0, 100), 2.5);
   auto range = FlagInt(*f, "period", 0, 20, 100);
   ASSERT_FALSE(range.ok());
-  EXPECT_NE(range.status().message().find("from 20 to 100, got '12'"), std::string::npos);
+  EXPECT_NE(range.status().message().find("from 20 to 100, got '12'"),
+            std::string::npos);
   EXPECT_FALSE(ParseFlags({"-x"}, specs).ok());
-  EXPECT_NE(FormatUsage("record", "", "", specs).find("-o, --output FILE"), std::string::npos);
-  EXPECT_NE(FormatUsage("record", "", "", specs).find("--pid PID ..."), std::string::npos);
+  EXPECT_NE(FormatUsage("record", "", "", specs).find("-o, --output FILE"),
+            std::string::npos);
+  EXPECT_NE(FormatUsage("record", "", "", specs).find("--pid PID ..."),
+            std::string::npos);
 }
 
 TEST(ParseFlags, HelpIsAlwaysKnown) {

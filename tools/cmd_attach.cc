@@ -34,8 +34,8 @@
 #include "policy/placement.h"
 #include "policy/topology.h"
 #include "sampler/damon/damon_source.h"
-#include "sampler/perf/event_config.h"
 #include "sampler/hintfault/numa_balancing_controller.h"
+#include "sampler/perf/event_config.h"
 #include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
 #include "tools/attach/attach_loop.h"
@@ -52,13 +52,18 @@
 namespace hotpage {
 namespace {
 
-absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text, const Topology& topo) {
+absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text,
+                                               const Topology& topo) {
   absl::StatusOr<std::vector<int>> nodes = ParseKernelList(text);
-  if (!nodes.ok()) return absl::InvalidArgumentError(absl::StrCat("--promote-to: ", nodes.status().message()));
-  if (nodes->empty()) return absl::InvalidArgumentError("--promote-to: empty node list");
+  if (!nodes.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--promote-to: ", nodes.status().message()));
+  if (nodes->empty())
+    return absl::InvalidArgumentError("--promote-to: empty node list");
   for (int n : *nodes) {
     if (topo.FindNode(n) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("--promote-to: node ", n, " is not an online NUMA node"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--promote-to: node ", n, " is not an online NUMA node"));
     }
   }
   return nodes;
@@ -89,91 +94,148 @@ struct AttachArgs {
 
 // Parses `args` into `a`. Returns the exit code when the command ends here
 // (--help, a usage error), nullopt to go on.
-std::optional<int> ParseAttachArgs(const std::vector<std::string>& args, AttachArgs* a) {
+std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
+                                   AttachArgs* a) {
   static const std::vector<FlagSpec> specs = {
       {"pid", "PID", "the process to manage (required)"},
-      {"source", "SRC", "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault or hintfault"},
-      {"allow-sysctl-changes", "", "consent for --source hintfault to change kernel.numa_balancing and "
-                                   "kernel.numa_balancing_promote_rate_limit_MBps while it runs (restored at exit)"},
-      {"write-faults", "", "with --source pagefault or hintfault: also see writes to pages on every node, fast "
-                           "tier included, by clearing the process's soft-dirty bits every interval"},
-      {"promote-to", "NODES", "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
-      {"weights", "W", "spread promotions over the target nodes by weight: kernel (weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
-      {"package-aware", "", "prefer target nodes in the package of the CPUs that access the page"},
-      {"keep-interleave", "TOL", "keep interleave / weighted interleave ranges within TOL (0..1) of their ratio"},
-      {"huge-strict", "", "a 2 MiB page with a preferred node goes only there, never scattered"},
-      {"locality", "", "move hot pages accessed from one node only to that node, within the fast tier (needs "
-                       "evidence from fast-tier pages: pebs, ibs or --write-faults)"},
+      {"source", "SRC",
+       "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault or "
+       "hintfault"},
+      {"allow-sysctl-changes", "",
+       "consent for --source hintfault to change kernel.numa_balancing and "
+       "kernel.numa_balancing_promote_rate_limit_MBps while it runs (restored "
+       "at exit)"},
+      {"write-faults", "",
+       "with --source pagefault or hintfault: also see writes to pages on "
+       "every node, fast "
+       "tier included, by clearing the process's soft-dirty bits every "
+       "interval"},
+      {"promote-to", "NODES",
+       "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
+      {"weights", "W",
+       "spread promotions over the target nodes by weight: kernel "
+       "(weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
+      {"package-aware", "",
+       "prefer target nodes in the package of the CPUs that access the page"},
+      {"keep-interleave", "TOL",
+       "keep interleave / weighted interleave ranges within TOL (0..1) of "
+       "their ratio"},
+      {"huge-strict", "",
+       "a 2 MiB page with a preferred node goes only there, never scattered"},
+      {"locality", "",
+       "move hot pages accessed from one node only to that node, within the "
+       "fast tier (needs "
+       "evidence from fast-tier pages: pebs, ibs or --write-faults)"},
       {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
       {"interval-ms", "N", "policy round interval (default 1000)"},
-      {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
+      {"duration", "SEC",
+       "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
       {"dry-run", "", "decide and report, move nothing"},
-      {"stats-json", "FILE", "rewrite FILE (atomically) with JSON stats every round and at exit"},
-      {"prom-file", "FILE", "the same in Prometheus text format (node_exporter textfile)"},
+      {"stats-json", "FILE",
+       "rewrite FILE (atomically) with JSON stats every round and at exit"},
+      {"prom-file", "FILE",
+       "the same in Prometheus text format (node_exporter textfile)"},
       {"quiet", "", "no live status line"},
   };
-  const char* synopsis = "--pid PID [--source SRC] [--promote-to NODES] [--rate-limit-mbps N] [options]";
+  const char* synopsis =
+      "--pid PID [--source SRC] [--promote-to NODES] [--rate-limit-mbps N] "
+      "[options]";
   const char* description =
-      "Samples where PID accesses memory, keeps a decaying hotness table, and every\n"
-      "interval promotes hot pages from slower tiers to fast nodes and demotes cold\n"
-      "pages when a fast node runs short of free memory, with move_pages(2). Bind\n"
-      "policies are never violated; preferred-many masks and --promote-to limit\n"
-      "targets. Needs root (CAP_SYS_NICE to move another process's pages; DAMON\n"
+      "Samples where PID accesses memory, keeps a decaying hotness table, and "
+      "every\n"
+      "interval promotes hot pages from slower tiers to fast nodes and demotes "
+      "cold\n"
+      "pages when a fast node runs short of free memory, with move_pages(2). "
+      "Bind\n"
+      "policies are never violated; preferred-many masks and --promote-to "
+      "limit\n"
+      "targets. Needs root (CAP_SYS_NICE to move another process's pages; "
+      "DAMON\n"
       "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).\n"
       "\n"
-      "--source damon creates its own DAMON kdamond for PID and removes it when hotpage\n"
-      "stops; one left by a SIGKILLed hotpage is removed by the next run (state in\n"
+      "--source damon creates its own DAMON kdamond for PID and removes it "
+      "when hotpage\n"
+      "stops; one left by a SIGKILLed hotpage is removed by the next run "
+      "(state in\n"
       "/run/hotpage). While any other kdamond exists it refuses to start.\n"
       "\n"
-      "--source hintfault (with --allow-sysctl-changes) samples the kernel's own NUMA\n"
-      "hint faults as page faults: page-precise on machines without PEBS/IBS. It sets\n"
-      "kernel.numa_balancing to 2 (tiering; 3 if it was 1) so that only slower-tier\n"
-      "pages take hint faults, and kernel.numa_balancing_promote_rate_limit_MBps to 0\n"
-      "so that the kernel senses but does not promote, system-wide; both are restored\n"
-      "at every exit, and after a crash by the next run (state in /run/hotpage). It\n"
-      "warns when the kernel stops scanning or migrates pages itself (it does while a\n"
-      "fast node has over 1 GiB free) and reports both under \"hintfault\" in the\n"
-      "stats. Ranges with an explicit memory policy are never scanned by the kernel.\n"
+      "--source hintfault (with --allow-sysctl-changes) samples the kernel's "
+      "own NUMA\n"
+      "hint faults as page faults: page-precise on machines without PEBS/IBS. "
+      "It sets\n"
+      "kernel.numa_balancing to 2 (tiering; 3 if it was 1) so that only "
+      "slower-tier\n"
+      "pages take hint faults, and "
+      "kernel.numa_balancing_promote_rate_limit_MBps to 0\n"
+      "so that the kernel senses but does not promote, system-wide; both are "
+      "restored\n"
+      "at every exit, and after a crash by the next run (state in "
+      "/run/hotpage). It\n"
+      "warns when the kernel stops scanning or migrates pages itself (it does "
+      "while a\n"
+      "fast node has over 1 GiB free) and reports both under \"hintfault\" in "
+      "the\n"
+      "stats. Ranges with an explicit memory policy are never scanned by the "
+      "kernel.\n"
       "\n"
-      "--write-faults makes the next write to every page of PID fault once, wherever\n"
-      "the page is, by writing 4 to /proc/PID/clear_refs every 200 ms or more: without\n"
-      "a PMU, the only evidence of which CPUs use pages already on fast memory\n"
-      "(--locality needs it). Writes only. The process takes one minor fault per page\n"
-      "it writes per interval; the interval stretches so that the clears and those\n"
-      "faults (estimated at 1 us each) stay under 3% of a CPU. Its soft-dirty bits\n"
-      "(CRIU incremental dumps) are reset. Needs CONFIG_MEM_SOFT_DIRTY (checked).";
+      "--write-faults makes the next write to every page of PID fault once, "
+      "wherever\n"
+      "the page is, by writing 4 to /proc/PID/clear_refs every 200 ms or more: "
+      "without\n"
+      "a PMU, the only evidence of which CPUs use pages already on fast "
+      "memory\n"
+      "(--locality needs it). Writes only. The process takes one minor fault "
+      "per page\n"
+      "it writes per interval; the interval stretches so that the clears and "
+      "those\n"
+      "faults (estimated at 1 us each) stay under 3% of a CPU. Its soft-dirty "
+      "bits\n"
+      "(CRIU incremental dumps) are reset. Needs CONFIG_MEM_SOFT_DIRTY "
+      "(checked).";
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(flags.status().message());
   if (flags->Has("help")) {
     std::cout << FormatUsage("attach", synopsis, description, specs);
     return kExitOk;
   }
-  if (!flags->positional().empty()) return UsageError(absl::StrCat("unexpected argument '", flags->positional()[0], "'"));
+  if (!flags->positional().empty())
+    return UsageError(
+        absl::StrCat("unexpected argument '", flags->positional()[0], "'"));
   absl::StatusOr<int64_t> pid = FlagInt(*flags, "pid", 0, 1, 1 << 22);
   if (!pid.ok()) return UsageError(pid.status().message());
   if (*pid == 0) return UsageError("--pid PID is required");
-  absl::StatusOr<int64_t> rate_mbps = FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
-  absl::StatusOr<int64_t> interval_ms = FlagInt(*flags, "interval-ms", 1000, 50, 3600000);
+  absl::StatusOr<int64_t> rate_mbps =
+      FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
+  absl::StatusOr<int64_t> interval_ms =
+      FlagInt(*flags, "interval-ms", 1000, 50, 3600000);
   absl::StatusOr<double> duration = FlagDouble(*flags, "duration", 0, 0, 1e9);
-  for (const absl::Status& s : {rate_mbps.status(), interval_ms.status(), duration.status()}) {
+  for (const absl::Status& s :
+       {rate_mbps.status(), interval_ms.status(), duration.status()}) {
     if (!s.ok()) return UsageError(s.message());
   }
   std::string source_name = flags->Get("source").value_or("auto");
-  if (source_name != "auto" && source_name != "pebs" && source_name != "ibs" && source_name != "damon" &&
-      source_name != "pagefault" && source_name != "hintfault") {
+  if (source_name != "auto" && source_name != "pebs" && source_name != "ibs" &&
+      source_name != "damon" && source_name != "pagefault" &&
+      source_name != "hintfault") {
     return UsageError(
-        absl::StrCat("unknown source '", source_name, "' (auto, pebs, ibs, damon, pagefault, hintfault)"));
+        absl::StrCat("unknown source '", source_name,
+                     "' (auto, pebs, ibs, damon, pagefault, hintfault)"));
   }
   if (source_name == "hintfault" && !flags->Has("allow-sysctl-changes")) {
-    return UsageError(absl::StrCat("--source hintfault changes ", DescribeHintFaultSysctlChanges(),
-                                    ". Pass --allow-sysctl-changes to consent; nothing was changed"));
+    return UsageError(absl::StrCat(
+        "--source hintfault changes ", DescribeHintFaultSysctlChanges(),
+        ". Pass --allow-sysctl-changes to consent; nothing was changed"));
   }
   if (source_name != "hintfault" && flags->Has("allow-sysctl-changes")) {
-    return UsageError("--allow-sysctl-changes is only used by --source hintfault");
+    return UsageError(
+        "--allow-sysctl-changes is only used by --source hintfault");
   }
   const bool write_faults = flags->Has("write-faults");
-  if (write_faults && source_name != "pagefault" && source_name != "hintfault") {
-    return UsageError("--write-faults needs a page-fault source: --source pagefault or --source hintfault");
+  if (write_faults && source_name != "pagefault" &&
+      source_name != "hintfault") {
+    return UsageError(
+        "--write-faults needs a page-fault source: --source pagefault or "
+        "--source hintfault");
   }
   const bool dry_run = flags->Has("dry-run");
   // Placement options that need no knowledge of the machine are checked
@@ -181,7 +243,9 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args, AttachA
   PlacementConfig pcfg;
   if (std::optional<std::string> w = flags->Get("weights")) {
     absl::StatusOr<WeightsConfig> weights = ParseWeights(*w);
-    if (!weights.ok()) return UsageError(absl::StrCat("--weights: ", weights.status().message()));
+    if (!weights.ok())
+      return UsageError(
+          absl::StrCat("--weights: ", weights.status().message()));
     pcfg.weights = *weights;
   }
   pcfg.package_aware = flags->Has("package-aware");
@@ -210,16 +274,19 @@ absl::Status CheckPrivileges(const KernelFs& fs, const AttachArgs& a) {
   const uint64_t caps = EffectiveCapabilities(fs);
   if (a.pid != getpid() && !a.dry_run && !HasCapability(caps, kCapSysNice)) {
     return absl::PermissionDeniedError(
-        "moving another process's pages needs CAP_SYS_NICE (run as root, or grant it: "
+        "moving another process's pages needs CAP_SYS_NICE (run as root, or "
+        "grant it: "
         "setcap cap_sys_nice+ep), and ptrace access to the process");
   }
   if (a.source_name == "damon" && !HasCapability(caps, kCapSysAdmin)) {
     return absl::PermissionDeniedError(
-        "the damon source writes /sys/kernel/mm/damon/admin, which needs root (CAP_SYS_ADMIN)");
+        "the damon source writes /sys/kernel/mm/damon/admin, which needs root "
+        "(CAP_SYS_ADMIN)");
   }
   if (a.source_name == "hintfault" && !HasCapability(caps, kCapSysAdmin)) {
     return absl::PermissionDeniedError(
-        "the hintfault source writes kernel.numa_balancing, which needs root (CAP_SYS_ADMIN)");
+        "the hintfault source writes kernel.numa_balancing, which needs root "
+        "(CAP_SYS_ADMIN)");
   }
   return absl::OkStatus();
 }
@@ -231,7 +298,8 @@ absl::StatusOr<Topology> DiscoverTiers(const KernelFs& fs) {
   if (!topo.ok()) return topo.status();
   if (topo->tiers.size() < 2) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "this machine has ", topo->nodes.size(), " NUMA node(s) in one memory tier: there is no "
+        "this machine has ", topo->nodes.size(),
+        " NUMA node(s) in one memory tier: there is no "
         "faster or slower memory to place pages on (see `hotpage topology`)"));
   }
   return topo;
@@ -240,7 +308,8 @@ absl::StatusOr<Topology> DiscoverTiers(const KernelFs& fs) {
 // The engine (hotness table, scanner, placement; policy/engine.h), the
 // same as `hotpage simulate` runs. One engine for the whole run: the
 // weighted rotation carries over between rounds.
-absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a, const KernelFs& fs,
+absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a,
+                                                         const KernelFs& fs,
                                                          const Topology& topo) {
   EngineOptions eopt;
   eopt.interval_ns = static_cast<uint64_t>(a.interval_ms) * 1000000;
@@ -252,11 +321,15 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a, co
   if (a.source_name == "hintfault") eopt.sample_weight = 8;
   // The hotness table covers the process's resident pages (policy/engine.h
   // footprint_pages): /proc/PID/statm's second field, in system pages.
-  if (absl::StatusOr<std::string> statm = fs.ReadFile(absl::StrCat("/proc/", a.pid, "/statm")); statm.ok()) {
-    std::vector<std::string> fields = absl::StrSplit(*statm, ' ', absl::SkipEmpty());
+  if (absl::StatusOr<std::string> statm =
+          fs.ReadFile(absl::StrCat("/proc/", a.pid, "/statm"));
+      statm.ok()) {
+    std::vector<std::string> fields =
+        absl::StrSplit(*statm, ' ', absl::SkipEmpty());
     uint64_t resident = 0;
     if (fields.size() >= 2 && absl::SimpleAtoi(fields[1], &resident)) {
-      eopt.footprint_pages = resident * (static_cast<uint64_t>(getpagesize()) / 4096);
+      eopt.footprint_pages =
+          resident * (static_cast<uint64_t>(getpagesize()) / 4096);
     }
   }
   return PolicyEngine::Create(topo, a.pcfg, eopt);
@@ -266,7 +339,8 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a, co
 struct LiveSource {
   LinuxPerfEventSystem perf_sys;  // outlives the sampler
   std::unique_ptr<DamonSource> damon;
-  std::unique_ptr<NumaBalancingController> hint;  // restores its sysctls when destroyed
+  std::unique_ptr<NumaBalancingController>
+      hint;  // restores its sysctls when destroyed
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<WriteFaultRearm> rearm;  // --write-faults
   std::unique_ptr<AttachSource> source;    // what the loop polls
@@ -276,20 +350,27 @@ struct LiveSource {
 
 // Chooses (--source auto) and starts the source for `a.pid`. `handle`
 // proves the write-fault re-arm's file is the target's.
-absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology& topo,
-                         const ProcessHandle& handle, LiveSource* out) {
+absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
+                         const Topology& topo, const ProcessHandle& handle,
+                         LiveSource* out) {
   std::string& source_name = out->name;
   source_name = a.source_name;
   std::string& why = out->why;
   if (source_name == "auto") {
     SamplerAvailability avail = ProbeAvailability(fs);
-    source_name = avail.pebs ? "pebs" : avail.ibs ? "ibs" : fs.Exists("/sys/kernel/mm/damon/admin") ? "damon" : "pagefault";
+    source_name = avail.pebs                                ? "pebs"
+                  : avail.ibs                               ? "ibs"
+                  : fs.Exists("/sys/kernel/mm/damon/admin") ? "damon"
+                                                            : "pagefault";
     why = absl::StrCat("auto: ", source_name);
   }
   if (source_name == "damon") {
     DamonOptions dopt;
-    dopt.warn = [](const std::string& line) { std::cerr << "hotpage attach: " << line << "\n"; };
-    absl::StatusOr<std::unique_ptr<DamonSource>> d = DamonSource::Start(static_cast<pid_t>(a.pid), dopt);
+    dopt.warn = [](const std::string& line) {
+      std::cerr << "hotpage attach: " << line << "\n";
+    };
+    absl::StatusOr<std::unique_ptr<DamonSource>> d =
+        DamonSource::Start(static_cast<pid_t>(a.pid), dopt);
     if (!d.ok()) return d.status();
     out->damon = std::move(*d);
     if (why.empty()) why = "DAMON region monitoring";
@@ -300,18 +381,26 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
       hopt.pid = static_cast<pid_t>(a.pid);
       const std::vector<int> fast = topo.FastNodes();
       for (const NodeInfo& n : topo.nodes) {
-        if (std::find(fast.begin(), fast.end(), n.id) == fast.end()) hopt.slow_nodes.push_back(n.id);
+        if (std::find(fast.begin(), fast.end(), n.id) == fast.end())
+          hopt.slow_nodes.push_back(n.id);
       }
       hopt.check_interval = absl::Milliseconds(a.interval_ms);
-      hopt.warn = [](const std::string& line) { std::cerr << "hotpage attach: " << line << "\n"; };
-      absl::StatusOr<std::unique_ptr<NumaBalancingController>> h = NumaBalancingController::Start(hopt);
+      hopt.warn = [](const std::string& line) {
+        std::cerr << "hotpage attach: " << line << "\n";
+      };
+      absl::StatusOr<std::unique_ptr<NumaBalancingController>> h =
+          NumaBalancingController::Start(hopt);
       if (!h.ok()) return h.status();
       out->hint = std::move(*h);
     }
-    absl::StatusOr<SourceRequest> req = ParseSourceRequest(out->hint ? "pagefault" : source_name);
-    absl::StatusOr<EventGroup> events = ChooseEvents(fs, *req, SamplingOptions(), &why);
+    absl::StatusOr<SourceRequest> req =
+        ParseSourceRequest(out->hint ? "pagefault" : source_name);
+    absl::StatusOr<EventGroup> events =
+        ChooseEvents(fs, *req, SamplingOptions(), &why);
     if (!events.ok()) return events.status();
-    if (out->hint) why = absl::StrCat("NUMA hint faults as page-fault samples; ", out->hint->DescribeChanges(), " until exit");
+    if (out->hint)
+      why = absl::StrCat("NUMA hint faults as page-fault samples; ",
+                         out->hint->DescribeChanges(), " until exit");
     absl::StatusOr<std::vector<int>> cpus = OnlineCpus(fs);
     if (!cpus.ok()) return cpus.status();
     SamplerConfig scfg;
@@ -331,7 +420,8 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
       scfg.ring_data_pages = 512;
       scfg.budget_bytes_per_ring = size_t{2} << 20;
     }
-    absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, &out->perf_sys);
+    absl::StatusOr<std::unique_ptr<Sampler>> s =
+        Sampler::Open(scfg, &out->perf_sys);
     if (!s.ok()) return s.status();
     out->sampler = std::move(*s);
     if (absl::Status st = out->sampler->Enable(); !st.ok()) return st;
@@ -340,11 +430,13 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs, const Topology
       // handle check after the open proves the pid was not reused before it.
       if (absl::Status probe = ProbeSoftDirty(); !probe.ok()) return probe;
       absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
-          static_cast<pid_t>(a.pid), [&] { return handle.StillSame() == TargetState::kSame; });
+          static_cast<pid_t>(a.pid),
+          [&] { return handle.StillSame() == TargetState::kSame; });
       if (!r.ok()) return r.status();
       out->rearm = std::move(*r);
       why = absl::StrCat(source_name == "pagefault" ? "page faults" : why,
-                         "; write faults re-armed on every node every 200 ms or more (soft-dirty)");
+                         "; write faults re-armed on every node every 200 ms "
+                         "or more (soft-dirty)");
     }
   }
 
@@ -366,8 +458,9 @@ int RunAttach(const std::vector<std::string>& args) {
   // mask, so the signal can only reach the signalfd.
   std::atomic<bool> stop{false};
   absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
-      TerminationSignalThread::Start([&stop](int) { stop.store(true, std::memory_order_relaxed); },
-                                     {SIGINT, SIGTERM, SIGHUP});
+      TerminationSignalThread::Start(
+          [&stop](int) { stop.store(true, std::memory_order_relaxed); },
+          {SIGINT, SIGTERM, SIGHUP});
   if (!signals.ok()) return Fail(signals.status());
   absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
   if (!fs.ok()) return Fail(fs.status());
@@ -379,47 +472,71 @@ int RunAttach(const std::vector<std::string>& args) {
     if (!nodes.ok()) return UsageError(nodes.status().message());
     a.pcfg.promote_to = *nodes;
   }
-  if (absl::Status s = ValidatePlacementConfig(a.pcfg, *topo); !s.ok()) return UsageError(s.message());
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine = MakeEngine(a, *fs, *topo);
+  if (absl::Status s = ValidatePlacementConfig(a.pcfg, *topo); !s.ok())
+    return UsageError(s.message());
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+      MakeEngine(a, *fs, *topo);
   if (!engine.ok()) return UsageError(engine.status().message());
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
-  absl::StatusOr<ProcessHandle> handle = ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
+  absl::StatusOr<ProcessHandle> handle =
+      ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
   if (!handle.ok()) return Fail(handle.status());
-  absl::StatusOr<ProcessHandle> migrator_handle = ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
+  absl::StatusOr<ProcessHandle> migrator_handle =
+      ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
   if (!migrator_handle.ok()) return Fail(migrator_handle.status());
   LiveSource src;
-  if (absl::Status s = StartSource(a, *fs, *topo, *handle, &src); !s.ok()) return Fail(s);
+  if (absl::Status s = StartSource(a, *fs, *topo, *handle, &src); !s.ok())
+    return Fail(s);
 
   // The migrator and the loop share one monotonic clock (attach_loop.h).
   SyscallPageMover mover;
   MigratorOptions mopt;
   mopt.rate_limit_bytes_per_sec = static_cast<double>(a.rate_mbps) * 1e6;
-  Migrator migrator(mopt, std::move(*migrator_handle), &mover, RealClock::Get());
-  LiveMemoryView view(static_cast<pid_t>(a.pid), &mover, &*fs, &*topo, a.dry_run ? nullptr : &migrator);
-  (*engine)->RefreshHugeChunks(view);  // THP-backed chunks, before the first samples
+  Migrator migrator(mopt, std::move(*migrator_handle), &mover,
+                    RealClock::Get());
+  LiveMemoryView view(static_cast<pid_t>(a.pid), &mover, &*fs, &*topo,
+                      a.dry_run ? nullptr : &migrator);
+  (*engine)->RefreshHugeChunks(
+      view);  // THP-backed chunks, before the first samples
   // --locality judges pages already on the fast tier by who accesses them:
   // DAMON samples carry no CPU, and page faults without the re-arm stop once
   // a page is resident (hint faults once it is on the top tier).
-  if (a.pcfg.locality && (src.damon || (!src.rearm && (src.name == "pagefault" || src.name == "hintfault")))) {
-    std::cerr << "hotpage attach: warning: --locality will move nothing with --source " << src.name
+  if (a.pcfg.locality &&
+      (src.damon ||
+       (!src.rearm && (src.name == "pagefault" || src.name == "hintfault")))) {
+    std::cerr << "hotpage attach: warning: --locality will move nothing with "
+                 "--source "
+              << src.name
               << ": it sees no accesses to pages already on the fast tier"
-              << (src.damon ? " (DAMON samples carry no CPU)" : "; add --write-faults") << "\n";
+              << (src.damon ? " (DAMON samples carry no CPU)"
+                            : "; add --write-faults")
+              << "\n";
   }
-  std::cerr << "hotpage attach: pid " << a.pid << ", source " << src.name << (src.why.empty() ? "" : " (")
-            << src.why << (src.why.empty() ? "" : ")") << ", fast nodes " << FormatKernelList(topo->FastNodes())
+  std::cerr << "hotpage attach: pid " << a.pid << ", source " << src.name
+            << (src.why.empty() ? "" : " (") << src.why
+            << (src.why.empty() ? "" : ")") << ", fast nodes "
+            << FormatKernelList(topo->FastNodes())
             << (a.dry_run ? ", dry run: nothing will be moved" : "") << "\n";
   AttachLoopOptions lopt;
   lopt.dry_run = a.dry_run;
   lopt.duration_s = a.duration;
   lopt.source_name = src.name;
   lopt.live_line = isatty(STDERR_FILENO) && !a.flags.Has("quiet");
-  AttachStatsFiles stats_files(a.flags.Get("stats-json"), a.flags.Get("prom-file"), &std::cerr);
-  AttachLoopParts parts{.source = src.source.get(), .engine = engine->get(), .view = &view,
-                        .migrator = &migrator, .clock = RealClock::Get(), .stats = &stats_files,
-                        .target_alive = [&handle] { return handle->Alive(); }, .stop = &stop,
-                        .rearm = src.rearm.get(), .hintfault = src.hint.get(),
-                        .damon_recovered = src.damon ? src.damon->recovered() : std::string()};
+  AttachStatsFiles stats_files(a.flags.Get("stats-json"),
+                               a.flags.Get("prom-file"), &std::cerr);
+  AttachLoopParts parts{
+      .source = src.source.get(),
+      .engine = engine->get(),
+      .view = &view,
+      .migrator = &migrator,
+      .clock = RealClock::Get(),
+      .stats = &stats_files,
+      .target_alive = [&handle] { return handle->Alive(); },
+      .stop = &stop,
+      .rearm = src.rearm.get(),
+      .hintfault = src.hint.get(),
+      .damon_recovered = src.damon ? src.damon->recovered() : std::string()};
   absl::Status s = AttachLoop(lopt, std::move(parts)).Run();
   return s.ok() ? kExitOk : Fail(s);
 }

@@ -16,8 +16,8 @@
 #include "sampler/perf/perf_data_reader.h"
 #include "sampler/trace/trace_format.h"
 #include "sampler/trace/trace_writer.h"
-#include "tools/cli.h"
 #include "tools/base/clock.h"
+#include "tools/cli.h"
 
 namespace hotpage {
 namespace {
@@ -42,13 +42,17 @@ int RunImport(const std::vector<std::string>& args) {
   const char* synopsis = "PERF_DATA -o FILE.hpt";
   const char* description =
       "Converts a perf.data file written by Linux `perf record` (file or pipe\n"
-      "mode, -z compressed, several events, old and new attr sizes) into a .hpt\n"
+      "mode, -z compressed, several events, old and new attr sizes) into a "
+      ".hpt\n"
       "trace. Samples without a data address are counted and skipped (record\n"
-      "with -d); LOST, LOST_SAMPLES, THROTTLE and UNTHROTTLE are carried over as\n"
-      "per-CPU counters. Unknown record types are skipped. A damaged file keeps\n"
+      "with -d); LOST, LOST_SAMPLES, THROTTLE and UNTHROTTLE are carried over "
+      "as\n"
+      "per-CPU counters. Unknown record types are skipped. A damaged file "
+      "keeps\n"
       "everything before the damage and exits 1 naming the byte offset.";
   auto usage_error = [](absl::string_view msg) {
-    std::cerr << "hotpage import: " << msg << "\nTry 'hotpage import --help'.\n";
+    std::cerr << "hotpage import: " << msg
+              << "\nTry 'hotpage import --help'.\n";
     return kExitUsage;
   };
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
@@ -57,11 +61,13 @@ int RunImport(const std::vector<std::string>& args) {
     std::cout << FormatUsage("import", synopsis, description, specs);
     return kExitOk;
   }
-  if (flags->positional().size() != 1) return usage_error("give exactly one perf.data file");
+  if (flags->positional().size() != 1)
+    return usage_error("give exactly one perf.data file");
   std::optional<std::string> out_path = flags->Get("output");
   if (!out_path) return usage_error("-o FILE.hpt is required");
   const std::string& in_path = flags->positional()[0];
-  if (in_path == *out_path) return usage_error("the input and the output are the same file");
+  if (in_path == *out_path)
+    return usage_error("the input and the output are the same file");
 
   auto fail = [](const absl::Status& s) {
     std::cerr << "hotpage import: " << s.message() << "\n";
@@ -74,15 +80,18 @@ int RunImport(const std::vector<std::string>& args) {
   header.source = SampleSourceName(SampleSource::kPerfData);
   std::vector<std::string> names;
   for (const PerfEventInfo& e : reader->stats().events) {
-    names.push_back(e.sample_period ? absl::StrCat(e.name, " period=", e.sample_period)
-                                    : absl::StrCat(e.name, " freq=", e.sample_freq));
+    names.push_back(e.sample_period
+                        ? absl::StrCat(e.name, " period=", e.sample_period)
+                        : absl::StrCat(e.name, " freq=", e.sample_freq));
     if (header.sample_period == 0) header.sample_period = e.sample_period;
   }
-  header.event_config = absl::StrCat("imported from ", in_path, ": ", absl::StrJoin(names, ", "));
+  header.event_config =
+      absl::StrCat("imported from ", in_path, ": ", absl::StrJoin(names, ", "));
   // The machine the file was recorded on is unknown: no topology snapshot.
   TraceWriter::Options wopt;
   wopt.samples_per_block = 16384;  // a converter favours size (trace_format.h)
-  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(*out_path, header, wopt);
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer =
+      TraceWriter::Create(*out_path, header, wopt);
   if (!writer.ok()) return fail(writer.status());
 
   const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
@@ -99,21 +108,24 @@ int RunImport(const std::vector<std::string>& args) {
     if (!status.ok()) break;
     if (progress && MonotonicSeconds() - last > 0.5) {
       last = MonotonicSeconds();
-      std::fprintf(stderr, "\r  %llu samples", static_cast<unsigned long long>(total));
+      std::fprintf(stderr, "\r  %llu samples",
+                   static_cast<unsigned long long>(total));
     }
   }
   if (progress) std::fputs("\r", stderr);
   const PerfDataStats& st = reader->stats();
   for (size_t cpu = 0; cpu < st.per_cpu.size() && status.ok(); ++cpu) {
     const PerfCpuCounts& c = st.per_cpu[cpu];
-    if (c.lost || c.lost_samples || c.throttle || c.unthrottle || c.skipped_no_addr || c.samples) {
+    if (c.lost || c.lost_samples || c.throttle || c.unthrottle ||
+        c.skipped_no_addr || c.samples) {
       status = (*writer)->SetCounters(ToTrace(static_cast<uint32_t>(cpu), c));
     }
   }
   if (status.ok()) {
     PerfCpuCounts nc = st.no_cpu;
     nc.skipped_no_addr += st.skipped_unknown_id;
-    if (nc.lost || nc.lost_samples || nc.throttle || nc.unthrottle || nc.skipped_no_addr) {
+    if (nc.lost || nc.lost_samples || nc.throttle || nc.unthrottle ||
+        nc.skipped_no_addr) {
       status = (*writer)->SetCounters(ToTrace(kUnknownCpu, nc));
     }
   }
@@ -121,17 +133,24 @@ int RunImport(const std::vector<std::string>& args) {
   if (!status.ok()) return fail(status);
 
   std::cerr << absl::StrFormat(
-      "hotpage import: %llu samples from %s (%s mode, %zu events) to %s in %.1f s\n"
-      "  skipped without address %llu, unknown event %llu; lost %llu, lost samples %llu, "
+      "hotpage import: %llu samples from %s (%s mode, %zu events) to %s in "
+      "%.1f s\n"
+      "  skipped without address %llu, unknown event %llu; lost %llu, lost "
+      "samples %llu, "
       "throttled %llu, unthrottled %llu; unknown records %llu\n",
       static_cast<unsigned long long>(total), in_path,
-      reader->mode() == PerfDataMode::kPipe ? "pipe" : "file", st.events.size(), *out_path,
-      MonotonicSeconds() - start, static_cast<unsigned long long>(st.skipped_no_addr),
-      static_cast<unsigned long long>(st.skipped_unknown_id), static_cast<unsigned long long>(st.lost),
-      static_cast<unsigned long long>(st.lost_samples), static_cast<unsigned long long>(st.throttle),
-      static_cast<unsigned long long>(st.unthrottle), static_cast<unsigned long long>(st.unknown_records));
+      reader->mode() == PerfDataMode::kPipe ? "pipe" : "file", st.events.size(),
+      *out_path, MonotonicSeconds() - start,
+      static_cast<unsigned long long>(st.skipped_no_addr),
+      static_cast<unsigned long long>(st.skipped_unknown_id),
+      static_cast<unsigned long long>(st.lost),
+      static_cast<unsigned long long>(st.lost_samples),
+      static_cast<unsigned long long>(st.throttle),
+      static_cast<unsigned long long>(st.unthrottle),
+      static_cast<unsigned long long>(st.unknown_records));
   if (st.skipped_no_addr > 0 && total == 0) {
-    std::cerr << "hotpage import: no sample had a data address; record with `perf record -d`\n";
+    std::cerr << "hotpage import: no sample had a data address; record with "
+                 "`perf record -d`\n";
   }
   if (!reader->status().ok()) {
     std::cerr << "hotpage import: " << reader->status().message()

@@ -27,13 +27,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "migrator/process_handle.h"
 #include "policy/topology.h"
 #include "sampler/perf/event_config.h"
-#include "sampler/reorder_buffer.h"
 #include "sampler/perf/sampler.h"
+#include "sampler/reorder_buffer.h"
 #include "sampler/trace/trace_writer.h"
 #include "sampler/write_fault_rearm.h"
-#include "migrator/process_handle.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/status_macros.h"
@@ -47,7 +47,8 @@ namespace {
 absl::StatusOr<pid_t> ParsePid(const std::string& text) {
   int64_t pid = 0;
   if (!absl::SimpleAtoi(text, &pid) || pid <= 0 || pid > (1 << 22)) {
-    return absl::InvalidArgumentError(absl::StrCat("--pid wants a process id, got '", text, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pid wants a process id, got '", text, "'"));
   }
   return static_cast<pid_t>(pid);
 }
@@ -66,7 +67,8 @@ CpuCounters ToTraceCounters(int cpu, const RingCounters& c) {
   out.unthrottled = c.unthrottle;
   // Samples of the targets that could not be kept. (Other processes'
   // samples in system-wide mode are not the target's: not counted here.)
-  out.skipped = c.filtered_zero + c.filtered_kernel + c.malformed + c.unknown_event;
+  out.skipped =
+      c.filtered_zero + c.filtered_kernel + c.malformed + c.unknown_event;
   return out;
 }
 
@@ -74,31 +76,50 @@ CpuCounters ToTraceCounters(int cpu, const RingCounters& c) {
 
 int RunRecord(const std::vector<std::string>& args) {
   const std::vector<FlagSpec> specs = {
-      {"pid", "PID", "sample this process and its threads and children (repeatable)", true},
-      {"all", "", "sample every process (system-wide; needs CAP_PERFMON or root)"},
+      {"pid", "PID",
+       "sample this process and its threads and children (repeatable)", true},
+      {"all", "",
+       "sample every process (system-wide; needs CAP_PERFMON or root)"},
       {"output", "FILE", "write the trace here (required)", false, 'o'},
       {"source", "SRC", "auto (default), pebs, ibs or pagefault"},
-      {"duration", "SEC", "stop after SEC seconds (default: until Ctrl-C or the targets exit)"},
-      {"sample-period", "N", "events per sample (default: 1000 PEBS, 65536 IBS, 1 page faults)"},
+      {"duration", "SEC",
+       "stop after SEC seconds (default: until Ctrl-C or the targets exit)"},
+      {"sample-period", "N",
+       "events per sample (default: 1000 PEBS, 65536 IBS, 1 page faults)"},
       {"ldlat", "CYCLES", "PEBS load-latency threshold (default 30)"},
       {"stores", "", "also sample stores (PEBS)"},
       {"l3-miss-only", "", "IBS: only ops that missed L3 (Zen 4+)"},
-      {"cpu-budget", "PCT", "keep the sampling thread under PCT% of one core by raising the period (default 2; 0 = fixed period)"},
+      {"cpu-budget", "PCT",
+       "keep the sampling thread under PCT% of one core by raising the period "
+       "(default 2; 0 = fixed period)"},
       {"ring-kib", "KIB", "ring buffer per CPU (power of two, default 256)"},
-      {"system-wide", "", "one system-wide event per CPU with a pid filter, instead of per-task events"},
-      {"write-faults", "", "with --source pagefault and --pid or a command: also record repeated writes, on every "
-                           "node, by clearing the targets' soft-dirty bits every 200 ms or more (see attach --help)"},
+      {"system-wide", "",
+       "one system-wide event per CPU with a pid filter, instead of per-task "
+       "events"},
+      {"write-faults", "",
+       "with --source pagefault and --pid or a command: also record repeated "
+       "writes, on every "
+       "node, by clearing the targets' soft-dirty bits every 200 ms or more "
+       "(see attach --help)"},
       {"quiet", "", "no progress line"},
   };
-  const char* synopsis = "(--pid PID ... | --all | -- COMMAND [ARGS...]) -o FILE.hpt [options]";
+  const char* synopsis =
+      "(--pid PID ... | --all | -- COMMAND [ARGS...]) -o FILE.hpt [options]";
   const char* description =
-      "Samples memory accesses (data address, CPU, pid/tid, latency, data source)\n"
-      "with the best source the machine has (--source auto: Intel PEBS, then AMD\n"
-      "IBS, then software page faults, which see first touches only) into a .hpt\n"
-      "trace. With -- COMMAND, hotpage starts the command and samples it from its\n"
-      "first instruction. Ctrl-C ends the recording cleanly; the trace is complete.\n"
-      "--write-faults turns the page-fault source from first touches into a sampler of\n"
-      "writes: the next write to every page of the targets faults once per interval.\n"
+      "Samples memory accesses (data address, CPU, pid/tid, latency, data "
+      "source)\n"
+      "with the best source the machine has (--source auto: Intel PEBS, then "
+      "AMD\n"
+      "IBS, then software page faults, which see first touches only) into a "
+      ".hpt\n"
+      "trace. With -- COMMAND, hotpage starts the command and samples it from "
+      "its\n"
+      "first instruction. Ctrl-C ends the recording cleanly; the trace is "
+      "complete.\n"
+      "--write-faults turns the page-fault source from first touches into a "
+      "sampler of\n"
+      "writes: the next write to every page of the targets faults once per "
+      "interval.\n"
       "Progress (samples/s, lost, period) is shown on a terminal.";
   // Everything after "--" is the command to run.
   std::vector<std::string> own = args, command;
@@ -110,7 +131,8 @@ int RunRecord(const std::vector<std::string>& args) {
     }
   }
   auto usage_error = [](absl::string_view msg) {
-    std::cerr << "hotpage record: " << msg << "\nTry 'hotpage record --help'.\n";
+    std::cerr << "hotpage record: " << msg
+              << "\nTry 'hotpage record --help'.\n";
     return kExitUsage;
   };
   absl::StatusOr<ParsedFlags> flags = ParseFlags(own, specs);
@@ -120,36 +142,47 @@ int RunRecord(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (!flags->positional().empty()) {
-    return usage_error(absl::StrCat("unexpected argument '", flags->positional()[0],
+    return usage_error(absl::StrCat("unexpected argument '",
+                                    flags->positional()[0],
                                     "' (a command to run goes after --)"));
   }
   const std::vector<std::string> pid_args = flags->GetAll("pid");
-  const int modes = (pid_args.empty() ? 0 : 1) + (flags->Has("all") ? 1 : 0) + (command.empty() ? 0 : 1);
-  if (modes != 1) return usage_error("give exactly one of --pid PID, --all, or -- COMMAND");
+  const int modes = (pid_args.empty() ? 0 : 1) + (flags->Has("all") ? 1 : 0) +
+                    (command.empty() ? 0 : 1);
+  if (modes != 1)
+    return usage_error("give exactly one of --pid PID, --all, or -- COMMAND");
   std::optional<std::string> out_path = flags->Get("output");
   if (!out_path) return usage_error("-o FILE.hpt is required");
 
-  absl::StatusOr<SourceRequest> source = ParseSourceRequest(flags->Get("source").value_or("auto"));
+  absl::StatusOr<SourceRequest> source =
+      ParseSourceRequest(flags->Get("source").value_or("auto"));
   if (!source.ok()) return usage_error(source.status().message());
   const bool write_faults = flags->Has("write-faults");
   if (write_faults && flags->Get("source").value_or("auto") != "pagefault") {
     return usage_error("--write-faults needs --source pagefault");
   }
   if (write_faults && flags->Has("all")) {
-    return usage_error("--write-faults re-arms named processes: use --pid PID or -- COMMAND, not --all");
+    return usage_error(
+        "--write-faults re-arms named processes: use --pid PID or -- COMMAND, "
+        "not --all");
   }
   absl::StatusOr<double> duration = FlagDouble(*flags, "duration", 0, 0, 1e9);
-  absl::StatusOr<int64_t> period = FlagInt(*flags, "sample-period", 0, 1, int64_t{1} << 40);
+  absl::StatusOr<int64_t> period =
+      FlagInt(*flags, "sample-period", 0, 1, int64_t{1} << 40);
   absl::StatusOr<int64_t> ldlat = FlagInt(*flags, "ldlat", 30, 1, 65535);
   absl::StatusOr<double> budget = FlagDouble(*flags, "cpu-budget", 2, 0, 100);
-  absl::StatusOr<int64_t> ring_kib = FlagInt(*flags, "ring-kib", 256, 8, 1 << 20);
-  for (const absl::Status& s : {duration.status(), period.status(), ldlat.status(), budget.status(), ring_kib.status()}) {
+  absl::StatusOr<int64_t> ring_kib =
+      FlagInt(*flags, "ring-kib", 256, 8, 1 << 20);
+  for (const absl::Status& s :
+       {duration.status(), period.status(), ldlat.status(), budget.status(),
+        ring_kib.status()}) {
     if (!s.ok()) return usage_error(s.message());
   }
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t ring_pages = static_cast<size_t>(*ring_kib) * 1024 / page;
   if (ring_pages == 0 || (ring_pages & (ring_pages - 1)) != 0) {
-    return usage_error(absl::StrCat("--ring-kib ", *ring_kib, " is not a power-of-two number of pages"));
+    return usage_error(absl::StrCat("--ring-kib ", *ring_kib,
+                                    " is not a power-of-two number of pages"));
   }
 
   auto fail = [](const absl::Status& s) {
@@ -177,10 +210,12 @@ int RunRecord(const std::vector<std::string>& args) {
       char c;
       if (read(go[0], &c, 1) != 1) _exit(127);  // the recorder gave up
       std::vector<char*> argv;
-      for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+      for (const std::string& a : command)
+        argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
       execvp(argv[0], argv.data());
-      std::fprintf(stderr, "hotpage record: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      std::fprintf(stderr, "hotpage record: cannot run %s: %s\n", argv[0],
+                   std::strerror(errno));
       _exit(127);
     }
     close(go[0]);
@@ -200,7 +235,8 @@ int RunRecord(const std::vector<std::string>& args) {
     absl::StatusOr<pid_t> pid = ParsePid(p);
     if (!pid.ok()) return usage_error(pid.status().message());
     absl::StatusOr<ProcessHandle> t = ProcessHandle::Attach(*pid, &*fs);
-    if (!t.ok() && absl::IsInvalidArgument(t.status())) return usage_error(t.status().message());
+    if (!t.ok() && absl::IsInvalidArgument(t.status()))
+      return usage_error(t.status().message());
     if (!t.ok()) return fail(t.status());
     targets.push_back(std::move(*t));
   }
@@ -248,12 +284,16 @@ int RunRecord(const std::vector<std::string>& args) {
   header.start_clock_ns = MonotonicNs();
   header.source = SampleSourceName(events->events.back().source);
   header.event_config = events->Describe();
-  if (write_faults) header.event_config += "; write faults re-armed every 200 ms or more (soft-dirty)";
+  if (write_faults)
+    header.event_config +=
+        "; write faults re-armed every 200 ms or more (soft-dirty)";
   SyscallMempolicyProbe probe;
-  if (absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe); topo.ok()) {
+  if (absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe);
+      topo.ok()) {
     header.topology_json = TopologyToJson(*topo);
   }
-  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(*out_path, header);
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer =
+      TraceWriter::Create(*out_path, header);
   if (!writer.ok()) {
     kill_child();
     return fail(writer.status());
@@ -261,16 +301,17 @@ int RunRecord(const std::vector<std::string>& args) {
 
   std::atomic<bool> stop{false};
   absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
-      TerminationSignalThread::Start([&stop](int) { stop.store(true, std::memory_order_relaxed); });
+      TerminationSignalThread::Start(
+          [&stop](int) { stop.store(true, std::memory_order_relaxed); });
   if (!signals.ok()) {
     kill_child();
     return fail(signals.status());
   }
 
   const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
-  std::cerr << "hotpage record: " << why << "\n  events: " << events->Describe() << " on "
-            << cpus->size() << " CPUs, " << ((*sampler)->system_wide() ? "system-wide" : "per task")
-            << "\n";
+  std::cerr << "hotpage record: " << why << "\n  events: " << events->Describe()
+            << " on " << cpus->size() << " CPUs, "
+            << ((*sampler)->system_wide() ? "system-wide" : "per task") << "\n";
   if (absl::Status s = (*sampler)->Enable(); !s.ok()) {
     kill_child();
     return fail(s);
@@ -284,8 +325,8 @@ int RunRecord(const std::vector<std::string>& args) {
       return fail(probe);
     }
     for (const ProcessHandle& t : targets) {
-      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r =
-          StartWriteFaultRearm(t.pid(), [&] { return t.StillSame() == TargetState::kSame; });
+      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
+          t.pid(), [&] { return t.StillSame() == TargetState::kSame; });
       if (!r.ok()) {
         kill_child();
         return fail(r.status());
@@ -333,7 +374,8 @@ int RunRecord(const std::vector<std::string>& args) {
     const uint64_t poll_start_ns = MonotonicNs();
     absl::StatusOr<size_t> n = (*sampler)->Poll(100, sink);
     if (!n.ok()) write_status = n.status();
-    if (n.ok() && (*sampler)->last_poll_complete() && poll_start_ns > kReorderSlackNs) {
+    if (n.ok() && (*sampler)->last_poll_complete() &&
+        poll_start_ns > kReorderSlackNs) {
       reorder.Release(poll_start_ns - kReorderSlackNs, write);
     }
     // Every sample is a fault some target took: each re-arm is charged
@@ -367,10 +409,15 @@ int RunRecord(const std::vector<std::string>& args) {
       if (write_status.ok()) write_status = (*writer)->Flush();
       if (progress) {
         RingCounters t = (*sampler)->Totals();
-        std::fprintf(stderr, "\r  %6.1f s  %8s samples  %8s/s  lost %s  throttled %s  period %llu   ",
+        std::fprintf(stderr,
+                     "\r  %6.1f s  %8s samples  %8s/s  lost %s  throttled %s  "
+                     "period %llu   ",
                      now - start, Count(samples).c_str(),
-                     Count(static_cast<uint64_t>((samples - last_samples) / (now - last_tick))).c_str(),
-                     Count(t.lost + t.lost_samples).c_str(), Count(t.throttle).c_str(),
+                     Count(static_cast<uint64_t>((samples - last_samples) /
+                                                 (now - last_tick)))
+                         .c_str(),
+                     Count(t.lost + t.lost_samples).c_str(),
+                     Count(t.throttle).c_str(),
                      static_cast<unsigned long long>((*sampler)->period()));
       }
       last_tick = now;
@@ -394,30 +441,38 @@ int RunRecord(const std::vector<std::string>& args) {
 
   RingCounters t = (*sampler)->Totals();
   std::cerr << absl::StrFormat(
-      "hotpage record: %s; %llu samples in %.1f s to %s (%.1f MB, %.1f bytes/sample)\n"
-      "  lost %llu, throttled %llu, skipped %llu (no/kernel address), other processes' %llu; "
+      "hotpage record: %s; %llu samples in %.1f s to %s (%.1f MB, %.1f "
+      "bytes/sample)\n"
+      "  lost %llu, throttled %llu, skipped %llu (no/kernel address), other "
+      "processes' %llu; "
       "period %llu; sampler CPU %.2f%% of one core\n",
       stop_reason, static_cast<unsigned long long>(samples), elapsed, *out_path,
       (*writer)->bytes_written() / 1e6,
-      samples ? static_cast<double>((*writer)->bytes_written()) / static_cast<double>(samples) : 0.0,
+      samples ? static_cast<double>((*writer)->bytes_written()) /
+                    static_cast<double>(samples)
+              : 0.0,
       static_cast<unsigned long long>(t.lost + t.lost_samples),
       static_cast<unsigned long long>(t.throttle),
       static_cast<unsigned long long>(t.filtered_zero + t.filtered_kernel),
       static_cast<unsigned long long>(t.filtered_pid),
-      static_cast<unsigned long long>((*sampler)->period()), elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+      static_cast<unsigned long long>((*sampler)->period()),
+      elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
   if (!rearms.empty()) {
     uint64_t n = 0;
     for (const auto& r : rearms) n += r->stats().rearms;
-    std::cerr << "hotpage record: write faults re-armed " << n << " times over " << rearms.size() << " process(es)\n";
+    std::cerr << "hotpage record: write faults re-armed " << n << " times over "
+              << rearms.size() << " process(es)\n";
   }
   if (reorder.late() > 0) {
     std::cerr << "hotpage record: " << reorder.late()
-              << " samples were read after later ones had been written (a ring fell behind); they are in the "
+              << " samples were read after later ones had been written (a ring "
+                 "fell behind); they are in the "
                  "trace, out of time order\n";
   }
   if (child > 0 && WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0 &&
       stop_reason == "the targets exited") {
-    std::cerr << "hotpage record: the command exited with status " << WEXITSTATUS(child_status) << "\n";
+    std::cerr << "hotpage record: the command exited with status "
+              << WEXITSTATUS(child_status) << "\n";
   }
   return kExitOk;
 }

@@ -16,62 +16,89 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/base/atomic_file.h"
+#include "tools/base/clock.h"
 #include "tools/cli.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
-#include "tools/simulate/svg/sim_svg.h"
 #include "tools/simulate/sim_run.h"
-#include "tools/base/clock.h"
+#include "tools/simulate/svg/sim_svg.h"
 
 namespace hotpage {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 int RunSimulate(const std::vector<std::string>& args) {
   const std::vector<FlagSpec> specs = {
       {"topology", "PRESET|FILE",
-       "the machine: dram+cxl (default), 2pkg+cxl, 3tier, or a `hotpage topology --json` file"},
+       "the machine: dram+cxl (default), 2pkg+cxl, 3tier, or a `hotpage "
+       "topology --json` file"},
       {"ratio", "1:N", "fast tier = footprint / (1 + N) pages (default 1:4)"},
-      {"fast-capacity", "SIZE", "fast tier size instead of --ratio (e.g. 64M, 1G)"},
-      {"policy", "NAME", "hotpage, first-touch, oracle, tpp, memtis or all (default)"},
-      {"interval-ms", "N", "hotpage's round interval and the report's interval (default 1000)"},
-      {"rate-limit-mbps", "N", "the hotpage policy's migration rate limit in MB/s (default 256)"},
-      {"pid", "PID", "simulate this process (default: the one with most samples)"},
+      {"fast-capacity", "SIZE",
+       "fast tier size instead of --ratio (e.g. 64M, 1G)"},
+      {"policy", "NAME",
+       "hotpage, first-touch, oracle, tpp, memtis or all (default)"},
+      {"interval-ms", "N",
+       "hotpage's round interval and the report's interval (default 1000)"},
+      {"rate-limit-mbps", "N",
+       "the hotpage policy's migration rate limit in MB/s (default 256)"},
+      {"pid", "PID",
+       "simulate this process (default: the one with most samples)"},
       {"report", "FILE", "write the per-interval and total report as JSON"},
-      {"svg", "FILE", "write a picture: accesses over address and time, the hotpage policy's tiers and moves, every policy's fast-tier share"},
+      {"svg", "FILE",
+       "write a picture: accesses over address and time, the hotpage policy's "
+       "tiers and moves, every policy's fast-tier share"},
       {"quiet", "", "no progress bar"},
   };
-  const char* synopsis = "TRACE [--topology PRESET|FILE] [--ratio 1:N | --fast-capacity SIZE] [--policy NAME] [options]";
+  const char* synopsis =
+      "TRACE [--topology PRESET|FILE] [--ratio 1:N | --fast-capacity SIZE] "
+      "[--policy NAME] [options]";
   const std::string description = absl::StrCat(
-      "Replays TRACE (.hpt from `hotpage record`/`import`, or a perf.data file from\n"
-      "`perf record -d`) in time order through simulated tiered memory and compares\n"
-      "placement policies on the same samples. Every sample is an access, served by\n"
-      "the node its page is on at that moment; pages are placed on first touch as the\n"
-      "kernel does (the sampling CPU's node, then the nearest node with room).\n"
+      "Replays TRACE (.hpt from `hotpage record`/`import`, or a perf.data file "
+      "from\n"
+      "`perf record -d`) in time order through simulated tiered memory and "
+      "compares\n"
+      "placement policies on the same samples. Every sample is an access, "
+      "served by\n"
+      "the node its page is on at that moment; pages are placed on first touch "
+      "as the\n"
+      "kernel does (the sampling CPU's node, then the nearest node with "
+      "room).\n"
       "\n"
-      "Policies: hotpage = the engine and migrator `hotpage attach` runs (same\n"
-      "defaults, --rate-limit-mbps; pages move in simulated memory); first-touch = no\n"
-      "migration; oracle = each interval's hottest pages on the fast tier at no cost\n"
-      "(an upper bound); tpp = the kernel's NUMA-balancing tiering mode (promote on\n"
-      "the second sample within 1 s, demote least recently sampled under pressure);\n"
-      "memtis = Memtis' histogram threshold with periodic cooling. A single policy\n"
+      "Policies: hotpage = the engine and migrator `hotpage attach` runs "
+      "(same\n"
+      "defaults, --rate-limit-mbps; pages move in simulated memory); "
+      "first-touch = no\n"
+      "migration; oracle = each interval's hottest pages on the fast tier at "
+      "no cost\n"
+      "(an upper bound); tpp = the kernel's NUMA-balancing tiering mode "
+      "(promote on\n"
+      "the second sample within 1 s, demote least recently sampled under "
+      "pressure);\n"
+      "memtis = Memtis' histogram threshold with periodic cooling. A single "
+      "policy\n"
       "runs beside the oracle.\n"
       "\n"
-      "Machine: the topology's nodes scaled to the trace's footprint F (distinct 4 KiB\n"
-      "pages of the process): the fast tier gets F / (1 + N) pages for --ratio 1:N\n"
-      "(or --fast-capacity), split over its nodes; middle tiers keep the machine's\n"
-      "proportions to it; each node of the slowest tier holds 2 F (never full).\n"
+      "Machine: the topology's nodes scaled to the trace's footprint F "
+      "(distinct 4 KiB\n"
+      "pages of the process): the fast tier gets F / (1 + N) pages for --ratio "
+      "1:N\n"
+      "(or --fast-capacity), split over its nodes; middle tiers keep the "
+      "machine's\n"
+      "proportions to it; each node of the slowest tier holds 2 F (never "
+      "full).\n"
       "Latency and bandwidth per node from HMAT. Presets: ",
       absl::StrJoin(PresetNames(), ", "),
       ".\n"
       "\n"
-      "Prints one row per policy: fast-tier share of the accesses, as % of the\n"
-      "oracle's, modelled average latency, pages promoted and demoted, MB migrated,\n"
-      "ping-pongs (returns to a tier left within 60 s). The same inputs give a\n"
+      "Prints one row per policy: fast-tier share of the accesses, as % of "
+      "the\n"
+      "oracle's, modelled average latency, pages promoted and demoted, MB "
+      "migrated,\n"
+      "ping-pongs (returns to a tier left within 60 s). The same inputs give "
+      "a\n"
       "byte-identical --report.");
   auto usage_error = [](absl::string_view msg) {
-    std::cerr << "hotpage simulate: " << msg << "\nTry 'hotpage simulate --help'.\n";
+    std::cerr << "hotpage simulate: " << msg
+              << "\nTry 'hotpage simulate --help'.\n";
     return kExitUsage;
   };
   auto fail = [](const absl::Status& s) {
@@ -84,7 +111,8 @@ int RunSimulate(const std::vector<std::string>& args) {
     std::cout << FormatUsage("simulate", synopsis, description, specs);
     return kExitOk;
   }
-  if (flags->positional().size() != 1) return usage_error("give exactly one trace (.hpt or perf.data)");
+  if (flags->positional().size() != 1)
+    return usage_error("give exactly one trace (.hpt or perf.data)");
   SimulateOptions opt;
   opt.trace = flags->positional()[0];
   opt.topology = flags->Get("topology").value_or("dram+cxl");
@@ -102,10 +130,13 @@ int RunSimulate(const std::vector<std::string>& args) {
     if (!b.ok()) return usage_error(b.status().message());
     opt.capacity.fast_bytes = *b;
   }
-  absl::StatusOr<int64_t> interval = FlagInt(*flags, "interval-ms", 1000, 1, 3600000);
-  absl::StatusOr<int64_t> rate = FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
+  absl::StatusOr<int64_t> interval =
+      FlagInt(*flags, "interval-ms", 1000, 1, 3600000);
+  absl::StatusOr<int64_t> rate =
+      FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
   absl::StatusOr<int64_t> pid = FlagInt(*flags, "pid", -1, 0, (1 << 22) - 1);
-  for (const absl::Status& s : {interval.status(), rate.status(), pid.status()}) {
+  for (const absl::Status& s :
+       {interval.status(), rate.status(), pid.status()}) {
     if (!s.ok()) return usage_error(s.message());
   }
   opt.interval_ms = static_cast<uint64_t>(*interval);
@@ -116,10 +147,12 @@ int RunSimulate(const std::vector<std::string>& args) {
     for (const std::string& n : AllPolicyNames()) known |= n == opt.policy;
     if (!known) {
       return usage_error(absl::StrCat("unknown policy '", opt.policy, "' (",
-                                      absl::StrJoin(AllPolicyNames(), ", "), ", all)"));
+                                      absl::StrJoin(AllPolicyNames(), ", "),
+                                      ", all)"));
     }
   }
-  if (absl::StatusOr<Topology> t = LoadTopology(opt.topology); !t.ok()) return usage_error(t.status().message());
+  if (absl::StatusOr<Topology> t = LoadTopology(opt.topology); !t.ok())
+    return usage_error(t.status().message());
 
   const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
   double last_draw = 0;
@@ -128,11 +161,15 @@ int RunSimulate(const std::vector<std::string>& args) {
       const double now = MonotonicSeconds();
       if (read < total && now - last_draw < 0.1) return;
       last_draw = now;
-      const double f = total ? static_cast<double>(read) / static_cast<double>(total) : 1.0;
+      const double f =
+          total ? static_cast<double>(read) / static_cast<double>(total) : 1.0;
       const int filled = static_cast<int>(f * 30);
-      std::fprintf(stderr, "\rhotpage simulate: pass %d/2 %s [%s%s] %3.0f%% of %.1f MB", pass,
-                   pass == 1 ? "(survey)" : "(replay)", std::string(filled, '#').c_str(),
-                   std::string(30 - filled, '.').c_str(), 100 * f, static_cast<double>(total) / 1e6);
+      std::fprintf(stderr,
+                   "\rhotpage simulate: pass %d/2 %s [%s%s] %3.0f%% of %.1f MB",
+                   pass, pass == 1 ? "(survey)" : "(replay)",
+                   std::string(filled, '#').c_str(),
+                   std::string(30 - filled, '.').c_str(), 100 * f,
+                   static_cast<double>(total) / 1e6);
     };
   }
   std::unique_ptr<SvgObserver> svg;
@@ -151,30 +188,40 @@ int RunSimulate(const std::vector<std::string>& args) {
 
   std::cout << ComparisonTable(*r->sim);
   if (std::optional<std::string> path = flags->Get("report")) {
-    if (absl::Status s = WriteFileAtomically(*path, ReportJson(r->info, *r->sim)); !s.ok()) return fail(s);
+    if (absl::Status s =
+            WriteFileAtomically(*path, ReportJson(r->info, *r->sim));
+        !s.ok())
+      return fail(s);
   }
   if (svg) {
     const std::string path = *flags->Get("svg");
     std::string base = opt.trace.substr(opt.trace.find_last_of('/') + 1);
     const std::string subtitle =
-        absl::StrCat(opt.topology, ", ", r->info.capacity, ", interval ", opt.interval_ms,
-                     " ms; tiers and moves: ", svg->subject());
-    if (absl::Status s = svg->Write(path, absl::StrCat("hotpage simulate: ", base), subtitle, r->sim->last_ns());
+        absl::StrCat(opt.topology, ", ", r->info.capacity, ", interval ",
+                     opt.interval_ms, " ms; tiers and moves: ", svg->subject());
+    if (absl::Status s =
+            svg->Write(path, absl::StrCat("hotpage simulate: ", base), subtitle,
+                       r->sim->last_ns());
         !s.ok()) {
       return fail(s);
     }
   }
   const SimMachine& m = *r->machine;
   std::vector<std::string> caps;
-  for (const SimNodeCapacity& c : m.capacities) caps.push_back(absl::StrCat(c.node, ":", c.pages));
+  for (const SimNodeCapacity& c : m.capacities)
+    caps.push_back(absl::StrCat(c.node, ":", c.pages));
   const uint64_t late = r->info.late_samples + r->sim->late_samples();
   std::cerr << absl::StrFormat(
-      "hotpage simulate: %d samples of pid %d over %.1f s (%s), footprint %d pages, fast tier %d "
+      "hotpage simulate: %d samples of pid %d over %.1f s (%s), footprint %d "
+      "pages, fast tier %d "
       "pages (%s; pages per node %s), %d policies in %.1f s%s\n",
-      r->sim->samples(), r->info.pid, static_cast<double>(r->sim->last_ns() - r->sim->start_ns()) / 1e9,
-      r->info.trace_format, m.footprint_pages, m.fast_pages, r->info.capacity, absl::StrJoin(caps, " "),
-      r->sim->policies().size(), elapsed,
-      late > 0 ? absl::StrCat("; ", late, " samples arrived more than 1 s out of time order and were replayed late")
+      r->sim->samples(), r->info.pid,
+      static_cast<double>(r->sim->last_ns() - r->sim->start_ns()) / 1e9,
+      r->info.trace_format, m.footprint_pages, m.fast_pages, r->info.capacity,
+      absl::StrJoin(caps, " "), r->sim->policies().size(), elapsed,
+      late > 0 ? absl::StrCat("; ", late,
+                              " samples arrived more than 1 s out of time "
+                              "order and were replayed late")
                : "");
   return kExitOk;
 }

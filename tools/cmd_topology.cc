@@ -14,13 +14,16 @@ int RunTopology(const std::vector<std::string>& args) {
   const std::vector<FlagSpec> specs = {
       {"json", "", "print JSON instead of a table"},
       {"sysfs-root", "DIR",
-       "read DIR/sys/... and DIR/proc/... instead of the live machine (a copied or fake "
+       "read DIR/sys/... and DIR/proc/... instead of the live machine (a "
+       "copied or fake "
        "tree); mempolicy support is then inferred, not probed"},
   };
   const char* synopsis = "[--json] [--sysfs-root DIR]";
   const char* description =
-      "Shows every online NUMA node (CPUs, memory, free memory, SLIT distances,\n"
-      "HMAT latency/bandwidth and initiators, weighted-interleave weight), the\n"
+      "Shows every online NUMA node (CPUs, memory, free memory, SLIT "
+      "distances,\n"
+      "HMAT latency/bandwidth and initiators, weighted-interleave weight), "
+      "the\n"
       "memory tiers and where they came from (kernel, hmat or distance), CPU\n"
       "packages, and the kernel features hotpage uses (MPOL_PREFERRED_MANY,\n"
       "MPOL_WEIGHTED_INTERLEAVE, NUMA balancing, demotion, THP, PEBS/IBS).\n"
@@ -36,7 +39,8 @@ int RunTopology(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (!flags->positional().empty()) {
-    std::cerr << "hotpage topology: unexpected argument '" << flags->positional()[0]
+    std::cerr << "hotpage topology: unexpected argument '"
+              << flags->positional()[0]
               << "'\nTry 'hotpage topology --help'.\n";
     return kExitUsage;
   }
@@ -47,12 +51,14 @@ int RunTopology(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   SyscallMempolicyProbe probe;
-  absl::StatusOr<Topology> topo = DiscoverTopology(*fs, fs->is_live() ? &probe : nullptr);
+  absl::StatusOr<Topology> topo =
+      DiscoverTopology(*fs, fs->is_live() ? &probe : nullptr);
   if (!topo.ok()) {
     std::cerr << "hotpage topology: " << topo.status().message() << "\n";
     return kExitFailure;
   }
-  std::cout << (flags->Has("json") ? TopologyToJson(*topo) : TopologyToTable(*topo));
+  std::cout << (flags->Has("json") ? TopologyToJson(*topo)
+                                   : TopologyToTable(*topo));
   std::cout.flush();
   return std::cout.good() ? kExitOk : kExitFailure;
 }

@@ -12,24 +12,32 @@ namespace hotpage {
 namespace {
 
 constexpr Subcommand kSubcommands[] = {
-    {"topology", "show NUMA nodes, memory tiers, HMAT, packages and kernel features",
+    {"topology",
+     "show NUMA nodes, memory tiers, HMAT, packages and kernel features",
      &RunTopology},
-    {"attach", "keep a process's hot pages on fast memory and cold pages off it", &RunAttach},
-    {"record", "sample memory accesses of processes into an .hpt trace", &RunRecord},
+    {"attach",
+     "keep a process's hot pages on fast memory and cold pages off it",
+     &RunAttach},
+    {"record", "sample memory accesses of processes into an .hpt trace",
+     &RunRecord},
     {"import", "convert a perf.data file into an .hpt trace", &RunImport},
-    {"dump", "print an .hpt trace: one sample per line, then its counts", &RunDump},
-    {"simulate", "replay a trace through hotpage and baseline policies on simulated tiers",
+    {"dump", "print an .hpt trace: one sample per line, then its counts",
+     &RunDump},
+    {"simulate",
+     "replay a trace through hotpage and baseline policies on simulated tiers",
      &RunSimulate},
 };
 
 void PrintUsage(std::ostream& os) {
   os << "Usage: hotpage COMMAND [OPTIONS]\n\n"
-        "A page-placement engine for tiered memory (DRAM + CXL or slower NUMA nodes).\n\n"
+        "A page-placement engine for tiered memory (DRAM + CXL or slower NUMA "
+        "nodes).\n\n"
         "Commands:\n";
   for (const Subcommand& c : kSubcommands) {
     std::string name = c.name;
-    os << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ')
-       << c.summary << "\n";
+    os << "  " << name
+       << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << c.summary
+       << "\n";
   }
   os << "\nRun 'hotpage COMMAND --help' for a command's options.\n";
 }
@@ -54,7 +62,8 @@ int main(int argc, char** argv) {
     return hotpage::kExitOk;
   }
   for (const hotpage::Subcommand& c : kSubcommands) {
-    if (cmd == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == c.name)
+      return c.run(std::vector<std::string>(argv + 2, argv + argc));
   }
   std::cerr << "hotpage: unknown command '" << cmd << "'\n\n";
   hotpage::PrintUsage(std::cerr);

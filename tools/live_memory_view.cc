@@ -10,39 +10,48 @@
 
 namespace hotpage {
 
-std::vector<NodeFree> ReadNodeFree(const KernelFs& fs, const Topology& topology) {
+std::vector<NodeFree> ReadNodeFree(const KernelFs& fs,
+                                   const Topology& topology) {
   std::vector<NodeFree> out;
   for (const NodeInfo& n : topology.nodes) {
-    if (std::optional<uint64_t> free = ReadNodeFreeBytes(fs, n.id)) out.push_back({n.id, *free});
+    if (std::optional<uint64_t> free = ReadNodeFreeBytes(fs, n.id))
+      out.push_back({n.id, *free});
   }
   return out;
 }
 
 std::vector<uint64_t> LiveMemoryView::HugeChunks() {
-  absl::StatusOr<std::vector<uint64_t>> c = FindHugeChunks(*fs_, pid_, kMaxHugeChunks);
+  absl::StatusOr<std::vector<uint64_t>> c =
+      FindHugeChunks(*fs_, pid_, kMaxHugeChunks);
   return c.ok() ? std::move(*c) : std::vector<uint64_t>{};
 }
 
-int LiveMemoryView::QueryNodes(absl::Span<const uint64_t> pages, absl::Span<int> status) {
+int LiveMemoryView::QueryNodes(absl::Span<const uint64_t> pages,
+                               absl::Span<int> status) {
   const long rc = mover_->Query(pid_, pages, status);
   return rc < 0 ? static_cast<int>(rc) : 0;
 }
 
 std::vector<NumaMapsRange> LiveMemoryView::Ranges() {
   std::vector<NumaMapsRange> ranges;
-  absl::StatusOr<std::string> nm = fs_->ReadFile(absl::StrCat("/proc/", pid_, "/numa_maps"));
+  absl::StatusOr<std::string> nm =
+      fs_->ReadFile(absl::StrCat("/proc/", pid_, "/numa_maps"));
   if (!nm.ok()) return ranges;
   absl::StatusOr<std::vector<NumaMapsRange>> r = ParseNumaMaps(*nm);
   if (!r.ok()) return ranges;
   ranges = std::move(*r);
-  if (absl::StatusOr<std::string> mp = fs_->ReadFile(absl::StrCat("/proc/", pid_, "/maps")); mp.ok()) {
-    if (absl::StatusOr<std::vector<MapsRange>> m = ParseProcMaps(*mp); m.ok()) JoinWithMaps(ranges, *m);
+  if (absl::StatusOr<std::string> mp =
+          fs_->ReadFile(absl::StrCat("/proc/", pid_, "/maps"));
+      mp.ok()) {
+    if (absl::StatusOr<std::vector<MapsRange>> m = ParseProcMaps(*mp); m.ok())
+      JoinWithMaps(ranges, *m);
   }
   return ranges;
 }
 
 std::vector<int> LiveMemoryView::BackedOffNodes() {
-  return migrator_ == nullptr ? std::vector<int>{} : migrator_->BackedOffNodes();
+  return migrator_ == nullptr ? std::vector<int>{}
+                              : migrator_->BackedOffNodes();
 }
 
 bool LiveMemoryView::IsHeld(uint64_t vaddr) {

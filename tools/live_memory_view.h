@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
 #include "policy/engine.h"
@@ -25,7 +24,8 @@ namespace hotpage {
 // Free bytes per node of `topology` now, from ReadNodeFreeBytes
 // (tools/base/kernel/node_meminfo.h; nodes whose meminfo is missing or
 // malformed are left out: unknown).
-std::vector<NodeFree> ReadNodeFree(const KernelFs& fs, const Topology& topology);
+std::vector<NodeFree> ReadNodeFree(const KernelFs& fs,
+                                   const Topology& topology);
 
 class LiveMemoryView : public MemoryView {
  public:
@@ -33,13 +33,20 @@ class LiveMemoryView : public MemoryView {
   // back-off, no holds).
   LiveMemoryView(pid_t pid, PageMover* mover, const KernelFs* fs,
                  const Topology* topology, const Migrator* migrator)
-      : pid_(pid), mover_(mover), fs_(fs), topology_(topology), migrator_(migrator) {}
+      : pid_(pid),
+        mover_(mover),
+        fs_(fs),
+        topology_(topology),
+        migrator_(migrator) {}
 
-  int QueryNodes(absl::Span<const uint64_t> pages, absl::Span<int> status) override;
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override;
   // Unreadable or malformed numa_maps: no ranges (default policy); a
   // malformed maps file only loses the join (anonymous/file names).
   std::vector<NumaMapsRange> Ranges() override;
-  std::vector<NodeFree> Free() override { return ReadNodeFree(*fs_, *topology_); }
+  std::vector<NodeFree> Free() override {
+    return ReadNodeFree(*fs_, *topology_);
+  }
   std::vector<int> BackedOffNodes() override;
   bool IsHeld(uint64_t vaddr) override;
   // FindHugeChunks (tools/base/kernel/huge_chunks.h), at most

@@ -19,9 +19,11 @@ std::string Shown(absl::string_view text) {
   return s;
 }
 
-absl::Status FieldError(absl::string_view field, absl::string_view text, uint64_t max) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, ": expected an unsigned decimal up to ", max, ", found \"", Shown(text), "\""));
+absl::Status FieldError(absl::string_view field, absl::string_view text,
+                        uint64_t max) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": expected an unsigned decimal up to ", max,
+                   ", found \"", Shown(text), "\""));
 }
 
 }  // namespace
@@ -80,8 +82,9 @@ absl::StatusOr<std::vector<uint32_t>> SortTriedRegionIndices(
     std::optional<uint32_t> i = ParseTriedRegionIndex(name);
     if (!i) continue;
     if (out.size() >= max_count) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "more than ", max_count, " tried regions; refusing to read them all"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("more than ", max_count,
+                       " tried regions; refusing to read them all"));
     }
     out.push_back(*i);
   }
@@ -91,9 +94,10 @@ absl::StatusOr<std::vector<uint32_t>> SortTriedRegionIndices(
 
 size_t NormalizeRegions(std::vector<DamonRegion>& regions) {
   size_t fixed = 0;
-  std::sort(regions.begin(), regions.end(), [](const DamonRegion& a, const DamonRegion& b) {
-    return a.start != b.start ? a.start < b.start : a.end < b.end;
-  });
+  std::sort(regions.begin(), regions.end(),
+            [](const DamonRegion& a, const DamonRegion& b) {
+              return a.start != b.start ? a.start < b.start : a.end < b.end;
+            });
   size_t w = 0;
   uint64_t prev_end = 0;
   bool have_prev = false;
@@ -116,15 +120,16 @@ size_t NormalizeRegions(std::vector<DamonRegion>& regions) {
   return fixed;
 }
 
-bool ForEachChunk(absl::Span<const DamonRegion> regions, uint64_t chunk_bytes,
-                  uint32_t max_nr_accesses,
-                  const std::function<bool(uint64_t vaddr, uint32_t count)>& fn) {
+bool ForEachChunk(
+    absl::Span<const DamonRegion> regions, uint64_t chunk_bytes,
+    uint32_t max_nr_accesses,
+    const std::function<bool(uint64_t vaddr, uint32_t count)>& fn) {
   const uint64_t mask = ~(chunk_bytes - 1);
   bool have_chunk = false;
-  uint64_t chunk = 0;        // start of the chunk being accumulated
-  uint64_t first = 0;        // its first covered byte
-  uint64_t acc_weight = 0;   // sum of nr_accesses x bytes: <= 2^32 x 2^30
-  uint64_t acc_bytes = 0;    // covered bytes, <= chunk_bytes
+  uint64_t chunk = 0;       // start of the chunk being accumulated
+  uint64_t first = 0;       // its first covered byte
+  uint64_t acc_weight = 0;  // sum of nr_accesses x bytes: <= 2^32 x 2^30
+  uint64_t acc_bytes = 0;   // covered bytes, <= chunk_bytes
   auto flush = [&]() -> bool {
     if (!have_chunk || acc_bytes == 0) return true;
     const uint64_t count = (acc_weight + acc_bytes / 2) / acc_bytes;
@@ -140,7 +145,8 @@ bool ForEachChunk(absl::Span<const DamonRegion> regions, uint64_t chunk_bytes,
       const uint64_t c = a & mask;
       // c <= a < r.end, so c + chunk_bytes cannot overflow when it is below
       // r.end.
-      const uint64_t seg_end = (r.end - c > chunk_bytes) ? c + chunk_bytes : r.end;
+      const uint64_t seg_end =
+          (r.end - c > chunk_bytes) ? c + chunk_bytes : r.end;
       if (!have_chunk || c != chunk) {
         if (!flush()) return false;
         have_chunk = true;

@@ -40,8 +40,8 @@ struct DamonRegion {
 
   uint64_t bytes() const { return end - start; }
   friend bool operator==(const DamonRegion& a, const DamonRegion& b) {
-    return a.start == b.start && a.end == b.end && a.nr_accesses == b.nr_accesses &&
-           a.age == b.age;
+    return a.start == b.start && a.end == b.end &&
+           a.nr_accesses == b.nr_accesses && a.age == b.age;
   }
 };
 
@@ -101,9 +101,10 @@ size_t NormalizeRegions(std::vector<DamonRegion>& regions);
 //
 // Preconditions: regions sorted by start and non-overlapping
 // (NormalizeRegions), chunk_bytes a power of two in [4 KiB, 1 GiB].
-bool ForEachChunk(absl::Span<const DamonRegion> regions, uint64_t chunk_bytes,
-                  uint32_t max_nr_accesses,
-                  const std::function<bool(uint64_t vaddr, uint32_t count)>& fn);
+bool ForEachChunk(
+    absl::Span<const DamonRegion> regions, uint64_t chunk_bytes,
+    uint32_t max_nr_accesses,
+    const std::function<bool(uint64_t vaddr, uint32_t count)>& fn);
 
 }  // namespace hotpage
 

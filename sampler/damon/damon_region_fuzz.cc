@@ -1,5 +1,5 @@
-// Fuzz target for sampler/damon/damon_region.h: the tried-region parsers on the raw
-// bytes, and NormalizeRegions + ForEachChunk on regions built from them.
+// Fuzz target for sampler/damon/damon_region.h: the tried-region parsers on the
+// raw bytes, and NormalizeRegions + ForEachChunk on regions built from them.
 // Checks properties, not only absence of crashes.
 
 #include <cstddef>
@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);
 
   // Four files' contents separated by '|'.
-  std::vector<absl::string_view> f = absl::StrSplit(text, absl::MaxSplits('|', 3));
+  std::vector<absl::string_view> f =
+      absl::StrSplit(text, absl::MaxSplits('|', 3));
   f.resize(4);
   auto r = ParseDamonRegion({f[0], f[1], f[2], f[3]});
   if (r.ok()) Check(r->start < r->end);
@@ -43,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto sorted = SortTriedRegionIndices(names, 16);
   if (sorted.ok()) {
     Check(sorted->size() <= 16);
-    for (size_t i = 1; i < sorted->size(); ++i) Check((*sorted)[i - 1] <= (*sorted)[i]);
+    for (size_t i = 1; i < sorted->size(); ++i)
+      Check((*sorted)[i - 1] <= (*sorted)[i]);
   }
 
   // Regions from the bytes: a chunk size, a cap, then (gap, nr, length)
@@ -52,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // idle, which ForEachChunk must skip in O(1) however large it is.
   const uint8_t* p = data;
   const uint8_t* end = data + size;
-  const uint64_t chunk = uint64_t{4096} << (Take(p, end, 1) % 19);  // 4 KiB .. 1 GiB
+  const uint64_t chunk = uint64_t{4096}
+                         << (Take(p, end, 1) % 19);  // 4 KiB .. 1 GiB
   const uint32_t max_nr = static_cast<uint32_t>(Take(p, end, 1));
   uint64_t addr = (Take(p, end, 1) & 1) ? UINT64_MAX - (uint64_t{1} << 32) : 0;
   std::vector<DamonRegion> regions;

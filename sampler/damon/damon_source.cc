@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
-#include <optional>
-#include <cerrno>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -18,8 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/clock.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -38,7 +38,8 @@ constexpr int kBusyRetries = 40;
 constexpr absl::Duration kBusyBackoff = absl::Milliseconds(5);
 
 constexpr char kNeedsRoot[] =
-    "DAMON's sysfs files are root's, mode 0600 (reading and writing them needs root or "
+    "DAMON's sysfs files are root's, mode 0600 (reading and writing them needs "
+    "root or "
     "CAP_DAC_OVERRIDE); run hotpage as root: ";
 
 // Upper bound on tried regions read per Poll, whatever the options say.
@@ -49,7 +50,8 @@ Mutex& RegistryMu() {
   return *mu;
 }
 
-std::vector<DamonSource*>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(RegistryMu()) {
+std::vector<DamonSource*>& Registry()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(RegistryMu()) {
   static auto* sources = new std::vector<DamonSource*>;
   return *sources;
 }
@@ -63,22 +65,23 @@ absl::Status Annotate(const absl::Status& s, absl::string_view prefix) {
 
 absl::Status ValidateDamonOptions(const DamonOptions& o) {
   if (o.sample_us == 0) {
-    return absl::InvalidArgumentError("DAMON sample_us must be > 0 (default 5000)");
+    return absl::InvalidArgumentError(
+        "DAMON sample_us must be > 0 (default 5000)");
   }
   if (o.aggr_us < o.sample_us || o.aggr_us % o.sample_us != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "DAMON aggr_us (", o.aggr_us, ") must be a multiple of sample_us (", o.sample_us,
-        "); e.g. sample_us 5000, aggr_us 100000"));
+        "DAMON aggr_us (", o.aggr_us, ") must be a multiple of sample_us (",
+        o.sample_us, "); e.g. sample_us 5000, aggr_us 100000"));
   }
   if (o.aggr_us / o.sample_us > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "DAMON aggr_us / sample_us is ", o.aggr_us / o.sample_us,
-        "; keep it at most 65535 (20 is typical)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("DAMON aggr_us / sample_us is ", o.aggr_us / o.sample_us,
+                     "; keep it at most 65535 (20 is typical)"));
   }
   if (o.update_us < o.aggr_us) {
-    return absl::InvalidArgumentError(absl::StrCat("DAMON update_us (", o.update_us,
-                                                   ") must be at least aggr_us (", o.aggr_us,
-                                                   ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("DAMON update_us (", o.update_us,
+                     ") must be at least aggr_us (", o.aggr_us, ")"));
   }
   if (o.min_nr_regions < 3 || o.max_nr_regions < o.min_nr_regions ||
       o.max_nr_regions > 65536) {
@@ -93,12 +96,13 @@ absl::Status ValidateDamonOptions(const DamonOptions& o) {
         " must be a power of two from 4096 to 1 GiB (default 2 MiB)"));
   }
   if (o.admin_dir.empty() || o.admin_dir[0] != '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("DAMON admin_dir \"", o.admin_dir, "\" must be an absolute path"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DAMON admin_dir \"", o.admin_dir, "\" must be an absolute path"));
   }
   if (o.state_dir.empty() || o.state_dir[0] != '/') {
     return absl::InvalidArgumentError(absl::StrCat(
-        "DAMON state_dir \"", o.state_dir, "\" must be an absolute path (default ", kDefaultStateDir, ")"));
+        "DAMON state_dir \"", o.state_dir,
+        "\" must be an absolute path (default ", kDefaultStateDir, ")"));
   }
   return absl::OkStatus();
 }
@@ -122,7 +126,8 @@ absl::Status DamonSource::TeardownAll() {
   absl::Status first;
   for (DamonSource* s : Registry()) {
     MutexLock sl(&s->mu_);
-    absl::Status st = s->TeardownLocked("torn down by TeardownAll (termination signal)");
+    absl::Status st =
+        s->TeardownLocked("torn down by TeardownAll (termination signal)");
     if (first.ok() && !st.ok()) first = st;
   }
   return first;
@@ -136,23 +141,28 @@ DamonSource::DamonSource(pid_t pid, const DamonOptions& options, KernelFs fs,
       options_(options),
       fs_(std::move(fs)),
       writer_(std::move(writer)),
-      max_nr_accesses_(static_cast<uint32_t>(options.aggr_us / options.sample_us)),
+      max_nr_accesses_(
+          static_cast<uint32_t>(options.aggr_us / options.sample_us)),
       batch_(new Sample[kBatch]) {}
 
-absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(pid_t pid,
-                                                                 const DamonOptions& options) {
+absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(
+    pid_t pid, const DamonOptions& options) {
   HOTPAGE_ASSIGN_OR_RETURN(KernelFs fs, KernelFs::Open("/"));
-  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<LiveSysfsWriter> writer, LiveSysfsWriter::Open("/"));
+  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<LiveSysfsWriter> writer,
+                           LiveSysfsWriter::Open("/"));
   return Start(pid, options, std::move(fs), std::move(writer));
 }
 
 absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(
-    pid_t pid, const DamonOptions& options, KernelFs fs, std::unique_ptr<SysfsWriter> writer) {
+    pid_t pid, const DamonOptions& options, KernelFs fs,
+    std::unique_ptr<SysfsWriter> writer) {
   HOTPAGE_RETURN_IF_ERROR(ValidateDamonOptions(options));
   if (pid <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("DAMON target pid ", pid, " is not valid"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("DAMON target pid ", pid, " is not valid"));
   }
-  if (writer == nullptr) return absl::InvalidArgumentError("DAMON source needs a SysfsWriter");
+  if (writer == nullptr)
+    return absl::InvalidArgumentError("DAMON source needs a SysfsWriter");
   std::unique_ptr<DamonSource> src(
       new DamonSource(pid, options, std::move(fs), std::move(writer)));
   // Registered before anything is created, so that a termination signal
@@ -241,7 +251,8 @@ absl::StatusOr<int64_t> DamonSource::ReadIntRetry(absl::string_view rel) {
   return static_cast<int64_t>(*v);
 }
 
-absl::Status DamonSource::Write(absl::string_view rel, absl::string_view value) {
+absl::Status DamonSource::Write(absl::string_view rel,
+                                absl::string_view value) {
   int err = WriteRetry(rel, value);
   if (err == 0) return absl::OkStatus();
   return WriteErrorStatus(err, value, writer_->Display(AdminPath(rel)));
@@ -259,8 +270,9 @@ absl::Status DamonSource::Setup() {
   if (s.ok()) return s;
   absl::Status td = TeardownLocked("setup failed");
   if (td.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(), "; removing the half-made DAMON "
-                                                          "context also failed: ",
+  return absl::Status(s.code(), absl::StrCat(s.message(),
+                                             "; removing the half-made DAMON "
+                                             "context also failed: ",
                                              td.message()));
 }
 
@@ -269,7 +281,8 @@ absl::Status DamonSource::CheckFree() {
   if (!fs_.Exists(admin)) {
     return absl::UnimplementedError(absl::StrCat(
         "DAMON sysfs interface not found: ", fs_.Display(admin),
-        " does not exist. This kernel lacks CONFIG_DAMON_SYSFS (Linux 5.18+) or sysfs is "
+        " does not exist. This kernel lacks CONFIG_DAMON_SYSFS (Linux 5.18+) "
+        "or sysfs is "
         "not mounted; use another sample source (e.g. --source pagefault)"));
   }
   HOTPAGE_RETURN_IF_ERROR(LockStateDir());
@@ -294,35 +307,44 @@ absl::Status DamonSource::CheckFree() {
       auto state = ReadRetry(absl::StrCat(k, "/state"));
       auto kpid = ReadRetry(absl::StrCat(k, "/pid"));
       auto ops = ReadRetry(absl::StrCat(k, "/contexts/0/operations"));
-      auto target = ReadRetry(absl::StrCat(k, "/contexts/0/targets/0/pid_target"));
-      std::string h = absl::StrCat("kdamond ", i, ": state ", state.ok() ? *state : "?",
-                                   ", thread pid ", kpid.ok() ? *kpid : "?");
+      auto target =
+          ReadRetry(absl::StrCat(k, "/contexts/0/targets/0/pid_target"));
+      std::string h =
+          absl::StrCat("kdamond ", i, ": state ", state.ok() ? *state : "?",
+                       ", thread pid ", kpid.ok() ? *kpid : "?");
       if (ops.ok()) absl::StrAppend(&h, ", ", *ops);
-      if (target.ok() && ops.ok() && *ops != "paddr") absl::StrAppend(&h, " target pid ", *target);
+      if (target.ok() && ops.ok() && *ops != "paddr")
+        absl::StrAppend(&h, " target pid ", *target);
       holders.push_back(std::move(h));
     }
     if (nr > 4) holders.push_back("...");
     return absl::FailedPreconditionError(absl::StrCat(
-        "DAMON is already in use: ", fs_.Display(AdminPath(kNrKdamonds)), " is ", nr, " (",
-        absl::StrJoin(holders, "; "), "). ", note, note.empty() ? "" : ". ",
-        "hotpage creates its own kdamond and writes nr_kdamonds only when it is 0: the "
-        "count is global and writing it destroys every existing kdamond, including these. "
-        "Stop the other DAMON user (e.g. `damo stop`), or if these kdamonds are stale, "
-        "remove them (echo off > ", fs_.Display(AdminPath("kdamonds/N/state")),
-        " for each running one, then echo 0 > ", fs_.Display(AdminPath(kNrKdamonds)),
-        ") and retry"));
+        "DAMON is already in use: ", fs_.Display(AdminPath(kNrKdamonds)),
+        " is ", nr, " (", absl::StrJoin(holders, "; "), "). ", note,
+        note.empty() ? "" : ". ",
+        "hotpage creates its own kdamond and writes nr_kdamonds only when it "
+        "is 0: the "
+        "count is global and writing it destroys every existing kdamond, "
+        "including these. "
+        "Stop the other DAMON user (e.g. `damo stop`), or if these kdamonds "
+        "are stale, "
+        "remove them (echo off > ",
+        fs_.Display(AdminPath("kdamonds/N/state")),
+        " for each running one, then echo 0 > ",
+        fs_.Display(AdminPath(kNrKdamonds)), ") and retry"));
   }
   if (!fs_.Exists(absl::StrCat("/proc/", pid_))) {
-    return absl::NotFoundError(
-        absl::StrCat("no such process: pid ", pid_, " (", fs_.Display(absl::StrCat("/proc/", pid_)),
-                     " does not exist)"));
+    return absl::NotFoundError(absl::StrCat(
+        "no such process: pid ", pid_, " (",
+        fs_.Display(absl::StrCat("/proc/", pid_)), " does not exist)"));
   }
   return absl::OkStatus();
 }
 
 absl::Status DamonSource::LockStateDir() {
-  HOTPAGE_ASSIGN_OR_RETURN(StateDir dir, StateDir::Open(options_.state_dir, "the DAMON state directory",
-                                                        "DAMON state"));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      StateDir dir, StateDir::Open(options_.state_dir,
+                                   "the DAMON state directory", "DAMON state"));
   state_dir_.emplace(std::move(dir));
   HOTPAGE_ASSIGN_OR_RETURN(bool locked, state_dir_->TryLock(kDamonLockName));
   if (locked) return absl::OkStatus();
@@ -331,12 +353,14 @@ absl::Status DamonSource::LockStateDir() {
           state_dir_->Read(kDamonStateName, kMaxRecoveryStateBytes);
       text.ok() && *text) {
     if (absl::StatusOr<DamonState> st = ParseDamonState(**text); st.ok()) {
-      who = absl::StrCat("another hotpage (pid ", st->pid, ", monitoring pid ", st->target_pid, ")");
+      who = absl::StrCat("another hotpage (pid ", st->pid, ", monitoring pid ",
+                         st->target_pid, ")");
     }
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      who, " holds ", state_dir_->Display(kDamonLockName),
-      " and with it DAMON's kdamond; only one `--source damon` can run at a time: stop it first"));
+  return absl::FailedPreconditionError(
+      absl::StrCat(who, " holds ", state_dir_->Display(kDamonLockName),
+                   " and with it DAMON's kdamond; only one `--source damon` "
+                   "can run at a time: stop it first"));
 }
 
 absl::StatusOr<bool> DamonSource::RemoveStale(int64_t nr, std::string* note) {
@@ -344,14 +368,16 @@ absl::StatusOr<bool> DamonSource::RemoveStale(int64_t nr, std::string* note) {
   absl::StatusOr<std::optional<std::string>> text =
       state_dir_->Read(kDamonStateName, kMaxRecoveryStateBytes);
   if (!text.ok()) {
-    *note = absl::StrCat("hotpage's state file could not be read (", text.status().message(), ")");
+    *note = absl::StrCat("hotpage's state file could not be read (",
+                         text.status().message(), ")");
     return false;
   }
   if (!text->has_value()) return false;  // no hotpage left these
   absl::StatusOr<DamonState> st = ParseDamonState(**text);
   if (!st.ok()) {
-    *note = absl::StrCat(shown, " is left over but unreadable (", st.status().message(),
-                         "): hotpage does not act on it");
+    *note =
+        absl::StrCat(shown, " is left over but unreadable (",
+                     st.status().message(), "): hotpage does not act on it");
     return false;
   }
   // The lock is ours, so the writer of the file is gone. Is its kdamond
@@ -360,35 +386,46 @@ absl::StatusOr<bool> DamonSource::RemoveStale(int64_t nr, std::string* note) {
   if (nr != 1) {
     differs = absl::StrCat("nr_kdamonds is ", nr, ", not 1");
   } else {
-    absl::StatusOr<std::string> ops = ReadRetry(absl::StrCat(kContext, "/operations"));
-    absl::StatusOr<int64_t> target = ReadIntRetry(absl::StrCat(kContext, "/targets/0/pid_target"));
+    absl::StatusOr<std::string> ops =
+        ReadRetry(absl::StrCat(kContext, "/operations"));
+    absl::StatusOr<int64_t> target =
+        ReadIntRetry(absl::StrCat(kContext, "/targets/0/pid_target"));
     if (!ops.ok()) {
-      differs = absl::StrCat("kdamond 0 has no readable context (", ops.status().message(), ")");
+      differs = absl::StrCat("kdamond 0 has no readable context (",
+                             ops.status().message(), ")");
     } else if (*ops != st->operations) {
       differs = absl::StrCat("kdamond 0 uses ", *ops, " operations");
     } else if (!target.ok()) {
-      differs = absl::StrCat("kdamond 0 has no readable target (", target.status().message(), ")");
+      differs = absl::StrCat("kdamond 0 has no readable target (",
+                             target.status().message(), ")");
     } else if (*target != st->target_pid) {
       differs = absl::StrCat("kdamond 0 monitors pid ", *target);
     }
   }
   const std::string said = absl::StrCat(shown, " says hotpage pid ", st->pid,
-                                        " (no longer running) created kdamond ", st->kdamond,
-                                        " with ", st->operations, " operations for pid ", st->target_pid);
+                                        " (no longer running) created kdamond ",
+                                        st->kdamond, " with ", st->operations,
+                                        " operations for pid ", st->target_pid);
   if (!differs.empty()) {
-    *note = absl::StrCat(said, ", but ", differs, ": not that kdamond, so hotpage leaves it alone");
+    *note = absl::StrCat(said, ", but ", differs,
+                         ": not that kdamond, so hotpage leaves it alone");
     return false;
   }
-  if (absl::Status s = RemoveKdamond(absl::StrCat("stale, left by hotpage pid ", st->pid)); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(said, "; removing that stale kdamond failed: ", s.message(),
-                                               ". Remove it by hand (echo off > ",
-                                               fs_.Display(AdminPath(absl::StrCat(kKdamond, "/state"))),
-                                               ", then echo 0 > ", fs_.Display(AdminPath(kNrKdamonds)),
-                                               ") and retry"));
+  if (absl::Status s =
+          RemoveKdamond(absl::StrCat("stale, left by hotpage pid ", st->pid));
+      !s.ok()) {
+    return absl::Status(
+        s.code(),
+        absl::StrCat(said, "; removing that stale kdamond failed: ",
+                     s.message(), ". Remove it by hand (echo off > ",
+                     fs_.Display(AdminPath(absl::StrCat(kKdamond, "/state"))),
+                     ", then echo 0 > ", fs_.Display(AdminPath(kNrKdamonds)),
+                     ") and retry"));
   }
   (void)state_dir_->Remove(kDamonStateName);  // rewritten below in any case
-  recovered_ = absl::StrCat("removed a stale hotpage kdamond left by pid ", st->pid, " (target pid ",
-                            st->target_pid, "), which exited without removing it (", shown, ")");
+  recovered_ = absl::StrCat(
+      "removed a stale hotpage kdamond left by pid ", st->pid, " (target pid ",
+      st->target_pid, "), which exited without removing it (", shown, ")");
   Warn(recovered_);
   return true;
 }
@@ -400,7 +437,8 @@ absl::Status DamonSource::WriteState() {
   st.kdamond = 0;  // kKdamond
   st.target_pid = pid_;
   st.operations = "vaddr";
-  HOTPAGE_RETURN_IF_ERROR(state_dir_->WriteAtomically(kDamonStateName, FormatDamonState(st)));
+  HOTPAGE_RETURN_IF_ERROR(
+      state_dir_->WriteAtomically(kDamonStateName, FormatDamonState(st)));
   wrote_state_ = true;
   return absl::OkStatus();
 }
@@ -422,18 +460,21 @@ absl::Status DamonSource::SetupLocked() {
   {
     int err = WriteRetry(kNrKdamonds, "1");
     if (err != 0) {
-      absl::Status s = WriteErrorStatus(err, "1", writer_->Display(AdminPath(kNrKdamonds)));
+      absl::Status s =
+          WriteErrorStatus(err, "1", writer_->Display(AdminPath(kNrKdamonds)));
       if (err == EBUSY) {
-        return Annotate(s, "DAMON became busy (another user started a kdamond after hotpage "
-                           "found none): ");
+        return Annotate(
+            s,
+            "DAMON became busy (another user started a kdamond after hotpage "
+            "found none): ");
       }
       if (err == EACCES || err == EPERM) return Annotate(s, kNeedsRoot);
       return s;
     }
   }
   owned_ = true;
-  HOTPAGE_RETURN_IF_ERROR(Annotate(Configure(), absl::StrCat("configuring DAMON for pid ",
-                                                             pid_, ": ")));
+  HOTPAGE_RETURN_IF_ERROR(Annotate(
+      Configure(), absl::StrCat("configuring DAMON for pid ", pid_, ": ")));
   auto kpid = ReadRetry(absl::StrCat(kKdamond, "/pid"));
   if (kpid.ok()) stats_.kdamond_pid = std::atoi(kpid->c_str());
   return absl::OkStatus();
@@ -443,19 +484,23 @@ absl::Status DamonSource::Configure() {
   const std::string c = kContext;
   const std::string s = kScheme;
   const std::string attrs = c + "/monitoring_attrs";
-  HOTPAGE_RETURN_IF_ERROR(Write(absl::StrCat(kKdamond, "/contexts/nr_contexts"), "1"));
+  HOTPAGE_RETURN_IF_ERROR(
+      Write(absl::StrCat(kKdamond, "/contexts/nr_contexts"), "1"));
   // Kernels that list their operations sets (6.2+) tell us up front whether
   // vaddr monitoring was built in (CONFIG_DAMON_VADDR).
   auto avail = fs_.ReadFile(AdminPath(c + "/avail_operations"));
   if (avail.ok() && avail->find("vaddr") == std::string::npos) {
-    return absl::UnimplementedError(absl::StrCat(
-        fs_.Display(AdminPath(c + "/avail_operations")), " does not list vaddr: this kernel's "
-        "DAMON cannot monitor virtual addresses (CONFIG_DAMON_VADDR); use another source"));
+    return absl::UnimplementedError(
+        absl::StrCat(fs_.Display(AdminPath(c + "/avail_operations")),
+                     " does not list vaddr: this kernel's "
+                     "DAMON cannot monitor virtual addresses "
+                     "(CONFIG_DAMON_VADDR); use another source"));
   }
   HOTPAGE_RETURN_IF_ERROR(Write(c + "/operations", "vaddr"));
   HOTPAGE_RETURN_IF_ERROR(
       Write(attrs + "/intervals/sample_us", absl::StrCat(options_.sample_us)));
-  HOTPAGE_RETURN_IF_ERROR(Write(attrs + "/intervals/aggr_us", absl::StrCat(options_.aggr_us)));
+  HOTPAGE_RETURN_IF_ERROR(
+      Write(attrs + "/intervals/aggr_us", absl::StrCat(options_.aggr_us)));
   HOTPAGE_RETURN_IF_ERROR(
       Write(attrs + "/intervals/update_us", absl::StrCat(options_.update_us)));
   HOTPAGE_RETURN_IF_ERROR(
@@ -463,7 +508,8 @@ absl::Status DamonSource::Configure() {
   HOTPAGE_RETURN_IF_ERROR(
       Write(attrs + "/nr_regions/max", absl::StrCat(options_.max_nr_regions)));
   HOTPAGE_RETURN_IF_ERROR(Write(c + "/targets/nr_targets", "1"));
-  HOTPAGE_RETURN_IF_ERROR(Write(c + "/targets/0/pid_target", absl::StrCat(pid_)));
+  HOTPAGE_RETURN_IF_ERROR(
+      Write(c + "/targets/0/pid_target", absl::StrCat(pid_)));
   wrote_target_ = true;
   HOTPAGE_RETURN_IF_ERROR(Write(c + "/schemes/nr_schemes", "1"));
   HOTPAGE_RETURN_IF_ERROR(Write(s + "/action", "stat"));
@@ -474,16 +520,19 @@ absl::Status DamonSource::Configure() {
       Write(p + "/sz/max", absl::StrCat(std::numeric_limits<uint64_t>::max())));
   HOTPAGE_RETURN_IF_ERROR(Write(p + "/nr_accesses/min", "0"));
   HOTPAGE_RETURN_IF_ERROR(
-      Write(p + "/nr_accesses/max", absl::StrCat(std::numeric_limits<uint32_t>::max())));
+      Write(p + "/nr_accesses/max",
+            absl::StrCat(std::numeric_limits<uint32_t>::max())));
   HOTPAGE_RETURN_IF_ERROR(Write(p + "/age/min", "0"));
-  HOTPAGE_RETURN_IF_ERROR(
-      Write(p + "/age/max", absl::StrCat(std::numeric_limits<uint32_t>::max())));
+  HOTPAGE_RETURN_IF_ERROR(Write(
+      p + "/age/max", absl::StrCat(std::numeric_limits<uint32_t>::max())));
   absl::Status on = Write(absl::StrCat(kKdamond, "/state"), "on");
   if (!on.ok()) {
     if (!fs_.Exists(absl::StrCat("/proc/", pid_))) {
-      return Annotate(on, absl::StrCat("target pid ", pid_, " exited before monitoring began: "));
+      return Annotate(on, absl::StrCat("target pid ", pid_,
+                                       " exited before monitoring began: "));
     }
-    return Annotate(on, "the kernel refused to start the kdamond (dmesg may say why): ");
+    return Annotate(
+        on, "the kernel refused to start the kdamond (dmesg may say why): ");
   }
   return absl::OkStatus();
 }
@@ -494,25 +543,30 @@ absl::Status DamonSource::VerifyOwnership() {
   const std::string nr_path = fs_.Display(AdminPath(kNrKdamonds));
   auto nr = ReadIntRetry(kNrKdamonds);
   if (!nr.ok()) {
-    return Annotate(nr.status(), "cannot tell whether DAMON's kdamond is still hotpage's, so "
-                                 "not removing it: ");
+    return Annotate(
+        nr.status(),
+        "cannot tell whether DAMON's kdamond is still hotpage's, so "
+        "not removing it: ");
   }
   if (*nr != 1) {
     return absl::FailedPreconditionError(absl::StrCat(
-        nr_path, " is ", *nr, ", not the 1 kdamond hotpage created: someone else rewrote "
+        nr_path, " is ", *nr,
+        ", not the 1 kdamond hotpage created: someone else rewrote "
         "DAMON's kdamonds; leaving them alone"));
   }
   // What we wrote so far must still be there. A context that was not yet
   // configured has no target or operations to compare.
   auto target = ReadIntRetry(absl::StrCat(kContext, "/targets/0/pid_target"));
   auto ops = ReadRetry(absl::StrCat(kContext, "/operations"));
-  const bool foreign_ops = ops.ok() && *ops != "vaddr";  // vaddr is also the default
+  const bool foreign_ops =
+      ops.ok() && *ops != "vaddr";  // vaddr is also the default
   const bool foreign_target =
-      target.ok() && (wrote_target_ ? *target != pid_ : (*target != 0 && *target != pid_));
+      target.ok() &&
+      (wrote_target_ ? *target != pid_ : (*target != 0 && *target != pid_));
   if (foreign_ops || foreign_target) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "kdamond 0 monitors pid ", target.ok() ? absl::StrCat(*target) : "?", " with ",
-        ops.ok() ? *ops : "?",
+        "kdamond 0 monitors pid ", target.ok() ? absl::StrCat(*target) : "?",
+        " with ", ops.ok() ? *ops : "?",
         " operations, not hotpage's vaddr context for pid ", pid_,
         ": someone else replaced it; leaving it alone"));
   }
@@ -550,16 +604,20 @@ absl::Status DamonSource::RemoveKdamond(absl::string_view why) {
     int err = WriteRetry(state_rel, "off");
     // EPERM: the kdamond stopped by itself between the read and the write.
     if (err != 0 && err != EPERM) {
-      off_status = WriteErrorStatus(err, "off", writer_->Display(AdminPath(state_rel)));
+      off_status =
+          WriteErrorStatus(err, "off", writer_->Display(AdminPath(state_rel)));
     }
   }
   int err = WriteRetry(kNrKdamonds, "0");
   if (err != 0) {
-    absl::Status s = WriteErrorStatus(err, "0", writer_->Display(AdminPath(kNrKdamonds)));
+    absl::Status s =
+        WriteErrorStatus(err, "0", writer_->Display(AdminPath(kNrKdamonds)));
     return absl::Status(
-        s.code(), absl::StrCat("removing hotpage's DAMON kdamond (", why, "): ", s.message(),
-                               off_status.ok() ? "" : "; turning it off first: ",
-                               off_status.message()));
+        s.code(),
+        absl::StrCat("removing hotpage's DAMON kdamond (", why,
+                     "): ", s.message(),
+                     off_status.ok() ? "" : "; turning it off first: ",
+                     off_status.message()));
   }
   return absl::OkStatus();
 }
@@ -570,35 +628,40 @@ absl::Status DamonSource::KdamondStopped() {
   const bool exited = !fs_.Exists(absl::StrCat("/proc/", pid_));
   const std::string why =
       exited ? absl::StrCat("target pid ", pid_, " exited")
-             : absl::StrCat("the kdamond was turned off by someone else (",
-                            fs_.Display(AdminPath(absl::StrCat(kKdamond, "/state"))),
-                            " reads off; pid ", pid_, " still exists)");
+             : absl::StrCat(
+                   "the kdamond was turned off by someone else (",
+                   fs_.Display(AdminPath(absl::StrCat(kKdamond, "/state"))),
+                   " reads off; pid ", pid_, " still exists)");
   absl::Status td = TeardownLocked(why);
   return absl::NotFoundError(absl::StrCat(
       "DAMON monitoring of pid ", pid_, " ended: ", why,
       td.ok() ? "; its DAMON context was removed"
-              : absl::StrCat("; removing its DAMON context failed: ", td.message())));
+              : absl::StrCat("; removing its DAMON context failed: ",
+                             td.message())));
 }
 
 absl::Status DamonSource::ReadRegions() {
   const std::string dir = AdminPath(absl::StrCat(kScheme, "/tried_regions"));
   HOTPAGE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_.ListDir(dir));
   const size_t limit = std::min<size_t>(
-      std::max<size_t>(size_t{2} * options_.max_nr_regions, 64), kMaxTriedRegionsHard);
+      std::max<size_t>(size_t{2} * options_.max_nr_regions, 64),
+      kMaxTriedRegionsHard);
   auto indices = SortTriedRegionIndices(names, limit);
-  if (!indices.ok()) return Annotate(indices.status(), absl::StrCat(fs_.Display(dir), ": "));
+  if (!indices.ok())
+    return Annotate(indices.status(), absl::StrCat(fs_.Display(dir), ": "));
   regions_.clear();
   regions_.reserve(indices->size());
   for (uint32_t i : *indices) {
     const std::string rdir = absl::StrCat(dir, "/", i);
     HOTPAGE_ASSIGN_OR_RETURN(std::string start, fs_.ReadFile(rdir + "/start"));
     HOTPAGE_ASSIGN_OR_RETURN(std::string end, fs_.ReadFile(rdir + "/end"));
-    HOTPAGE_ASSIGN_OR_RETURN(std::string nr, fs_.ReadFile(rdir + "/nr_accesses"));
+    HOTPAGE_ASSIGN_OR_RETURN(std::string nr,
+                             fs_.ReadFile(rdir + "/nr_accesses"));
     HOTPAGE_ASSIGN_OR_RETURN(std::string age, fs_.ReadFile(rdir + "/age"));
     auto r = ParseDamonRegion({start, end, nr, age});
     if (!r.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("DAMON tried region ", fs_.Display(rdir), "/", r.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "DAMON tried region ", fs_.Display(rdir), "/", r.status().message()));
     }
     regions_.push_back(*r);
   }
@@ -609,8 +672,9 @@ absl::Status DamonSource::ReadRegions() {
 
 absl::Status DamonSource::PollLocked() {
   if (torn_down_ || !owned_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "DAMON source for pid ", pid_, " is no longer running (", teardown_why_, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("DAMON source for pid ", pid_, " is no longer running (",
+                     teardown_why_, ")"));
   }
   const std::string state_rel = absl::StrCat(kKdamond, "/state");
   const uint64_t t0 = MonotonicNs();
@@ -644,8 +708,9 @@ absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
   proto.pid = static_cast<uint32_t>(pid_);
   proto.source = SampleSource::kDamon;
   proto.flags = kSampleRegion;
-  const size_t cap = options_.max_samples_per_poll == 0 ? std::numeric_limits<size_t>::max()
-                                                        : options_.max_samples_per_poll;
+  const size_t cap = options_.max_samples_per_poll == 0
+                         ? std::numeric_limits<size_t>::max()
+                         : options_.max_samples_per_poll;
   size_t delivered = 0, dropped = 0, fill = 0;
   Sample* batch = batch_.get();
   ForEachChunk(regions_, options_.chunk_bytes, max_nr_accesses_,

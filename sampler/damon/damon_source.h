@@ -42,20 +42,20 @@
 // After a SIGKILL (the OOM killer, systemd's stop timeout) nothing tears
 // down: the kdamond runs until its target exits (then stops by itself) and
 // nr_kdamonds stays 1. The next Start cleans up, with the design of the
-// hint-fault controller (hintfault/numa_balancing_controller.h, tools/base/state_dir.h): while a
-// source runs it holds an exclusive flock on STATE_DIR/damon.lock (default
-// /run/hotpage; the kernel releases it when the process dies, so a free
-// lock means a dead writer) and, written atomically BEFORE nr_kdamonds = 1,
-// STATE_DIR/damon-state (format: DamonState, sampler/recovery_state.h). When Start finds
-// nr_kdamonds != 0, the lock free, a state file that parses, and a kdamond
-// that still looks like the one the file names (nr_kdamonds reads 1, C's
-// operations read `vaddr`, C's target is the file's target pid), it removes
-// that kdamond exactly as the teardown above does, says so through
-// DamonOptions::warn ("removed a stale hotpage kdamond left by pid N
-// (target pid M)"), removes the file and starts as usual. In every other
-// case it refuses as before and adds what the state file said: no file (not
-// hotpage's), a file naming another target (someone replaced it), a file
-// that does not parse (never acted on). A lock held by a live process is
+// hint-fault controller (hintfault/numa_balancing_controller.h,
+// tools/base/state_dir.h): while a source runs it holds an exclusive flock on
+// STATE_DIR/damon.lock (default /run/hotpage; the kernel releases it when the
+// process dies, so a free lock means a dead writer) and, written atomically
+// BEFORE nr_kdamonds = 1, STATE_DIR/damon-state (format: DamonState,
+// sampler/recovery_state.h). When Start finds nr_kdamonds != 0, the lock free,
+// a state file that parses, and a kdamond that still looks like the one the
+// file names (nr_kdamonds reads 1, C's operations read `vaddr`, C's target is
+// the file's target pid), it removes that kdamond exactly as the teardown above
+// does, says so through DamonOptions::warn ("removed a stale hotpage kdamond
+// left by pid N (target pid M)"), removes the file and starts as usual. In
+// every other case it refuses as before and adds what the state file said: no
+// file (not hotpage's), a file naming another target (someone replaced it), a
+// file that does not parse (never acted on). A lock held by a live process is
 // refused, naming the pid its state file gives. A dead run's file with
 // nr_kdamonds 0 (its kdamond is gone) is simply replaced. The state
 // directory is root-owned or ours, never group/other-writable, opened
@@ -159,7 +159,8 @@ using SampleSink = std::function<void(absl::Span<const Sample>)>;
 
 struct DamonOptions {
   // DAMON's monitoring attributes. Intervals: the values tested in the
-  // guest (tests/damon/README.md); N = aggr_us / sample_us = 20 checks per interval.
+  // guest (tests/damon/README.md); N = aggr_us / sample_us = 20 checks per
+  // interval.
   uint64_t sample_us = 5000;
   uint64_t aggr_us = 100000;
   uint64_t update_us = 1000000;  // how often DAMON re-reads the target's VMAs
@@ -206,25 +207,25 @@ absl::Status ValidateDamonOptions(const DamonOptions& options);
 
 struct DamonStats {
   uint64_t polls = 0;
-  uint64_t regions = 0;         // regions read, all polls
-  uint64_t samples = 0;         // Samples delivered
-  uint64_t samples_dropped = 0; // over max_samples_per_poll
-  uint64_t regions_fixed = 0;   // clipped/dropped by NormalizeRegions
+  uint64_t regions = 0;          // regions read, all polls
+  uint64_t samples = 0;          // Samples delivered
+  uint64_t samples_dropped = 0;  // over max_samples_per_poll
+  uint64_t regions_fixed = 0;    // clipped/dropped by NormalizeRegions
   uint64_t ebusy_retries = 0;
   // Updates that returned no region at all although the kdamond runs: 6.12
   // gives up collecting after 2 aggregation intervals of jiffies, which a
   // starved kdamond can miss. That interval is then simply not seen.
   uint64_t empty_updates = 0;
-  uint64_t update_ns = 0;       // wall time in the update command, all polls
-  uint64_t read_ns = 0;         // wall time reading tried_regions, all polls
-  int kdamond_pid = -1;         // the kernel thread, as read after `on`
+  uint64_t update_ns = 0;  // wall time in the update command, all polls
+  uint64_t read_ns = 0;    // wall time reading tried_regions, all polls
+  int kdamond_pid = -1;    // the kernel thread, as read after `on`
 };
 
 class DamonSource {
  public:
   // Live machine: reads and writes under "/".
-  static absl::StatusOr<std::unique_ptr<DamonSource>> Start(pid_t pid,
-                                                            const DamonOptions& options);
+  static absl::StatusOr<std::unique_ptr<DamonSource>> Start(
+      pid_t pid, const DamonOptions& options);
   // Reads through `fs` and writes through `writer` (both rooted at the same
   // tree; tests pass a FakeTree and a FakeSysfsLog writer).
   static absl::StatusOr<std::unique_ptr<DamonSource>> Start(
@@ -303,11 +304,13 @@ class DamonSource {
   void ReleaseState(bool remove) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `off` to K/state unless it reads off, then `0` to nr_kdamonds (EBUSY
   // retried): the removal itself, without the ownership check.
-  absl::Status RemoveKdamond(absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RemoveKdamond(absl::string_view why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Warn(const std::string& line) const;
   absl::Status Configure() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tears down if ours and not yet done; records and returns the status.
-  absl::Status TeardownLocked(absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status TeardownLocked(absl::string_view why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status VerifyOwnership() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A write with EBUSY retries (DAMON's sysfs lock is a trylock).
   int WriteRetry(absl::string_view rel, absl::string_view value)
@@ -315,8 +318,10 @@ class DamonSource {
   absl::Status Write(absl::string_view rel, absl::string_view value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads with EBUSY retries (DAMON's show() handlers use the same trylock).
-  absl::StatusOr<std::string> ReadRetry(absl::string_view rel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<int64_t> ReadIntRetry(absl::string_view rel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::string> ReadRetry(absl::string_view rel)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> ReadIntRetry(absl::string_view rel)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PollLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReadRegions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status KdamondStopped() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -335,13 +340,15 @@ class DamonSource {
   bool torn_down_ ABSL_GUARDED_BY(mu_) = false;  // teardown attempted
   bool wrote_target_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status teardown_status_ ABSL_GUARDED_BY(mu_);
-  std::optional<StateDir> state_dir_ ABSL_GUARDED_BY(mu_);  // locked while running
-  bool wrote_state_ ABSL_GUARDED_BY(mu_) = false;           // damon-state is ours
+  std::optional<StateDir> state_dir_
+      ABSL_GUARDED_BY(mu_);                        // locked while running
+  bool wrote_state_ ABSL_GUARDED_BY(mu_) = false;  // damon-state is ours
   std::string recovered_ ABSL_GUARDED_BY(mu_);
   std::string teardown_why_ ABSL_GUARDED_BY(mu_);
   DamonStats stats_ ABSL_GUARDED_BY(mu_);
-  std::vector<DamonRegion> regions_;  // owner thread (written under mu_ in Poll)
-  std::unique_ptr<Sample[]> batch_;   // Poll only
+  std::vector<DamonRegion>
+      regions_;                      // owner thread (written under mu_ in Poll)
+  std::unique_ptr<Sample[]> batch_;  // Poll only
   static constexpr size_t kBatch = 1024;
 };
 

@@ -1,10 +1,10 @@
 #include "sampler/damon/damon_source.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -44,7 +44,9 @@ class FakeDamon {
   FakeDamon() : log_(&tree_) {
     tree_.Write(Path("kdamonds/nr_kdamonds"), "0\n");
     tree_.Mkdir(absl::StrCat("/proc/", kPid));
-    tree_.Write("/proc/self/stat", "99 (hot page) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
+    tree_.Write(
+        "/proc/self/stat",
+        "99 (hot page) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
     tree_.Mkdir("/run");
     state_dir_ = tree_.root() + "/run/hotpage";
     log_.set_hook([this](absl::string_view path, absl::string_view value) {
@@ -52,7 +54,9 @@ class FakeDamon {
     });
   }
 
-  static std::string Path(absl::string_view rel) { return absl::StrCat(kAdmin, "/", rel); }
+  static std::string Path(absl::string_view rel) {
+    return absl::StrCat(kAdmin, "/", rel);
+  }
 
   // Fail the n-th (0-based) write whose "rel=value" matches `what` with err;
   // n = -1: every one.
@@ -63,7 +67,9 @@ class FakeDamon {
   void SetRegions(std::vector<DamonRegion> r) { regions_ = std::move(r); }
   void set_avail_operations(std::string s) { avail_operations_ = std::move(s); }
   // Runs `fn` when "rel=value" is written, before the kernel acts on it.
-  void Before(const std::string& what, std::function<void()> fn) { before_[what] = std::move(fn); }
+  void Before(const std::string& what, std::function<void()> fn) {
+    before_[what] = std::move(fn);
+  }
 
   void TargetExits() {
     RemoveAll(absl::StrCat("/proc/", kPid));
@@ -83,7 +89,8 @@ class FakeDamon {
     auto fs = KernelFs::Open(tree_.root());
     if (!fs.ok()) return fs.status();
     if (o.state_dir == kDefaultStateDir) o.state_dir = state_dir_;
-    if (!o.warn) o.warn = [this](const std::string& line) { warnings_.push_back(line); };
+    if (!o.warn)
+      o.warn = [this](const std::string& line) { warnings_.push_back(line); };
     return DamonSource::Start(kPid, o, std::move(*fs), log_.NewWriter());
   }
 
@@ -98,7 +105,8 @@ class FakeDamon {
   void LeaveStaleKdamond(pid_t target, bool on = true, int64_t dead_pid = 999) {
     std::unique_ptr<SysfsWriter> w = log_.NewWriter();
     const std::string c = "kdamonds/0/contexts/";
-    for (const auto& [rel, value] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [rel, value] :
+         std::vector<std::pair<std::string, std::string>>{
              {"kdamonds/nr_kdamonds", "1"},
              {"kdamonds/0/contexts/nr_contexts", "1"},
              {c + "0/targets/nr_targets", "1"},
@@ -111,7 +119,8 @@ class FakeDamon {
       EXPECT_TRUE(w->Write(Path("kdamonds/0/state"), "on").ok());
     }
     WriteState(absl::StrCat("hotpage-damon-state 1\npid ", dead_pid,
-                            "\nstart_time 17\nkdamond 0\ntarget_pid ", target, "\noperations vaddr\n"));
+                            "\nstart_time 17\nkdamond 0\ntarget_pid ", target,
+                            "\noperations vaddr\n"));
     log_.clear();
   }
   void WriteState(absl::string_view text) {
@@ -123,7 +132,8 @@ class FakeDamon {
   std::vector<std::string> Writes() const {
     std::vector<std::string> out;
     for (std::string l : log_.Lines()) {
-      out.push_back(std::string(absl::StripPrefix(l, absl::StrCat(kAdmin, "/"))));
+      out.push_back(
+          std::string(absl::StripPrefix(l, absl::StrCat(kAdmin, "/"))));
     }
     return out;
   }
@@ -158,7 +168,8 @@ class FakeDamon {
       for (int i = 0; i < n; ++i) {
         tree_.Write(Path(absl::StrCat("kdamonds/", i, "/state")), "off\n");
         tree_.Write(Path(absl::StrCat("kdamonds/", i, "/pid")), "-1\n");
-        tree_.Write(Path(absl::StrCat("kdamonds/", i, "/contexts/nr_contexts")), "0\n");
+        tree_.Write(Path(absl::StrCat("kdamonds/", i, "/contexts/nr_contexts")),
+                    "0\n");
       }
       return FakeSysfsLog::kHandled;
     }
@@ -195,10 +206,15 @@ class FakeDamon {
       if (value == "on") {
         if (running()) return EBUSY;
         auto fs = KernelFs::Open(tree_.root());
-        if (!fs->Exists(absl::StrCat("/proc/", Read(c + "/targets/0/pid_target")))) return EINVAL;
-        widened_ = Read(c + "/schemes/0/access_pattern/sz/max") == "18446744073709551615" &&
-                   Read(c + "/schemes/0/access_pattern/nr_accesses/max") == "4294967295" &&
-                   Read(c + "/schemes/0/access_pattern/age/max") == "4294967295";
+        if (!fs->Exists(
+                absl::StrCat("/proc/", Read(c + "/targets/0/pid_target"))))
+          return EINVAL;
+        widened_ =
+            Read(c + "/schemes/0/access_pattern/sz/max") ==
+                "18446744073709551615" &&
+            Read(c + "/schemes/0/access_pattern/nr_accesses/max") ==
+                "4294967295" &&
+            Read(c + "/schemes/0/access_pattern/age/max") == "4294967295";
         tree_.Write(Path("kdamonds/0/state"), "on\n");
         tree_.Write(Path("kdamonds/0/pid"), "777\n");
         return FakeSysfsLog::kHandled;
@@ -218,7 +234,8 @@ class FakeDamon {
           const std::string d = absl::StrCat(dir, "/", i);
           tree_.Write(Path(d + "/start"), absl::StrCat(r.start, "\n"));
           tree_.Write(Path(d + "/end"), absl::StrCat(r.end, "\n"));
-          tree_.Write(Path(d + "/nr_accesses"), absl::StrCat(r.nr_accesses, "\n"));
+          tree_.Write(Path(d + "/nr_accesses"),
+                      absl::StrCat(r.nr_accesses, "\n"));
           tree_.Write(Path(d + "/age"), absl::StrCat(r.age, "\n"));
           total += r.end - r.start;
         }
@@ -269,7 +286,8 @@ const std::vector<std::string> kSetup = {
     "kdamonds/0/contexts/0/schemes/nr_schemes=1",
     "kdamonds/0/contexts/0/schemes/0/action=stat",
     "kdamonds/0/contexts/0/schemes/0/access_pattern/sz/min=0",
-    "kdamonds/0/contexts/0/schemes/0/access_pattern/sz/max=18446744073709551615",
+    "kdamonds/0/contexts/0/schemes/0/access_pattern/sz/"
+    "max=18446744073709551615",
     "kdamonds/0/contexts/0/schemes/0/access_pattern/nr_accesses/min=0",
     "kdamonds/0/contexts/0/schemes/0/access_pattern/nr_accesses/max=4294967295",
     "kdamonds/0/contexts/0/schemes/0/access_pattern/age/min=0",
@@ -277,7 +295,8 @@ const std::vector<std::string> kSetup = {
     "kdamonds/0/state=on",
 };
 
-std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+std::vector<std::string> Concat(std::vector<std::string> a,
+                                const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
@@ -294,7 +313,8 @@ TEST(DamonSource, ExactWriteSequenceThenTeardown) {
   EXPECT_EQ((*src)->max_nr_accesses(), 20u);
 
   ASSERT_TRUE((*src)->Stop().ok());
-  EXPECT_EQ(k.Writes(), Concat(kSetup, {"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}));
+  EXPECT_EQ(k.Writes(),
+            Concat(kSetup, {"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}));
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
   EXPECT_FALSE((*src)->running());
   // Idempotent, also through the destructor: nothing more is written.
@@ -328,14 +348,19 @@ TEST(DamonSource, RefusesWhenAnyKdamondExistsAndTouchesNothing) {
   k.tree().Write(FakeDamon::Path("kdamonds/nr_kdamonds"), "1\n");
   k.tree().Write(FakeDamon::Path("kdamonds/0/state"), "on\n");
   k.tree().Write(FakeDamon::Path("kdamonds/0/pid"), "812\n");
-  k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/operations"), "paddr\n");
+  k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/operations"),
+                 "paddr\n");
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kFailedPrecondition);
   const std::string m(src.status().message());
   EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
-  EXPECT_TRUE(absl::StrContains(m, k.tree().root() + kAdmin + "/kdamonds/nr_kdamonds is 1")) << m;
-  EXPECT_TRUE(absl::StrContains(m, "kdamond 0: state on, thread pid 812, paddr")) << m;
+  EXPECT_TRUE(absl::StrContains(
+      m, k.tree().root() + kAdmin + "/kdamonds/nr_kdamonds is 1"))
+      << m;
+  EXPECT_TRUE(
+      absl::StrContains(m, "kdamond 0: state on, thread pid 812, paddr"))
+      << m;
   EXPECT_TRUE(absl::StrContains(m, "destroys every existing kdamond")) << m;
   EXPECT_TRUE(absl::StrContains(m, "echo 0 >")) << m;
   EXPECT_TRUE(k.Writes().empty());
@@ -345,7 +370,8 @@ TEST(DamonSource, RefusesWhenAnyKdamondExistsAndTouchesNothing) {
   k.tree().Write(FakeDamon::Path("kdamonds/0/state"), "off\n");
   src = k.Start();
   ASSERT_FALSE(src.ok());
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "state off")) << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "state off"))
+      << src.status();
   EXPECT_TRUE(k.Writes().empty());
 }
 
@@ -353,12 +379,15 @@ TEST(DamonSource, MissingDamonSysfsNamesThePath) {
   FakeTree tree;
   tree.Mkdir(absl::StrCat("/proc/", kPid));
   FakeSysfsLog log(&tree);
-  auto src = DamonSource::Start(kPid, {}, *KernelFs::Open(tree.root()), log.NewWriter());
+  auto src = DamonSource::Start(kPid, {}, *KernelFs::Open(tree.root()),
+                                log.NewWriter());
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StrContains(src.status().message(), tree.root() + kAdmin + " does not exist"))
+  EXPECT_TRUE(absl::StrContains(src.status().message(),
+                                tree.root() + kAdmin + " does not exist"))
       << src.status();
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "CONFIG_DAMON_SYSFS")) << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "CONFIG_DAMON_SYSFS"))
+      << src.status();
   EXPECT_TRUE(log.writes().empty());
 }
 
@@ -368,7 +397,8 @@ TEST(DamonSource, NoSuchProcessBeforeAnyWrite) {
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "no such process: pid 4321"));
+  EXPECT_TRUE(
+      absl::StrContains(src.status().message(), "no such process: pid 4321"));
   EXPECT_TRUE(k.Writes().empty());
 }
 
@@ -378,11 +408,14 @@ TEST(DamonSource, NoVaddrOperationsIsUnsupportedAndCleanedUp) {
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "does not list vaddr")) << src.status();
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "CONFIG_DAMON_VADDR")) << src.status();
-  EXPECT_EQ(k.Writes(), (std::vector<std::string>{"kdamonds/nr_kdamonds=1",
-                                                  "kdamonds/0/contexts/nr_contexts=1",
-                                                  "kdamonds/nr_kdamonds=0"}));
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "does not list vaddr"))
+      << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "CONFIG_DAMON_VADDR"))
+      << src.status();
+  EXPECT_EQ(k.Writes(),
+            (std::vector<std::string>{"kdamonds/nr_kdamonds=1",
+                                      "kdamonds/0/contexts/nr_contexts=1",
+                                      "kdamonds/nr_kdamonds=0"}));
 }
 
 // Every write after nr_kdamonds=1 failing must leave no kdamond behind, and
@@ -395,9 +428,11 @@ TEST(DamonSource, TeardownOnEveryErrorPath) {
     auto src = k.Start();
     ASSERT_FALSE(src.ok());
     const std::string path = kSetup[i].substr(0, kSetup[i].find('='));
-    EXPECT_TRUE(absl::StrContains(src.status().message(), k.tree().root() + kAdmin + "/" + path))
+    EXPECT_TRUE(absl::StrContains(src.status().message(),
+                                  k.tree().root() + kAdmin + "/" + path))
         << src.status();
-    EXPECT_TRUE(absl::StrContains(src.status().message(), "EINVAL")) << src.status();
+    EXPECT_TRUE(absl::StrContains(src.status().message(), "EINVAL"))
+        << src.status();
     std::vector<std::string> expect(kSetup.begin(), kSetup.begin() + i);
     expect.push_back(kSetup[i] + " !EINVAL");
     if (i > 0) expect.push_back("kdamonds/nr_kdamonds=0");  // ours: removed
@@ -413,8 +448,8 @@ TEST(DamonSource, TargetGoneBeforeOnIsExplainedAndCleanedUp) {
   k.Before("kdamonds/0/state=on", [&] { k.TargetExits(); });
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
-  EXPECT_TRUE(absl::StrContains(src.status().message(),
-                                "target pid 4321 exited before monitoring began"))
+  EXPECT_TRUE(absl::StrContains(
+      src.status().message(), "target pid 4321 exited before monitoring began"))
       << src.status();
   EXPECT_EQ(k.Writes().back(), "kdamonds/nr_kdamonds=0");
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
@@ -425,7 +460,8 @@ TEST(DamonSource, KernelRefusingOnIsExplainedAndCleanedUp) {
   k.Inject("kdamonds/0/state=on", EINVAL, 1);
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "refused to start the kdamond"))
+  EXPECT_TRUE(
+      absl::StrContains(src.status().message(), "refused to start the kdamond"))
       << src.status();
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
 }
@@ -436,7 +472,8 @@ TEST(DamonSource, PollReadsRegionsInNumericOrderAndEmitsChunkSamples) {
   // names 0..11, which a byte-wise listing returns as 0, 1, 10, 11, 2, ...
   std::vector<DamonRegion> regions;
   for (uint32_t i = 0; i < 12; ++i) {
-    regions.push_back({kBase + i * 2 * kMiB, kBase + (i + 1) * 2 * kMiB, i, 100 + i});
+    regions.push_back(
+        {kBase + i * 2 * kMiB, kBase + (i + 1) * 2 * kMiB, i, 100 + i});
   }
   k.SetRegions(regions);
   auto src = k.Start();
@@ -462,7 +499,8 @@ TEST(DamonSource, PollReadsRegionsInNumericOrderAndEmitsChunkSamples) {
     EXPECT_GT(s.time_ns, 0u);
     ++per_chunk[s.vaddr];
   }
-  for (uint32_t i = 1; i < 12; ++i) EXPECT_EQ(per_chunk[kBase + i * 2 * kMiB], int(i));
+  for (uint32_t i = 1; i < 12; ++i)
+    EXPECT_EQ(per_chunk[kBase + i * 2 * kMiB], int(i));
   EXPECT_EQ(per_chunk.count(kBase), 0u);  // nr_accesses 0: no sample
   EXPECT_EQ(k.Writes().back(), "kdamonds/0/state=update_schemes_tried_regions");
   auto st = (*src)->stats();
@@ -492,7 +530,8 @@ TEST(DamonSource, LargePollIsDeliveredInBatches) {
   auto src = k.Start();
   ASSERT_TRUE(src.ok());
   std::vector<size_t> sizes;
-  auto n = (*src)->Poll([&](absl::Span<const Sample> b) { sizes.push_back(b.size()); });
+  auto n = (*src)->Poll(
+      [&](absl::Span<const Sample> b) { sizes.push_back(b.size()); });
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 2560u);
   EXPECT_EQ(sizes, (std::vector<size_t>{1024, 1024, 512}));
@@ -505,7 +544,8 @@ TEST(DamonSource, MalformedOrMissingRegionFilesNameTheFileAndKeepRunning) {
     const char* expect;
   };
   const Case cases[] = {
-      {"nr_accesses", "lots\n", "/tried_regions/3/nr_accesses: expected an unsigned decimal"},
+      {"nr_accesses", "lots\n",
+       "/tried_regions/3/nr_accesses: expected an unsigned decimal"},
       {"end", "100\n", "/tried_regions/3/end: 100 is not above start"},
       {"start", nullptr, "/tried_regions/3/start: ENOENT"},
       {"age", "-1\n", "/tried_regions/3/age: expected"},
@@ -515,7 +555,8 @@ TEST(DamonSource, MalformedOrMissingRegionFilesNameTheFileAndKeepRunning) {
     FakeDamon k;
     std::vector<DamonRegion> regions;
     for (uint32_t i = 0; i < 5; ++i) {
-      regions.push_back({kBase + i * 2 * kMiB, kBase + (i + 1) * 2 * kMiB, 3, 0});
+      regions.push_back(
+          {kBase + i * 2 * kMiB, kBase + (i + 1) * 2 * kMiB, 3, 0});
     }
     k.SetRegions(regions);
     auto src = k.Start();
@@ -525,18 +566,22 @@ TEST(DamonSource, MalformedOrMissingRegionFilesNameTheFileAndKeepRunning) {
     // kernel itself: poll once (good), then corrupt the now-stale files and
     // make the next update a no-op that keeps them.
     ASSERT_TRUE((*src)->Poll([](absl::Span<const Sample>) {}).ok());
-    const std::string f = FakeDamon::Path(
-        absl::StrCat("kdamonds/0/contexts/0/schemes/0/tried_regions/3/", c.file));
+    const std::string f = FakeDamon::Path(absl::StrCat(
+        "kdamonds/0/contexts/0/schemes/0/tried_regions/3/", c.file));
     if (c.content) {
       k.tree().Write(f, c.content);
     } else {
       k.tree().Remove(f);
     }
-    k.Inject("kdamonds/0/state=update_schemes_tried_regions", FakeSysfsLog::kHandled);
+    k.Inject("kdamonds/0/state=update_schemes_tried_regions",
+             FakeSysfsLog::kHandled);
     auto n = (*src)->Poll([](absl::Span<const Sample>) {});
     ASSERT_FALSE(n.ok());
-    EXPECT_TRUE(absl::StrContains(n.status().message(), k.tree().root() + kAdmin)) << n.status();
-    EXPECT_TRUE(absl::StrContains(n.status().message(), c.expect)) << n.status();
+    EXPECT_TRUE(
+        absl::StrContains(n.status().message(), k.tree().root() + kAdmin))
+        << n.status();
+    EXPECT_TRUE(absl::StrContains(n.status().message(), c.expect))
+        << n.status();
     // Still running; the destructor removes it.
     EXPECT_TRUE((*src)->running());
     EXPECT_TRUE(k.running());
@@ -552,14 +597,16 @@ TEST(DamonSource, TooManyTriedRegionsIsBounded) {
   o.min_nr_regions = 3;
   o.max_nr_regions = 3;  // limit: max(2 x 3, 64) = 64
   std::vector<DamonRegion> regions;
-  for (uint32_t i = 0; i < 65; ++i) regions.push_back({kBase + i * 4096, kBase + (i + 1) * 4096, 1, 0});
+  for (uint32_t i = 0; i < 65; ++i)
+    regions.push_back({kBase + i * 4096, kBase + (i + 1) * 4096, 1, 0});
   k.SetRegions(regions);
   auto src = k.Start(o);
   ASSERT_TRUE(src.ok());
   auto n = (*src)->Poll([](absl::Span<const Sample>) {});
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_TRUE(absl::StrContains(n.status().message(), "/tried_regions: more than 64"))
+  EXPECT_TRUE(
+      absl::StrContains(n.status().message(), "/tried_regions: more than 64"))
       << n.status();
 }
 
@@ -574,20 +621,25 @@ TEST(DamonSource, TargetExitEndsPollingAndCleansUp) {
   // tried_regions stay, the update fails with EINVAL.
   k.TargetExits();
   EXPECT_EQ(k.Read("kdamonds/0/state"), "off");
-  auto n = (*src)->Poll([](absl::Span<const Sample>) { ADD_FAILURE() << "stale data"; });
+  auto n = (*src)->Poll(
+      [](absl::Span<const Sample>) { ADD_FAILURE() << "stale data"; });
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(absl::StrContains(n.status().message(), "target pid 4321 exited")) << n.status();
-  EXPECT_TRUE(absl::StrContains(n.status().message(), "context was removed")) << n.status();
+  EXPECT_TRUE(absl::StrContains(n.status().message(), "target pid 4321 exited"))
+      << n.status();
+  EXPECT_TRUE(absl::StrContains(n.status().message(), "context was removed"))
+      << n.status();
   // No `off` (it reads off already; it would be EPERM), then the count to 0.
   EXPECT_EQ(k.Writes(),
-            (std::vector<std::string>{"kdamonds/0/state=update_schemes_tried_regions !EINVAL",
-                                      "kdamonds/nr_kdamonds=0"}));
+            (std::vector<std::string>{
+                "kdamonds/0/state=update_schemes_tried_regions !EINVAL",
+                "kdamonds/nr_kdamonds=0"}));
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
   EXPECT_FALSE((*src)->running());
   auto again = (*src)->Poll([](absl::Span<const Sample>) {});
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(absl::StrContains(again.status().message(), "exited")) << again.status();
+  EXPECT_TRUE(absl::StrContains(again.status().message(), "exited"))
+      << again.status();
   EXPECT_TRUE((*src)->Stop().ok());
   src->reset();
   EXPECT_EQ(k.Writes().size(), 2u);
@@ -614,7 +666,8 @@ TEST(DamonSource, TurnedOffBySomeoneElse) {
   auto n = (*src)->Poll([](absl::Span<const Sample>) {});
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(absl::StrContains(n.status().message(), "turned off by someone else"))
+  EXPECT_TRUE(
+      absl::StrContains(n.status().message(), "turned off by someone else"))
       << n.status();
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
 }
@@ -637,7 +690,8 @@ TEST(DamonSource, NeverRemovesKdamondsThatAreNoLongerOurs) {
     auto src = k.Start();
     ASSERT_TRUE(src.ok());
     k.ClearWrites();
-    k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/targets/0/pid_target"), "99\n");
+    k.tree().Write(
+        FakeDamon::Path("kdamonds/0/contexts/0/targets/0/pid_target"), "99\n");
     absl::Status s = (*src)->Stop();
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_TRUE(absl::StrContains(s.message(), "monitors pid 99")) << s;
@@ -662,10 +716,14 @@ TEST(DamonSource, PermissionDeniedNamesWhatIsNeeded) {
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
   EXPECT_EQ(src.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "run hotpage as root")) << src.status();
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "CAP_DAC_OVERRIDE")) << src.status();
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "nr_kdamonds: EACCES")) << src.status();
-  EXPECT_EQ(k.Writes(), (std::vector<std::string>{"kdamonds/nr_kdamonds=1 !EACCES"}));
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "run hotpage as root"))
+      << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "CAP_DAC_OVERRIDE"))
+      << src.status();
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "nr_kdamonds: EACCES"))
+      << src.status();
+  EXPECT_EQ(k.Writes(),
+            (std::vector<std::string>{"kdamonds/nr_kdamonds=1 !EACCES"}));
 }
 
 TEST(DamonSource, PersistentEbusyOnTakeIsNotTornDown) {
@@ -673,8 +731,10 @@ TEST(DamonSource, PersistentEbusyOnTakeIsNotTornDown) {
   k.Inject("kdamonds/nr_kdamonds=1", EBUSY);
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "DAMON became busy")) << src.status();
-  for (const std::string& w : k.Writes()) EXPECT_EQ(w, "kdamonds/nr_kdamonds=1 !EBUSY");
+  EXPECT_TRUE(absl::StrContains(src.status().message(), "DAMON became busy"))
+      << src.status();
+  for (const std::string& w : k.Writes())
+    EXPECT_EQ(w, "kdamonds/nr_kdamonds=1 !EBUSY");
 }
 
 TEST(DamonSource, TeardownFailureIsReported) {
@@ -685,7 +745,8 @@ TEST(DamonSource, TeardownFailureIsReported) {
   k.Inject("kdamonds/nr_kdamonds=0", EBUSY);
   absl::Status s = (*src)->Stop();
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(absl::StrContains(s.message(), "kdamonds/nr_kdamonds: EBUSY")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "kdamonds/nr_kdamonds: EBUSY"))
+      << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "turning it off first")) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "EIO")) << s;
 }
@@ -701,7 +762,8 @@ TEST(DamonSource, TeardownAllStopsEverySourceOnce) {
   EXPECT_FALSE((*sa)->running());
   auto n = (*sa)->Poll([](absl::Span<const Sample>) {});
   EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(absl::StrContains(n.status().message(), "TeardownAll")) << n.status();
+  EXPECT_TRUE(absl::StrContains(n.status().message(), "TeardownAll"))
+      << n.status();
   const size_t wa = a.Writes().size();
   sa->reset();
   sb->reset();
@@ -736,7 +798,8 @@ TEST(DamonSource, TeardownAllRacesWithPoll) {
     owner.join();
     EXPECT_EQ(end.code(), absl::StatusCode::kFailedPrecondition) << end;
     int removals = 0;
-    for (const std::string& w : k.Writes()) removals += w == "kdamonds/nr_kdamonds=0";
+    for (const std::string& w : k.Writes())
+      removals += w == "kdamonds/nr_kdamonds=0";
     EXPECT_EQ(removals, 1);
     src->reset();
   }
@@ -751,7 +814,8 @@ bool Exists(const std::string& path) {
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
 }
 
 bool Contains(const std::vector<std::string>& lines, absl::string_view what) {
@@ -768,7 +832,8 @@ TEST(DamonState, RoundTrips) {
   st.target_pid = 4321;
   const std::string text = FormatDamonState(st);
   EXPECT_EQ(text,
-            "hotpage-damon-state 1\npid 1234\nstart_time 5678\nkdamond 0\ntarget_pid 4321\n"
+            "hotpage-damon-state 1\npid 1234\nstart_time 5678\nkdamond "
+            "0\ntarget_pid 4321\n"
             "operations vaddr\n");
   absl::StatusOr<DamonState> back = ParseDamonState(text);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -779,13 +844,15 @@ TEST(DamonState, RoundTrips) {
   EXPECT_EQ(back->operations, "vaddr");
   // Keys in another order are the same state.
   back = ParseDamonState(
-      "hotpage-damon-state 1\noperations vaddr\ntarget_pid 4321\nkdamond 0\nstart_time 5678\npid 1234\n");
+      "hotpage-damon-state 1\noperations vaddr\ntarget_pid 4321\nkdamond "
+      "0\nstart_time 5678\npid 1234\n");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(FormatDamonState(*back), text);
 }
 
 TEST(DamonState, ParserIsStrict) {
-  const std::string good_tail = "start_time 1\nkdamond 0\ntarget_pid 2\noperations vaddr\n";
+  const std::string good_tail =
+      "start_time 1\nkdamond 0\ntarget_pid 2\noperations vaddr\n";
   const std::string h = "hotpage-damon-state 1\n";
   struct Case {
     std::string text;
@@ -793,8 +860,10 @@ TEST(DamonState, ParserIsStrict) {
   };
   const std::vector<Case> cases = {
       {"", "empty"},
-      {h + "pid 1\n" + good_tail.substr(0, good_tail.size() - 1), "no final newline"},
-      {"hotpage-damon-state 2\npid 1\n" + good_tail, "expected \"hotpage-damon-state 1\""},
+      {h + "pid 1\n" + good_tail.substr(0, good_tail.size() - 1),
+       "no final newline"},
+      {"hotpage-damon-state 2\npid 1\n" + good_tail,
+       "expected \"hotpage-damon-state 1\""},
       {"hotpage-hintfault-state 1\npid 1\n" + good_tail, "expected"},
       {h + "pid 0\n" + good_tail, "from 1 to 4194304"},
       {h + "pid 4194305\n" + good_tail, "from 1 to 4194304"},
@@ -803,16 +872,23 @@ TEST(DamonState, ParserIsStrict) {
       {h + "pid 1 \n" + good_tail, "a pid is"},
       {h + "pid  1\n" + good_tail, "a pid is"},
       {h + "pid 1\npid 1\n" + good_tail, "pid listed twice"},
-      {h + "pid 1\nstart_time 1\nkdamond 1\ntarget_pid 2\noperations vaddr\n", "only creates kdamond 0"},
-      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\noperations paddr\n", "only uses vaddr"},
-      {h + "pid 1\nstart_time x\nkdamond 0\ntarget_pid 2\noperations vaddr\n", "start_time must be"},
-      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\n", "no operations line"},
+      {h + "pid 1\nstart_time 1\nkdamond 1\ntarget_pid 2\noperations vaddr\n",
+       "only creates kdamond 0"},
+      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\noperations paddr\n",
+       "only uses vaddr"},
+      {h + "pid 1\nstart_time x\nkdamond 0\ntarget_pid 2\noperations vaddr\n",
+       "start_time must be"},
+      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\n",
+       "no operations line"},
       {h + "pid 1\n", "no start_time, kdamond, target_pid, operations line"},
       {h, "no pid, start_time, kdamond, target_pid, operations line"},
       {h + "pid 1\n\n" + good_tail, "expected \"KEY VALUE\""},
-      {h + "pid 1\n" + good_tail + "sysctl /proc/sys/vm/drop_caches 0 3\n", "too many lines"},
-      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\nnr_kdamonds 0\n", "unknown line"},
-      {h + "pid 1\n" + good_tail + std::string(5000, '#'), "larger than 4096 bytes"},
+      {h + "pid 1\n" + good_tail + "sysctl /proc/sys/vm/drop_caches 0 3\n",
+       "too many lines"},
+      {h + "pid 1\nstart_time 1\nkdamond 0\ntarget_pid 2\nnr_kdamonds 0\n",
+       "unknown line"},
+      {h + "pid 1\n" + good_tail + std::string(5000, '#'),
+       "larger than 4096 bytes"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<DamonState> st = ParseDamonState(c.text);
@@ -830,7 +906,8 @@ TEST(DamonSource, StateFileNamesTheKdamondBeforeItExistsAndStopRemovesIt) {
   k.Before("kdamonds/nr_kdamonds=1", [&] {
     absl::StatusOr<DamonState> st = ParseDamonState(Slurp(k.StateFile()));
     state_first = st.ok() && st->pid == getpid() && st->target_pid == kPid &&
-                  st->start_time_ticks == 4242 && st->kdamond == 0 && st->operations == "vaddr";
+                  st->start_time_ticks == 4242 && st->kdamond == 0 &&
+                  st->operations == "vaddr";
   });
   auto src = k.Start();
   ASSERT_TRUE(src.ok()) << src.status();
@@ -858,11 +935,16 @@ TEST(DamonSource, StaleKdamondOfAKilledHotpageIsRemovedThenStarted) {
   auto src = k.Start();
   ASSERT_TRUE(src.ok()) << src.status();
   // Removed exactly as a teardown does, then the usual setup.
-  EXPECT_EQ(k.Writes(), Concat({"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}, kSetup));
-  const std::string said = "removed a stale hotpage kdamond left by pid 999 (target pid 4321)";
-  EXPECT_TRUE(Contains(k.warnings(), said)) << absl::StrJoin(k.warnings(), "\n");
-  EXPECT_TRUE(absl::StrContains((*src)->recovered(), said)) << (*src)->recovered();
-  EXPECT_TRUE(absl::StrContains((*src)->recovered(), k.StateFile())) << (*src)->recovered();
+  EXPECT_EQ(k.Writes(),
+            Concat({"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}, kSetup));
+  const std::string said =
+      "removed a stale hotpage kdamond left by pid 999 (target pid 4321)";
+  EXPECT_TRUE(Contains(k.warnings(), said))
+      << absl::StrJoin(k.warnings(), "\n");
+  EXPECT_TRUE(absl::StrContains((*src)->recovered(), said))
+      << (*src)->recovered();
+  EXPECT_TRUE(absl::StrContains((*src)->recovered(), k.StateFile()))
+      << (*src)->recovered();
   // The state file is ours now.
   absl::StatusOr<DamonState> st = ParseDamonState(Slurp(k.StateFile()));
   ASSERT_TRUE(st.ok()) << st.status();
@@ -902,9 +984,11 @@ TEST(DamonSource, SigkilledHotpageIsCleanedUpByTheNextStart) {
   k.ClearWrites();
   auto src = k.Start();
   ASSERT_TRUE(src.ok()) << src.status();
-  EXPECT_TRUE(Contains(k.warnings(), absl::StrCat("left by pid ", child, " (target pid 4321)")))
+  EXPECT_TRUE(Contains(
+      k.warnings(), absl::StrCat("left by pid ", child, " (target pid 4321)")))
       << absl::StrJoin(k.warnings(), "\n");
-  EXPECT_EQ(k.Writes(), Concat({"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}, kSetup));
+  EXPECT_EQ(k.Writes(),
+            Concat({"kdamonds/0/state=off", "kdamonds/nr_kdamonds=0"}, kSetup));
   src->reset();
   EXPECT_EQ(k.Read("kdamonds/nr_kdamonds"), "0");
   EXPECT_FALSE(Exists(k.StateFile()));
@@ -916,16 +1000,21 @@ TEST(DamonSource, StaleStateButSomeoneElsesKdamondIsRefused) {
   {
     FakeDamon k;
     k.LeaveStaleKdamond(5555);
-    k.WriteState("hotpage-damon-state 1\npid 999\nstart_time 1\nkdamond 0\ntarget_pid 4321\noperations vaddr\n");
+    k.WriteState(
+        "hotpage-damon-state 1\npid 999\nstart_time 1\nkdamond 0\ntarget_pid "
+        "4321\noperations vaddr\n");
     auto src = k.Start();
     ASSERT_FALSE(src.ok());
     EXPECT_TRUE(absl::IsFailedPrecondition(src.status()));
     const std::string m(src.status().message());
     EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
-    EXPECT_TRUE(absl::StrContains(m, "says hotpage pid 999 (no longer running) created kdamond 0 with "
-                                     "vaddr operations for pid 4321, but kdamond 0 monitors pid 5555"))
+    EXPECT_TRUE(absl::StrContains(
+        m,
+        "says hotpage pid 999 (no longer running) created kdamond 0 with "
+        "vaddr operations for pid 4321, but kdamond 0 monitors pid 5555"))
         << m;
-    EXPECT_TRUE(absl::StrContains(m, "echo 0 >")) << m;  // the manual cleanup, as before
+    EXPECT_TRUE(absl::StrContains(m, "echo 0 >"))
+        << m;  // the manual cleanup, as before
     EXPECT_TRUE(k.Writes().empty());
     EXPECT_TRUE(k.running());
     EXPECT_TRUE(k.warnings().empty());
@@ -935,10 +1024,13 @@ TEST(DamonSource, StaleStateButSomeoneElsesKdamondIsRefused) {
   {
     FakeDamon k;
     k.LeaveStaleKdamond(kPid);
-    k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/operations"), "paddr\n");
+    k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/operations"),
+                   "paddr\n");
     auto src = k.Start();
     ASSERT_FALSE(src.ok());
-    EXPECT_TRUE(absl::StrContains(src.status().message(), "kdamond 0 uses paddr operations")) << src.status();
+    EXPECT_TRUE(absl::StrContains(src.status().message(),
+                                  "kdamond 0 uses paddr operations"))
+        << src.status();
     EXPECT_TRUE(k.Writes().empty());
   }
   // Two kdamonds: hotpage only ever makes one.
@@ -948,7 +1040,9 @@ TEST(DamonSource, StaleStateButSomeoneElsesKdamondIsRefused) {
     k.tree().Write(FakeDamon::Path("kdamonds/nr_kdamonds"), "2\n");
     auto src = k.Start();
     ASSERT_FALSE(src.ok());
-    EXPECT_TRUE(absl::StrContains(src.status().message(), "but nr_kdamonds is 2, not 1")) << src.status();
+    EXPECT_TRUE(absl::StrContains(src.status().message(),
+                                  "but nr_kdamonds is 2, not 1"))
+        << src.status();
     EXPECT_TRUE(k.Writes().empty());
   }
 }
@@ -962,7 +1056,8 @@ TEST(DamonSource, KdamondExactlyLikeOursWithoutAStateFileIsRefused) {
   const std::string m(src.status().message());
   EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
   EXPECT_TRUE(absl::StrContains(m, "vaddr target pid 4321")) << m;
-  EXPECT_FALSE(absl::StrContains(m, "hotpage pid")) << m;  // no state file, nothing to add
+  EXPECT_FALSE(absl::StrContains(m, "hotpage pid"))
+      << m;  // no state file, nothing to add
   EXPECT_TRUE(k.Writes().empty());
   EXPECT_TRUE(k.running());
 }
@@ -972,14 +1067,17 @@ TEST(DamonSource, CorruptStateIsRefusedNeverObeyed) {
   k.LeaveStaleKdamond(kPid);
   // Looks almost right, but a line too many: never act on it.
   k.WriteState(
-      "hotpage-damon-state 1\npid 999\nstart_time 1\nkdamond 0\ntarget_pid 4321\noperations vaddr\n"
+      "hotpage-damon-state 1\npid 999\nstart_time 1\nkdamond 0\ntarget_pid "
+      "4321\noperations vaddr\n"
       "nr_kdamonds 0\n");
   const std::string before = Slurp(k.StateFile());
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
   const std::string m(src.status().message());
   EXPECT_TRUE(absl::StrContains(m, "DAMON is already in use")) << m;
-  EXPECT_TRUE(absl::StrContains(m, k.StateFile() + " is left over but unreadable (line 7")) << m;
+  EXPECT_TRUE(absl::StrContains(
+      m, k.StateFile() + " is left over but unreadable (line 7"))
+      << m;
   EXPECT_TRUE(absl::StrContains(m, "hotpage does not act on it")) << m;
   EXPECT_TRUE(k.Writes().empty());
   EXPECT_TRUE(k.running());
@@ -997,20 +1095,27 @@ TEST(DamonSource, LockHeldByAnotherProcessIsRefusedNamingIt) {
   ASSERT_FALSE(src.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(src.status()));
   const std::string m(src.status().message());
-  EXPECT_TRUE(absl::StrContains(m, "another hotpage (pid 31337, monitoring pid 4321) holds " + k.LockFile()))
+  EXPECT_TRUE(absl::StrContains(
+      m,
+      "another hotpage (pid 31337, monitoring pid 4321) holds " + k.LockFile()))
       << m;
-  EXPECT_TRUE(absl::StrContains(m, "only one `--source damon` can run at a time")) << m;
+  EXPECT_TRUE(
+      absl::StrContains(m, "only one `--source damon` can run at a time"))
+      << m;
   EXPECT_TRUE(k.Writes().empty());
   EXPECT_TRUE(k.running());  // its kdamond untouched
   EXPECT_TRUE(Exists(k.StateFile()));
   // Also when DAMON looks free: the holder may be about to create its own.
   FakeDamon free;
   free.WriteState("garbage\n");
-  const int fd2 = open(free.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const int fd2 =
+      open(free.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   ASSERT_EQ(flock(fd2, LOCK_EX | LOCK_NB), 0);
   src = free.Start();
   ASSERT_FALSE(src.ok());
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "another process holds")) << src.status();
+  EXPECT_TRUE(
+      absl::StrContains(src.status().message(), "another process holds"))
+      << src.status();
   EXPECT_TRUE(free.Writes().empty());
   // Once released, the dead holder's kdamond is cleaned up.
   close(fd);
@@ -1028,8 +1133,9 @@ TEST(DamonSource, SecondSourceWithTheSameStateDirIsRefused) {
   o.state_dir = a.state_dir();
   auto sb = b.Start(o);
   ASSERT_FALSE(sb.ok());
-  EXPECT_TRUE(absl::StrContains(sb.status().message(), absl::StrCat("another hotpage (pid ", getpid(),
-                                                                    ", monitoring pid 4321)")))
+  EXPECT_TRUE(absl::StrContains(sb.status().message(),
+                                absl::StrCat("another hotpage (pid ", getpid(),
+                                             ", monitoring pid 4321)")))
       << sb.status();
   EXPECT_TRUE(b.Writes().empty());
   EXPECT_TRUE(Exists(a.StateFile()));  // the refused one removed nothing
@@ -1067,7 +1173,8 @@ TEST(DamonSource, FailedTeardownKeepsTheStateSoTheNextStartRetries) {
   k.ClearWrites();
   auto next = k.Start();
   ASSERT_TRUE(next.ok()) << next.status();
-  EXPECT_TRUE(Contains(k.warnings(), absl::StrCat("left by pid ", getpid(), " (target pid 4321)")));
+  EXPECT_TRUE(Contains(k.warnings(), absl::StrCat("left by pid ", getpid(),
+                                                  " (target pid 4321)")));
   src->reset();  // writes nothing more
   EXPECT_EQ(k.Writes(), Concat({"kdamonds/nr_kdamonds=0"}, kSetup));
 }
@@ -1076,7 +1183,8 @@ TEST(DamonSource, KdamondReplacedUnderUsDropsTheStateFile) {
   FakeDamon k;
   auto src = k.Start();
   ASSERT_TRUE(src.ok());
-  k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/targets/0/pid_target"), "99\n");
+  k.tree().Write(FakeDamon::Path("kdamonds/0/contexts/0/targets/0/pid_target"),
+                 "99\n");
   EXPECT_FALSE((*src)->Stop().ok());
   // The file would name someone else's kdamond: a later Start must not
   // remove it on the file's word.
@@ -1089,8 +1197,12 @@ TEST(DamonSource, StateDirectoryMustBeSafe) {
   ASSERT_EQ(chmod(k.state_dir().c_str(), 0777), 0);
   auto src = k.Start();
   ASSERT_FALSE(src.ok());
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "the DAMON state directory")) << src.status();
-  EXPECT_TRUE(absl::StrContains(src.status().message(), "writable by group or others")) << src.status();
+  EXPECT_TRUE(
+      absl::StrContains(src.status().message(), "the DAMON state directory"))
+      << src.status();
+  EXPECT_TRUE(
+      absl::StrContains(src.status().message(), "writable by group or others"))
+      << src.status();
   EXPECT_TRUE(k.Writes().empty());
 }
 
@@ -1098,7 +1210,8 @@ TEST(DamonOptions, Validation) {
   EXPECT_TRUE(ValidateDamonOptions({}).ok());
   DamonOptions o;
   o.aggr_us = 7000;  // not a multiple of 5000
-  EXPECT_TRUE(absl::StrContains(ValidateDamonOptions(o).message(), "aggr_us (7000)"));
+  EXPECT_TRUE(
+      absl::StrContains(ValidateDamonOptions(o).message(), "aggr_us (7000)"));
   o = {};
   o.min_nr_regions = 2;
   EXPECT_FALSE(ValidateDamonOptions(o).ok());
@@ -1113,7 +1226,8 @@ TEST(DamonOptions, Validation) {
   EXPECT_FALSE(ValidateDamonOptions(o).ok());
   o = {};
   o.state_dir = "run/hotpage";
-  EXPECT_TRUE(absl::StrContains(ValidateDamonOptions(o).message(), "state_dir \"run/hotpage\""));
+  EXPECT_TRUE(absl::StrContains(ValidateDamonOptions(o).message(),
+                                "state_dir \"run/hotpage\""));
   FakeDamon k;
   o = {};
   o.max_nr_regions = 5;

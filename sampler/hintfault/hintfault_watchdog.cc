@@ -1,5 +1,4 @@
 #include "sampler/hintfault/hintfault_watchdog.h"
-#include "tools/base/kernel/proc_stat.h"
 
 #include <algorithm>
 #include <utility>
@@ -11,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tools/base/kernel/proc_stat.h"
 
 namespace hotpage {
 namespace {
@@ -82,7 +82,8 @@ std::optional<NumaVmstat> ParseNumaVmstat(absl::string_view text) {
 
 std::optional<ProcCpu> ParseProcStatCpu(absl::string_view text) {
   std::optional<ProcStat> st = ParseProcStat(text);
-  if (!st || st->utime_ticks > UINT64_MAX - st->stime_ticks) return std::nullopt;
+  if (!st || st->utime_ticks > UINT64_MAX - st->stime_ticks)
+    return std::nullopt;
   return ProcCpu{st->minflt, st->utime_ticks + st->stime_ticks};
 }
 

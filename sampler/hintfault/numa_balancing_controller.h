@@ -95,13 +95,14 @@
 #include "sampler/recovery_state.h"
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/mutex.h"
 #include "tools/base/state_dir.h"
-#include "tools/base/kernel/sysfs_writer.h"
 
 namespace hotpage {
 
-inline constexpr char kDefaultHintFaultStateDir[] = "/run/hotpage";  // = kDefaultStateDir
+inline constexpr char kDefaultHintFaultStateDir[] =
+    "/run/hotpage";  // = kDefaultStateDir
 inline constexpr char kHintFaultLockName[] = "hintfault.lock";
 inline constexpr char kHintFaultStateName[] = "hintfault-sysctls";
 
@@ -112,12 +113,14 @@ std::string DescribeHintFaultSysctlChanges();
 // (2) plus the original NORMAL bit (1). InvalidArgument for non-numbers.
 absl::StatusOr<std::string> WantedNumaBalancing(absl::string_view original);
 
-// --- the controller ---------------------------------------------------------------
+// --- the controller
+// ---------------------------------------------------------------
 
 struct NumaBalancingOptions {
-  pid_t pid = 0;                       // the target (scan sequence, CPU, numa_maps)
-  std::vector<int> slow_nodes;         // for the unscannable-pages check
-  std::string state_dir = kDefaultHintFaultStateDir;  // a real path (not under the KernelFs root)
+  pid_t pid = 0;                // the target (scan sequence, CPU, numa_maps)
+  std::vector<int> slow_nodes;  // for the unscannable-pages check
+  std::string state_dir =
+      kDefaultHintFaultStateDir;  // a real path (not under the KernelFs root)
   absl::Duration check_interval = absl::Seconds(1);
   int stall_periods = 5;
   // Warnings and notices, one line each without a trailing newline
@@ -128,12 +131,13 @@ struct NumaBalancingOptions {
 class NumaBalancingController {
  public:
   // Live machine: reads under "/" and writes /proc/sys there.
-  static absl::StatusOr<std::unique_ptr<NumaBalancingController>> Start(const NumaBalancingOptions& options);
+  static absl::StatusOr<std::unique_ptr<NumaBalancingController>> Start(
+      const NumaBalancingOptions& options);
   // Reads through `fs` and writes through `writer`, both rooted at the same
   // tree (tests: a FakeTree and a FakeSysfsLog writer).
-  static absl::StatusOr<std::unique_ptr<NumaBalancingController>> Start(const NumaBalancingOptions& options,
-                                                                KernelFs fs,
-                                                                std::unique_ptr<SysfsWriter> writer);
+  static absl::StatusOr<std::unique_ptr<NumaBalancingController>> Start(
+      const NumaBalancingOptions& options, KernelFs fs,
+      std::unique_ptr<SysfsWriter> writer);
 
   // Stops the watchdog and restores the sysctls (see Stop) if not done yet.
   ~NumaBalancingController();
@@ -147,7 +151,8 @@ class NumaBalancingController {
   // Idempotent: later calls return the first call's status.
   absl::Status Stop();
 
-  // "kernel.numa_balancing 0 -> 2, kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0".
+  // "kernel.numa_balancing 0 -> 2,
+  // kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0".
   std::string DescribeChanges() const;
   // After a successful Stop: "restored kernel.numa_balancing=0, ...".
   std::string restored() const;
@@ -162,14 +167,16 @@ class NumaBalancingController {
   void CheckNow() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  NumaBalancingController(const NumaBalancingOptions& options, KernelFs fs, std::unique_ptr<SysfsWriter> writer);
+  NumaBalancingController(const NumaBalancingOptions& options, KernelFs fs,
+                          std::unique_ptr<SysfsWriter> writer);
   absl::Status Setup();
   absl::Status OpenStateDir();
   absl::Status RecoverStale();
   absl::Status WriteState(const HintFaultState& state);
   void RemoveState();
   std::string LockHolderDescription() const;
-  absl::Status RestoreChanges(const std::vector<HintFaultSysctlChange>& changes, std::string* done);
+  absl::Status RestoreChanges(const std::vector<HintFaultSysctlChange>& changes,
+                              std::string* done);
   void CountUnscannable();
   void Run();
   void Warn(const std::string& line) const;
@@ -178,7 +185,7 @@ class NumaBalancingController {
   const NumaBalancingOptions options_;
   const KernelFs fs_;
   const std::unique_ptr<SysfsWriter> writer_;
-  std::optional<StateDir> state_dir_;  // opened and locked by Setup
+  std::optional<StateDir> state_dir_;           // opened and locked by Setup
   std::vector<HintFaultSysctlChange> changes_;  // applied, in order
   uint64_t scan_period_ms_ = 1000;
   bool stopped_ = false;

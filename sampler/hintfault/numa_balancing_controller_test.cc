@@ -27,7 +27,8 @@ namespace {
 
 constexpr pid_t kPid = 4321;
 constexpr char kNb[] = "/proc/sys/kernel/numa_balancing";
-constexpr char kRl[] = "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
+constexpr char kRl[] =
+    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -42,14 +43,16 @@ bool Exists(const std::string& path) {
 }
 
 std::string Vmstat(uint64_t pte, uint64_t hint, uint64_t migrated = 0) {
-  return absl::StrCat("nr_free_pages 1\nnuma_pte_updates ", pte, "\nnuma_huge_pte_updates 0\nnuma_hint_faults ",
-                      hint, "\nnuma_hint_faults_local 0\nnuma_pages_migrated ", migrated,
-                      "\npgpromote_success ", migrated, "\npgpromote_candidate ", hint, "\n");
+  return absl::StrCat("nr_free_pages 1\nnuma_pte_updates ", pte,
+                      "\nnuma_huge_pte_updates 0\nnuma_hint_faults ", hint,
+                      "\nnuma_hint_faults_local 0\nnuma_pages_migrated ",
+                      migrated, "\npgpromote_success ", migrated,
+                      "\npgpromote_candidate ", hint, "\n");
 }
 
 std::string Stat(uint64_t minflt, uint64_t utime) {
-  return absl::StrCat(kPid, " (a (weird) name) R 1 1 1 0 -1 4194304 ", minflt, " 0 0 0 ", utime,
-                      " 3 0 0 20 0 1 0 777 0 0\n");
+  return absl::StrCat(kPid, " (a (weird) name) R 1 1 1 0 -1 4194304 ", minflt,
+                      " 0 0 0 ", utime, " 3 0 0 20 0 1 0 777 0 0\n");
 }
 
 // A machine on a FakeTree: the two sysctls, vmstat, the target's
@@ -60,7 +63,9 @@ class HintFaultTest : public ::testing::Test {
     tree_.Write(kNb, "0\n");
     tree_.Write(kRl, "65536\n");
     tree_.Write("/proc/vmstat", Vmstat(0, 0));
-    tree_.Write("/proc/self/stat", "99 (hotpage) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
+    tree_.Write(
+        "/proc/self/stat",
+        "99 (hotpage) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n");
     SetTarget(100, 0, 0);
     tree_.Mkdir("/run");
     state_dir_ = absl::StrCat(tree_.root(), "/run/hotpage");
@@ -68,8 +73,10 @@ class HintFaultTest : public ::testing::Test {
 
   void SetTarget(uint64_t cpu_ticks, uint64_t seq, uint64_t minflt) {
     tree_.Write(absl::StrCat("/proc/", kPid, "/stat"), Stat(minflt, cpu_ticks));
-    tree_.Write(absl::StrCat("/proc/", kPid, "/sched"),
-                absl::StrCat("x (4321, #threads: 1)\n----\nmm->numa_scan_seq : ", seq, "\n"));
+    tree_.Write(
+        absl::StrCat("/proc/", kPid, "/sched"),
+        absl::StrCat("x (4321, #threads: 1)\n----\nmm->numa_scan_seq : ", seq,
+                     "\n"));
   }
 
   NumaBalancingOptions Options() {
@@ -85,11 +92,16 @@ class HintFaultTest : public ::testing::Test {
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> StartSource() {
     absl::StatusOr<KernelFs> fs = KernelFs::Open(tree_.root());
     if (!fs.ok()) return fs.status();
-    return NumaBalancingController::Start(Options(), std::move(*fs), log_.NewWriter());
+    return NumaBalancingController::Start(Options(), std::move(*fs),
+                                          log_.NewWriter());
   }
 
-  std::string Read(absl::string_view path) { return Slurp(absl::StrCat(tree_.root(), path)); }
-  std::string StateFile() const { return absl::StrCat(state_dir_, "/hintfault-sysctls"); }
+  std::string Read(absl::string_view path) {
+    return Slurp(absl::StrCat(tree_.root(), path));
+  }
+  std::string StateFile() const {
+    return absl::StrCat(state_dir_, "/hintfault-sysctls");
+  }
   bool WarnedAbout(absl::string_view what) const {
     for (const std::string& w : warnings_) {
       if (absl::StrContains(w, what)) return true;
@@ -114,7 +126,8 @@ TEST(HintFaultParse, WantedKeepsTheNormalBit) {
   EXPECT_FALSE(WantedNumaBalancing("").ok());
 }
 
-// --- the source ------------------------------------------------------------------
+// --- the source
+// ------------------------------------------------------------------
 
 TEST_F(HintFaultTest, StateFileBeforeTheSysctlsThenRestoredOnStop) {
   bool state_before_first_write = false;
@@ -125,7 +138,8 @@ TEST_F(HintFaultTest, StateFileBeforeTheSysctlsThenRestoredOnStop) {
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_TRUE(state_before_first_write);
-  EXPECT_EQ(absl::StrJoin(log_.Lines(), " "), absl::StrCat(kNb, "=2 ", kRl, "=0"));
+  EXPECT_EQ(absl::StrJoin(log_.Lines(), " "),
+            absl::StrCat(kNb, "=2 ", kRl, "=0"));
   EXPECT_EQ(Read(kNb), "2");
   EXPECT_EQ(Read(kRl), "0");
   absl::StatusOr<HintFaultState> st = ParseHintFaultState(Slurp(StateFile()));
@@ -139,14 +153,17 @@ TEST_F(HintFaultTest, StateFileBeforeTheSysctlsThenRestoredOnStop) {
   ASSERT_EQ(stat(state_dir_.c_str(), &dir), 0);
   EXPECT_EQ(dir.st_mode & 0777, 0700u);
   EXPECT_EQ((*s)->DescribeChanges(),
-            "kernel.numa_balancing 0 -> 2, kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0");
+            "kernel.numa_balancing 0 -> 2, "
+            "kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0");
 
   log_.clear();
   ASSERT_TRUE((*s)->Stop().ok());
   // Reverse order: the rate limit goes back before tiering mode is left.
-  EXPECT_EQ(absl::StrJoin(log_.Lines(), " "), absl::StrCat(kRl, "=65536 ", kNb, "=0"));
+  EXPECT_EQ(absl::StrJoin(log_.Lines(), " "),
+            absl::StrCat(kRl, "=65536 ", kNb, "=0"));
   EXPECT_EQ((*s)->restored(),
-            "restored kernel.numa_balancing=0, kernel.numa_balancing_promote_rate_limit_MBps=65536");
+            "restored kernel.numa_balancing=0, "
+            "kernel.numa_balancing_promote_rate_limit_MBps=65536");
   EXPECT_FALSE(Exists(StateFile()));
   log_.clear();
   EXPECT_TRUE((*s)->Stop().ok());  // idempotent
@@ -173,10 +190,12 @@ TEST_F(HintFaultTest, SecondSourceRefusedAndNamesTheHolder) {
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> b = StartSource();
   ASSERT_FALSE(b.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(b.status()));
-  EXPECT_TRUE(absl::StrContains(b.status().message(), absl::StrCat("another hotpage (pid ", getpid(), ")")))
+  EXPECT_TRUE(
+      absl::StrContains(b.status().message(),
+                        absl::StrCat("another hotpage (pid ", getpid(), ")")))
       << b.status();
-  EXPECT_TRUE(log_.writes().empty());   // touched nothing
-  EXPECT_TRUE(Exists(StateFile()));     // nor the holder's state
+  EXPECT_TRUE(log_.writes().empty());  // touched nothing
+  EXPECT_TRUE(Exists(StateFile()));    // nor the holder's state
   EXPECT_EQ(Read(kNb), "2");
   a->reset();
   EXPECT_EQ(Read(kNb), "0");
@@ -186,19 +205,22 @@ TEST_F(HintFaultTest, SecondSourceRefusedAndNamesTheHolder) {
 TEST_F(HintFaultTest, StaleStateFromADeadRunIsRestoredFirst) {
   // A run that was SIGKILLed: its state file, and the sysctls as it left them.
   ASSERT_EQ(mkdir(state_dir_.c_str(), 0700), 0);
-  std::ofstream(StateFile()) << "hotpage-hintfault-state 1\npid 999\nstart_time 1\n"
-                             << "sysctl " << kNb << " 1 3\nsysctl " << kRl << " 4096 0\n";
+  std::ofstream(StateFile())
+      << "hotpage-hintfault-state 1\npid 999\nstart_time 1\n"
+      << "sysctl " << kNb << " 1 3\nsysctl " << kRl << " 4096 0\n";
   tree_.Write(kNb, "3\n");
   tree_.Write(kRl, "0\n");
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(absl::StrJoin(log_.Lines(), " "),
             absl::StrCat(kRl, "=4096 ", kNb, "=1 ", kNb, "=3 ", kRl, "=0"));
-  EXPECT_TRUE(WarnedAbout("left changed by hotpage pid 999")) << absl::StrJoin(warnings_, "\n");
+  EXPECT_TRUE(WarnedAbout("left changed by hotpage pid 999"))
+      << absl::StrJoin(warnings_, "\n");
   EXPECT_TRUE(absl::StrContains((*s)->stats().recovered, "pid 999"));
   // The originals are the dead run's originals, not what it left.
   EXPECT_EQ((*s)->DescribeChanges(),
-            "kernel.numa_balancing 1 -> 3, kernel.numa_balancing_promote_rate_limit_MBps 4096 -> 0");
+            "kernel.numa_balancing 1 -> 3, "
+            "kernel.numa_balancing_promote_rate_limit_MBps 4096 -> 0");
   s->reset();
   EXPECT_EQ(Read(kNb), "1");
   EXPECT_EQ(Read(kRl), "4096");
@@ -213,7 +235,8 @@ TEST_F(HintFaultTest, SigkilledHolderIsRecoveredByTheNextStart) {
     FakeSysfsLog log(&tree_);
     NumaBalancingOptions o = Options();
     o.warn = [](const std::string&) {};
-    absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = NumaBalancingController::Start(o, std::move(*fs), log.NewWriter());
+    absl::StatusOr<std::unique_ptr<NumaBalancingController>> s =
+        NumaBalancingController::Start(o, std::move(*fs), log.NewWriter());
     if (!s.ok()) _exit(3);
     raise(SIGKILL);
     _exit(4);
@@ -224,9 +247,11 @@ TEST_F(HintFaultTest, SigkilledHolderIsRecoveredByTheNextStart) {
   EXPECT_EQ(Read(kNb), "2");  // left changed
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_TRUE(WarnedAbout(absl::StrCat("hotpage pid ", child))) << absl::StrJoin(warnings_, "\n");
+  EXPECT_TRUE(WarnedAbout(absl::StrCat("hotpage pid ", child)))
+      << absl::StrJoin(warnings_, "\n");
   EXPECT_EQ((*s)->DescribeChanges(),
-            "kernel.numa_balancing 0 -> 2, kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0");
+            "kernel.numa_balancing 0 -> 2, "
+            "kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0");
   s->reset();
   EXPECT_EQ(Read(kNb), "0");
   EXPECT_EQ(Read(kRl), "65536");
@@ -234,27 +259,37 @@ TEST_F(HintFaultTest, SigkilledHolderIsRecoveredByTheNextStart) {
 
 TEST_F(HintFaultTest, CorruptStateIsRefusedAndKept) {
   ASSERT_EQ(mkdir(state_dir_.c_str(), 0700), 0);
-  std::ofstream(StateFile()) << "hotpage-hintfault-state 1\npid 5\nsysctl /proc/sys/vm/drop_caches 0 3\n";
+  std::ofstream(StateFile()) << "hotpage-hintfault-state 1\npid 5\nsysctl "
+                                "/proc/sys/vm/drop_caches 0 3\n";
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(absl::StrContains(s.status().message(), "left over but unreadable")) << s.status();
+  EXPECT_TRUE(
+      absl::StrContains(s.status().message(), "left over but unreadable"))
+      << s.status();
   EXPECT_TRUE(log_.writes().empty());
   EXPECT_TRUE(Exists(StateFile()));
 }
 
 TEST_F(HintFaultTest, PermissionDeniedChangesNothing) {
-  log_.set_hook([](absl::string_view path, absl::string_view) { return path == kNb ? EPERM : 0; });
+  log_.set_hook([](absl::string_view path, absl::string_view) {
+    return path == kNb ? EPERM : 0;
+  });
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(absl::StrContains(s.status().message(), "set kernel.numa_balancing to 2")) << s.status();
-  EXPECT_TRUE(absl::StrContains(s.status().message(), "needs root")) << s.status();
+  EXPECT_TRUE(
+      absl::StrContains(s.status().message(), "set kernel.numa_balancing to 2"))
+      << s.status();
+  EXPECT_TRUE(absl::StrContains(s.status().message(), "needs root"))
+      << s.status();
   EXPECT_EQ(Read(kNb), "0\n");
   EXPECT_EQ(Read(kRl), "65536\n");
   EXPECT_FALSE(Exists(StateFile()));
 }
 
 TEST_F(HintFaultTest, FailedSecondWriteUndoesTheFirst) {
-  log_.set_hook([](absl::string_view path, absl::string_view v) { return path == kRl && v == "0" ? EACCES : 0; });
+  log_.set_hook([](absl::string_view path, absl::string_view v) {
+    return path == kRl && v == "0" ? EACCES : 0;
+  });
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(absl::StrJoin(log_.Lines(), " "),
@@ -267,7 +302,8 @@ TEST_F(HintFaultTest, KernelWithoutTheRateLimitIsRefused) {
   tree_.Remove(kRl);
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(absl::StrContains(s.status().message(), "Linux 6.0")) << s.status();
+  EXPECT_TRUE(absl::StrContains(s.status().message(), "Linux 6.0"))
+      << s.status();
   EXPECT_TRUE(log_.writes().empty());
   EXPECT_FALSE(Exists(StateFile()));
 }
@@ -277,12 +313,16 @@ TEST_F(HintFaultTest, UnsafeStateDirectoryIsRefused) {
   ASSERT_EQ(chmod(state_dir_.c_str(), 0777), 0);
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(absl::StrContains(s.status().message(), "writable by group or others")) << s.status();
+  EXPECT_TRUE(
+      absl::StrContains(s.status().message(), "writable by group or others"))
+      << s.status();
   EXPECT_TRUE(log_.writes().empty());
   // A symlink instead of the directory is refused too (O_NOFOLLOW).
   ASSERT_EQ(rmdir(state_dir_.c_str()), 0);
   tree_.Mkdir("/elsewhere");
-  ASSERT_EQ(symlink(absl::StrCat(tree_.root(), "/elsewhere").c_str(), state_dir_.c_str()), 0);
+  ASSERT_EQ(symlink(absl::StrCat(tree_.root(), "/elsewhere").c_str(),
+                    state_dir_.c_str()),
+            0);
   s = StartSource();
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(log_.writes().empty());
@@ -293,11 +333,14 @@ TEST_F(HintFaultTest, ChangedBehindOurBackIsWarnedAndStillRestored) {
   ASSERT_TRUE(s.ok()) << s.status();
   tree_.Write(kNb, "0\n");  // an admin turns balancing off
   (*s)->CheckNow();
-  EXPECT_TRUE(WarnedAbout("kernel.numa_balancing is now 0")) << absl::StrJoin(warnings_, "\n");
+  EXPECT_TRUE(WarnedAbout("kernel.numa_balancing is now 0"))
+      << absl::StrJoin(warnings_, "\n");
   EXPECT_EQ((*s)->stats().sysctl_overrides, 1u);
   tree_.Write(kNb, "1\n");
   ASSERT_TRUE((*s)->Stop().ok());
-  EXPECT_TRUE(absl::StrContains((*s)->restored(), "kernel.numa_balancing=0 (it was 1, set by someone else)"))
+  EXPECT_TRUE(absl::StrContains(
+      (*s)->restored(),
+      "kernel.numa_balancing=0 (it was 1, set by someone else)"))
       << (*s)->restored();
   EXPECT_EQ(Read(kNb), "0");
 }
@@ -305,19 +348,26 @@ TEST_F(HintFaultTest, ChangedBehindOurBackIsWarnedAndStillRestored) {
 TEST_F(HintFaultTest, FailedRestoreKeepsTheStateAndSaysWhatToDo) {
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_TRUE(s.ok()) << s.status();
-  log_.set_hook([](absl::string_view path, absl::string_view) { return path == kRl ? EIO : 0; });
+  log_.set_hook([](absl::string_view path, absl::string_view) {
+    return path == kRl ? EIO : 0;
+  });
   absl::Status st = (*s)->Stop();
   ASSERT_FALSE(st.ok());
-  EXPECT_TRUE(absl::StrContains(st.message(), "sysctl -w kernel.numa_balancing_promote_rate_limit_MBps=65536"))
+  EXPECT_TRUE(absl::StrContains(
+      st.message(),
+      "sysctl -w kernel.numa_balancing_promote_rate_limit_MBps=65536"))
       << st;
   EXPECT_TRUE(Exists(StateFile()));
   EXPECT_EQ(Read(kNb), "0");  // the other one was still restored
   log_.set_hook(nullptr);
   s->reset();
   // The next run repairs it from the state file.
-  absl::StatusOr<std::unique_ptr<NumaBalancingController>> again = StartSource();
+  absl::StatusOr<std::unique_ptr<NumaBalancingController>> again =
+      StartSource();
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_TRUE(WarnedAbout("restored kernel.numa_balancing=0, kernel.numa_balancing_promote_rate_limit_MBps=65536"))
+  EXPECT_TRUE(
+      WarnedAbout("restored kernel.numa_balancing=0, "
+                  "kernel.numa_balancing_promote_rate_limit_MBps=65536"))
       << absl::StrJoin(warnings_, "\n");
 }
 
@@ -336,27 +386,32 @@ TEST_F(HintFaultTest, WatchdogReadsTheKernelAndReportsJson) {
   EXPECT_EQ(st.kernel_migrated_pages, 0u);
   JsonWriter w;
   (*s)->AppendJson(&w);
-  for (const char* key : {"\"numa_hint_faults\":6144", "\"kernel_migrated_pages\":0", "\"scan_passes\":1",
-                          "\"scan_stalled\":false", "\"hint_faults_per_sec\""}) {
+  for (const char* key :
+       {"\"numa_hint_faults\":6144", "\"kernel_migrated_pages\":0",
+        "\"scan_passes\":1", "\"scan_stalled\":false",
+        "\"hint_faults_per_sec\""}) {
     EXPECT_TRUE(absl::StrContains(w.str(), key)) << key << " in " << w.str();
   }
 }
 
 TEST_F(HintFaultTest, SlowPagesTheScannerSkipsAreCounted) {
-  tree_.Write(absl::StrCat("/proc/", kPid, "/numa_maps"),
-              "7f0000000000 prefer:1 anon=100 dirty=100 N1=100 kernelpagesize_kB=4\n"
-              "7f1000000000 default anon=50 dirty=50 N1=50 kernelpagesize_kB=4\n"
-              "7f2000000000 bind=balancing:1 anon=7 dirty=7 N1=7 kernelpagesize_kB=4\n"
-              "7f3000000000 bind:0 anon=9 dirty=9 N0=9 kernelpagesize_kB=4\n");
+  tree_.Write(
+      absl::StrCat("/proc/", kPid, "/numa_maps"),
+      "7f0000000000 prefer:1 anon=100 dirty=100 N1=100 kernelpagesize_kB=4\n"
+      "7f1000000000 default anon=50 dirty=50 N1=50 kernelpagesize_kB=4\n"
+      "7f2000000000 bind=balancing:1 anon=7 dirty=7 N1=7 kernelpagesize_kB=4\n"
+      "7f3000000000 bind:0 anon=9 dirty=9 N0=9 kernelpagesize_kB=4\n");
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ((*s)->stats().unscannable_slow_pages, 100u);
   EXPECT_TRUE(WarnedAbout("100 pages")) << absl::StrJoin(warnings_, "\n");
-  EXPECT_TRUE(WarnedAbout("prefer at 0x7f0000000000")) << absl::StrJoin(warnings_, "\n");
+  EXPECT_TRUE(WarnedAbout("prefer at 0x7f0000000000"))
+      << absl::StrJoin(warnings_, "\n");
 }
 
 TEST_F(HintFaultTest, StopWakesTheWatchdogThreadAtOnce) {
-  absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();  // interval: 1 h
+  absl::StatusOr<std::unique_ptr<NumaBalancingController>> s =
+      StartSource();  // interval: 1 h
   ASSERT_TRUE(s.ok()) << s.status();
   const absl::Time t0 = absl::Now();
   ASSERT_TRUE((*s)->Stop().ok());
@@ -369,10 +424,13 @@ TEST_F(HintFaultTest, WatchdogThreadAndReadersStress) {
   NumaBalancingOptions o = Options();
   o.check_interval = absl::Milliseconds(1);
   std::atomic<int> warned{0};
-  o.warn = [&warned](const std::string&) { warned.fetch_add(1, std::memory_order_relaxed); };
+  o.warn = [&warned](const std::string&) {
+    warned.fetch_add(1, std::memory_order_relaxed);
+  };
   absl::StatusOr<KernelFs> fs = KernelFs::Open(tree_.root());
   ASSERT_TRUE(fs.ok());
-  absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = NumaBalancingController::Start(o, std::move(*fs), log_.NewWriter());
+  absl::StatusOr<std::unique_ptr<NumaBalancingController>> s =
+      NumaBalancingController::Start(o, std::move(*fs), log_.NewWriter());
   ASSERT_TRUE(s.ok()) << s.status();
   std::atomic<bool> done{false};
   std::thread reader([&] {
@@ -383,7 +441,8 @@ TEST_F(HintFaultTest, WatchdogThreadAndReadersStress) {
     }
   });
   for (uint64_t i = 1; i <= 200; ++i) {
-    tree_.Write("/proc/vmstat", Vmstat(i * 10, i * 5, i));  // the kernel migrates too
+    tree_.Write("/proc/vmstat",
+                Vmstat(i * 10, i * 5, i));  // the kernel migrates too
     absl::SleepFor(absl::Microseconds(500));
   }
   done.store(true, std::memory_order_relaxed);

@@ -13,7 +13,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "tools/base/kernel/capabilities.h"
 #include "sampler/perf/pmu_probe.h"
 #include "tools/base/kernel/capabilities.h"
 #include "tools/base/parse.h"
@@ -44,7 +43,8 @@ std::optional<uint64_t> ParseNumber(absl::string_view s) {
   if (absl::ConsumePrefix(&s, "0x") || absl::ConsumePrefix(&s, "0X")) {
     if (s.empty() || s.size() > 16) return std::nullopt;
     for (char c : s) {
-      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)))
+        return std::nullopt;
     }
     if (!absl::SimpleHexAtoi(s, &v)) return std::nullopt;
     return v;
@@ -55,40 +55,49 @@ std::optional<uint64_t> ParseNumber(absl::string_view s) {
 
 __u64* Word(perf_event_attr& a, int word) {
   switch (word) {
-    case 0: return &a.config;
-    case 1: return &a.config1;
-    case 2: return &a.config2;
-    default: return nullptr;
+    case 0:
+      return &a.config;
+    case 1:
+      return &a.config1;
+    case 2:
+      return &a.config2;
+    default:
+      return nullptr;
   }
 }
 
 // Writes `value` into the bits of `field` (low bits of value go to the
 // first range, as the kernel's perf tool does).
-absl::Status ApplyField(perf_event_attr& a, const FormatField& f, uint64_t value,
-                        absl::string_view name) {
+absl::Status ApplyField(perf_event_attr& a, const FormatField& f,
+                        uint64_t value, absl::string_view name) {
   __u64* w = Word(a, f.word);
   if (w == nullptr) {
-    return absl::UnimplementedError(absl::StrCat("format field ", name, " targets config", f.word));
+    return absl::UnimplementedError(
+        absl::StrCat("format field ", name, " targets config", f.word));
   }
   int shift = 0;
   for (auto [lo, hi] : f.ranges) {
     const int width = hi - lo + 1;
-    const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    const uint64_t mask =
+        width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
     *w = (*w & ~(mask << lo)) | (((value >> shift) & mask) << lo);
     shift += width;
   }
   if (shift < 64 && (value >> shift) != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("value ", value, " does not fit format field ", name, " (", shift, " bits)"));
+        absl::StrCat("value ", value, " does not fit format field ", name, " (",
+                     shift, " bits)"));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint32_t> PmuType(const KernelFs& fs, absl::string_view pmu) {
-  HOTPAGE_ASSIGN_OR_RETURN(int64_t type, fs.ReadInt(absl::StrCat(kPmuDir, "/", pmu, "/type")));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      int64_t type, fs.ReadInt(absl::StrCat(kPmuDir, "/", pmu, "/type")));
   if (type < 0 || type > UINT32_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        fs.Display(absl::StrCat(kPmuDir, "/", pmu, "/type")), ": bad PMU type ", type));
+    return absl::InvalidArgumentError(
+        absl::StrCat(fs.Display(absl::StrCat(kPmuDir, "/", pmu, "/type")),
+                     ": bad PMU type ", type));
   }
   return static_cast<uint32_t>(type);
 }
@@ -105,8 +114,8 @@ absl::StatusOr<SourceRequest> ParseSourceRequest(absl::string_view s) {
   if (s == "pebs") return SourceRequest::kPebs;
   if (s == "ibs") return SourceRequest::kIbs;
   if (s == "pagefault") return SourceRequest::kPageFault;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown source '", s, "' (expected auto, pebs, ibs or pagefault)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown source '", s, "' (expected auto, pebs, ibs or pagefault)"));
 }
 
 std::string EventGroup::Describe() const {
@@ -122,46 +131,58 @@ absl::StatusOr<FormatField> ParseFormatField(absl::string_view text) {
   FormatField f;
   size_t colon = text.find(':');
   if (colon == absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("bad format \"", text, "\" (no ':')"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad format \"", text, "\" (no ':')"));
   }
   absl::string_view word = text.substr(0, colon);
-  if (word == "config") f.word = 0;
-  else if (word == "config1") f.word = 1;
-  else if (word == "config2") f.word = 2;
-  else if (word == "config3") f.word = 3;
-  else return absl::InvalidArgumentError(absl::StrCat("bad format word \"", word, "\""));
+  if (word == "config")
+    f.word = 0;
+  else if (word == "config1")
+    f.word = 1;
+  else if (word == "config2")
+    f.word = 2;
+  else if (word == "config3")
+    f.word = 3;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad format word \"", word, "\""));
   int total = 0;
   for (absl::string_view r : absl::StrSplit(text.substr(colon + 1), ',')) {
     size_t dash = r.find('-');
     int lo = 0, hi = 0;
     bool ok = dash == absl::string_view::npos
                   ? absl::SimpleAtoi(r, &lo) && (hi = lo, true)
-                  : absl::SimpleAtoi(r.substr(0, dash), &lo) && absl::SimpleAtoi(r.substr(dash + 1), &hi);
+                  : absl::SimpleAtoi(r.substr(0, dash), &lo) &&
+                        absl::SimpleAtoi(r.substr(dash + 1), &hi);
     if (!ok || lo < 0 || hi > 63 || lo > hi) {
-      return absl::InvalidArgumentError(absl::StrCat("bad bit range \"", r, "\" in \"", text, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad bit range \"", r, "\" in \"", text, "\""));
     }
     total += hi - lo + 1;
     f.ranges.emplace_back(lo, hi);
   }
-  if (total > 64) return absl::InvalidArgumentError(absl::StrCat("format \"", text, "\" wider than 64 bits"));
+  if (total > 64)
+    return absl::InvalidArgumentError(
+        absl::StrCat("format \"", text, "\" wider than 64 bits"));
   return f;
 }
 
-absl::StatusOr<perf_event_attr> EncodeSysfsEvent(const KernelFs& fs, absl::string_view pmu,
-                                                 absl::string_view alias,
-                                                 const std::map<std::string, uint64_t>& overrides) {
+absl::StatusOr<perf_event_attr> EncodeSysfsEvent(
+    const KernelFs& fs, absl::string_view pmu, absl::string_view alias,
+    const std::map<std::string, uint64_t>& overrides) {
   perf_event_attr a = BaseAttr();
   HOTPAGE_ASSIGN_OR_RETURN(a.type, PmuType(fs, pmu));
   std::map<std::string, uint64_t> terms;
-  for (absl::string_view term : absl::StrSplit(absl::StripAsciiWhitespace(alias), ',', absl::SkipEmpty())) {
+  for (absl::string_view term : absl::StrSplit(
+           absl::StripAsciiWhitespace(alias), ',', absl::SkipEmpty())) {
     size_t eq = term.find('=');
     std::string name(absl::StripAsciiWhitespace(term.substr(0, eq)));
     uint64_t value = 1;  // a bare term means 1
     if (eq != absl::string_view::npos) {
       std::optional<uint64_t> v = ParseNumber(term.substr(eq + 1));
       if (!v) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("bad value in event term \"", term, "\" of PMU ", pmu));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "bad value in event term \"", term, "\" of PMU ", pmu));
       }
       value = *v;
     }
@@ -172,11 +193,14 @@ absl::StatusOr<perf_event_attr> EncodeSysfsEvent(const KernelFs& fs, absl::strin
     std::string path = absl::StrCat(kPmuDir, "/", pmu, "/format/", name);
     absl::StatusOr<std::string> spec = fs.ReadTrimmed(path);
     if (!spec.ok()) {
-      return absl::NotFoundError(absl::StrCat("PMU ", pmu, " has no format field '", name,
+      return absl::NotFoundError(absl::StrCat("PMU ", pmu,
+                                              " has no format field '", name,
                                               "': ", spec.status().message()));
     }
     absl::StatusOr<FormatField> f = ParseFormatField(*spec);
-    if (!f.ok()) return absl::InvalidArgumentError(absl::StrCat(fs.Display(path), ": ", f.status().message()));
+    if (!f.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(fs.Display(path), ": ", f.status().message()));
     HOTPAGE_RETURN_IF_ERROR(ApplyField(a, *f, value, name));
   }
   return a;
@@ -188,7 +212,8 @@ namespace {
 absl::Status PfmInit() {
   static int rc = [] { return pfm_initialize(); }();
   if (rc != PFM_SUCCESS) {
-    return absl::UnavailableError(absl::StrCat("libpfm4: pfm_initialize: ", pfm_strerror(rc)));
+    return absl::UnavailableError(
+        absl::StrCat("libpfm4: pfm_initialize: ", pfm_strerror(rc)));
   }
   return absl::OkStatus();
 }
@@ -203,10 +228,11 @@ absl::StatusOr<perf_event_attr> EncodeLibpfm(const std::string& event) {
   arg.size = sizeof(arg);
   // libpfm copies only attr->size bytes back: with a short size it would
   // drop config2 (pmu.md). BaseAttr() sets size = sizeof(attr).
-  int rc = pfm_get_os_event_encoding(event.c_str(), PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+  int rc = pfm_get_os_event_encoding(event.c_str(), PFM_PLM3,
+                                     PFM_OS_PERF_EVENT_EXT, &arg);
   if (rc != PFM_SUCCESS) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("libpfm4 cannot encode \"", event, "\": ", pfm_strerror(rc)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "libpfm4 cannot encode \"", event, "\": ", pfm_strerror(rc)));
   }
   // pfm_get_os_event_encoding resets fields it owns; restore ours.
   a.size = sizeof(a);
@@ -224,8 +250,10 @@ std::optional<std::string> LibpfmHostPmu() {
   for (int pmu = PFM_PMU_NONE; pmu < PFM_PMU_MAX; ++pmu) {
     std::memset(&info, 0, sizeof(info));
     info.size = sizeof(info);
-    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(pmu), &info) != PFM_SUCCESS) continue;
-    if (info.is_present && info.type == PFM_PMU_TYPE_CORE && info.name != nullptr) {
+    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(pmu), &info) != PFM_SUCCESS)
+      continue;
+    if (info.is_present && info.type == PFM_PMU_TYPE_CORE &&
+        info.name != nullptr) {
       std::string name = info.name;
       // Only PMUs whose load-latency event we know; "perf" (software),
       // "ix86arch" (architectural only) do not qualify.
@@ -236,7 +264,8 @@ std::optional<std::string> LibpfmHostPmu() {
   return std::nullopt;
 }
 
-// --- sources -------------------------------------------------------------------
+// --- sources
+// -------------------------------------------------------------------
 
 absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
   EventGroup g;
@@ -247,23 +276,28 @@ absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
   e.attr = BaseAttr();
   e.attr.type = PERF_TYPE_SOFTWARE;
   e.attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-  e.attr.sample_period = opt.sample_period ? opt.sample_period : kDefaultPageFaultPeriod;
+  e.attr.sample_period =
+      opt.sample_period ? opt.sample_period : kDefaultPageFaultPeriod;
   UserOnly(e.attr, opt.user_only);
   g.events.push_back(e);
   return g;
 }
 
-absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions& opt,
+absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs,
+                                      const SamplingOptions& opt,
                                       std::optional<std::string> libpfm_pmu) {
   const PmuProbe probe = ProbePmu(fs);
   const std::optional<std::string>& pmu = probe.pebs_pmu;
   if (!pmu) {
-    return absl::NotFoundError(absl::StrCat(
-        "no PEBS load-latency event: ", fs.Display(absl::StrCat(kPmuDir, "/cpu/events/mem-loads")),
-        " does not exist (not an Intel CPU with PEBS, no PMU driver, or a VM without a "
-        "virtual PMU)"));
+    return absl::NotFoundError(
+        absl::StrCat("no PEBS load-latency event: ",
+                     fs.Display(absl::StrCat(kPmuDir, "/cpu/events/mem-loads")),
+                     " does not exist (not an Intel CPU with PEBS, no PMU "
+                     "driver, or a VM without a "
+                     "virtual PMU)"));
   }
-  const uint64_t period = opt.sample_period ? opt.sample_period : kDefaultPebsPeriod;
+  const uint64_t period =
+      opt.sample_period ? opt.sample_period : kDefaultPebsPeriod;
   const std::string events_dir = absl::StrCat(kPmuDir, "/", *pmu, "/events/");
   const bool need_aux = probe.pebs_mem_loads_aux;
 
@@ -279,7 +313,9 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
   EventSpec load;
   if (libpfm_pmu) {
     g.encoder = "libpfm4";
-    load.name = absl::StrCat(*libpfm_pmu, "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=", opt.ldlat_cycles);
+    load.name = absl::StrCat(
+        *libpfm_pmu,
+        "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=", opt.ldlat_cycles);
     HOTPAGE_ASSIGN_OR_RETURN(load.attr, EncodeLibpfm(load.name));
     // libpfm encodes for the raw core PMU type (4); on hybrid parts the
     // kernel's P-core PMU has its own type.
@@ -288,10 +324,13 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
     }
   } else {
     g.encoder = "sysfs";
-    HOTPAGE_ASSIGN_OR_RETURN(std::string alias, fs.ReadTrimmed(events_dir + "mem-loads"));
+    HOTPAGE_ASSIGN_OR_RETURN(std::string alias,
+                             fs.ReadTrimmed(events_dir + "mem-loads"));
     load.name = absl::StrCat(*pmu, "/mem-loads,ldlat=", opt.ldlat_cycles, "/");
     HOTPAGE_ASSIGN_OR_RETURN(
-        load.attr, EncodeSysfsEvent(fs, *pmu, alias, {{"ldlat", static_cast<uint64_t>(opt.ldlat_cycles)}}));
+        load.attr,
+        EncodeSysfsEvent(fs, *pmu, alias,
+                         {{"ldlat", static_cast<uint64_t>(opt.ldlat_cycles)}}));
   }
   finish(load, SampleSource::kPebsLoad);
 
@@ -301,7 +340,8 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
     // leader only enables the auxiliary facility; perf mem opens it with
     // the same sampling settings, and so do we.
     EventSpec aux;
-    HOTPAGE_ASSIGN_OR_RETURN(std::string alias, fs.ReadTrimmed(events_dir + "mem-loads-aux"));
+    HOTPAGE_ASSIGN_OR_RETURN(std::string alias,
+                             fs.ReadTrimmed(events_dir + "mem-loads-aux"));
     aux.name = absl::StrCat(*pmu, "/mem-loads-aux/");
     HOTPAGE_ASSIGN_OR_RETURN(aux.attr, EncodeSysfsEvent(fs, *pmu, alias, {}));
     finish(aux, SampleSource::kPebsLoad);
@@ -316,16 +356,19 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
     // The kernel's alias first: libpfm4 4.13 encodes SPR's STORE_SAMPLE as
     // 0x3cd where the kernel uses 0x2cd (pmu.md).
     if (fs.Exists(events_dir + "mem-stores")) {
-      HOTPAGE_ASSIGN_OR_RETURN(std::string alias, fs.ReadTrimmed(events_dir + "mem-stores"));
+      HOTPAGE_ASSIGN_OR_RETURN(std::string alias,
+                               fs.ReadTrimmed(events_dir + "mem-stores"));
       store.name = absl::StrCat(*pmu, "/mem-stores/");
-      HOTPAGE_ASSIGN_OR_RETURN(store.attr, EncodeSysfsEvent(fs, *pmu, alias, {}));
+      HOTPAGE_ASSIGN_OR_RETURN(store.attr,
+                               EncodeSysfsEvent(fs, *pmu, alias, {}));
     } else if (libpfm_pmu) {
       store.name = absl::StrCat(*libpfm_pmu, "::MEM_INST_RETIRED:ALL_STORES");
       HOTPAGE_ASSIGN_OR_RETURN(store.attr, EncodeLibpfm(store.name));
     } else {
-      return absl::NotFoundError(absl::StrCat("store sampling requested but ",
-                                              fs.Display(events_dir + "mem-stores"),
-                                              " does not exist and libpfm4 does not know this CPU"));
+      return absl::NotFoundError(
+          absl::StrCat("store sampling requested but ",
+                       fs.Display(events_dir + "mem-stores"),
+                       " does not exist and libpfm4 does not know this CPU"));
     }
     finish(store, SampleSource::kPebsStore);
     g.events.push_back(store);
@@ -333,11 +376,13 @@ absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions&
   return g;
 }
 
-absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs, const SamplingOptions& opt) {
+absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs,
+                                     const SamplingOptions& opt) {
   const std::string dir = absl::StrCat(kPmuDir, "/ibs_op");
   if (!fs.Exists(dir + "/type")) {
-    return absl::NotFoundError(absl::StrCat(
-        "no AMD IBS: ", fs.Display(dir), " does not exist (not an AMD CPU, or a VM without IBS)"));
+    return absl::NotFoundError(
+        absl::StrCat("no AMD IBS: ", fs.Display(dir),
+                     " does not exist (not an AMD CPU, or a VM without IBS)"));
   }
   EventGroup g;
   g.encoder = "sysfs";
@@ -350,17 +395,21 @@ absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs, const SamplingOptions& 
     std::string path = absl::StrCat(dir, "/format/", field);
     HOTPAGE_ASSIGN_OR_RETURN(std::string spec, fs.ReadTrimmed(path));
     absl::StatusOr<FormatField> f = ParseFormatField(spec);
-    if (!f.ok()) return absl::InvalidArgumentError(absl::StrCat(fs.Display(path), ": ", f.status().message()));
+    if (!f.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(fs.Display(path), ": ", f.status().message()));
     terms.push_back(absl::StrCat(field, "=1"));
     return ApplyField(e.attr, *f, 1, field);
   };
   // Count dispatched ops rather than cycles: samples then follow the
   // instruction mix, which is what "accesses" means.
-  if (fs.Exists(dir + "/format/cnt_ctl")) HOTPAGE_RETURN_IF_ERROR(set_bit("cnt_ctl"));
+  if (fs.Exists(dir + "/format/cnt_ctl"))
+    HOTPAGE_RETURN_IF_ERROR(set_bit("cnt_ctl"));
   if (opt.ibs_l3_miss_only) {
     if (!fs.Exists(dir + "/format/l3missonly")) {
-      return absl::NotFoundError(absl::StrCat("--l3-miss-only needs Zen 4 or later: ",
-                                              fs.Display(dir + "/format/l3missonly"), " does not exist"));
+      return absl::NotFoundError(absl::StrCat(
+          "--l3-miss-only needs Zen 4 or later: ",
+          fs.Display(dir + "/format/l3missonly"), " does not exist"));
     }
     HOTPAGE_RETURN_IF_ERROR(set_bit("l3missonly"));
   }
@@ -385,33 +434,40 @@ SamplerAvailability ProbeAvailability(const KernelFs& fs) {
   a.pebs = pmu.pebs();
   a.ibs = pmu.ibs_op;
   a.core_pmu = pmu.core_pmu;
-  if (absl::StatusOr<int64_t> p = fs.ReadInt("/proc/sys/kernel/perf_event_paranoid"); p.ok()) {
+  if (absl::StatusOr<int64_t> p =
+          fs.ReadInt("/proc/sys/kernel/perf_event_paranoid");
+      p.ok()) {
     a.paranoid = *p;
   }
-  if (absl::StatusOr<std::string> cpuinfo = fs.ReadFile("/proc/cpuinfo"); cpuinfo.ok()) {
+  if (absl::StatusOr<std::string> cpuinfo = fs.ReadFile("/proc/cpuinfo");
+      cpuinfo.ok()) {
     a.hypervisor = absl::StrContains(*cpuinfo, " hypervisor");
   }
   const uint64_t caps = EffectiveCapabilities(fs);
-  a.cap_perfmon = HasCapability(caps, kCapPerfmon) || HasCapability(caps, kCapSysAdmin);
+  a.cap_perfmon =
+      HasCapability(caps, kCapPerfmon) || HasCapability(caps, kCapSysAdmin);
   return a;
 }
 
 absl::StatusOr<EventGroup> ChooseEvents(const KernelFs& fs, SourceRequest req,
-                                        const SamplingOptions& opt, std::string* why) {
+                                        const SamplingOptions& opt,
+                                        std::string* why) {
   SamplerAvailability a = ProbeAvailability(fs);
   auto missing = [&]() {
     std::vector<std::string> r;
     if (!a.core_pmu) {
-      r.push_back(a.hypervisor ? "this is a VM without a virtual PMU (no cpu PMU in "
-                                 "/sys/bus/event_source/devices)"
-                               : "no hardware PMU driver is loaded");
+      r.push_back(a.hypervisor
+                      ? "this is a VM without a virtual PMU (no cpu PMU in "
+                        "/sys/bus/event_source/devices)"
+                      : "no hardware PMU driver is loaded");
     } else {
       r.push_back("the CPU PMU has neither PEBS mem-loads nor AMD ibs_op");
     }
     if (a.paranoid && *a.paranoid > 0 && !a.cap_perfmon) {
-      r.push_back(absl::StrCat("perf_event_paranoid is ", *a.paranoid,
-                               " and the process lacks CAP_PERFMON (system-wide sampling needs "
-                               "one of: paranoid <= 0, CAP_PERFMON, root)"));
+      r.push_back(absl::StrCat(
+          "perf_event_paranoid is ", *a.paranoid,
+          " and the process lacks CAP_PERFMON (system-wide sampling needs "
+          "one of: paranoid <= 0, CAP_PERFMON, root)"));
     }
     return absl::StrJoin(r, "; ");
   };
@@ -421,30 +477,36 @@ absl::StatusOr<EventGroup> ChooseEvents(const KernelFs& fs, SourceRequest req,
       return PageFaultEvents(opt);
     case SourceRequest::kPebs: {
       if (!a.pebs) {
-        return absl::NotFoundError(absl::StrCat("--source pebs: ", missing(),
-                                                ". Alternatives: --source ibs on AMD, --source pagefault anywhere"));
+        return absl::NotFoundError(
+            absl::StrCat("--source pebs: ", missing(),
+                         ". Alternatives: --source ibs on AMD, --source "
+                         "pagefault anywhere"));
       }
       *why = "PEBS load latency requested";
       return PebsEvents(fs, opt, fs.is_live() ? LibpfmHostPmu() : std::nullopt);
     }
     case SourceRequest::kIbs:
       if (!a.ibs) {
-        return absl::NotFoundError(absl::StrCat("--source ibs: ", missing(),
-                                                ". Alternatives: --source pebs on Intel, --source pagefault anywhere"));
+        return absl::NotFoundError(
+            absl::StrCat("--source ibs: ", missing(),
+                         ". Alternatives: --source pebs on Intel, --source "
+                         "pagefault anywhere"));
       }
       *why = "AMD IBS op requested";
       return IbsEvents(fs, opt);
     case SourceRequest::kAuto:
       if (a.pebs) {
         *why = "auto: Intel PEBS load latency is available";
-        return PebsEvents(fs, opt, fs.is_live() ? LibpfmHostPmu() : std::nullopt);
+        return PebsEvents(fs, opt,
+                          fs.is_live() ? LibpfmHostPmu() : std::nullopt);
       }
       if (a.ibs) {
         *why = "auto: AMD IBS op is available";
         return IbsEvents(fs, opt);
       }
-      *why = absl::StrCat("auto: no hardware memory sampler (", missing(),
-                          "); using software page faults, which see first touches only");
+      *why = absl::StrCat(
+          "auto: no hardware memory sampler (", missing(),
+          "); using software page faults, which see first touches only");
       return PageFaultEvents(opt);
   }
   return absl::InternalError("unreachable");

@@ -45,10 +45,11 @@ enum class SourceRequest { kAuto, kPebs, kIbs, kPageFault };
 absl::StatusOr<SourceRequest> ParseSourceRequest(absl::string_view s);
 
 struct EventSpec {
-  std::string name;         // for messages and trace headers: "cpu/mem-loads,ldlat=30/"
-  perf_event_attr attr{};   // complete, ready for perf_event_open
+  std::string
+      name;  // for messages and trace headers: "cpu/mem-loads,ldlat=30/"
+  perf_event_attr attr{};  // complete, ready for perf_event_open
   SampleSource source = SampleSource::kUnknown;
-  bool sampling = true;     // false for a non-sampling group leader
+  bool sampling = true;  // false for a non-sampling group leader
 };
 
 // Events opened together on each CPU: events[0] leads the group when
@@ -80,8 +81,8 @@ inline constexpr uint64_t kDefaultPageFaultPeriod = 1;
 // The sample_type every hotpage event uses (the ring reader and trace
 // writer rely on IDENTIFIER for multi-event rings).
 inline constexpr uint64_t kSampleType =
-    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-    PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 
 // --- sysfs event aliases and formats ---------------------------------------
 
@@ -96,14 +97,15 @@ absl::StatusOr<FormatField> ParseFormatField(absl::string_view text);
 // Encodes an event alias ("event=0xcd,umask=0x1,ldlat=3") of PMU `pmu`
 // (a directory under /sys/bus/event_source/devices) with `overrides`
 // applied (e.g. {"ldlat", 30}); type from the PMU's `type` file.
-absl::StatusOr<perf_event_attr> EncodeSysfsEvent(const KernelFs& fs, absl::string_view pmu,
-                                                 absl::string_view alias,
-                                                 const std::map<std::string, uint64_t>& overrides);
+absl::StatusOr<perf_event_attr> EncodeSysfsEvent(
+    const KernelFs& fs, absl::string_view pmu, absl::string_view alias,
+    const std::map<std::string, uint64_t>& overrides);
 
 // --- libpfm4 ---------------------------------------------------------------
 
-// Encodes a libpfm4 event string ("spr::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=32")
-// for user-level sampling. Initializes libpfm4 once per process.
+// Encodes a libpfm4 event string
+// ("spr::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=32") for user-level sampling.
+// Initializes libpfm4 once per process.
 absl::StatusOr<perf_event_attr> EncodeLibpfm(const std::string& event);
 
 // The name libpfm4 gives the host's active core PMU ("spr", "icx", ...), or
@@ -115,17 +117,19 @@ std::optional<std::string> LibpfmHostPmu();
 
 absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt);
 // `libpfm_pmu`: encode through libpfm4 for this PMU name when set.
-absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs, const SamplingOptions& opt,
+absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs,
+                                      const SamplingOptions& opt,
                                       std::optional<std::string> libpfm_pmu);
-absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs, const SamplingOptions& opt);
+absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs,
+                                     const SamplingOptions& opt);
 
 // What the machine offers, for `auto` and for error messages (the PMU part
 // from ProbePmu, pmu_probe.h, the one probe every caller uses).
 struct SamplerAvailability {
-  bool pebs = false;         // cpu (or cpu_core) PMU with mem-loads
-  bool ibs = false;          // ibs_op PMU
-  bool core_pmu = false;     // any hardware core PMU at all
-  bool hypervisor = false;   // running under a hypervisor
+  bool pebs = false;        // cpu (or cpu_core) PMU with mem-loads
+  bool ibs = false;         // ibs_op PMU
+  bool core_pmu = false;    // any hardware core PMU at all
+  bool hypervisor = false;  // running under a hypervisor
   std::optional<int64_t> paranoid;
   bool cap_perfmon = false;  // effective CAP_PERFMON or CAP_SYS_ADMIN
 };
@@ -135,7 +139,8 @@ SamplerAvailability ProbeAvailability(const KernelFs& fs);
 // (PEBS, then IBS, then page faults). Errors name what is missing and the
 // alternatives. `why` receives a one-line explanation of the choice.
 absl::StatusOr<EventGroup> ChooseEvents(const KernelFs& fs, SourceRequest req,
-                                        const SamplingOptions& opt, std::string* why);
+                                        const SamplingOptions& opt,
+                                        std::string* why);
 
 }  // namespace hotpage
 

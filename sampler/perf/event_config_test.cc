@@ -45,7 +45,8 @@ TEST(ParseFormatField, Forms) {
   f = ParseFormatField("config2:0");
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->ranges, (std::vector<std::pair<int, int>>{{0, 0}}));
-  for (const char* bad : {"", "config", "conf:0", "config:7-0", "config:0-64", "config:a-b", "config:0-63,0-1"}) {
+  for (const char* bad : {"", "config", "conf:0", "config:7-0", "config:0-64",
+                          "config:a-b", "config:0-63,0-1"}) {
     EXPECT_FALSE(ParseFormatField(bad).ok()) << bad;
   }
 }
@@ -54,7 +55,8 @@ TEST(EncodeSysfsEvent, AppliesAliasAndOverridesThroughFormats) {
   FakeTree t;
   IntelCpuPmu(t, false, false);
   KernelFs fs = Fs(t);
-  auto a = EncodeSysfsEvent(fs, "cpu", "event=0xcd,umask=0x1,ldlat=3", {{"ldlat", 30}});
+  auto a = EncodeSysfsEvent(fs, "cpu", "event=0xcd,umask=0x1,ldlat=3",
+                            {{"ldlat", 30}});
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->type, 4u);
   EXPECT_EQ(a->config, 0x1cdu);
@@ -80,7 +82,8 @@ TEST(Libpfm, EncodesLoadLatencyForIntelServerParts) {
   // Needs LIBPFM_ENCODE_INACTIVE=1 (set by the BUILD rule): encodes for
   // PMUs this machine does not have. Values checked in pmu.md.
   for (const char* pmu : {"spr", "icx", "skx"}) {
-    auto a = EncodeLibpfm(std::string(pmu) + "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=32");
+    auto a = EncodeLibpfm(std::string(pmu) +
+                          "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=32");
     ASSERT_TRUE(a.ok()) << pmu << ": " << a.status();
     EXPECT_EQ(a->type, static_cast<uint32_t>(PERF_TYPE_RAW)) << pmu;
     EXPECT_EQ(a->config, 0x1cdu) << pmu;

@@ -1,7 +1,7 @@
-// PerfDataReader against the real `perf` tool: records //sampler/perf:touch_pages
-// with Debian's perf in file mode, pipe mode (`-o -`) and `-z`, two events at
-// once with `-d -W --phys-data --sample-cpu`, and checks the reader's
-// samples against perf's own decoding, sample for sample:
+// PerfDataReader against the real `perf` tool: records
+// //sampler/perf:touch_pages with Debian's perf in file mode, pipe mode (`-o
+// -`) and `-z`, two events at once with `-d -W --phys-data --sample-cpu`, and
+// checks the reader's samples against perf's own decoding, sample for sample:
 //
 //  - `perf script -G -F ... --ns` (perf sorts by time; the reader keeps file
 //    order, so its samples are compared after a stable sort by time);
@@ -260,7 +260,8 @@ ReadResult ReadAll(const std::string& path) {
 void CompareWithScript(const std::string& path, const ReadResult& got) {
   const CmdResult script = RunCommand(
       "perf script -i '" + path +
-      "' -G -F pid,tid,cpu,time,period,event,addr,data_src,weight,phys_addr --ns "
+      "' -G -F pid,tid,cpu,time,period,event,addr,data_src,weight,phys_addr "
+      "--ns "
       "2>/dev/null");
   ASSERT_EQ(script.exit_code, 0) << "perf script failed on " << path;
   const std::vector<PerfSample> want = ParseScript(script.out);

@@ -1,7 +1,5 @@
 #include "sampler/perf/perf_data_reader.h"
 
-#include "sampler/perf/perf_record.h"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "sampler/perf/perf_data_format.h"
+#include "sampler/perf/perf_record.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {

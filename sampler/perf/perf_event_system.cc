@@ -9,9 +9,10 @@
 
 namespace hotpage {
 
-int LinuxPerfEventSystem::Open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd,
-                               unsigned long flags) {
-  long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+int LinuxPerfEventSystem::Open(perf_event_attr* attr, pid_t pid, int cpu,
+                               int group_fd, unsigned long flags) {
+  long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
+                    flags | PERF_FLAG_FD_CLOEXEC);
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
@@ -24,9 +25,12 @@ void* LinuxPerfEventSystem::Map(int fd, size_t bytes, int* err) {
   return p;
 }
 
-void LinuxPerfEventSystem::Unmap(void* addr, size_t bytes) { munmap(addr, bytes); }
+void LinuxPerfEventSystem::Unmap(void* addr, size_t bytes) {
+  munmap(addr, bytes);
+}
 
-int LinuxPerfEventSystem::Ioctl(int fd, unsigned long request, unsigned long arg) {
+int LinuxPerfEventSystem::Ioctl(int fd, unsigned long request,
+                                unsigned long arg) {
   return ioctl(fd, request, arg) < 0 ? -errno : 0;
 }
 

@@ -32,7 +32,8 @@ class PerfEventSystem {
 
 class LinuxPerfEventSystem : public PerfEventSystem {
  public:
-  int Open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) override;
+  int Open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd,
+           unsigned long flags) override;
   void* Map(int fd, size_t bytes, int* err) override;
   void Unmap(void* addr, size_t bytes) override;
   int Ioctl(int fd, unsigned long request, unsigned long arg) override;

@@ -1,17 +1,16 @@
 #include "sampler/perf/perf_record.h"
 
-#include "sampler/perf/perf_data_format.h"
-
 #include <bit>
 #include <cstring>
 #include <initializer_list>
 
+#include "sampler/perf/perf_data_format.h"
+
 namespace hotpage {
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-PerfEventLayout PerfEventLayout::FromAttr(const perf_event_attr& attr, SampleSource source) {
+PerfEventLayout PerfEventLayout::FromAttr(const perf_event_attr& attr,
+                                          SampleSource source) {
   PerfEventLayout l;
   l.sample_type = attr.sample_type;
   l.read_format = attr.read_format;
@@ -28,14 +27,16 @@ int SampleIdOffset(uint64_t st) {
   if (st & PERF_SAMPLE_IDENTIFIER) return 0;
   if (!(st & PERF_SAMPLE_ID)) return -1;
   int off = 0;
-  for (uint64_t bit : {uint64_t{PERF_SAMPLE_IP}, uint64_t{PERF_SAMPLE_TID},
-                       uint64_t{PERF_SAMPLE_TIME}, uint64_t{PERF_SAMPLE_ADDR}}) {
+  for (uint64_t bit :
+       {uint64_t{PERF_SAMPLE_IP}, uint64_t{PERF_SAMPLE_TID},
+        uint64_t{PERF_SAMPLE_TIME}, uint64_t{PERF_SAMPLE_ADDR}}) {
     if (st & bit) off += 8;
   }
   return off;
 }
 
-bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len, SampleFields* f) {
+bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len,
+                SampleFields* f) {
   namespace pf = perf_format;
   uint64_t o = 0;  // invariant: o <= len
   auto take = [&](uint64_t* v) {
@@ -74,8 +75,10 @@ bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len, SampleFi
     const uint64_t rf = a.read_format;
     const uint64_t times = 8 * (!!(rf & pf::kFormatTotalTimeEnabled) +
                                 !!(rf & pf::kFormatTotalTimeRunning));
-    const uint64_t per_value = 8 * (1 + !!(rf & pf::kFormatId) + !!(rf & pf::kFormatLost));
-    if (rf & pf::kFormatGroup) {  // {nr; enabled?; running?; {value; id?; lost?}[nr]}
+    const uint64_t per_value =
+        8 * (1 + !!(rf & pf::kFormatId) + !!(rf & pf::kFormatLost));
+    if (rf & pf::kFormatGroup) {  // {nr; enabled?; running?; {value; id?;
+                                  // lost?}[nr]}
       uint64_t nr;
       if (!take(&nr) || !skip(times)) return false;
       if (nr > (len - o) / per_value || !skip(nr * per_value)) return false;
@@ -87,25 +90,32 @@ bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len, SampleFi
     uint64_t nr;
     if (!take(&nr) || nr > (len - o) / 8 || !skip(nr * 8)) return false;
   }
-  if (t & pf::kSampleRaw) {  // {u32 size; data[size]}, padded by the kernel to 8
+  if (t &
+      pf::kSampleRaw) {  // {u32 size; data[size]}, padded by the kernel to 8
     if (len - o < 4) return false;
     uint32_t size;
     std::memcpy(&size, p + o, 4);
     o += 4;
     if (!skip(size)) return false;
   }
-  if (t & pf::kSampleBranchStack) {  // {nr; hw_idx?; entries[nr]; counters[nr]?}
+  if (t &
+      pf::kSampleBranchStack) {  // {nr; hw_idx?; entries[nr]; counters[nr]?}
     uint64_t nr;
     if (!take(&nr)) return false;
     if ((a.branch_sample_type & pf::kBranchHwIndex) && !skip(8)) return false;
-    if (nr > (len - o) / pf::kBranchEntrySize || !skip(nr * pf::kBranchEntrySize)) return false;
-    if ((a.branch_sample_type & pf::kBranchCounters) && (nr > (len - o) / 8 || !skip(nr * 8))) {
+    if (nr > (len - o) / pf::kBranchEntrySize ||
+        !skip(nr * pf::kBranchEntrySize))
+      return false;
+    if ((a.branch_sample_type & pf::kBranchCounters) &&
+        (nr > (len - o) / 8 || !skip(nr * 8))) {
       return false;
     }
   }
   if (t & pf::kSampleRegsUser) {  // {abi; regs[popcount(mask)] if abi}
     if (!take(&v)) return false;
-    if (v != 0 && !skip(8 * static_cast<uint64_t>(std::popcount(a.sample_regs_user)))) return false;
+    if (v != 0 &&
+        !skip(8 * static_cast<uint64_t>(std::popcount(a.sample_regs_user))))
+      return false;
   }
   if (t & pf::kSampleStackUser) {  // {size; data[size]; dyn_size if size}
     uint64_t size;
@@ -117,7 +127,9 @@ bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len, SampleFi
   if ((t & pf::kSampleTransaction) && !take(&v)) return false;
   if (t & pf::kSampleRegsIntr) {
     if (!take(&v)) return false;
-    if (v != 0 && !skip(8 * static_cast<uint64_t>(std::popcount(a.sample_regs_intr)))) return false;
+    if (v != 0 &&
+        !skip(8 * static_cast<uint64_t>(std::popcount(a.sample_regs_intr))))
+      return false;
   }
   if ((t & pf::kSamplePhysAddr) && !take(&f->phys)) return false;
   if ((t & pf::kSampleCgroup) && !take(&v)) return false;
@@ -130,8 +142,8 @@ bool WalkSample(const PerfEventLayout& a, const uint8_t* p, size_t len, SampleFi
   return true;
 }
 
-bool DecodeSample(const PerfEventLayout& layout, const uint8_t* body, size_t len, Sample* out,
-                  uint64_t* id) {
+bool DecodeSample(const PerfEventLayout& layout, const uint8_t* body,
+                  size_t len, Sample* out, uint64_t* id) {
   SampleFields f;
   if (!WalkSample(layout, body, len, &f)) return false;
   const uint64_t st = layout.sample_type;
@@ -150,7 +162,8 @@ bool DecodeSample(const PerfEventLayout& layout, const uint8_t* body, size_t len
   // latency as a u64, capped.
   out->weight = (st & PERF_SAMPLE_WEIGHT_STRUCT)
                     ? static_cast<uint32_t>(f.weight)
-                    : static_cast<uint32_t>(f.weight > UINT32_MAX ? UINT32_MAX : f.weight);
+                    : static_cast<uint32_t>(f.weight > UINT32_MAX ? UINT32_MAX
+                                                                  : f.weight);
   if (st & PERF_SAMPLE_DATA_SRC) {
     DecodedDataSrc d = DecodeDataSrc(out->data_src);
     out->level = d.level;
@@ -164,16 +177,17 @@ size_t SampleIdTrailerSize(const PerfEventLayout& layout) {
   if (!layout.sample_id_all) return 0;
   const uint64_t st = layout.sample_type;
   size_t n = 0;
-  for (uint64_t bit : {uint64_t{PERF_SAMPLE_TID}, uint64_t{PERF_SAMPLE_TIME},
-                       uint64_t{PERF_SAMPLE_ID}, uint64_t{PERF_SAMPLE_STREAM_ID},
-                       uint64_t{PERF_SAMPLE_CPU}, uint64_t{PERF_SAMPLE_IDENTIFIER}}) {
+  for (uint64_t bit :
+       {uint64_t{PERF_SAMPLE_TID}, uint64_t{PERF_SAMPLE_TIME},
+        uint64_t{PERF_SAMPLE_ID}, uint64_t{PERF_SAMPLE_STREAM_ID},
+        uint64_t{PERF_SAMPLE_CPU}, uint64_t{PERF_SAMPLE_IDENTIFIER}}) {
     if (st & bit) n += 8;
   }
   return n;
 }
 
-bool DecodeSampleIdTrailer(const PerfEventLayout& layout, const uint8_t* body, size_t len,
-                           SampleId* out) {
+bool DecodeSampleIdTrailer(const PerfEventLayout& layout, const uint8_t* body,
+                           size_t len, SampleId* out) {
   *out = SampleId{};
   const size_t n = SampleIdTrailerSize(layout);
   if (n == 0 || len < n) return false;

@@ -42,7 +42,8 @@ struct PerfEventLayout {
   uint64_t fixed_period = 0;
   SampleSource source = SampleSource::kUnknown;
 
-  static PerfEventLayout FromAttr(const perf_event_attr& attr, SampleSource source);
+  static PerfEventLayout FromAttr(const perf_event_attr& attr,
+                                  SampleSource source);
 };
 
 // The sample_id fields of a record (any of them may be absent: 0).
@@ -73,14 +74,14 @@ bool WalkSample(const PerfEventLayout& layout, const uint8_t* body, size_t len,
 // Fills every Sample field it can; level/tlb/flags from data_src. `*id` gets
 // IDENTIFIER or ID when present (0 otherwise). Returns false if `len` is too
 // short for the layout or a variable-length field is inconsistent.
-bool DecodeSample(const PerfEventLayout& layout, const uint8_t* body, size_t len, Sample* out,
-                  uint64_t* id);
+bool DecodeSample(const PerfEventLayout& layout, const uint8_t* body,
+                  size_t len, Sample* out, uint64_t* id);
 
 // Decodes the sample_id trailer at the end of a non-sample record body of
 // `len` bytes. Returns false when the layout has no sample_id_all or the
 // body is too short.
-bool DecodeSampleIdTrailer(const PerfEventLayout& layout, const uint8_t* body, size_t len,
-                           SampleId* out);
+bool DecodeSampleIdTrailer(const PerfEventLayout& layout, const uint8_t* body,
+                           size_t len, SampleId* out);
 
 // Size in bytes of the sample_id trailer for this layout (0 without
 // sample_id_all).

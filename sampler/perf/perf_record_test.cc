@@ -16,7 +16,8 @@ std::vector<uint8_t> Bytes(const std::vector<uint64_t>& words) {
 
 TEST(DecodeSample, PageFaultLayout) {
   PerfEventLayout l;
-  l.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+  l.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+                  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
   l.source = SampleSource::kPageFault;
   auto b = Bytes({uint64_t{8} << 32 | 7, 1000, 0xdead000, 3, 1});
   Sample s;
@@ -38,31 +39,53 @@ TEST(DecodeSample, PageFaultLayout) {
 
 TEST(DecodeSample, VariableLengthFieldsAreSkippedCorrectly) {
   PerfEventLayout l;
-  l.sample_type = PERF_SAMPLE_ID | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_READ |
-                  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK |
-                  PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT |
-                  PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR |
-                  PERF_SAMPLE_PHYS_ADDR;
-  l.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED;
+  l.sample_type = PERF_SAMPLE_ID | PERF_SAMPLE_TID | PERF_SAMPLE_ADDR |
+                  PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+                  PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
+                  PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT |
+                  PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION |
+                  PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR;
+  l.read_format =
+      PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED;
   l.branch_sample_type = PERF_SAMPLE_BRANCH_HW_INDEX;
   l.sample_regs_user = 0b1011;  // 3 registers
   l.sample_regs_intr = 0b1;     // 1 register
   l.fixed_period = 4000;
   std::vector<uint64_t> w = {
-      uint64_t{5} << 32 | 5,      // TID
-      0x7f00,                     // ADDR
-      0xabc,                      // ID
-      2, 111, 10, 1, 20, 2,       // READ: nr=2, time_enabled, {value,id} x2
-      3, 1, 2, 3,                 // CALLCHAIN: nr=3
-      uint64_t{0xAAAA} << 32 | 12, 0xBBBBBBBBBBBBBBBBull,  // RAW: size 12 (+4 = 16 bytes)
-      1, 0xFF, 1, 2, 3,           // BRANCH_STACK: nr=1, hw_idx, 1 entry (3 words)
-      2, 1, 2, 3,                 // REGS_USER: abi=2 + 3 regs
-      16, 9, 9, 16,               // STACK_USER: size=16, 2 words, dyn_size
-      1234,                       // WEIGHT
+      uint64_t{5} << 32 | 5,  // TID
+      0x7f00,                 // ADDR
+      0xabc,                  // ID
+      2,
+      111,
+      10,
+      1,
+      20,
+      2,  // READ: nr=2, time_enabled, {value,id} x2
+      3,
+      1,
+      2,
+      3,  // CALLCHAIN: nr=3
+      uint64_t{0xAAAA} << 32 | 12,
+      0xBBBBBBBBBBBBBBBBull,  // RAW: size 12 (+4 = 16 bytes)
+      1,
+      0xFF,
+      1,
+      2,
+      3,  // BRANCH_STACK: nr=1, hw_idx, 1 entry (3 words)
+      2,
+      1,
+      2,
+      3,  // REGS_USER: abi=2 + 3 regs
+      16,
+      9,
+      9,
+      16,    // STACK_USER: size=16, 2 words, dyn_size
+      1234,  // WEIGHT
       uint64_t{PERF_MEM_OP_STORE} << PERF_MEM_OP_SHIFT,  // DATA_SRC
-      0,                          // TRANSACTION
-      2, 7,                       // REGS_INTR: abi + 1 reg
-      0x99000,                    // PHYS_ADDR
+      0,                                                 // TRANSACTION
+      2,
+      7,        // REGS_INTR: abi + 1 reg
+      0x99000,  // PHYS_ADDR
   };
   auto b = Bytes(w);
   Sample s;
@@ -93,14 +116,18 @@ TEST(DecodeSample, HostileCountsDoNotOverflow) {
 
 TEST(SampleIdOffset, FollowsTheKernelsRules) {
   EXPECT_EQ(SampleIdOffset(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP), 0);
-  EXPECT_EQ(SampleIdOffset(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ID), 16);
-  EXPECT_EQ(SampleIdOffset(PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID), 24);
+  EXPECT_EQ(SampleIdOffset(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_ID),
+            16);
+  EXPECT_EQ(SampleIdOffset(PERF_SAMPLE_IP | PERF_SAMPLE_TIME |
+                           PERF_SAMPLE_ADDR | PERF_SAMPLE_ID),
+            24);
   EXPECT_EQ(SampleIdOffset(PERF_SAMPLE_IP), -1);
 }
 
 TEST(DecodeSampleIdTrailer, ReadsTheTailOfARecord) {
   PerfEventLayout l;
-  l.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER |
+  l.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                  PERF_SAMPLE_IDENTIFIER |
                   PERF_SAMPLE_ADDR;  // ADDR is not part of sample_id
   l.sample_id_all = true;
   EXPECT_EQ(SampleIdTrailerSize(l), 32u);

@@ -24,7 +24,8 @@ uint64_t PeriodController::Update(double cpu_s, double wall_s) {
   last_usage_ = cpu_s / wall_s;
   if (last_usage_ > budget_) {
     double factor = std::min(4.0, last_usage_ / budget_);
-    uint64_t next = Normalize(static_cast<uint64_t>(std::ceil(static_cast<double>(period_) * factor)));
+    uint64_t next = Normalize(static_cast<uint64_t>(
+        std::ceil(static_cast<double>(period_) * factor)));
     if (next > period_) {
       period_ = next;
       ++raises_;

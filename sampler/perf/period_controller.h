@@ -25,7 +25,8 @@ class PeriodController {
  public:
   // `normalize` maps a candidate period to one the source accepts (IBS:
   // low 4 bits clear, at least 0x90); identity when null.
-  PeriodController(uint64_t base_period, uint64_t max_period, double budget_fraction,
+  PeriodController(uint64_t base_period, uint64_t max_period,
+                   double budget_fraction,
                    std::function<uint64_t(uint64_t)> normalize = nullptr);
 
   // Returns the period to use next. cpu_s and wall_s are for one interval.

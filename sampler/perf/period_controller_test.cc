@@ -18,10 +18,11 @@ TEST(PeriodController, RaisesUnderLoadInProportionCappedAt4x) {
 TEST(PeriodController, HoldsInsideTheBandAndLowersWhenQuiet) {
   PeriodController c(1000, 1 << 20, 0.02);
   c.Update(0.08, 1.0);  // 4000
-  EXPECT_EQ(c.Update(0.015, 1.0), 4000u);  // 1.5%: within budget, above a quarter: hold
+  EXPECT_EQ(c.Update(0.015, 1.0),
+            4000u);  // 1.5%: within budget, above a quarter: hold
   EXPECT_EQ(c.Update(0.001, 1.0), 2000u);  // quiet: halve
   EXPECT_EQ(c.Update(0.001, 1.0), 1000u);
-  EXPECT_EQ(c.Update(0.0, 1.0), 1000u);    // never below what the user asked
+  EXPECT_EQ(c.Update(0.0, 1.0), 1000u);  // never below what the user asked
   EXPECT_EQ(c.lowers(), 2u);
 }
 
@@ -36,14 +37,18 @@ TEST(PeriodController, ConvergesUnderASteadyLoad) {
   // Sampler cost proportional to the sample rate: usage = k / period.
   PeriodController c(100, 1 << 24, 0.02);
   const double k = 100.0;  // 100% of a core at period 100
-  for (int i = 0; i < 20; ++i) c.Update(k / static_cast<double>(c.period()), 1.0);
+  for (int i = 0; i < 20; ++i)
+    c.Update(k / static_cast<double>(c.period()), 1.0);
   const double usage = k / static_cast<double>(c.period());
   EXPECT_LE(usage, 0.02);
   EXPECT_GE(usage, 0.02 / 8);  // not starved far below the budget either
 }
 
 TEST(PeriodController, NormalizesForIbs) {
-  auto ibs = [](uint64_t p) { p &= ~uint64_t{0xf}; return p < 0x90 ? uint64_t{0x90} : p; };
+  auto ibs = [](uint64_t p) {
+    p &= ~uint64_t{0xf};
+    return p < 0x90 ? uint64_t{0x90} : p;
+  };
   PeriodController c(0x90, 1 << 20, 0.02, ibs);
   uint64_t p = c.Update(0.03, 1.0);  // x1.5 = 216 -> 0xd0
   EXPECT_EQ(p & 0xf, 0u);

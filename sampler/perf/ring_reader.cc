@@ -34,12 +34,15 @@ bool PidFilter::OnFork(uint32_t parent, uint32_t child) {
 
 RingReader::RingReader(void* base, size_t page_size, size_t data_size,
                        std::vector<RingEvent> events, PidFilter* filter)
-    : meta_(static_cast<perf_event_mmap_page*>(base)), events_(std::move(events)), filter_(filter) {
+    : meta_(static_cast<perf_event_mmap_page*>(base)),
+      events_(std::move(events)),
+      filter_(filter) {
   uint64_t offset = meta_->data_offset ? meta_->data_offset : page_size;
   uint64_t size = meta_->data_size ? meta_->data_size : data_size;
   data_ = static_cast<const uint8_t*>(base) + offset;
   mask_ = size - 1;
-  if (!events_.empty()) id_offset_ = SampleIdOffset(events_[0].layout.sample_type);
+  if (!events_.empty())
+    id_offset_ = SampleIdOffset(events_[0].layout.sample_type);
 }
 
 uint64_t RingReader::Pending() const {
@@ -50,7 +53,8 @@ uint64_t RingReader::Pending() const {
 
 const RingEvent* RingReader::FindEvent(const uint8_t* body, size_t len) const {
   if (events_.size() == 1) return &events_[0];
-  if (id_offset_ < 0 || len < static_cast<size_t>(id_offset_) + 8) return nullptr;
+  if (id_offset_ < 0 || len < static_cast<size_t>(id_offset_) + 8)
+    return nullptr;
   uint64_t id;
   std::memcpy(&id, body + id_offset_, 8);
   for (const RingEvent& e : events_) {
@@ -90,7 +94,8 @@ void RingReader::HandleOther(uint32_t type, const uint8_t* body, size_t len) {
         uint32_t f[4];
         std::memcpy(f, body, 16);
         // A new process (pid == tid), not a new thread of an existing one.
-        if (f[0] == f[2] && filter_->OnFork(f[1], f[0])) ++counters_.forks_followed;
+        if (f[0] == f[2] && filter_->OnFork(f[1], f[0]))
+          ++counters_.forks_followed;
       }
       ++counters_.other;
       break;

@@ -39,20 +39,20 @@
 namespace hotpage {
 
 struct RingCounters {
-  uint64_t records = 0;           // all records consumed
-  uint64_t samples = 0;           // samples handed out
-  uint64_t lost = 0;              // sum of PERF_RECORD_LOST.lost
-  uint64_t lost_records = 0;      // number of PERF_RECORD_LOST records
-  uint64_t lost_samples = 0;      // sum of PERF_RECORD_LOST_SAMPLES.lost
+  uint64_t records = 0;       // all records consumed
+  uint64_t samples = 0;       // samples handed out
+  uint64_t lost = 0;          // sum of PERF_RECORD_LOST.lost
+  uint64_t lost_records = 0;  // number of PERF_RECORD_LOST records
+  uint64_t lost_samples = 0;  // sum of PERF_RECORD_LOST_SAMPLES.lost
   uint64_t throttle = 0;
   uint64_t unthrottle = 0;
-  uint64_t filtered_kernel = 0;   // data address in kernel space
-  uint64_t filtered_zero = 0;     // no data address
-  uint64_t filtered_pid = 0;      // another process
-  uint64_t malformed = 0;         // too short for its sample_type, bad size
-  uint64_t unknown_event = 0;     // id matches no event we opened
-  uint64_t other = 0;             // COMM, MMAP, EXIT, ... (ignored)
-  uint64_t forks_followed = 0;    // child processes added to the filter
+  uint64_t filtered_kernel = 0;  // data address in kernel space
+  uint64_t filtered_zero = 0;    // no data address
+  uint64_t filtered_pid = 0;     // another process
+  uint64_t malformed = 0;        // too short for its sample_type, bad size
+  uint64_t unknown_event = 0;    // id matches no event we opened
+  uint64_t other = 0;            // COMM, MMAP, EXIT, ... (ignored)
+  uint64_t forks_followed = 0;   // child processes added to the filter
 
   RingCounters& operator+=(const RingCounters& o);
 };
@@ -99,8 +99,8 @@ class RingReader {
   // found from data_offset/data_size (Linux 4.1+), or, when those are 0,
   // follows the first page with `data_size` bytes. Events must all have
   // sample_id_all and, when there is more than one, IDENTIFIER.
-  RingReader(void* base, size_t page_size, size_t data_size, std::vector<RingEvent> events,
-             PidFilter* filter);
+  RingReader(void* base, size_t page_size, size_t data_size,
+             std::vector<RingEvent> events, PidFilter* filter);
 
   // Consumes records until `byte_budget` bytes were read, `out_cap` samples
   // were produced, or the ring is empty. Returns the number of samples

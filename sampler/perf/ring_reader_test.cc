@@ -10,10 +10,10 @@
 namespace hotpage {
 namespace {
 
-constexpr uint64_t kPebsType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                               PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
-                               PERF_SAMPLE_PERIOD | PERF_SAMPLE_WEIGHT_STRUCT |
-                               PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR;
+constexpr uint64_t kPebsType =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+    PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR;
 
 PerfEventLayout Layout(SampleSource src = SampleSource::kPebsLoad) {
   PerfEventLayout l;
@@ -24,16 +24,17 @@ PerfEventLayout Layout(SampleSource src = SampleSource::kPebsLoad) {
 }
 
 // The body of a PEBS-shaped sample, in the kernel's field order.
-std::vector<uint64_t> SampleBody(uint64_t id, uint32_t pid, uint32_t tid, uint64_t time,
-                                 uint64_t addr, uint32_t cpu, uint64_t period = 1000,
-                                 uint32_t weight = 77, uint64_t data_src = 0,
-                                 uint64_t phys = 0) {
-  return {id,   0x401000, uint64_t{tid} << 32 | pid, time, addr, cpu, period,
-          uint64_t{3} << 32 | weight, data_src, phys};
+std::vector<uint64_t> SampleBody(uint64_t id, uint32_t pid, uint32_t tid,
+                                 uint64_t time, uint64_t addr, uint32_t cpu,
+                                 uint64_t period = 1000, uint32_t weight = 77,
+                                 uint64_t data_src = 0, uint64_t phys = 0) {
+  return {id,  0x401000, uint64_t{tid} << 32 | pid,  time,     addr,
+          cpu, period,   uint64_t{3} << 32 | weight, data_src, phys};
 }
 
 // sample_id trailer for kPebsType: TID, TIME, CPU, IDENTIFIER.
-std::vector<uint64_t> WithTrailer(std::vector<uint64_t> body, uint64_t id, uint32_t cpu = 0) {
+std::vector<uint64_t> WithTrailer(std::vector<uint64_t> body, uint64_t id,
+                                  uint32_t cpu = 0) {
   body.push_back(1);
   body.push_back(0);
   body.push_back(cpu);
@@ -49,16 +50,23 @@ TEST(RingReader, DecodesEveryFieldAndCountsSideRecordsAtEveryWrapOffset) {
     SyntheticRing ring(kData);
     ring.SetPosition(pos + 3 * kData);  // head/tail far from 0, like a long run
     PidFilter filter = PidFilter::All();
-    RingReader reader(ring.base(), SyntheticRing::kPage, kData, {{7, Layout()}}, &filter);
-    const uint64_t src = uint64_t{PERF_MEM_LVLNUM_RAM} << PERF_MEM_LVLNUM_SHIFT |
+    RingReader reader(ring.base(), SyntheticRing::kPage, kData, {{7, Layout()}},
+                      &filter);
+    const uint64_t src = uint64_t{PERF_MEM_LVLNUM_RAM}
+                             << PERF_MEM_LVLNUM_SHIFT |
                          uint64_t{PERF_MEM_OP_LOAD} << PERF_MEM_OP_SHIFT;
-    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 10, 11, 100, 0x7f0000001000, 1, 500, 99, src, 0x1234000)));
+    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE,
+                           SampleBody(7, 10, 11, 100, 0x7f0000001000, 1, 500,
+                                      99, src, 0x1234000)));
     ASSERT_TRUE(ring.Write(PERF_RECORD_LOST, WithTrailer({7, 5}, 7)));
     ASSERT_TRUE(ring.Write(PERF_RECORD_THROTTLE, WithTrailer({200, 7, 7}, 7)));
-    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 10, 12, 300, 0x7f0000002040, 0)));
-    ASSERT_TRUE(ring.Write(PERF_RECORD_UNTHROTTLE, WithTrailer({400, 7, 7}, 7)));
+    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE,
+                           SampleBody(7, 10, 12, 300, 0x7f0000002040, 0)));
+    ASSERT_TRUE(
+        ring.Write(PERF_RECORD_UNTHROTTLE, WithTrailer({400, 7, 7}, 7)));
     ASSERT_TRUE(ring.Write(PERF_RECORD_LOST_SAMPLES, WithTrailer({3}, 7)));
-    ASSERT_TRUE(ring.Write(PERF_RECORD_COMM, WithTrailer({10, 10, 0x6f6c6c6568}, 7)));
+    ASSERT_TRUE(
+        ring.Write(PERF_RECORD_COMM, WithTrailer({10, 10, 0x6f6c6c6568}, 7)));
 
     Sample out[8];
     size_t n = reader.Drain(out, 8, 1 << 20);
@@ -93,10 +101,12 @@ TEST(RingReader, DecodesEveryFieldAndCountsSideRecordsAtEveryWrapOffset) {
 TEST(RingReader, ByteBudgetAndOutputCapacityLeaveTheRestForLater) {
   SyntheticRing ring(1 << 16);
   PidFilter filter = PidFilter::All();
-  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 16, {{7, Layout()}}, &filter);
+  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 16, {{7, Layout()}},
+                    &filter);
   constexpr int kSamples = 100;
   for (int i = 0; i < kSamples; ++i) {
-    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 1, 1, i, 0x1000 + 64 * i, 0)));
+    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE,
+                           SampleBody(7, 1, 1, i, 0x1000 + 64 * i, 0)));
   }
   const size_t rec = 8 + 8 * 10;
   Sample out[kSamples];
@@ -115,12 +125,16 @@ TEST(RingReader, ByteBudgetAndOutputCapacityLeaveTheRestForLater) {
 TEST(RingReader, FiltersKernelZeroAndOtherProcessesAndCountsThem) {
   SyntheticRing ring(1 << 14);
   PidFilter filter({42});
-  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14, {{7, Layout()}}, &filter);
+  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14, {{7, Layout()}},
+                    &filter);
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 42, 42, 1, 0x7000, 0));
-  ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 42, 43, 2, 0xffffffff81000000ull, 0));  // kernel
-  ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 42, 43, 3, 0, 0));                     // no address
-  ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 99, 99, 4, 0x7000, 0));                // other pid
-  ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 42, 44, 5, 0x8000, 0));  // a later thread
+  ring.Write(PERF_RECORD_SAMPLE,
+             SampleBody(7, 42, 43, 2, 0xffffffff81000000ull, 0));  // kernel
+  ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 42, 43, 3, 0, 0));  // no address
+  ring.Write(PERF_RECORD_SAMPLE,
+             SampleBody(7, 99, 99, 4, 0x7000, 0));  // other pid
+  ring.Write(PERF_RECORD_SAMPLE,
+             SampleBody(7, 42, 44, 5, 0x8000, 0));  // a later thread
   Sample out[8];
   ASSERT_EQ(reader.Drain(out, 8, 1 << 20), 2u);
   EXPECT_EQ(out[1].tid, 44u);
@@ -132,13 +146,20 @@ TEST(RingReader, FiltersKernelZeroAndOtherProcessesAndCountsThem) {
 TEST(RingReader, FollowsForkedChildProcessesButNotThreads) {
   SyntheticRing ring(1 << 14);
   PidFilter filter({42});
-  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14, {{7, Layout()}}, &filter);
+  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14, {{7, Layout()}},
+                    &filter);
   // FORK {pid, ppid, tid, ptid, time}: a thread (pid 42, tid 50) ...
-  ring.Write(PERF_RECORD_FORK, WithTrailer({uint64_t{42} << 32 | 42, uint64_t{42} << 32 | 50, 9}, 7));
+  ring.Write(
+      PERF_RECORD_FORK,
+      WithTrailer({uint64_t{42} << 32 | 42, uint64_t{42} << 32 | 50, 9}, 7));
   // ... and a child process 60 of 42.
-  ring.Write(PERF_RECORD_FORK, WithTrailer({uint64_t{42} << 32 | 60, uint64_t{42} << 32 | 60, 9}, 7));
+  ring.Write(
+      PERF_RECORD_FORK,
+      WithTrailer({uint64_t{42} << 32 | 60, uint64_t{42} << 32 | 60, 9}, 7));
   // An unrelated fork: 70 of 99.
-  ring.Write(PERF_RECORD_FORK, WithTrailer({uint64_t{99} << 32 | 70, uint64_t{99} << 32 | 70, 9}, 7));
+  ring.Write(
+      PERF_RECORD_FORK,
+      WithTrailer({uint64_t{99} << 32 | 70, uint64_t{99} << 32 | 70, 9}, 7));
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 60, 60, 1, 0x7000, 0));
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 70, 70, 1, 0x7000, 0));
   Sample out[4];
@@ -152,11 +173,13 @@ TEST(RingReader, SeveralEventsAreTellApartByIdentifier) {
   SyntheticRing ring(1 << 14);
   PidFilter filter = PidFilter::All();
   RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14,
-                    {{7, Layout(SampleSource::kPebsLoad)}, {8, Layout(SampleSource::kPebsStore)}},
+                    {{7, Layout(SampleSource::kPebsLoad)},
+                     {8, Layout(SampleSource::kPebsStore)}},
                     &filter);
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(8, 1, 1, 1, 0x7000, 0));
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 1, 1, 2, 0x7000, 0));
-  ring.Write(PERF_RECORD_SAMPLE, SampleBody(9, 1, 1, 3, 0x7000, 0));  // unknown id
+  ring.Write(PERF_RECORD_SAMPLE,
+             SampleBody(9, 1, 1, 3, 0x7000, 0));  // unknown id
   Sample out[4];
   ASSERT_EQ(reader.Drain(out, 4, 1 << 20), 2u);
   EXPECT_EQ(out[0].source, SampleSource::kPebsStore);
@@ -167,7 +190,8 @@ TEST(RingReader, SeveralEventsAreTellApartByIdentifier) {
 TEST(RingReader, MalformedRecordsAreCountedNotFatal) {
   SyntheticRing ring(1 << 14);
   PidFilter filter = PidFilter::All();
-  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14, {{7, Layout()}}, &filter);
+  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 14, {{7, Layout()}},
+                    &filter);
   ring.Write(PERF_RECORD_SAMPLE, {7, 0x401000, 1});  // far too short
   ring.Write(PERF_RECORD_LOST, {7});                 // too short
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 1, 1, 1, 0x7000, 0));
@@ -179,10 +203,13 @@ TEST(RingReader, MalformedRecordsAreCountedNotFatal) {
 TEST(RingReader, CorruptHeaderDropsToHeadInsteadOfLooping) {
   SyntheticRing ring(1 << 12);
   PidFilter filter = PidFilter::All();
-  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 12, {{7, Layout()}}, &filter);
+  RingReader reader(ring.base(), SyntheticRing::kPage, 1 << 12, {{7, Layout()}},
+                    &filter);
   ring.Write(PERF_RECORD_SAMPLE, SampleBody(7, 1, 1, 1, 0x7000, 0));
   // Overwrite the header's size with 0.
-  reinterpret_cast<perf_event_header*>(static_cast<uint8_t*>(ring.base()) + SyntheticRing::kPage)->size = 0;
+  reinterpret_cast<perf_event_header*>(static_cast<uint8_t*>(ring.base()) +
+                                       SyntheticRing::kPage)
+      ->size = 0;
   Sample out[4];
   EXPECT_EQ(reader.Drain(out, 4, 1 << 20), 0u);
   EXPECT_EQ(reader.counters().malformed, 1u);

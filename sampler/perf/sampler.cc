@@ -1,10 +1,9 @@
 #include "sampler/perf/sampler.h"
 
-#include <algorithm>
-
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -15,14 +14,16 @@
 namespace hotpage {
 
 absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid) {
-  HOTPAGE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs.ListDir(absl::StrCat("/proc/", pid, "/task")));
+  HOTPAGE_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                           fs.ListDir(absl::StrCat("/proc/", pid, "/task")));
   std::vector<pid_t> out;
   for (const std::string& n : names) {
     int tid = 0;
     if (absl::SimpleAtoi(n, &tid) && tid > 0) out.push_back(tid);
   }
   std::sort(out.begin(), out.end());
-  if (out.empty()) return absl::NotFoundError(absl::StrCat("pid ", pid, " has no threads"));
+  if (out.empty())
+    return absl::NotFoundError(absl::StrCat("pid ", pid, " has no threads"));
   return out;
 }
 
@@ -44,39 +45,51 @@ void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config) {
 }
 
 absl::StatusOr<std::vector<int>> OnlineCpus(const KernelFs& fs) {
-  HOTPAGE_ASSIGN_OR_RETURN(std::vector<int> cpus, fs.ReadList("/sys/devices/system/cpu/online"));
+  HOTPAGE_ASSIGN_OR_RETURN(std::vector<int> cpus,
+                           fs.ReadList("/sys/devices/system/cpu/online"));
   if (cpus.empty()) return absl::InternalError("no online CPU");
   return cpus;
 }
 
 std::string ExplainOpenError(int err, const EventSpec& spec, bool system_wide) {
-  std::string base = absl::StrCat("perf_event_open ", spec.name, ": ", ErrnoName(err), " (",
-                                  std::strerror(err), ")");
+  std::string base =
+      absl::StrCat("perf_event_open ", spec.name, ": ", ErrnoName(err), " (",
+                   std::strerror(err), ")");
   switch (err) {
     case EACCES:
     case EPERM:
-      return absl::StrCat(base, system_wide
-                                    ? ". System-wide sampling needs CAP_PERFMON (or root) or "
-                                      "kernel.perf_event_paranoid <= 0"
-                                    : ". Sampling another process needs CAP_PERFMON or ptrace "
-                                      "access to it, and kernel.perf_event_paranoid <= 2");
+      return absl::StrCat(
+          base, system_wide
+                    ? ". System-wide sampling needs CAP_PERFMON (or root) or "
+                      "kernel.perf_event_paranoid <= 0"
+                    : ". Sampling another process needs CAP_PERFMON or ptrace "
+                      "access to it, and kernel.perf_event_paranoid <= 2");
     case ENODATA:
-      return absl::StrCat(base, ". This CPU requires mem-loads in a group led by mem-loads-aux; "
-                                "the kernel did not accept the group");
+      return absl::StrCat(
+          base,
+          ". This CPU requires mem-loads in a group led by mem-loads-aux; "
+          "the kernel did not accept the group");
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:
-      return absl::StrCat(base, ". The kernel or CPU does not support this event (no PMU driver, "
-                                "or a VM without a virtual PMU); try --source pagefault");
+      return absl::StrCat(
+          base,
+          ". The kernel or CPU does not support this event (no PMU driver, "
+          "or a VM without a virtual PMU); try --source pagefault");
     case EINVAL:
-      return absl::StrCat(base, ". The kernel rejected the event configuration (for IBS: "
-                                "exclude_* bits without swfilt, or a bad period)");
+      return absl::StrCat(
+          base,
+          ". The kernel rejected the event configuration (for IBS: "
+          "exclude_* bits without swfilt, or a bad period)");
     case EMFILE:
     case ENFILE:
-      return absl::StrCat(base, ". Out of file descriptors: raise RLIMIT_NOFILE (ulimit -n) or "
-                                "sample fewer processes");
+      return absl::StrCat(
+          base,
+          ". Out of file descriptors: raise RLIMIT_NOFILE (ulimit -n) or "
+          "sample fewer processes");
     case ESRCH:
-      return absl::StrCat(base, ". The target process does not exist (any more)");
+      return absl::StrCat(base,
+                          ". The target process does not exist (any more)");
     case EBUSY:
       return absl::StrCat(base, ". The PMU is in use by another tool");
     default:
@@ -85,7 +98,9 @@ std::string ExplainOpenError(int err, const EventSpec& spec, bool system_wide) {
 }
 
 Sampler::Sampler(SamplerConfig config, PerfEventSystem* sys)
-    : config_(std::move(config)), sys_(sys), filter_(PidFilter::All()),
+    : config_(std::move(config)),
+      sys_(sys),
+      filter_(PidFilter::All()),
       batch_(new Sample[kBatch]) {}
 
 Sampler::~Sampler() {
@@ -98,14 +113,18 @@ Sampler::~Sampler() {
 
 absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Open(SamplerConfig config,
                                                        PerfEventSystem* sys) {
-  if (config.events.events.empty()) return absl::InvalidArgumentError("no events to open");
-  if (config.cpus.empty()) return absl::InvalidArgumentError("no CPUs to sample");
+  if (config.events.events.empty())
+    return absl::InvalidArgumentError("no events to open");
+  if (config.cpus.empty())
+    return absl::InvalidArgumentError("no CPUs to sample");
   if (!config.all && config.pids.empty()) {
-    return absl::InvalidArgumentError("no target: give --pid PID (repeatable) or --all");
+    return absl::InvalidArgumentError(
+        "no target: give --pid PID (repeatable) or --all");
   }
   const size_t pages = config.ring_data_pages;
   if (pages == 0 || (pages & (pages - 1)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("ring size ", pages, " pages is not a power of two"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ring size ", pages, " pages is not a power of two"));
   }
   std::unique_ptr<Sampler> s(new Sampler(std::move(config), sys));
   HOTPAGE_RETURN_IF_ERROR(s->OpenAll());
@@ -116,18 +135,20 @@ absl::Status Sampler::OpenAll() {
   const bool ibs = config_.events.events[0].source == SampleSource::kIbsOp;
   system_wide_ = config_.all || config_.system_wide || ibs;
   if (!config_.all) {
-    filter_ = PidFilter(std::vector<uint32_t>(config_.pids.begin(), config_.pids.end()));
+    filter_ = PidFilter(
+        std::vector<uint32_t>(config_.pids.begin(), config_.pids.end()));
   }
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t data_bytes = config_.ring_data_pages * page;
-  const size_t wakeup = config_.wakeup_bytes ? config_.wakeup_bytes : data_bytes / 4;
+  const size_t wakeup =
+      config_.wakeup_bytes ? config_.wakeup_bytes : data_bytes / 4;
 
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return ErrnoStatus(errno, "epoll_create1");
 
-  std::vector<pid_t> targets = system_wide_            ? std::vector<pid_t>{-1}
-                                : config_.threads.empty() ? config_.pids
-                                                          : config_.threads;
+  std::vector<pid_t> targets = system_wide_ ? std::vector<pid_t>{-1}
+                               : config_.threads.empty() ? config_.pids
+                                                         : config_.threads;
   for (int cpu : config_.cpus) {
     Ring ring;
     ring.cpu = cpu;
@@ -147,34 +168,43 @@ absl::Status Sampler::OpenAll() {
         int group_fd = in_group ? leader : -1;
         int fd = sys_->Open(&attr, pid, cpu, group_fd, 0);
         if (fd == -ESRCH && i == 0 && !config_.threads.empty() &&
-            std::find(config_.pids.begin(), config_.pids.end(), pid) == config_.pids.end()) {
+            std::find(config_.pids.begin(), config_.pids.end(), pid) ==
+                config_.pids.end()) {
           break;  // a listed thread exited meanwhile
         }
         if (fd < 0) {
-          std::string who = pid < 0 ? "all processes" : absl::StrCat("pid ", pid);
-          return absl::Status(ErrnoStatus(-fd, "").code(),
-                              absl::StrCat(ExplainOpenError(-fd, spec, system_wide_), " [cpu ",
-                                           cpu, ", ", who, "]"));
+          std::string who =
+              pid < 0 ? "all processes" : absl::StrCat("pid ", pid);
+          return absl::Status(
+              ErrnoStatus(-fd, "").code(),
+              absl::StrCat(ExplainOpenError(-fd, spec, system_wide_), " [cpu ",
+                           cpu, ", ", who, "]"));
         }
         fds_.push_back(fd);
         if (!in_group) leader_fds_.push_back(fd);
         if (i == 0) leader = fd;
         if (spec.sampling) sampling_fds_.push_back(fd);
         uint64_t id = 0;
-        if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)); rc < 0) {
-          return ErrnoStatus(-rc, absl::StrCat("PERF_EVENT_IOC_ID ", spec.name));
+        if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_ID,
+                                 reinterpret_cast<unsigned long>(&id));
+            rc < 0) {
+          return ErrnoStatus(-rc,
+                             absl::StrCat("PERF_EVENT_IOC_ID ", spec.name));
         }
-        ring_events.push_back({id, PerfEventLayout::FromAttr(attr, spec.source)});
+        ring_events.push_back(
+            {id, PerfEventLayout::FromAttr(attr, spec.source)});
         if (ring.fd < 0) {
           ring.fd = fd;
           ring.bytes = page + data_bytes;
           int err = 0;
           ring.base = sys_->Map(fd, ring.bytes, &err);
           if (ring.base == nullptr) {
-            return ErrnoStatus(err, absl::StrCat("mmap of the ", ring.bytes, "-byte ring on cpu ", cpu,
-                                                 err == EPERM ? " (over the perf_event_mlock_kb "
-                                                                "limit; use a smaller ring)"
-                                                              : ""));
+            return ErrnoStatus(
+                err, absl::StrCat(
+                         "mmap of the ", ring.bytes, "-byte ring on cpu ", cpu,
+                         err == EPERM ? " (over the perf_event_mlock_kb "
+                                        "limit; use a smaller ring)"
+                                      : ""));
           }
           epoll_event ev{};
           ev.events = EPOLLIN;
@@ -182,9 +212,11 @@ absl::Status Sampler::OpenAll() {
           if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0) {
             return ErrnoStatus(errno, "epoll_ctl");
           }
-        } else if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(ring.fd));
+        } else if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+                                        static_cast<unsigned long>(ring.fd));
                    rc < 0) {
-          return ErrnoStatus(-rc, absl::StrCat("PERF_EVENT_IOC_SET_OUTPUT on cpu ", cpu));
+          return ErrnoStatus(
+              -rc, absl::StrCat("PERF_EVENT_IOC_SET_OUTPUT on cpu ", cpu));
         }
       }
     }
@@ -192,7 +224,8 @@ absl::Status Sampler::OpenAll() {
     // needs no id lookup.
     std::vector<RingEvent> decoders;
     for (size_t i = 0; i < ring_events.size(); ++i) {
-      const EventSpec& spec = config_.events.events[i % config_.events.events.size()];
+      const EventSpec& spec =
+          config_.events.events[i % config_.events.events.size()];
       if (spec.sampling) decoders.push_back(ring_events[i]);
     }
     bool same_layout = true;
@@ -204,8 +237,9 @@ absl::Status Sampler::OpenAll() {
     // Per-task events are restricted by the kernel to the targets and
     // everything they spawn (inherit): no filter. System-wide rings see
     // every process: filter unless --all.
-    ring.reader = std::make_unique<RingReader>(ring.base, page, data_bytes, std::move(decoders),
-                                               (config_.all || !system_wide_) ? nullptr : &filter_);
+    ring.reader = std::make_unique<RingReader>(
+        ring.base, page, data_bytes, std::move(decoders),
+        (config_.all || !system_wide_) ? nullptr : &filter_);
     rings_.push_back(std::move(ring));
   }
 
@@ -213,16 +247,21 @@ absl::Status Sampler::OpenAll() {
     uint64_t base = config_.events.events.back().attr.sample_period;
     std::function<uint64_t(uint64_t)> norm;
     if (config_.events.events[0].source == SampleSource::kIbsOp) {
-      norm = [](uint64_t p) { p &= ~uint64_t{0xf}; return p < 0x90 ? uint64_t{0x90} : p; };
+      norm = [](uint64_t p) {
+        p &= ~uint64_t{0xf};
+        return p < 0x90 ? uint64_t{0x90} : p;
+      };
     }
-    controller_.emplace(base, config_.max_period, config_.cpu_budget, std::move(norm));
+    controller_.emplace(base, config_.max_period, config_.cpu_budget,
+                        std::move(norm));
   }
   return absl::OkStatus();
 }
 
 absl::Status Sampler::Enable() {
   for (int fd : leader_fds_) {
-    if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP); rc < 0) {
+    if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+        rc < 0) {
       return ErrnoStatus(-rc, "PERF_EVENT_IOC_ENABLE");
     }
   }
@@ -231,7 +270,8 @@ absl::Status Sampler::Enable() {
 
 absl::Status Sampler::Disable() {
   for (int fd : leader_fds_) {
-    if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP); rc < 0) {
+    if (int rc = sys_->Ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+        rc < 0) {
       return ErrnoStatus(-rc, "PERF_EVENT_IOC_DISABLE");
     }
   }
@@ -271,7 +311,8 @@ absl::StatusOr<size_t> Sampler::Poll(int timeout_ms, const SampleSink& sink) {
   // One budgeted pass over every ring (not only the ready ones: rings below
   // their watermark are drained too, so samples do not sit for long).
   bool more = false;
-  const size_t delivered = DrainRound(sink, config_.budget_bytes_per_ring, &more);
+  const size_t delivered =
+      DrainRound(sink, config_.budget_bytes_per_ring, &more);
   last_poll_complete_ = !more;
   return delivered;
 }
@@ -290,14 +331,16 @@ uint64_t Sampler::AdaptPeriod(double cpu_s, double wall_s) {
   if (after != before) {
     for (int fd : sampling_fds_) {
       uint64_t p = after;
-      sys_->Ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&p));
+      sys_->Ioctl(fd, PERF_EVENT_IOC_PERIOD,
+                  reinterpret_cast<unsigned long>(&p));
     }
   }
   return after;
 }
 
 uint64_t Sampler::period() const {
-  return controller_ ? controller_->period() : config_.events.events.back().attr.sample_period;
+  return controller_ ? controller_->period()
+                     : config_.events.events.back().attr.sample_period;
 }
 
 RingCounters Sampler::Totals() const {

@@ -48,7 +48,7 @@ namespace hotpage {
 
 struct SamplerConfig {
   EventGroup events;
-  std::vector<pid_t> pids;      // target processes (thread-group ids)
+  std::vector<pid_t> pids;  // target processes (thread-group ids)
   // Per-task mode: the targets' threads that exist already (ListThreads),
   // each opened as its own task. The kernel's inherit follows only threads
   // and children created after the event opened, so a thread that exists

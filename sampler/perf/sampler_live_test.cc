@@ -16,15 +16,14 @@
 #include "gtest/gtest.h"
 #include "sampler/perf/sampler.h"
 #include "tools/base/kernel/kernel_fs.h"
-#include "sampler/perf/sampler.h"
-#include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 namespace {
 
 constexpr int kPages = 512;
 constexpr size_t kPage = 4096;
-constexpr size_t kOffset = 40;  // touch at a non-zero offset: addresses are exact
+constexpr size_t kOffset =
+    40;  // touch at a non-zero offset: addresses are exact
 
 struct Child {
   pid_t pid;
@@ -47,7 +46,8 @@ Child StartChild() {
   if (pid == 0) {
     close(up[0]);
     close(down[1]);
-    void* base = mmap(nullptr, kPages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* base = mmap(nullptr, kPages * kPage, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     madvise(base, kPages * kPage, MADV_NOHUGEPAGE);
     uintptr_t b = reinterpret_cast<uintptr_t>(base);
     if (write(up[1], &b, sizeof(b)) != sizeof(b)) _exit(2);
@@ -85,10 +85,12 @@ void RunAndCheck(bool system_wide) {
   cfg.cpu_budget = 0;  // exact counts: no adaptation
   LinuxPerfEventSystem sys;
   auto sampler = Sampler::Open(cfg, &sys);
-  if (!sampler.ok() && system_wide && absl::IsPermissionDenied(sampler.status()) && geteuid() != 0) {
+  if (!sampler.ok() && system_wide &&
+      absl::IsPermissionDenied(sampler.status()) && geteuid() != 0) {
     kill(child.pid, SIGKILL);
     waitpid(child.pid, nullptr, 0);
-    GTEST_SKIP() << "system-wide sampling needs privileges here: " << sampler.status();
+    GTEST_SKIP() << "system-wide sampling needs privileges here: "
+                 << sampler.status();
   }
   ASSERT_TRUE(sampler.ok()) << sampler.status();
   EXPECT_EQ((*sampler)->system_wide(), system_wide);
@@ -96,9 +98,11 @@ void RunAndCheck(bool system_wide) {
   // Faults of another process (this one) while sampling: system-wide they
   // reach the rings and the pid filter must drop them; per task the kernel
   // never reports them.
-  void* other = mmap(nullptr, 64 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* other = mmap(nullptr, 64 * kPage, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(other, MAP_FAILED);
-  for (int i = 0; i < 64; ++i) static_cast<volatile char*>(other)[i * kPage] = 1;
+  for (int i = 0; i < 64; ++i)
+    static_cast<volatile char*>(other)[i * kPage] = 1;
   munmap(other, 64 * kPage);
 
   std::set<uint64_t> seen;
@@ -146,9 +150,13 @@ void RunAndCheck(bool system_wide) {
   close(child.go_fd);
 }
 
-TEST(SamplerLive, PageFaultsPerTaskSeeEveryTouchedAddress) { RunAndCheck(false); }
+TEST(SamplerLive, PageFaultsPerTaskSeeEveryTouchedAddress) {
+  RunAndCheck(false);
+}
 
-TEST(SamplerLive, PageFaultsSystemWidePerCpuWithPidFilter) { RunAndCheck(true); }
+TEST(SamplerLive, PageFaultsSystemWidePerCpuWithPidFilter) {
+  RunAndCheck(true);
+}
 
 TEST(SamplerLive, MissingProcessIsAClearError) {
   auto fs = KernelFs::Open("/");
@@ -159,8 +167,10 @@ TEST(SamplerLive, MissingProcessIsAClearError) {
   LinuxPerfEventSystem sys;
   auto sampler = Sampler::Open(cfg, &sys);
   ASSERT_FALSE(sampler.ok());
-  EXPECT_NE(sampler.status().message().find("ESRCH"), std::string::npos) << sampler.status();
-  EXPECT_NE(sampler.status().message().find("does not exist"), std::string::npos);
+  EXPECT_NE(sampler.status().message().find("ESRCH"), std::string::npos)
+      << sampler.status();
+  EXPECT_NE(sampler.status().message().find("does not exist"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -3,18 +3,15 @@
 
 #include "sampler/perf/sampler.h"
 
-#include <algorithm>
-
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sampler/perf/synthetic_ring.h"
-#include "tools/base/kernel/fake_tree.h"
 #include "sampler/perf/synthetic_ring.h"
 #include "tools/base/kernel/fake_tree.h"
 
@@ -31,14 +28,15 @@ class FakePerfEventSystem : public PerfEventSystem {
   };
   std::vector<Opened> opened;
   std::map<int, std::unique_ptr<SyntheticRing>> rings;  // by fd
-  std::vector<std::pair<int, int>> set_output;           // (fd, target)
-  std::vector<std::pair<int, uint64_t>> periods;         // (fd, period)
+  std::vector<std::pair<int, int>> set_output;          // (fd, target)
+  std::vector<std::pair<int, uint64_t>> periods;        // (fd, period)
   int enabled = 0;
-  int fail_with = 0;      // errno for the Nth Open
+  int fail_with = 0;  // errno for the Nth Open
   int fail_at = -1;
 
   std::vector<pid_t> gone;  // tasks that exited: Open gives ESRCH
-  int Open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long) override {
+  int Open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd,
+           unsigned long) override {
     if (std::find(gone.begin(), gone.end(), pid) != gone.end()) return -ESRCH;
     if (static_cast<int>(opened.size()) == fail_at) return -fail_with;
     opened.push_back({*attr, pid, cpu, group_fd});
@@ -53,8 +51,10 @@ class FakePerfEventSystem : public PerfEventSystem {
   void Unmap(void*, size_t) override {}
   int Ioctl(int fd, unsigned long req, unsigned long arg) override {
     if (req == PERF_EVENT_IOC_ID) *reinterpret_cast<uint64_t*>(arg) = 1000 + fd;
-    if (req == PERF_EVENT_IOC_SET_OUTPUT) set_output.emplace_back(fd, static_cast<int>(arg));
-    if (req == PERF_EVENT_IOC_PERIOD) periods.emplace_back(fd, *reinterpret_cast<uint64_t*>(arg));
+    if (req == PERF_EVENT_IOC_SET_OUTPUT)
+      set_output.emplace_back(fd, static_cast<int>(arg));
+    if (req == PERF_EVENT_IOC_PERIOD)
+      periods.emplace_back(fd, *reinterpret_cast<uint64_t*>(arg));
     if (req == PERF_EVENT_IOC_ENABLE) ++enabled;
     return 0;
   }
@@ -101,7 +101,8 @@ TEST(Sampler, PerTaskOpensEveryListedThread) {
   ASSERT_TRUE(s.ok()) << s.status();
   std::vector<pid_t> pids;
   for (const auto& o : sys.opened) pids.push_back(o.pid);
-  EXPECT_EQ(pids, (std::vector<pid_t>{100, 101, 103, 100, 101, 103}));  // per CPU
+  EXPECT_EQ(pids,
+            (std::vector<pid_t>{100, 101, 103, 100, 101, 103}));  // per CPU
   sys.gone = {100};
   EXPECT_FALSE(Sampler::Open(c, &sys).ok());  // the process itself is gone
 }
@@ -130,7 +131,8 @@ TEST(Sampler, IncludeExistingThreadsListsThemOrGoesSystemWide) {
   EXPECT_EQ(c.threads, (std::vector<pid_t>{7, 9, 8}));
   EXPECT_FALSE(c.system_wide);
   // Too many events per task: one system-wide event per CPU instead.
-  SamplerConfig many = PageFaultConfig({7}, std::vector<int>(kMaxPerTaskEvents / 2 + 1, 0));
+  SamplerConfig many =
+      PageFaultConfig({7}, std::vector<int>(kMaxPerTaskEvents / 2 + 1, 0));
   IncludeExistingThreads(*fs, &many);
   EXPECT_TRUE(many.threads.empty());
   EXPECT_TRUE(many.system_wide);
@@ -178,7 +180,7 @@ TEST(Sampler, GroupedEventsFollowTheirLeaderAndOnlySamplersAdapt) {
   EXPECT_EQ(sys.opened[0].group_fd, -1);
   EXPECT_EQ(sys.opened[0].attr.config, 0x8203u);  // mem-loads-aux leads
   EXPECT_TRUE(sys.opened[0].attr.disabled);
-  EXPECT_NE(sys.opened[1].group_fd, -1);          // mem-loads in its group
+  EXPECT_NE(sys.opened[1].group_fd, -1);  // mem-loads in its group
   EXPECT_FALSE(sys.opened[1].attr.disabled);
   ASSERT_TRUE((*s)->Enable().ok());
   EXPECT_EQ(sys.enabled, 1);  // the group, through its leader
@@ -221,8 +223,9 @@ TEST(Sampler, OpenErrorsAreExplained) {
 
 TEST(Sampler, ConfigErrors) {
   FakePerfEventSystem sys;
-  EXPECT_FALSE(Sampler::Open(PageFaultConfig({}, {0}), &sys).ok());   // no target
-  EXPECT_FALSE(Sampler::Open(PageFaultConfig({1}, {}), &sys).ok());   // no CPU
+  EXPECT_FALSE(
+      Sampler::Open(PageFaultConfig({}, {0}), &sys).ok());  // no target
+  EXPECT_FALSE(Sampler::Open(PageFaultConfig({1}, {}), &sys).ok());  // no CPU
   SamplerConfig c = PageFaultConfig({1}, {0});
   c.ring_data_pages = 3;
   EXPECT_FALSE(Sampler::Open(c, &sys).ok());
@@ -248,8 +251,12 @@ TEST(Sampler, PollDrainsRingsRoundRobinWithinTheBudget) {
   ++it;
   SyntheticRing& quiet = *it->second;
   uint64_t quiet_id = 1000 + it->first;
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(busy.Write(PERF_RECORD_SAMPLE, Body(busy_id, 100, 0x10000 + i)));
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(quiet.Write(PERF_RECORD_SAMPLE, Body(quiet_id, 100, 0x20000 + i)));
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(
+        busy.Write(PERF_RECORD_SAMPLE, Body(busy_id, 100, 0x10000 + i)));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(
+        quiet.Write(PERF_RECORD_SAMPLE, Body(quiet_id, 100, 0x20000 + i)));
   size_t from_busy = 0, from_quiet = 0;
   auto sink = [&](absl::Span<const Sample> b) {
     for (const Sample& x : b) (x.vaddr >= 0x20000 ? from_quiet : from_busy)++;
@@ -279,7 +286,8 @@ TEST(Sampler, PollDeliversMoreThanOneBatchWithinTheBudget) {
   ASSERT_EQ(sys.rings.size(), 1u);
   SyntheticRing& ring = *sys.rings.begin()->second;
   const uint64_t id = 1000 + sys.rings.begin()->first;
-  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, Body(id, 100, 0x10000 + i)));
+  for (int i = 0; i < 3000; ++i)
+    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, Body(id, 100, 0x10000 + i)));
   size_t got = 0;
   auto n = (*s)->Poll(0, [&](absl::Span<const Sample> b) { got += b.size(); });
   ASSERT_TRUE(n.ok());
@@ -296,7 +304,8 @@ TEST(Sampler, PollStopsAtTheByteBudgetAcrossBatches) {
   ASSERT_TRUE(s.ok());
   SyntheticRing& ring = *sys.rings.begin()->second;
   const uint64_t id = 1000 + sys.rings.begin()->first;
-  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, Body(id, 100, 0x10000 + i)));
+  for (int i = 0; i < 3000; ++i)
+    ASSERT_TRUE(ring.Write(PERF_RECORD_SAMPLE, Body(id, 100, 0x10000 + i)));
   size_t got = 0;
   auto sink = [&](absl::Span<const Sample> b) { got += b.size(); };
   ASSERT_TRUE((*s)->Poll(0, sink).ok());

@@ -30,7 +30,9 @@ class SyntheticRing {
   SyntheticRing& operator=(const SyntheticRing&) = delete;
 
   void* base() { return mem_; }
-  perf_event_mmap_page* meta() { return reinterpret_cast<perf_event_mmap_page*>(mem_); }
+  perf_event_mmap_page* meta() {
+    return reinterpret_cast<perf_event_mmap_page*>(mem_);
+  }
   size_t data_size() const { return data_size_; }
 
   // Starts the ring at an arbitrary position, as if `pos` bytes had been
@@ -48,7 +50,8 @@ class SyntheticRing {
 
   // Appends one record (type, body of u64 words); returns false if it does
   // not fit (the kernel would then count it as lost).
-  bool Write(uint32_t type, const std::vector<uint64_t>& body, uint16_t misc = 0) {
+  bool Write(uint32_t type, const std::vector<uint64_t>& body,
+             uint16_t misc = 0) {
     perf_event_header h{type, misc, static_cast<uint16_t>(8 + 8 * body.size())};
     if (h.size > Free()) return false;
     std::vector<uint8_t> bytes(h.size);
@@ -56,7 +59,8 @@ class SyntheticRing {
     std::memcpy(bytes.data() + 8, body.data(), 8 * body.size());
     uint64_t head = meta()->data_head;
     uint8_t* data = mem_ + kPage;
-    for (size_t i = 0; i < bytes.size(); ++i) data[(head + i) & (data_size_ - 1)] = bytes[i];
+    for (size_t i = 0; i < bytes.size(); ++i)
+      data[(head + i) & (data_size_ - 1)] = bytes[i];
     __atomic_store_n(&meta()->data_head, head + h.size, __ATOMIC_RELEASE);
     return true;
   }

@@ -5,8 +5,8 @@
 // guarantees a hash does not give: every burst error up to 32 bits and every
 // error of 1-3 flipped bits in a message shorter than 2^31 bits is detected
 // (Hamming distance 4; Koopman, "32-bit CRCs for embedded networks", 2002),
-// which is exactly what sampler/trace/trace_test.cc checks bit by bit. It is the
-// checksum of ext4/btrfs metadata, iSCSI and the LevelDB/RocksDB block
+// which is exactly what sampler/trace/trace_test.cc checks bit by bit. It is
+// the checksum of ext4/btrfs metadata, iSCSI and the LevelDB/RocksDB block
 // trailers. Debian's libxxhash-dev would be a new dependency (it is not on
 // these machines; zstd keeps its copy private), and CRC-32C is 60 lines.
 //

@@ -173,8 +173,9 @@ absl::Status Run(const std::string& dir) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr,
-                 "usage: make_test_traces DIR (e.g. $PWD/sampler/trace/testdata)\n");
+    std::fprintf(
+        stderr,
+        "usage: make_test_traces DIR (e.g. $PWD/sampler/trace/testdata)\n");
     return 2;
   }
   absl::Status st = hotpage::Run(argv[1]);

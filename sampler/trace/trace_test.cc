@@ -619,8 +619,8 @@ TEST(TraceTest, FilesOnDisk) {
                "create " + dir + "/no/such/dir.hpt: ENOENT"));
 }
 
-// The checked-in trace (written by //sampler/trace:make_test_traces, read by the
-// `hotpage dump` golden test) still reads: the format has not drifted.
+// The checked-in trace (written by //sampler/trace:make_test_traces, read by
+// the `hotpage dump` golden test) still reads: the format has not drifted.
 TEST(TraceTest, CheckedInTraceStillReads) {
   auto r = TraceReader::Open("sampler/trace/testdata/small.hpt");
   ASSERT_TRUE(r.ok()) << r.status();

@@ -50,10 +50,14 @@ bool ReadLayout(const char* path, Layout* l) {
   std::string key;
   Layout out;
   while (in >> key) {
-    if (key == "base") in >> std::hex >> out.base >> std::dec;
-    else if (key == "bytes") in >> out.bytes;
-    else if (key == "phase") in >> out.phase;
-    else if (key == "switch_ns") in >> out.switch_ns;
+    if (key == "base")
+      in >> std::hex >> out.base >> std::dec;
+    else if (key == "bytes")
+      in >> out.bytes;
+    else if (key == "phase")
+      in >> out.phase;
+    else if (key == "switch_ns")
+      in >> out.switch_ns;
     else if (key == "hot") {
       uint64_t a, b;
       in >> std::hex >> a >> b >> std::dec;
@@ -72,7 +76,8 @@ std::vector<int> Where(int pid, const std::vector<uint64_t>& pages) {
   std::vector<void*> ptrs;
   for (uint64_t p : pages) ptrs.push_back(reinterpret_cast<void*>(p));
   std::vector<int> status(pages.size(), -1);
-  if (syscall(SYS_move_pages, pid, ptrs.size(), ptrs.data(), nullptr, status.data(), 0) != 0) {
+  if (syscall(SYS_move_pages, pid, ptrs.size(), ptrs.data(), nullptr,
+              status.data(), 0) != 0) {
     std::perror("move_pages");
   }
   return status;
@@ -81,11 +86,13 @@ std::vector<int> Where(int pid, const std::vector<uint64_t>& pages) {
 }  // namespace
 
 uint64_t NodeFreeKb(int node) {
-  std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) + "/meminfo");
+  std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) +
+                   "/meminfo");
   std::string line;
   while (std::getline(in, line)) {
     size_t at = line.find("MemFree:");
-    if (at != std::string::npos) return std::strtoull(line.c_str() + at + 8, nullptr, 10);
+    if (at != std::string::npos)
+      return std::strtoull(line.c_str() + at + 8, nullptr, 10);
   }
   return 0;
 }
@@ -99,14 +106,18 @@ int main(int argc, char** argv) {
       std::printf("FILLED 0 MiB\n");
     } else {
       const uint64_t bytes = (free_bytes - leave) & ~uint64_t{4095};
-      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       unsigned long mask = 1UL << node;
-      if (p == MAP_FAILED || syscall(SYS_mbind, p, bytes, 2 /* MPOL_BIND */, &mask, 64, 0) != 0) {
+      if (p == MAP_FAILED ||
+          syscall(SYS_mbind, p, bytes, 2 /* MPOL_BIND */, &mask, 64, 0) != 0) {
         std::perror("fill");
         return 2;
       }
-      for (uint64_t off = 0; off < bytes; off += 4096) static_cast<volatile char*>(p)[off] = 1;
-      std::printf("FILLED %llu MiB\n", static_cast<unsigned long long>(bytes >> 20));
+      for (uint64_t off = 0; off < bytes; off += 4096)
+        static_cast<volatile char*>(p)[off] = 1;
+      std::printf("FILLED %llu MiB\n",
+                  static_cast<unsigned long long>(bytes >> 20));
     }
     std::fflush(stdout);
     for (;;) pause();
@@ -132,26 +143,32 @@ int main(int argc, char** argv) {
         }
         std::vector<int> st = Where(pid, pages);
         size_t on = 0;
-        for (int s : st) on += std::find(nodes.begin(), nodes.end(), s) != nodes.end();
+        for (int s : st)
+          on += std::find(nodes.begin(), nodes.end(), s) != nodes.end();
         fraction = static_cast<double>(on) / static_cast<double>(pages.size());
         if (fraction >= 0.9) {
           const uint64_t since = l.phase == 0 ? start : l.switch_ns;
-          std::printf("RESULT phase=%" PRIu64 " hot_pages=%zu on_node=%zu fraction=%.3f t90_s=%.2f\n", l.phase,
-                      pages.size(), on, fraction, static_cast<double>(MonotonicNs() - since) / 1e9);
+          std::printf("RESULT phase=%" PRIu64
+                      " hot_pages=%zu on_node=%zu fraction=%.3f t90_s=%.2f\n",
+                      l.phase, pages.size(), on, fraction,
+                      static_cast<double>(MonotonicNs() - since) / 1e9);
           return 0;
         }
       }
       usleep(200000);
     }
-    std::printf("TIMEOUT phase=%" PRIu64 " fraction=%.3f after %.0f s\n", l.phase, fraction, timeout);
+    std::printf("TIMEOUT phase=%" PRIu64 " fraction=%.3f after %.0f s\n",
+                l.phase, fraction, timeout);
     return 1;
   }
-  if (argc >= 4 && (std::strcmp(argv[1], "count") == 0 || std::strcmp(argv[1], "counthot") == 0)) {
+  if (argc >= 4 && (std::strcmp(argv[1], "count") == 0 ||
+                    std::strcmp(argv[1], "counthot") == 0)) {
     Layout l;
     if (!ReadLayout(argv[3], &l)) return 2;
     std::vector<uint64_t> pages;
     if (std::strcmp(argv[1], "count") == 0) {
-      for (uint64_t p = l.base; p < l.base + l.bytes; p += 4096) pages.push_back(p);
+      for (uint64_t p = l.base; p < l.base + l.bytes; p += 4096)
+        pages.push_back(p);
     } else {
       for (auto [a, b] : l.hot) {
         for (uint64_t p = a; p < b; p += 4096) pages.push_back(p);
@@ -163,6 +180,8 @@ int main(int argc, char** argv) {
     std::printf("COUNT node0=%zu node1=%zu other=%zu\n", n0, n1, other);
     return 0;
   }
-  std::fprintf(stderr, "usage: attach_vm_check wait90 PID LAYOUT NODE[,NODE] TIMEOUT_S | count PID LAYOUT | counthot PID LAYOUT\n");
+  std::fprintf(stderr,
+               "usage: attach_vm_check wait90 PID LAYOUT NODE[,NODE] TIMEOUT_S "
+               "| count PID LAYOUT | counthot PID LAYOUT\n");
   return 2;
 }

@@ -33,9 +33,9 @@
 #include "migrator/page_mover.h"
 #include "tests/compare/compare_report.h"
 #include "tests/compare/compare_watch.h"
+#include "tools/base/clock.h"
 #include "tools/base/parse.h"
 #include "tools/cli.h"
-#include "tools/base/clock.h"
 
 namespace hotpage {
 namespace compare {
@@ -50,7 +50,9 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
 }
 
 int Usage(absl::string_view msg) {
-  std::cerr << "compare_check: " << msg << "\nTry 'compare_check watch --help' or 'compare_check finish --help'.\n";
+  std::cerr << "compare_check: " << msg
+            << "\nTry 'compare_check watch --help' or 'compare_check finish "
+               "--help'.\n";
   return kExitUsage;
 }
 
@@ -63,31 +65,40 @@ int Watch(const std::vector<std::string>& args) {
       {"fast-nodes", "NODES", "nodes that count as fast memory (default 0)"},
       {"interval-ms", "N", "hot-set sample interval (default 100)"},
       {"scan-ms", "N", "whole-area scan interval (default 1000)"},
-      {"vmstat-before", "FILE", "a /proc/vmstat snapshot taken before the mechanism started"},
+      {"vmstat-before", "FILE",
+       "a /proc/vmstat snapshot taken before the mechanism started"},
   };
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return Usage(flags.status().message());
   if (flags->Has("help")) {
-    std::cout << FormatUsage("compare_check watch", "--pid PID --layout FILE --until-s S --out FILE [options]",
-                             "Watches where a hot_set_workload's current hot set is (move_pages query)\n"
-                             "and what moved, until S seconds after its start; see compare_watch.h.",
-                             specs);
+    std::cout << FormatUsage(
+        "compare_check watch",
+        "--pid PID --layout FILE --until-s S --out FILE [options]",
+        "Watches where a hot_set_workload's current hot set is (move_pages "
+        "query)\n"
+        "and what moved, until S seconds after its start; see compare_watch.h.",
+        specs);
     return kExitOk;
   }
   absl::StatusOr<int64_t> pid = FlagInt(*flags, "pid", 0, 1, 1 << 22);
   absl::StatusOr<double> until_s = FlagDouble(*flags, "until-s", 0, 0.1, 86400);
-  absl::StatusOr<int64_t> interval_ms = FlagInt(*flags, "interval-ms", 100, 10, 60000);
-  absl::StatusOr<int64_t> scan_ms = FlagInt(*flags, "scan-ms", 1000, 10, 600000);
-  for (const absl::Status& s : {pid.status(), until_s.status(), interval_ms.status(), scan_ms.status()}) {
+  absl::StatusOr<int64_t> interval_ms =
+      FlagInt(*flags, "interval-ms", 100, 10, 60000);
+  absl::StatusOr<int64_t> scan_ms =
+      FlagInt(*flags, "scan-ms", 1000, 10, 600000);
+  for (const absl::Status& s : {pid.status(), until_s.status(),
+                                interval_ms.status(), scan_ms.status()}) {
     if (!s.ok()) return Usage(s.message());
   }
-  if (!flags->Has("pid") || !flags->Has("layout") || !flags->Has("until-s") || !flags->Has("out")) {
+  if (!flags->Has("pid") || !flags->Has("layout") || !flags->Has("until-s") ||
+      !flags->Has("out")) {
     return Usage("--pid, --layout, --until-s and --out are required");
   }
   WatchOptions opt;
   if (std::optional<std::string> f = flags->Get("fast-nodes")) {
     absl::StatusOr<std::vector<int>> nodes = ParseKernelList(*f);
-    if (!nodes.ok() || nodes->empty()) return Usage(absl::StrCat("--fast-nodes: bad node list '", *f, "'"));
+    if (!nodes.ok() || nodes->empty())
+      return Usage(absl::StrCat("--fast-nodes: bad node list '", *f, "'"));
     opt.fast_nodes = *nodes;
   }
   opt.scan_interval_ns = static_cast<uint64_t>(*scan_ms) * 1000000;
@@ -146,23 +157,28 @@ int Finish(const std::vector<std::string>& args) {
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return Usage(flags.status().message());
   if (flags->Has("help")) {
-    std::cout << FormatUsage("compare_check finish", "--watch FILE --label KV [--workload-log F] [--stats-json F]",
-                             "Prints the run's COMPARE-RESULT line (see compare_report.h).", specs);
+    std::cout << FormatUsage(
+        "compare_check finish",
+        "--watch FILE --label KV [--workload-log F] [--stats-json F]",
+        "Prints the run's COMPARE-RESULT line (see compare_report.h).", specs);
     return kExitOk;
   }
-  if (!flags->Has("watch") || !flags->Has("label")) return Usage("--watch and --label are required");
+  if (!flags->Has("watch") || !flags->Has("label"))
+    return Usage("--watch and --label are required");
   std::string line = absl::StrCat("COMPARE-RESULT ", *flags->Get("label"));
   std::vector<std::string> notes;
   absl::StatusOr<std::string> watch = ReadWhole(*flags->Get("watch"));
   if (!watch.ok()) {
     // Without the watcher's results the run has nothing to compare.
-    std::cout << "COMPARE-NOTE " << *flags->Get("label") << ": no result: " << watch.status().message() << "\n";
+    std::cout << "COMPARE-NOTE " << *flags->Get("label")
+              << ": no result: " << watch.status().message() << "\n";
     return kExitFailure;
   }
   absl::StrAppend(&line, " ", absl::StripAsciiWhitespace(*watch));
   if (std::optional<std::string> f = flags->Get("workload-log")) {
     absl::StatusOr<std::string> log = ReadWhole(*f);
-    absl::StatusOr<std::string> kv = log.ok() ? WorkloadLogKv(*log) : log.status();
+    absl::StatusOr<std::string> kv =
+        log.ok() ? WorkloadLogKv(*log) : log.status();
     if (kv.ok()) {
       absl::StrAppend(&line, " ", *kv);
     } else {
@@ -171,7 +187,8 @@ int Finish(const std::vector<std::string>& args) {
   }
   if (std::optional<std::string> f = flags->Get("stats-json")) {
     absl::StatusOr<std::string> json = ReadWhole(*f);
-    absl::StatusOr<std::string> kv = json.ok() ? HotpageStatsKv(*json) : json.status();
+    absl::StatusOr<std::string> kv =
+        json.ok() ? HotpageStatsKv(*json) : json.status();
     if (kv.ok()) {
       absl::StrAppend(&line, " ", *kv);
     } else {
@@ -181,10 +198,12 @@ int Finish(const std::vector<std::string>& args) {
   // The line must parse: a label with a space or a duplicate key would
   // otherwise be lost on the host.
   if (absl::StatusOr<RunResult> r = ParseResultLine(line); !r.ok()) {
-    std::cerr << "compare_check: result line does not parse: " << r.status().message() << "\n";
+    std::cerr << "compare_check: result line does not parse: "
+              << r.status().message() << "\n";
     return kExitFailure;
   }
-  for (const std::string& n : notes) std::cout << "COMPARE-NOTE " << *flags->Get("label") << ": " << n << "\n";
+  for (const std::string& n : notes)
+    std::cout << "COMPARE-NOTE " << *flags->Get("label") << ": " << n << "\n";
   std::cout << line << "\n";
   return kExitOk;
 }
@@ -201,7 +220,8 @@ int main(int argc, char** argv) {
   if (step == "watch") return hotpage::compare::Watch(args);
   if (step == "finish") return hotpage::compare::Finish(args);
   if (step == "--help" || step == "-h") {
-    std::cout << "compare_check watch|finish ... (see --help of each; tests/compare/README.md)\n";
+    std::cout << "compare_check watch|finish ... (see --help of each; "
+                 "tests/compare/README.md)\n";
     return 0;
   }
   return Usage(absl::StrCat("unknown step '", step, "'"));

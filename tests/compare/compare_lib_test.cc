@@ -25,17 +25,21 @@ constexpr uint64_t kBase = 0x7f0000000000;
 constexpr uint64_t kBind = 0x7e0000000000;
 constexpr uint64_t kSec = 1000000000;
 
-std::string Layout(uint64_t phase, uint64_t switch_ns, uint64_t first_hot_page, uint64_t hot_pages) {
-  return absl::StrCat("base 0x", absl::Hex(kBase), "\nbytes ", 64 * kPageBytes, "\nphase ", phase, "\nswitch_ns ",
-                      switch_ns, "\nbind 0x", absl::Hex(kBind), " 0x", absl::Hex(kBind + 4 * kPageBytes),
-                      " 1\nhot 0x", absl::Hex(kBase + first_hot_page * kPageBytes), " 0x",
-                      absl::Hex(kBase + (first_hot_page + hot_pages) * kPageBytes), "\n");
+std::string Layout(uint64_t phase, uint64_t switch_ns, uint64_t first_hot_page,
+                   uint64_t hot_pages) {
+  return absl::StrCat(
+      "base 0x", absl::Hex(kBase), "\nbytes ", 64 * kPageBytes, "\nphase ",
+      phase, "\nswitch_ns ", switch_ns, "\nbind 0x", absl::Hex(kBind), " 0x",
+      absl::Hex(kBind + 4 * kPageBytes), " 1\nhot 0x",
+      absl::Hex(kBase + first_hot_page * kPageBytes), " 0x",
+      absl::Hex(kBase + (first_hot_page + hot_pages) * kPageBytes), "\n");
 }
 
 TEST(ParseLayout, ReadsEveryFieldAndSkipsUnknownKeys) {
-  absl::StatusOr<WorkloadLayout> l =
-      ParseLayout("base 0x1000000\nbytes 65536\nphase 1\nswitch_ns 42\nfuture_key 7 8\n"
-                  "bind 0x2000000 0x2004000 1\nhot 0x1000000 0x1002000\nhot 0x1008000 0x1009000\n");
+  absl::StatusOr<WorkloadLayout> l = ParseLayout(
+      "base 0x1000000\nbytes 65536\nphase 1\nswitch_ns 42\nfuture_key 7 8\n"
+      "bind 0x2000000 0x2004000 1\nhot 0x1000000 0x1002000\nhot 0x1008000 "
+      "0x1009000\n");
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->base, 0x1000000u);
   EXPECT_EQ(l->bytes, 65536u);
@@ -49,12 +53,17 @@ TEST(ParseLayout, ReadsEveryFieldAndSkipsUnknownKeys) {
 }
 
 TEST(ParseLayout, RejectsBadInputWithTheLine) {
-  EXPECT_FALSE(ParseLayout("bytes 4096\nhot 0x1000 0x2000\n").ok());               // no base
-  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\n").ok());                     // no hot run
-  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\nhot 0x1000 0x1800\n").ok());  // unaligned
-  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\nhot 0x4000 0x5000\n").ok());  // outside
-  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\nhot 0x1000 0x2000\nbind 0x1 0x2\n").ok());
-  absl::StatusOr<WorkloadLayout> l = ParseLayout("base 0x1000\nbytes x\nhot 0x1000 0x2000\n");
+  EXPECT_FALSE(ParseLayout("bytes 4096\nhot 0x1000 0x2000\n").ok());  // no base
+  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\n").ok());  // no hot run
+  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\nhot 0x1000 0x1800\n")
+                   .ok());  // unaligned
+  EXPECT_FALSE(ParseLayout("base 0x1000\nbytes 8192\nhot 0x4000 0x5000\n")
+                   .ok());  // outside
+  EXPECT_FALSE(
+      ParseLayout("base 0x1000\nbytes 8192\nhot 0x1000 0x2000\nbind 0x1 0x2\n")
+          .ok());
+  absl::StatusOr<WorkloadLayout> l =
+      ParseLayout("base 0x1000\nbytes x\nhot 0x1000 0x2000\n");
   ASSERT_FALSE(l.ok());
   EXPECT_TRUE(absl::StrContains(l.status().message(), "line 2")) << l.status();
 }
@@ -66,7 +75,8 @@ TEST(PeekLayoutPhase, ReadsTheHeaderOnly) {
 }
 
 TEST(ParseVmstat, NameValueLines) {
-  auto m = ParseVmstat("pgmigrate_success 12\nbroken\nnuma_hint_faults 7\nx y\n");
+  auto m =
+      ParseVmstat("pgmigrate_success 12\nbroken\nnuma_hint_faults 7\nx y\n");
   EXPECT_EQ(m.size(), 2u);
   EXPECT_EQ(m["pgmigrate_success"], 12u);
   EXPECT_EQ(m["numa_hint_faults"], 7u);
@@ -99,15 +109,21 @@ class WatcherTest : public ::testing::Test {
     Watcher::Env env;
     env.mover = &mover_;
     env.pid = 42;
-    env.read_layout = [this]() -> absl::StatusOr<std::string> { return layout_; };
-    env.read_vmstat = [this]() -> absl::StatusOr<std::string> { return vmstat_; };
+    env.read_layout = [this]() -> absl::StatusOr<std::string> {
+      return layout_;
+    };
+    env.read_vmstat = [this]() -> absl::StatusOr<std::string> {
+      return vmstat_;
+    };
     env.now_ns = [this] { return now_; };
     WatchOptions opt;
     opt.fast_nodes = {0};
     opt.scan_interval_ns = kSec;
     watcher_ = std::make_unique<Watcher>(opt, env);
   }
-  void Move(uint64_t page, int node) { mover_.SetNode(kBase + page * kPageBytes, node); }
+  void Move(uint64_t page, int node) {
+    mover_.SetNode(kBase + page * kPageBytes, node);
+  }
 
   FakePageMover mover_;
   std::string layout_, vmstat_;
@@ -168,7 +184,10 @@ TEST_F(WatcherTest, ScansTheAreaForMovesPingPongsAndTheBindRange) {
   now_ = 12 * kSec;
   ASSERT_TRUE(watcher_->Sample().ok());
   EXPECT_EQ(watcher_->moves().pingpong_pages(), 1u);
-  vmstat_ = "pgmigrate_success 130\nnuma_hint_faults 5\nnuma_pte_updates 64\n";  // the kernel scanned
+  vmstat_ =
+      "pgmigrate_success 130\nnuma_hint_faults 5\nnuma_pte_updates 64\n";  // the
+                                                                           // kernel
+                                                                           // scanned
   now_ = 13 * kSec;
   ASSERT_TRUE(watcher_->Sample().ok());
   ASSERT_EQ(watcher_->kernel_scan_times().size(), 1u);
@@ -178,13 +197,16 @@ TEST_F(WatcherTest, ScansTheAreaForMovesPingPongsAndTheBindRange) {
   EXPECT_EQ(watcher_->vmstat_delta().at("numa_hint_faults"), 0);
   EXPECT_EQ(watcher_->vmstat_delta().at("pgpromote_success"), 0);  // absent: 0
   const std::string kv = watcher_->ResultKv();
-  for (const char* want : {"hot_pages=10", "phases=1", "t90_0=-1.00", "moved_pages=2", "pingpong_seen=1",
-                           "area_node0=1", "area_node1=63", "bind_pages=4", "bind_off_max=1", "bind_off_end=0",
-                           "vm_pgmigrate_success=30", "kernel_scans_at=3"}) {
+  for (const char* want :
+       {"hot_pages=10", "phases=1", "t90_0=-1.00", "moved_pages=2",
+        "pingpong_seen=1", "area_node0=1", "area_node1=63", "bind_pages=4",
+        "bind_off_max=1", "bind_off_end=0", "vm_pgmigrate_success=30",
+        "kernel_scans_at=3"}) {
     EXPECT_TRUE(absl::StrContains(kv, want)) << want << " not in " << kv;
   }
   // The line the guest prints parses on the host.
-  absl::StatusOr<RunResult> r = ParseResultLine("COMPARE-RESULT topo=t mech=m shape=s " + kv);
+  absl::StatusOr<RunResult> r =
+      ParseResultLine("COMPARE-RESULT topo=t mech=m shape=s " + kv);
   EXPECT_TRUE(r.ok()) << r.status();
 }
 
@@ -208,8 +230,9 @@ TEST_F(WatcherTest, ProcessGoneIsNotFoundAndEndStillWorks) {
 TEST_F(WatcherTest, AnotherAreaIsAnError) {
   ASSERT_TRUE(watcher_->Begin().ok());
   ASSERT_TRUE(watcher_->Sample().ok());
-  layout_ = absl::StrCat("base 0x", absl::Hex(kBase + 0x100000), "\nbytes 4096\nphase 1\nhot 0x",
-                         absl::Hex(kBase + 0x100000), " 0x", absl::Hex(kBase + 0x101000), "\n");
+  layout_ = absl::StrCat(
+      "base 0x", absl::Hex(kBase + 0x100000), "\nbytes 4096\nphase 1\nhot 0x",
+      absl::Hex(kBase + 0x100000), " 0x", absl::Hex(kBase + 0x101000), "\n");
   EXPECT_FALSE(watcher_->Sample().ok());
 }
 
@@ -218,20 +241,24 @@ TEST_F(WatcherTest, AnotherAreaIsAnError) {
 std::string ReadTestdata(const std::string& name) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   const char* ws = std::getenv("TEST_WORKSPACE");
-  std::ifstream in(std::string(srcdir ? srcdir : ".") + "/" + (ws ? ws : "") + "/tests/compare/testdata/" + name);
+  std::ifstream in(std::string(srcdir ? srcdir : ".") + "/" + (ws ? ws : "") +
+                   "/tests/compare/testdata/" + name);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
 TEST(ParseResultLine, KeyValuesAfterTheMarker) {
-  absl::StatusOr<RunResult> r = ParseResultLine("noise COMPARE-RESULT topo=a mech=b shape=c t90_0=1.5");
+  absl::StatusOr<RunResult> r =
+      ParseResultLine("noise COMPARE-RESULT topo=a mech=b shape=c t90_0=1.5");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->GetOr("mech", ""), "b");
   EXPECT_EQ(r->Number("t90_0"), 1.5);
   EXPECT_FALSE(r->Number("mech").has_value());
-  EXPECT_FALSE(ParseResultLine("COMPARE-RESULT topo=a mech=b shape=c junk").ok());
-  EXPECT_FALSE(ParseResultLine("COMPARE-RESULT topo=a mech=b shape=c mech=d").ok());
+  EXPECT_FALSE(
+      ParseResultLine("COMPARE-RESULT topo=a mech=b shape=c junk").ok());
+  EXPECT_FALSE(
+      ParseResultLine("COMPARE-RESULT topo=a mech=b shape=c mech=d").ok());
   EXPECT_FALSE(ParseResultLine("COMPARE-RESULT topo=a shape=c").ok());
   EXPECT_FALSE(ParseResultLine("COMPARE-RESULT topo=a mech=b shape=c =1").ok());
 }
@@ -256,7 +283,8 @@ TEST(HotpageStatsKv, PicksTheCountersFromAttachStats) {
   "source": "damon", "cpu_seconds": 5.19805})");
   ASSERT_TRUE(kv.ok()) << kv.status();
   EXPECT_EQ(*kv,
-            "hp_promoted=12288 hp_demoted=0 hp_pingpong=3 hp_failed=2 hp_samples=3111 hp_rounds=14 "
+            "hp_promoted=12288 hp_demoted=0 hp_pingpong=3 hp_failed=2 "
+            "hp_samples=3111 hp_rounds=14 "
             "hp_cpu_s=5.19805 hp_source=damon");
   EXPECT_FALSE(HotpageStatsKv("{\"samples\": 1}").ok());
   EXPECT_FALSE(HotpageStatsKv("{\"promoted_pages\": ").ok());
@@ -264,11 +292,15 @@ TEST(HotpageStatsKv, PicksTheCountersFromAttachStats) {
 
 TEST(WorkloadLogKv, ClosingLine) {
   const std::string ok =
-      "hot_set_workload: pid 146, 192 MiB at 0x7f, hot set interleaved, one page in 8\n"
-      "hot_set_workload: 5284 passes, 3 phases, 32464896 touches, 32464896 counted, 0 bad pages\n";
+      "hot_set_workload: pid 146, 192 MiB at 0x7f, hot set interleaved, one "
+      "page in 8\n"
+      "hot_set_workload: 5284 passes, 3 phases, 32464896 touches, 32464896 "
+      "counted, 0 bad pages\n";
   EXPECT_EQ(*WorkloadLogKv(ok), "passes=5284 touches=32464896 data_ok=1");
-  EXPECT_EQ(*WorkloadLogKv(ok + "hot_set_workload: DATA CORRUPTED\n"), "passes=5284 touches=32464896 data_ok=0");
-  EXPECT_TRUE(absl::IsNotFound(WorkloadLogKv("hot_set_workload: pid 1\n").status()));
+  EXPECT_EQ(*WorkloadLogKv(ok + "hot_set_workload: DATA CORRUPTED\n"),
+            "passes=5284 touches=32464896 data_ok=0");
+  EXPECT_TRUE(
+      absl::IsNotFound(WorkloadLogKv("hot_set_workload: pid 1\n").status()));
 }
 
 // The canned console holds real guest output (see its header).
@@ -282,34 +314,54 @@ TEST(Report, TablesFromACannedConsole) {
   const std::string md = FormatMarkdown(r);
   // One row per (mechanism, shape); the two tiering/interleaved runs folded
   // into ranges.
+  EXPECT_TRUE(
+      absl::StrContains(md,
+                        "| tiering | interleaved | 2 | 1.4–2.8 | 1.3–1.7 | "
+                        "100% | 12288 | 1.00x | – | 0 | 18432 | 4228–10960 | "
+                        "stayed |"))
+      << md;
   EXPECT_TRUE(absl::StrContains(
-      md, "| tiering | interleaved | 2 | 1.4–2.8 | 1.3–1.7 | 100% | 12288 | 1.00x | – | 0 | 18432 | 4228–10960 | "
-          "stayed |"))
+      md,
+      "| hotpage-damon | clusters | 1 | 2.8 | 3.6 | 100% | 36352 | 2.96x | "
+      "36352 / 0 | 0 / 0 | 0 | 5374 | stayed |"))
       << md;
-  EXPECT_TRUE(absl::StrContains(md, "| hotpage-damon | clusters | 1 | 2.8 | 3.6 | 100% | 36352 | 2.96x | "
-                                    "36352 / 0 | 0 / 0 | 0 | 5374 | stayed |"))
-      << md;
-  EXPECT_TRUE(absl::StrContains(md, "| damon-paddr | clusters | 1 | 3.7 | never | 77% | 144958 | 11.80x | – | "
-                                    "39299 | 0 | 10706 | **moved** (1024 of 1024 pages) |"))
+  EXPECT_TRUE(
+      absl::StrContains(md,
+                        "| damon-paddr | clusters | 1 | 3.7 | never | 77% | "
+                        "144958 | 11.80x | – | "
+                        "39299 | 0 | 10706 | **moved** (1024 of 1024 pages) |"))
       << md;
   EXPECT_TRUE(absl::StrContains(md, "### 2pkg+cxl (two fast nodes")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "| tiering | clusters | 1 | 1.7 | 2.1 | 12288 / 0 / 36864 | 1.00 | 12288 |"))
+  EXPECT_TRUE(absl::StrContains(md,
+                                "| tiering | clusters | 1 | 1.7 | 2.1 | 12288 "
+                                "/ 0 / 36864 | 1.00 | 12288 |"))
       << md;
   // Goals: times against tiering on the same shape (upper median: 2.8 of
   // 1.4 and 2.8), migrations against the hot sets, weights against 3:1.
-  EXPECT_TRUE(absl::StrContains(md, "- hotpage-damon, clusters, dram+cxl: 90% after start 2.8 s vs tiering 2.5 s, "
-                                    "1.1x (met); after switch 3.6 s vs tiering 0.5 s, 7.2x (**missed**); "
-                                    "migrated 2.96x the hot sets' pages (**missed**: goal <= 1.2x); bind range "
-                                    "stayed (met)"))
+  EXPECT_TRUE(absl::StrContains(
+      md,
+      "- hotpage-damon, clusters, dram+cxl: 90% after start 2.8 s vs tiering "
+      "2.5 s, "
+      "1.1x (met); after switch 3.6 s vs tiering 0.5 s, 7.2x (**missed**); "
+      "migrated 2.96x the hot sets' pages (**missed**: goal <= 1.2x); bind "
+      "range "
+      "stayed (met)"))
       << md;
-  EXPECT_TRUE(absl::StrContains(md, "- hotpage-damon, interleaved, dram+cxl: 90% after start never vs tiering "
-                                    "2.8 s (**missed**)"))
+  EXPECT_TRUE(absl::StrContains(md,
+                                "- hotpage-damon, interleaved, dram+cxl: 90% "
+                                "after start never vs tiering "
+                                "2.8 s (**missed**)"))
       << md;
-  EXPECT_TRUE(absl::StrContains(md, "under 1.2x, but the new hot set never reached 90%")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "- hotpage-damon, clusters, 2pkg+cxl: node 0 share 0.75 for weights 3:1 (met); "
-                                    "tiering: 1.00"))
+  EXPECT_TRUE(absl::StrContains(
+      md, "under 1.2x, but the new hot set never reached 90%"))
       << md;
-  EXPECT_TRUE(absl::StrContains(md, "### Notes\n\n- hotpage-hintfault skipped")) << md;
+  EXPECT_TRUE(absl::StrContains(md,
+                                "- hotpage-damon, clusters, 2pkg+cxl: node 0 "
+                                "share 0.75 for weights 3:1 (met); "
+                                "tiering: 1.00"))
+      << md;
+  EXPECT_TRUE(absl::StrContains(md, "### Notes\n\n- hotpage-hintfault skipped"))
+      << md;
 }
 
 TEST(Report, JsonHasEveryRunWithNumbersAsNumbers) {
@@ -326,7 +378,9 @@ TEST(Report, JsonHasEveryRunWithNumbersAsNumbers) {
   EXPECT_EQ(JsonMember(*v, "notes")->size(), 3u);
 }
 
-TEST(Report, EmptyInput) { EXPECT_EQ(FormatMarkdown(Results{}), "(no results)\n"); }
+TEST(Report, EmptyInput) {
+  EXPECT_EQ(FormatMarkdown(Results{}), "(no results)\n");
+}
 
 }  // namespace
 }  // namespace compare

@@ -35,14 +35,16 @@ Getter CountKey(absl::string_view key) {
 }
 
 Getter Key(absl::string_view key, bool never_if_negative = false) {
-  return [key = std::string(key), never_if_negative](const RunResult& r) -> std::optional<double> {
+  return [key = std::string(key),
+          never_if_negative](const RunResult& r) -> std::optional<double> {
     std::optional<double> v = r.Number(key);
     if (v && never_if_negative && *v < 0) return kNever;
     return v;
   };
 }
 
-std::vector<double> Values(const std::vector<const RunResult*>& runs, const Getter& get) {
+std::vector<double> Values(const std::vector<const RunResult*>& runs,
+                           const Getter& get) {
   std::vector<double> out;
   for (const RunResult* r : runs) {
     if (std::optional<double> v = get(*r)) out.push_back(*v);
@@ -57,21 +59,28 @@ std::string Num(double v, int decimals) {
 }
 
 // "1.2 s" or "never".
-std::string Secs(double v) { return std::isinf(v) ? "never" : absl::StrCat(Num(v, 1), " s"); }
+std::string Secs(double v) {
+  return std::isinf(v) ? "never" : absl::StrCat(Num(v, 1), " s");
+}
 
 // "v" or "min–max" of the values, with a suffix after each number.
-std::string Range(const std::vector<const RunResult*>& runs, const Getter& get, int decimals,
-                  absl::string_view suffix = "") {
+std::string Range(const std::vector<const RunResult*>& runs, const Getter& get,
+                  int decimals, absl::string_view suffix = "") {
   const std::vector<double> v = Values(runs, get);
   if (v.empty()) return "–";
-  auto one = [&](double x) { return std::isinf(x) ? Num(x, decimals) : absl::StrCat(Num(x, decimals), suffix); };
-  if (Num(v.front(), decimals) == Num(v.back(), decimals)) return one(v.front());
+  auto one = [&](double x) {
+    return std::isinf(x) ? Num(x, decimals)
+                         : absl::StrCat(Num(x, decimals), suffix);
+  };
+  if (Num(v.front(), decimals) == Num(v.back(), decimals))
+    return one(v.front());
   return absl::StrCat(one(v.front()), "–", one(v.back()));
 }
 
 // The upper median (of two runs, the larger): conservative for goals of the
 // form "no more than".
-std::optional<double> UpperMedian(const std::vector<const RunResult*>& runs, const Getter& get) {
+std::optional<double> UpperMedian(const std::vector<const RunResult*>& runs,
+                                  const Getter& get) {
   const std::vector<double> v = Values(runs, get);
   if (v.empty()) return std::nullopt;
   return v[v.size() / 2];
@@ -85,7 +94,8 @@ struct Group {
 std::vector<Group> GroupRuns(const Results& results) {
   std::vector<Group> groups;
   for (const RunResult& r : results.runs) {
-    const std::string topo = r.GetOr("topo", "?"), mech = r.GetOr("mech", "?"), shape = r.GetOr("shape", "?");
+    const std::string topo = r.GetOr("topo", "?"), mech = r.GetOr("mech", "?"),
+                      shape = r.GetOr("shape", "?");
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
       return g.topo == topo && g.mech == mech && g.shape == shape;
     });
@@ -113,13 +123,16 @@ const Getter kEndFraction = [](const RunResult& r) {
 };
 const Getter kMigrated = Key("vm_pgmigrate_success");
 // Pages migrated per page of the hot sets the run went through.
-const Getter kMigratedPerHotPage = [](const RunResult& r) -> std::optional<double> {
-  std::optional<double> m = r.Number("vm_pgmigrate_success"), h = r.Number("hot_pages"), p = r.Number("phases");
+const Getter kMigratedPerHotPage =
+    [](const RunResult& r) -> std::optional<double> {
+  std::optional<double> m = r.Number("vm_pgmigrate_success"),
+                        h = r.Number("hot_pages"), p = r.Number("phases");
   if (!m || !h || !p || *h <= 0 || *p <= 0) return std::nullopt;
   return *m / (*h * *p);
 };
 const Getter kNode0Share = [](const RunResult& r) -> std::optional<double> {
-  const double n0 = r.Number("area_node0").value_or(0), n1 = r.Number("area_node1").value_or(0);
+  const double n0 = r.Number("area_node0").value_or(0),
+               n1 = r.Number("area_node1").value_or(0);
   if (n0 + n1 <= 0) return std::nullopt;
   return n0 / (n0 + n1);
 };
@@ -128,47 +141,64 @@ std::string BindCell(const std::vector<const RunResult*>& runs) {
   const std::vector<double> off = Values(runs, Key("bind_off_max"));
   if (off.empty()) return "–";
   if (off.back() == 0) return "stayed";
-  return absl::StrCat("**moved** (", Num(off.back(), 0), " of ", runs.front()->GetOr("bind_pages", "?"), " pages)");
+  return absl::StrCat("**moved** (", Num(off.back(), 0), " of ",
+                      runs.front()->GetOr("bind_pages", "?"), " pages)");
 }
 
-std::string HotpageCell(const std::vector<const RunResult*>& runs, absl::string_view a, absl::string_view b) {
+std::string HotpageCell(const std::vector<const RunResult*>& runs,
+                        absl::string_view a, absl::string_view b) {
   if (!runs.front()->Get(a)) return "–";
   return absl::StrCat(Range(runs, Key(a), 0), " / ", Range(runs, Key(b), 0));
 }
 
-void AppendTwoTierTable(const std::vector<Group>& groups, const std::string& topo, std::string* out) {
+void AppendTwoTierTable(const std::vector<Group>& groups,
+                        const std::string& topo, std::string* out) {
   absl::StrAppend(out, "### ", topo, "\n\n",
-                  "| mechanism | shape | runs | 90% after start (s) | 90% after switch (s) | hot set on fast "
-                  "at end | pages migrated (vmstat) | per hot-set page | hotpage promoted / demoted | "
-                  "ping-pong pages (seen / hotpage) | hint faults | workload passes | bind range |\n",
+                  "| mechanism | shape | runs | 90% after start (s) | 90% "
+                  "after switch (s) | hot set on fast "
+                  "at end | pages migrated (vmstat) | per hot-set page | "
+                  "hotpage promoted / demoted | "
+                  "ping-pong pages (seen / hotpage) | hint faults | workload "
+                  "passes | bind range |\n",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Group& g : groups) {
     if (g.topo != topo) continue;
     const auto& r = g.runs;
     std::string pingpong = Range(r, Key("pingpong_seen"), 0);
-    if (r.front()->Get("hp_pingpong")) absl::StrAppend(&pingpong, " / ", Range(r, Key("hp_pingpong"), 0));
-    absl::StrAppend(out, "| ", g.mech, " | ", g.shape, " | ", r.size(), " | ", Range(r, kT90Start, 1), " | ",
-                    Range(r, kT90Switch, 1), " | ", Range(r, kEndFraction, 0, "%"), " | ", Range(r, kMigrated, 0),
-                    " | ", Range(r, kMigratedPerHotPage, 2, "x"), " | ", HotpageCell(r, "hp_promoted", "hp_demoted"),
-                    " | ", pingpong, " | ", Range(r, Key("vm_numa_hint_faults"), 0), " | ",
-                    Range(r, Key("passes"), 0), " | ", BindCell(r), " |\n");
+    if (r.front()->Get("hp_pingpong"))
+      absl::StrAppend(&pingpong, " / ", Range(r, Key("hp_pingpong"), 0));
+    absl::StrAppend(
+        out, "| ", g.mech, " | ", g.shape, " | ", r.size(), " | ",
+        Range(r, kT90Start, 1), " | ", Range(r, kT90Switch, 1), " | ",
+        Range(r, kEndFraction, 0, "%"), " | ", Range(r, kMigrated, 0), " | ",
+        Range(r, kMigratedPerHotPage, 2, "x"), " | ",
+        HotpageCell(r, "hp_promoted", "hp_demoted"), " | ", pingpong, " | ",
+        Range(r, Key("vm_numa_hint_faults"), 0), " | ",
+        Range(r, Key("passes"), 0), " | ", BindCell(r), " |\n");
   }
   absl::StrAppend(out, "\n");
 }
 
-void AppendWeightsTable(const std::vector<Group>& groups, const std::string& topo, std::string* out) {
-  absl::StrAppend(out, "### ", topo, " (two fast nodes; hotpage runs with --weights 0:3,1:1)\n\n",
-                  "| mechanism | shape | runs | 90% after start (s) | 90% after switch (s) | area pages on "
-                  "node 0 / 1 / 2 at end | node 0 share of the fast-node pages | pages migrated (vmstat) | "
+void AppendWeightsTable(const std::vector<Group>& groups,
+                        const std::string& topo, std::string* out) {
+  absl::StrAppend(out, "### ", topo,
+                  " (two fast nodes; hotpage runs with --weights 0:3,1:1)\n\n",
+                  "| mechanism | shape | runs | 90% after start (s) | 90% "
+                  "after switch (s) | area pages on "
+                  "node 0 / 1 / 2 at end | node 0 share of the fast-node pages "
+                  "| pages migrated (vmstat) | "
                   "bind range |\n",
                   "|---|---|---|---|---|---|---|---|---|\n");
   for (const Group& g : groups) {
     if (g.topo != topo) continue;
     const auto& r = g.runs;
-    absl::StrAppend(out, "| ", g.mech, " | ", g.shape, " | ", r.size(), " | ", Range(r, kT90Start, 1), " | ",
-                    Range(r, kT90Switch, 1), " | ", Range(r, CountKey("area_node0"), 0), " / ",
-                    Range(r, CountKey("area_node1"), 0), " / ", Range(r, CountKey("area_node2"), 0), " | ",
-                    Range(r, kNode0Share, 2), " | ", Range(r, kMigrated, 0), " | ", BindCell(r), " |\n");
+    absl::StrAppend(out, "| ", g.mech, " | ", g.shape, " | ", r.size(), " | ",
+                    Range(r, kT90Start, 1), " | ", Range(r, kT90Switch, 1),
+                    " | ", Range(r, CountKey("area_node0"), 0), " / ",
+                    Range(r, CountKey("area_node1"), 0), " / ",
+                    Range(r, CountKey("area_node2"), 0), " | ",
+                    Range(r, kNode0Share, 2), " | ", Range(r, kMigrated, 0),
+                    " | ", BindCell(r), " |\n");
   }
   absl::StrAppend(out, "\n");
 }
@@ -181,20 +211,27 @@ void AppendGoals(const std::vector<Group>& groups, std::string* out) {
     if (!absl::StartsWith(g.mech, "hotpage-")) continue;
     const Group* base = nullptr;
     for (const Group& b : groups) {
-      if (b.mech == "tiering" && b.topo == g.topo && b.shape == g.shape) base = &b;
+      if (b.mech == "tiering" && b.topo == g.topo && b.shape == g.shape)
+        base = &b;
     }
     std::vector<std::string> parts;
     auto time_goal = [&](const Getter& get, absl::string_view what) {
       std::optional<double> mine = UpperMedian(g.runs, get);
-      std::optional<double> theirs = base ? UpperMedian(base->runs, get) : std::nullopt;
+      std::optional<double> theirs =
+          base ? UpperMedian(base->runs, get) : std::nullopt;
       if (!mine) return;
       if (!theirs || std::isinf(*theirs)) {
-        parts.push_back(absl::StrCat(what, " ", Secs(*mine), " (tiering: ", theirs ? "never" : "not run", ")"));
+        parts.push_back(absl::StrCat(what, " ", Secs(*mine), " (tiering: ",
+                                     theirs ? "never" : "not run", ")"));
         return;
       }
       const bool met = *mine <= 2 * *theirs;
-      std::string ratio = std::isinf(*mine) ? "" : absl::StrFormat(", %.1fx", *mine / std::max(*theirs, 0.05));
-      parts.push_back(absl::StrCat(what, " ", Secs(*mine), " vs tiering ", Secs(*theirs), ratio,
+      std::string ratio =
+          std::isinf(*mine)
+              ? ""
+              : absl::StrFormat(", %.1fx", *mine / std::max(*theirs, 0.05));
+      parts.push_back(absl::StrCat(what, " ", Secs(*mine), " vs tiering ",
+                                   Secs(*theirs), ratio,
                                    met ? " (met)" : " (**missed**)"));
     };
     if (!IsWeightsTopo(g.topo)) {
@@ -206,7 +243,9 @@ void AppendGoals(const std::vector<Group>& groups, std::string* out) {
         parts.push_back(absl::StrFormat(
             "migrated %.2fx the hot sets' pages%s", *m,
             *m > 1.2 ? " (**missed**: goal <= 1.2x)"
-                     : reached ? " (met)" : " (under 1.2x, but the new hot set never reached 90%)"));
+            : reached
+                ? " (met)"
+                : " (under 1.2x, but the new hot set never reached 90%)"));
       }
     } else if (std::optional<double> s = UpperMedian(g.runs, kNode0Share)) {
       std::string kernel;
@@ -215,17 +254,23 @@ void AppendGoals(const std::vector<Group>& groups, std::string* out) {
           kernel = absl::StrFormat("; tiering: %.2f", *k);
         }
       }
-      parts.push_back(absl::StrFormat("node 0 share %.2f for weights 3:1%s%s", *s,
-                                      std::fabs(*s - 0.75) <= 0.05 ? " (met)" : " (**missed**: goal 0.75 +- 0.05)",
-                                      kernel));
+      parts.push_back(absl::StrFormat(
+          "node 0 share %.2f for weights 3:1%s%s", *s,
+          std::fabs(*s - 0.75) <= 0.05 ? " (met)"
+                                       : " (**missed**: goal 0.75 +- 0.05)",
+          kernel));
     }
     const std::vector<double> off = Values(g.runs, Key("bind_off_max"));
-    if (!off.empty()) parts.push_back(off.back() == 0 ? "bind range stayed (met)" : "bind range **moved**");
-    absl::StrAppend(&lines, "- ", g.mech, ", ", g.shape, ", ", g.topo, ": ", absl::StrJoin(parts, "; "), "\n");
+    if (!off.empty())
+      parts.push_back(off.back() == 0 ? "bind range stayed (met)"
+                                      : "bind range **moved**");
+    absl::StrAppend(&lines, "- ", g.mech, ", ", g.shape, ", ", g.topo, ": ",
+                    absl::StrJoin(parts, "; "), "\n");
   }
   if (lines.empty()) return;
   absl::StrAppend(out,
-                  "### Goal check (upper median of the repeats; times vs the kernel's tiering mode "
+                  "### Goal check (upper median of the repeats; times vs the "
+                  "kernel's tiering mode "
                   "on the same shape)\n\n",
                   lines, "\n");
 }
@@ -246,28 +291,36 @@ std::optional<double> RunResult::Number(absl::string_view key) const {
   return d;
 }
 
-std::string RunResult::GetOr(absl::string_view key, absl::string_view fallback) const {
+std::string RunResult::GetOr(absl::string_view key,
+                             absl::string_view fallback) const {
   std::optional<std::string> v = Get(key);
   return v ? *v : std::string(fallback);
 }
 
 absl::StatusOr<RunResult> ParseResultLine(absl::string_view line) {
   const size_t at = line.find(kResultMarker);
-  if (at == absl::string_view::npos) return absl::InvalidArgumentError("no COMPARE-RESULT marker");
+  if (at == absl::string_view::npos)
+    return absl::InvalidArgumentError("no COMPARE-RESULT marker");
   line.remove_prefix(at + kResultMarker.size());
   RunResult r;
   std::set<std::string> seen;
-  for (absl::string_view tok : absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty())) {
+  for (absl::string_view tok :
+       absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty())) {
     const size_t eq = tok.find('=');
     if (eq == absl::string_view::npos || eq == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("result token '", tok, "' is not key=value"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("result token '", tok, "' is not key=value"));
     }
     std::string key(tok.substr(0, eq));
-    if (!seen.insert(key).second) return absl::InvalidArgumentError(absl::StrCat("duplicate key '", key, "'"));
+    if (!seen.insert(key).second)
+      return absl::InvalidArgumentError(
+          absl::StrCat("duplicate key '", key, "'"));
     r.kv.emplace_back(std::move(key), std::string(tok.substr(eq + 1)));
   }
   for (absl::string_view k : {"topo", "mech", "shape"}) {
-    if (!r.Get(k)) return absl::InvalidArgumentError(absl::StrCat("result line lacks ", k, "="));
+    if (!r.Get(k))
+      return absl::InvalidArgumentError(
+          absl::StrCat("result line lacks ", k, "="));
   }
   return r;
 }
@@ -280,10 +333,13 @@ Results ParseResults(absl::string_view text) {
       if (r.ok()) {
         out.runs.push_back(std::move(*r));
       } else {
-        out.notes.push_back(absl::StrCat("malformed result line skipped: ", r.status().message()));
+        out.notes.push_back(absl::StrCat("malformed result line skipped: ",
+                                         r.status().message()));
       }
-    } else if (const size_t at = line.find(kNoteMarker); at != absl::string_view::npos) {
-      out.notes.push_back(std::string(absl::StripAsciiWhitespace(line.substr(at + kNoteMarker.size()))));
+    } else if (const size_t at = line.find(kNoteMarker);
+               at != absl::string_view::npos) {
+      out.notes.push_back(std::string(
+          absl::StripAsciiWhitespace(line.substr(at + kNoteMarker.size()))));
     }
   }
   return out;
@@ -291,8 +347,11 @@ Results ParseResults(absl::string_view text) {
 
 absl::StatusOr<std::string> HotpageStatsKv(absl::string_view json) {
   absl::StatusOr<Json> v = ParseJson(json);
-  if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("hotpage stats: ", v.status().message()));
-  if (JsonMember(*v, "promoted_pages") == nullptr) return absl::InvalidArgumentError("hotpage stats: no promoted_pages");
+  if (!v.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("hotpage stats: ", v.status().message()));
+  if (JsonMember(*v, "promoted_pages") == nullptr)
+    return absl::InvalidArgumentError("hotpage stats: no promoted_pages");
   std::string out;
   auto num = [&](absl::string_view key, absl::string_view as) {
     const Json* f = JsonMember(*v, key);
@@ -306,9 +365,12 @@ absl::StatusOr<std::string> HotpageStatsKv(absl::string_view json) {
   num("samples", "hp_samples");
   num("rounds", "hp_rounds");
   num("cpu_seconds", "hp_cpu_s");
-  if (const Json* s = JsonMember(*v, "source"); s != nullptr && s->is_string()) {
+  if (const Json* s = JsonMember(*v, "source");
+      s != nullptr && s->is_string()) {
     std::string src = s->get<std::string>();
-    std::replace_if(src.begin(), src.end(), [](char c) { return c == ' ' || c == '=' || c == '\t'; }, '_');
+    std::replace_if(
+        src.begin(), src.end(),
+        [](char c) { return c == ' ' || c == '=' || c == '\t'; }, '_');
     absl::StrAppend(&out, " hp_source=", src);
   }
   return out;
@@ -317,20 +379,26 @@ absl::StatusOr<std::string> HotpageStatsKv(absl::string_view json) {
 absl::StatusOr<std::string> WorkloadLogKv(absl::string_view log) {
   bool corrupted = absl::StrContains(log, "DATA CORRUPTED");
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
-    if (!absl::ConsumePrefix(&line, "hot_set_workload: ") || !absl::StrContains(line, " passes, ")) continue;
+    if (!absl::ConsumePrefix(&line, "hot_set_workload: ") ||
+        !absl::StrContains(line, " passes, "))
+      continue;
     // "N passes, N phases, N touches, N counted, N bad pages"
-    std::vector<absl::string_view> f = absl::StrSplit(line, absl::ByAnyChar(" ,"), absl::SkipEmpty());
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::ByAnyChar(" ,"), absl::SkipEmpty());
     uint64_t passes, touches;
-    if (f.size() < 6 || f[1] != "passes" || f[5] != "touches" || !absl::SimpleAtoi(f[0], &passes) ||
-        !absl::SimpleAtoi(f[4], &touches)) {
-      return absl::InvalidArgumentError(absl::StrCat("workload: unexpected closing line '", line, "'"));
+    if (f.size() < 6 || f[1] != "passes" || f[5] != "touches" ||
+        !absl::SimpleAtoi(f[0], &passes) || !absl::SimpleAtoi(f[4], &touches)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload: unexpected closing line '", line, "'"));
     }
-    return absl::StrCat("passes=", passes, " touches=", touches, " data_ok=", corrupted ? 0 : 1);
+    return absl::StrCat("passes=", passes, " touches=", touches,
+                        " data_ok=", corrupted ? 0 : 1);
   }
   return absl::NotFoundError("workload: no closing line (did it finish?)");
 }
 
-std::string RangeCell(const std::vector<const RunResult*>& runs, absl::string_view key, int decimals,
+std::string RangeCell(const std::vector<const RunResult*>& runs,
+                      absl::string_view key, int decimals,
                       bool never_if_negative) {
   return Range(runs, Key(key, never_if_negative), decimals);
 }
@@ -339,7 +407,8 @@ std::string FormatMarkdown(const Results& results) {
   const std::vector<Group> groups = GroupRuns(results);
   std::vector<std::string> topos;
   for (const Group& g : groups) {
-    if (std::find(topos.begin(), topos.end(), g.topo) == topos.end()) topos.push_back(g.topo);
+    if (std::find(topos.begin(), topos.end(), g.topo) == topos.end())
+      topos.push_back(g.topo);
   }
   std::string out;
   for (const std::string& t : topos) {
@@ -352,7 +421,8 @@ std::string FormatMarkdown(const Results& results) {
   AppendGoals(groups, &out);
   if (!results.notes.empty()) {
     absl::StrAppend(&out, "### Notes\n\n");
-    for (const std::string& n : results.notes) absl::StrAppend(&out, "- ", n, "\n");
+    for (const std::string& n : results.notes)
+      absl::StrAppend(&out, "- ", n, "\n");
     absl::StrAppend(&out, "\n");
   }
   if (out.empty()) out = "(no results)\n";
@@ -370,7 +440,9 @@ std::string FormatJson(const Results& results) {
       w.Key(k);
       int64_t i;
       double d;
-      const bool numeric = !v.empty() && v.find_first_not_of("0123456789.-e+") == std::string::npos;
+      const bool numeric =
+          !v.empty() &&
+          v.find_first_not_of("0123456789.-e+") == std::string::npos;
       if (numeric && absl::SimpleAtoi(v, &i)) {
         w.Int(i);
       } else if (numeric && absl::SimpleAtod(v, &d) && std::isfinite(d)) {

@@ -78,7 +78,8 @@ std::string FormatJson(const Results& results);
 // Exposed for tests: a cell for the values of `key` over `runs` ("1.2",
 // "1.2-1.9", "never", "1.2-never"; "-" when no run has the key). Negative
 // values read "never" when never_if_negative.
-std::string RangeCell(const std::vector<const RunResult*>& runs, absl::string_view key, int decimals,
+std::string RangeCell(const std::vector<const RunResult*>& runs,
+                      absl::string_view key, int decimals,
                       bool never_if_negative);
 
 }  // namespace compare

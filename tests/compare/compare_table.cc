@@ -21,23 +21,27 @@ int main(int argc, char** argv) {
   using hotpage::FlagSpec;
   const std::vector<FlagSpec> specs = {
       {"md", "FILE", "also write the markdown report to FILE"},
-      {"json", "FILE", "write every run's results and the notes as JSON to FILE"},
+      {"json", "FILE",
+       "write every run's results and the notes as JSON to FILE"},
   };
-  absl::StatusOr<hotpage::ParsedFlags> flags =
-      hotpage::ParseFlags(std::vector<std::string>(argv + 1, argv + argc), specs);
+  absl::StatusOr<hotpage::ParsedFlags> flags = hotpage::ParseFlags(
+      std::vector<std::string>(argv + 1, argv + argc), specs);
   if (!flags.ok()) {
-    std::cerr << "compare_table: " << flags.status().message() << "\nTry 'compare_table --help'.\n";
+    std::cerr << "compare_table: " << flags.status().message()
+              << "\nTry 'compare_table --help'.\n";
     return hotpage::kExitUsage;
   }
   if (flags->Has("help")) {
-    std::cout << hotpage::FormatUsage("compare_table", "[--md FILE] [--json FILE] RESULTS...",
-                                      "Tabulates the COMPARE-RESULT / COMPARE-NOTE lines of the given files\n"
-                                      "(tests/compare/README.md explains the columns).",
-                                      specs);
+    std::cout << hotpage::FormatUsage(
+        "compare_table", "[--md FILE] [--json FILE] RESULTS...",
+        "Tabulates the COMPARE-RESULT / COMPARE-NOTE lines of the given files\n"
+        "(tests/compare/README.md explains the columns).",
+        specs);
     return hotpage::kExitOk;
   }
   if (flags->positional().empty()) {
-    std::cerr << "compare_table: no results file given\nTry 'compare_table --help'.\n";
+    std::cerr << "compare_table: no results file given\nTry 'compare_table "
+                 "--help'.\n";
     return hotpage::kExitUsage;
   }
   std::string all;
@@ -64,7 +68,8 @@ int main(int argc, char** argv) {
     }
     return true;
   };
-  if (std::optional<std::string> p = flags->Get("md"); p && !write(*p, md)) return hotpage::kExitFailure;
+  if (std::optional<std::string> p = flags->Get("md"); p && !write(*p, md))
+    return hotpage::kExitFailure;
   if (std::optional<std::string> p = flags->Get("json");
       p && !write(*p, hotpage::compare::FormatJson(results))) {
     return hotpage::kExitFailure;

@@ -126,7 +126,8 @@ class Watcher {
     std::function<uint64_t()> now_ns;  // CLOCK_MONOTONIC (the layout's clock)
   };
 
-  Watcher(WatchOptions options, Env env) : options_(std::move(options)), env_(std::move(env)) {}
+  Watcher(WatchOptions options, Env env)
+      : options_(std::move(options)), env_(std::move(env)) {}
 
   // Takes the vmstat baseline: `vmstat_before` when not empty (a snapshot
   // taken before the mechanism was switched on), else /proc/vmstat now.
@@ -147,12 +148,16 @@ class Watcher {
   const MoveTracker& moves() const { return moves_; }
   uint64_t bind_pages() const { return bind_pages_; }
   uint64_t bind_off_max() const { return bind_off_max_; }
-  const std::map<std::string, int64_t>& vmstat_delta() const { return vmstat_delta_; }
+  const std::map<std::string, int64_t>& vmstat_delta() const {
+    return vmstat_delta_;
+  }
   // Seconds from start_ns() of the scans (every scan interval) at which the
   // kernel's numa_pte_updates had grown since the previous scan: when the
   // kernel's NUMA scanner ran (it marks PTEs; hint faults follow). At most
   // kMaxScanTimes entries.
-  const std::vector<double>& kernel_scan_times() const { return kernel_scan_times_; }
+  const std::vector<double>& kernel_scan_times() const {
+    return kernel_scan_times_;
+  }
   static constexpr size_t kMaxScanTimes = 40;
 
   // "key=value ..." of every result (see compare_report.h for the keys).

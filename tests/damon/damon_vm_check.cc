@@ -53,13 +53,14 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "sampler/damon/damon_source.h"
-#include "tools/base/termination_signals.h"
 #include "tools/base/clock.h"
+#include "tools/base/termination_signals.h"
 
 namespace hotpage {
 namespace {
 
-constexpr char kNrKdamonds[] = "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds";
+constexpr char kNrKdamonds[] =
+    "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds";
 constexpr char kLayout[] = "/tmp/hot_set_layout.txt";
 
 struct Flags {
@@ -135,10 +136,12 @@ struct Score {
   size_t regions = 0, hot_regions = 0;
 };
 
-Score Evaluate(const DamonSource& src, const std::map<uint64_t, uint32_t>& chunk_counts,
+Score Evaluate(const DamonSource& src,
+               const std::map<uint64_t, uint32_t>& chunk_counts,
                const Layout& l, double hot_fraction) {
   Score s;
-  const uint32_t thr = static_cast<uint32_t>(hot_fraction * src.max_nr_accesses() + 0.5);
+  const uint32_t thr =
+      static_cast<uint32_t>(hot_fraction * src.max_nr_accesses() + 0.5);
   uint64_t hot_bytes = 0, tp = 0;
   for (const DamonRegion& r : src.regions()) {
     ++s.regions;
@@ -148,7 +151,8 @@ Score Evaluate(const DamonSource& src, const std::map<uint64_t, uint32_t>& chunk
     tp += OverlapWithHot(l, r.start, r.end);
   }
   s.recall = static_cast<double>(tp) / static_cast<double>(l.hot_bytes());
-  s.precision = hot_bytes ? static_cast<double>(tp) / static_cast<double>(hot_bytes) : 0;
+  s.precision =
+      hot_bytes ? static_cast<double>(tp) / static_cast<double>(hot_bytes) : 0;
   // Chunk level: what the hotness table would see.
   const uint64_t chunk = src.options().chunk_bytes;
   size_t hot_chunks = 0, hot_in_set = 0;
@@ -159,7 +163,8 @@ Score Evaluate(const DamonSource& src, const std::map<uint64_t, uint32_t>& chunk
   }
   const double set_chunks = static_cast<double>(l.hot_bytes() / chunk);
   s.chunk_recall = set_chunks > 0 ? hot_in_set / set_chunks : 0;
-  s.chunk_precision = hot_chunks ? static_cast<double>(hot_in_set) / hot_chunks : 0;
+  s.chunk_precision =
+      hot_chunks ? static_cast<double>(hot_in_set) / hot_chunks : 0;
   return s;
 }
 
@@ -182,7 +187,8 @@ void CheckNoKdamond(const char* when) {
   std::ifstream in(kNrKdamonds);
   std::string nr;
   in >> nr;
-  if (nr != "0") Fail(absl::StrCat(when, ": nr_kdamonds reads '", nr, "', want 0"));
+  if (nr != "0")
+    Fail(absl::StrCat(when, ": nr_kdamonds reads '", nr, "', want 0"));
   // The kdamond thread exits asynchronously after `off`; allow it 2 s.
   for (int tries = 0;; ++tries) {
     std::vector<std::string> found;
@@ -192,11 +198,13 @@ void CheckNoKdamond(const char* when) {
       std::ifstream c(absl::StrCat("/proc/", e->d_name, "/comm"));
       std::string comm;
       std::getline(c, comm);
-      if (comm.rfind("kdamond", 0) == 0) found.push_back(absl::StrCat(e->d_name, ":", comm));
+      if (comm.rfind("kdamond", 0) == 0)
+        found.push_back(absl::StrCat(e->d_name, ":", comm));
     }
     if (d) closedir(d);
     if (found.empty()) {
-      std::printf("damon_vm_check: %s: nr_kdamonds 0, no kdamond thread\n", when);
+      std::printf("damon_vm_check: %s: nr_kdamonds 0, no kdamond thread\n",
+                  when);
       return;
     }
     if (tries >= 20) {
@@ -211,11 +219,12 @@ pid_t SpawnWorkload(const Flags& f) {
   unlink(kLayout);
   pid_t pid = fork();
   if (pid == 0) {
-    std::string a1 = absl::StrCat("--mib=", f.mib), a2 = absl::StrCat("--clusters=", f.clusters),
+    std::string a1 = absl::StrCat("--mib=", f.mib),
+                a2 = absl::StrCat("--clusters=", f.clusters),
                 a3 = absl::StrCat("--cluster_mib=", f.cluster_mib),
                 a4 = absl::StrCat("--layout=", kLayout);
-    execl(f.workload.c_str(), f.workload.c_str(), a1.c_str(), a2.c_str(), a3.c_str(), a4.c_str(),
-          static_cast<char*>(nullptr));
+    execl(f.workload.c_str(), f.workload.c_str(), a1.c_str(), a2.c_str(),
+          a3.c_str(), a4.c_str(), static_cast<char*>(nullptr));
     std::perror("exec workload");
     _exit(127);
   }
@@ -246,16 +255,19 @@ int Track(const Flags& f) {
     kill(wl, SIGKILL);
     return 1;
   }
-  std::printf("damon_vm_check: monitoring pid %d (kdamond pid %d), set up in %.3f s; N = %u\n",
-              static_cast<int>(wl), (*src)->stats().kdamond_pid, Secs(MonotonicNs() - t0),
-              (*src)->max_nr_accesses());
+  std::printf(
+      "damon_vm_check: monitoring pid %d (kdamond pid %d), set up in %.3f s; N "
+      "= %u\n",
+      static_cast<int>(wl), (*src)->stats().kdamond_pid,
+      Secs(MonotonicNs() - t0), (*src)->max_nr_accesses());
 
   std::map<uint64_t, uint32_t> chunks;
   Score last;
   double phase_a_detect = -1;
   int polls = 0, polls_after_detect = 0;
   // Phase A: until the set is found and seen twice more (or a timeout).
-  while (MonotonicNs() - t0 < f.phase_timeout_ms * 1000000u && polls_after_detect < 3) {
+  while (MonotonicNs() - t0 < f.phase_timeout_ms * 1000000u &&
+         polls_after_detect < 3) {
     absl::Status s = PollOnce(**src, &chunks);
     if (!s.ok()) {
       Fail(absl::StrCat("Poll in phase A: ", s.ToString()));
@@ -264,20 +276,27 @@ int Track(const Flags& f) {
     }
     ++polls;
     last = Evaluate(**src, chunks, layout, f.hot_fraction);
-    if (phase_a_detect < 0 && last.recall >= f.min_recall) phase_a_detect = Secs(MonotonicNs() - t0);
+    if (phase_a_detect < 0 && last.recall >= f.min_recall)
+      phase_a_detect = Secs(MonotonicNs() - t0);
     if (phase_a_detect >= 0) ++polls_after_detect;
     if (f.verbose) {
-      std::printf("  A poll %d t=%.2f regions=%zu hot=%zu recall=%.2f precision=%.2f "
-                  "chunk_recall=%.2f chunk_precision=%.2f\n",
-                  polls, Secs(MonotonicNs() - t0), last.regions, last.hot_regions, last.recall,
-                  last.precision, last.chunk_recall, last.chunk_precision);
+      std::printf(
+          "  A poll %d t=%.2f regions=%zu hot=%zu recall=%.2f precision=%.2f "
+          "chunk_recall=%.2f chunk_precision=%.2f\n",
+          polls, Secs(MonotonicNs() - t0), last.regions, last.hot_regions,
+          last.recall, last.precision, last.chunk_recall, last.chunk_precision);
     }
   }
-  std::printf("damon_vm_check: phase A: %d refreshes in %.2f s; recall >= %.2f first at %.2f s; "
-              "at the end recall %.2f precision %.2f (chunks: %.2f / %.2f), %zu regions\n",
-              polls, Secs(MonotonicNs() - t0), f.min_recall, phase_a_detect, last.recall,
-              last.precision, last.chunk_recall, last.chunk_precision, last.regions);
-  if (phase_a_detect < 0) Fail("phase A hot set never reached the recall target");
+  std::printf(
+      "damon_vm_check: phase A: %d refreshes in %.2f s; recall >= %.2f first "
+      "at %.2f s; "
+      "at the end recall %.2f precision %.2f (chunks: %.2f / %.2f), %zu "
+      "regions\n",
+      polls, Secs(MonotonicNs() - t0), f.min_recall, phase_a_detect,
+      last.recall, last.precision, last.chunk_recall, last.chunk_precision,
+      last.regions);
+  if (phase_a_detect < 0)
+    Fail("phase A hot set never reached the recall target");
 
   // Switch.
   kill(wl, SIGUSR1);
@@ -299,10 +318,12 @@ int Track(const Flags& f) {
     ++refreshes;
     last = Evaluate(**src, chunks, layout, f.hot_fraction);
     if (f.verbose) {
-      std::printf("  B poll %d t=%.2f regions=%zu hot=%zu recall=%.2f precision=%.2f "
-                  "chunk_recall=%.2f chunk_precision=%.2f\n",
-                  refreshes, Secs(MonotonicNs() - switch_ns), last.regions, last.hot_regions,
-                  last.recall, last.precision, last.chunk_recall, last.chunk_precision);
+      std::printf(
+          "  B poll %d t=%.2f regions=%zu hot=%zu recall=%.2f precision=%.2f "
+          "chunk_recall=%.2f chunk_precision=%.2f\n",
+          refreshes, Secs(MonotonicNs() - switch_ns), last.regions,
+          last.hot_regions, last.recall, last.precision, last.chunk_recall,
+          last.chunk_precision);
     }
     if (last.recall >= f.min_recall) {
       detect = Secs(MonotonicNs() - switch_ns);
@@ -326,28 +347,36 @@ int Track(const Flags& f) {
     ++i;
   }
   if (detect >= 0 && settled.precision < f.min_precision) {
-    Fail(absl::StrCat("precision ", settled.precision, " 5 refreshes after the new set was found, "
-                      "want >= ", f.min_precision));
+    Fail(absl::StrCat("precision ", settled.precision,
+                      " 5 refreshes after the new set was found, "
+                      "want >= ",
+                      f.min_precision));
   }
   if (detect < 0) {
-    Fail(absl::StrCat("new hot set not found within ", f.detect_timeout_ms, " ms (recall ",
-                      last.recall, ")"));
+    Fail(absl::StrCat("new hot set not found within ", f.detect_timeout_ms,
+                      " ms (recall ", last.recall, ")"));
   } else {
-    std::printf("damon_vm_check: after the switch: recall >= %.2f after %d refreshes, %.2f s; "
-                "then recall %.2f precision %.2f (chunks: %.2f / %.2f)\n",
-                f.min_recall, refreshes, detect, at_detect.recall, at_detect.precision,
-                at_detect.chunk_recall, at_detect.chunk_precision);
-    std::printf("damon_vm_check: settled (5 refreshes later): recall %.2f precision %.2f "
-                "(chunks: %.2f / %.2f), %zu regions\n",
-                settled.recall, settled.precision, settled.chunk_recall,
-                settled.chunk_precision, settled.regions);
+    std::printf(
+        "damon_vm_check: after the switch: recall >= %.2f after %d refreshes, "
+        "%.2f s; "
+        "then recall %.2f precision %.2f (chunks: %.2f / %.2f)\n",
+        f.min_recall, refreshes, detect, at_detect.recall, at_detect.precision,
+        at_detect.chunk_recall, at_detect.chunk_precision);
+    std::printf(
+        "damon_vm_check: settled (5 refreshes later): recall %.2f precision "
+        "%.2f "
+        "(chunks: %.2f / %.2f), %zu regions\n",
+        settled.recall, settled.precision, settled.chunk_recall,
+        settled.chunk_precision, settled.regions);
   }
   const DamonStats st = (*src)->stats();
-  std::printf("damon_vm_check: %" PRIu64 " polls, %" PRIu64 " empty; per poll %.3f s in the "
-              "update command, %.3f s reading %.0f regions; %" PRIu64 " EBUSY retries\n",
+  std::printf("damon_vm_check: %" PRIu64 " polls, %" PRIu64
+              " empty; per poll %.3f s in the "
+              "update command, %.3f s reading %.0f regions; %" PRIu64
+              " EBUSY retries\n",
               st.polls, st.empty_updates, Secs(st.update_ns) / st.polls,
-              Secs(st.read_ns) / st.polls, static_cast<double>(st.regions) / st.polls,
-              st.ebusy_retries);
+              Secs(st.read_ns) / st.polls,
+              static_cast<double>(st.regions) / st.polls, st.ebusy_retries);
   absl::Status stop = (*src)->Stop();
   if (!stop.ok()) Fail(absl::StrCat("Stop: ", stop.ToString()));
   CheckNoKdamond("after Stop()");
@@ -363,18 +392,22 @@ int Track(const Flags& f) {
     int wstatus = 0;
     waitpid(wl, &wstatus, 0);
     if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-      Fail(absl::StrCat("workload exit status ", wstatus, " (data check failed?)"));
+      Fail(absl::StrCat("workload exit status ", wstatus,
+                        " (data check failed?)"));
     }
     const uint64_t t_exit = MonotonicNs();
     absl::Status end;
     for (int i = 0; i < 50 && end.ok(); ++i) end = PollOnce(**src2, &chunks);
     if (end.code() != absl::StatusCode::kNotFound) {
-      Fail(absl::StrCat("after the target exited, Poll returned ", end.ToString()));
+      Fail(absl::StrCat("after the target exited, Poll returned ",
+                        end.ToString()));
     } else {
       std::printf("damon_vm_check: target exit noticed after %.2f s: %s\n",
-                  Secs(MonotonicNs() - t_exit), std::string(end.message()).c_str());
+                  Secs(MonotonicNs() - t_exit),
+                  std::string(end.message()).c_str());
     }
-    if ((*src2)->running()) Fail("source still running after the target exited");
+    if ((*src2)->running())
+      Fail("source still running after the target exited");
     CheckNoKdamond("after the target exited");
     src2->reset();
     wl = -1;
@@ -383,13 +416,14 @@ int Track(const Flags& f) {
     kill(wl, SIGKILL);
     waitpid(wl, nullptr, 0);
   }
-  std::printf("DAMON-VM-RESULT phase_a_detect_s=%.2f switch_detect_s=%.2f refreshes=%d "
-              "precision=%.2f recall=%.2f chunk_precision=%.2f chunk_recall=%.2f "
-              "settled_precision=%.2f settled_recall=%.2f polls=%" PRIu64 " samples=%" PRIu64
-              " failures=%d\n",
-              phase_a_detect, detect, refreshes, at_detect.precision, at_detect.recall,
-              at_detect.chunk_precision, at_detect.chunk_recall, settled.precision,
-              settled.recall, st.polls, st.samples, failures);
+  std::printf(
+      "DAMON-VM-RESULT phase_a_detect_s=%.2f switch_detect_s=%.2f refreshes=%d "
+      "precision=%.2f recall=%.2f chunk_precision=%.2f chunk_recall=%.2f "
+      "settled_precision=%.2f settled_recall=%.2f polls=%" PRIu64
+      " samples=%" PRIu64 " failures=%d\n",
+      phase_a_detect, detect, refreshes, at_detect.precision, at_detect.recall,
+      at_detect.chunk_precision, at_detect.chunk_recall, settled.precision,
+      settled.recall, st.polls, st.samples, failures);
   return failures == 0 ? 0 : 1;
 }
 
@@ -406,7 +440,8 @@ int Hold(const Flags& f) {
     stop_requested.store(true, std::memory_order_release);
     if (torn_down.HasBeenNotified()) return;  // a second signal
     absl::Status s = DamonSource::TeardownAll();
-    std::printf("damon_vm_check: signal %d: TeardownAll: %s\n", signo, s.ToString().c_str());
+    std::printf("damon_vm_check: signal %d: TeardownAll: %s\n", signo,
+                s.ToString().c_str());
     std::fflush(stdout);
     teardown_ok.store(s.ok() ? 1 : 0);
     torn_down.Notify();
@@ -445,7 +480,8 @@ int Hold(const Flags& f) {
 int Refuse(const Flags& f) {
   auto src = DamonSource::Start(f.pid, f.damon);
   if (src.ok()) {
-    std::printf("damon_vm_check: FAIL: Start succeeded although nr_kdamonds != 0\n");
+    std::printf(
+        "damon_vm_check: FAIL: Start succeeded although nr_kdamonds != 0\n");
     return 1;
   }
   std::printf("damon_vm_check: refused: %s\n", src.status().ToString().c_str());
@@ -468,22 +504,38 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string v;
     const char* a = argv[i];
-    if (Flag(a, "--mode", &v)) f.mode = v;
-    else if (Flag(a, "--workload", &v)) f.workload = v;
-    else if (Flag(a, "--pid", &v)) f.pid = std::atoi(v.c_str());
-    else if (Flag(a, "--mib", &v)) f.mib = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--clusters", &v)) f.clusters = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--cluster_mib", &v)) f.cluster_mib = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--phase_timeout_ms", &v)) f.phase_timeout_ms = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--detect_timeout_ms", &v)) f.detect_timeout_ms = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--min_recall", &v)) f.min_recall = std::atof(v.c_str());
-    else if (Flag(a, "--min_precision", &v)) f.min_precision = std::atof(v.c_str());
-    else if (Flag(a, "--hot_fraction", &v)) f.hot_fraction = std::atof(v.c_str());
-    else if (Flag(a, "--sample_us", &v)) f.damon.sample_us = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--aggr_us", &v)) f.damon.aggr_us = std::strtoull(v.c_str(), nullptr, 10);
-    else if (Flag(a, "--min_regions", &v)) f.damon.min_nr_regions = std::atoi(v.c_str());
-    else if (Flag(a, "--max_regions", &v)) f.damon.max_nr_regions = std::atoi(v.c_str());
-    else if (std::strcmp(a, "--verbose") == 0) f.verbose = true;
+    if (Flag(a, "--mode", &v))
+      f.mode = v;
+    else if (Flag(a, "--workload", &v))
+      f.workload = v;
+    else if (Flag(a, "--pid", &v))
+      f.pid = std::atoi(v.c_str());
+    else if (Flag(a, "--mib", &v))
+      f.mib = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--clusters", &v))
+      f.clusters = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--cluster_mib", &v))
+      f.cluster_mib = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--phase_timeout_ms", &v))
+      f.phase_timeout_ms = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--detect_timeout_ms", &v))
+      f.detect_timeout_ms = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--min_recall", &v))
+      f.min_recall = std::atof(v.c_str());
+    else if (Flag(a, "--min_precision", &v))
+      f.min_precision = std::atof(v.c_str());
+    else if (Flag(a, "--hot_fraction", &v))
+      f.hot_fraction = std::atof(v.c_str());
+    else if (Flag(a, "--sample_us", &v))
+      f.damon.sample_us = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--aggr_us", &v))
+      f.damon.aggr_us = std::strtoull(v.c_str(), nullptr, 10);
+    else if (Flag(a, "--min_regions", &v))
+      f.damon.min_nr_regions = std::atoi(v.c_str());
+    else if (Flag(a, "--max_regions", &v))
+      f.damon.max_nr_regions = std::atoi(v.c_str());
+    else if (std::strcmp(a, "--verbose") == 0)
+      f.verbose = true;
     else {
       std::fprintf(stderr, "damon_vm_check: unknown argument %s\n", a);
       return 2;

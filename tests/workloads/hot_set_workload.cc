@@ -63,13 +63,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,7 +96,7 @@ struct Options {
   std::string thp = "default";
   int bind_node = -1;
   int prefer_node = -1;
-  unsigned long then_prefer_many = 0;  // node mask
+  unsigned long then_prefer_many = 0;     // node mask
   unsigned long weighted_interleave = 0;  // node mask
   bool then_default = false;
   bool interleaved = false;
@@ -131,7 +131,10 @@ bool ParseNodeMask(const std::string& s, unsigned long* mask) {
   for (;;) {
     const size_t comma = s.find(',', pos);
     uint64_t n;
-    if (!ParseU64(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos), &n) || n > 63) {
+    if (!ParseU64(s.substr(pos, comma == std::string::npos ? std::string::npos
+                                                           : comma - pos),
+                  &n) ||
+        n > 63) {
       return false;
     }
     *mask |= 1UL << n;
@@ -141,7 +144,9 @@ bool ParseNodeMask(const std::string& s, unsigned long* mask) {
 }
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr, "hot_set_workload: %s (see the header of hot_set_workload.cc)\n", why);
+  std::fprintf(stderr,
+               "hot_set_workload: %s (see the header of hot_set_workload.cc)\n",
+               why);
   std::exit(2);
 }
 
@@ -179,7 +184,8 @@ std::vector<uint64_t> HotPages(const Options& o, int which) {
 }
 
 // The part of hot set `which` that thread `index` touches.
-std::vector<uint64_t> ThreadHotPages(const Options& o, int which, uint64_t index) {
+std::vector<uint64_t> ThreadHotPages(const Options& o, int which,
+                                     uint64_t index) {
   std::vector<uint64_t> all = HotPages(o, which);
   if (o.threads == 1) return all;
   std::vector<uint64_t> out;
@@ -196,8 +202,9 @@ std::vector<uint64_t> ThreadHotPages(const Options& o, int which, uint64_t index
   return out;
 }
 
-void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, const Options& o,
-                     uint8_t* base, uint8_t* bind_range, uint64_t phase, uint64_t switch_ns) {
+void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot,
+                     const Options& o, uint8_t* base, uint8_t* bind_range,
+                     uint64_t phase, uint64_t switch_ns) {
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (f == nullptr) {
@@ -205,18 +212,22 @@ void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, 
     std::exit(2);
   }
   const uint64_t b = reinterpret_cast<uint64_t>(base);
-  std::fprintf(f, "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64 "\nswitch_ns %" PRIu64 "\n",
+  std::fprintf(f,
+               "base 0x%" PRIx64 "\nbytes %" PRIu64 "\nphase %" PRIu64
+               "\nswitch_ns %" PRIu64 "\n",
                b, o.mib * kMiB, phase, switch_ns);
   if (bind_range != nullptr) {
     const uint64_t r = reinterpret_cast<uint64_t>(bind_range);
-    std::fprintf(f, "bind 0x%" PRIx64 " 0x%" PRIx64 " %d\n", r, r + o.bind_range_mib * kMiB, o.bind_range_node);
+    std::fprintf(f, "bind 0x%" PRIx64 " 0x%" PRIx64 " %d\n", r,
+                 r + o.bind_range_mib * kMiB, o.bind_range_node);
   }
   // Hot pages as maximal runs of consecutive pages.
   for (size_t i = 0; i < hot.size();) {
     size_t j = i + 1;
     while (j < hot.size() && hot[j] == hot[j - 1] + 1) ++j;
     const uint64_t s = b + hot[i] * kPage;
-    std::fprintf(f, "hot 0x%" PRIx64 " 0x%" PRIx64 "\n", s, s + (j - i) * kPage);
+    std::fprintf(f, "hot 0x%" PRIx64 " 0x%" PRIx64 "\n", s,
+                 s + (j - i) * kPage);
     i = j;
   }
   if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -227,16 +238,19 @@ void WriteLayoutFile(const std::string& path, const std::vector<uint64_t>& hot, 
 
 // Per-thread files first, so a checker that sees the main file's new phase
 // finds the thread files of that phase too.
-void WriteLayout(const Options& o, uint8_t* base, uint8_t* bind_range, uint64_t phase, uint64_t switch_ns) {
+void WriteLayout(const Options& o, uint8_t* base, uint8_t* bind_range,
+                 uint64_t phase, uint64_t switch_ns) {
   if (o.layout.empty()) return;
   const int which = static_cast<int>(phase % 2);
   if (o.threads > 1) {
     for (uint64_t k = 0; k < o.threads; ++k) {
-      WriteLayoutFile(o.layout + ".t" + std::to_string(k), ThreadHotPages(o, which, k), o, base, bind_range,
-                      phase, switch_ns);
+      WriteLayoutFile(o.layout + ".t" + std::to_string(k),
+                      ThreadHotPages(o, which, k), o, base, bind_range, phase,
+                      switch_ns);
     }
   }
-  WriteLayoutFile(o.layout, HotPages(o, which), o, base, bind_range, phase, switch_ns);
+  WriteLayoutFile(o.layout, HotPages(o, which), o, base, bind_range, phase,
+                  switch_ns);
 }
 
 std::atomic<uint64_t> g_phase{0};
@@ -247,14 +261,19 @@ struct WorkerStats {
 };
 
 // Touches thread `index`'s part of the current hot set until g_done.
-void Worker(const Options& o, uint8_t* base, uint8_t* bind_range, uint64_t index, WorkerStats* st) {
-  const uint64_t bind_pages = index == 0 && bind_range != nullptr ? o.bind_range_mib * kMiB / kPage : 0;
+void Worker(const Options& o, uint8_t* base, uint8_t* bind_range,
+            uint64_t index, WorkerStats* st) {
+  const uint64_t bind_pages =
+      index == 0 && bind_range != nullptr ? o.bind_range_mib * kMiB / kPage : 0;
   if (o.pin) {
     const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(static_cast<int>(index % static_cast<uint64_t>(ncpu > 0 ? ncpu : 1)), &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0) std::perror("hot_set_workload: sched_setaffinity");
+    CPU_SET(
+        static_cast<int>(index % static_cast<uint64_t>(ncpu > 0 ? ncpu : 1)),
+        &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+      std::perror("hot_set_workload: sched_setaffinity");
   }
   uint64_t seen = ~uint64_t{0};
   std::vector<uint64_t> hot;
@@ -291,7 +310,8 @@ int main(int argc, char** argv) {
     } else if (ParseFlag(a, "--clusters", &v)) {
       if (!ParseU64(v, &o.clusters) || o.clusters == 0) Usage("bad --clusters");
     } else if (ParseFlag(a, "--cluster_mib", &v)) {
-      if (!ParseU64(v, &o.cluster_mib) || o.cluster_mib == 0) Usage("bad --cluster_mib");
+      if (!ParseU64(v, &o.cluster_mib) || o.cluster_mib == 0)
+        Usage("bad --cluster_mib");
     } else if (ParseFlag(a, "--layout", &v)) {
       o.layout = v;
     } else if (ParseFlag(a, "--switch_after_ms", &v)) {
@@ -306,20 +326,25 @@ int main(int argc, char** argv) {
       if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_node");
       o.bind_node = static_cast<int>(n);
     } else if (ParseFlag(a, "--weighted_interleave", &v)) {
-      if (!ParseNodeMask(v, &o.weighted_interleave)) Usage("bad --weighted_interleave");
+      if (!ParseNodeMask(v, &o.weighted_interleave))
+        Usage("bad --weighted_interleave");
     } else if (ParseFlag(a, "--then_prefer_many", &v)) {
-      if (!ParseNodeMask(v, &o.then_prefer_many)) Usage("bad --then_prefer_many");
+      if (!ParseNodeMask(v, &o.then_prefer_many))
+        Usage("bad --then_prefer_many");
     } else if (std::strcmp(a, "--then_default") == 0) {
       o.then_default = true;
     } else if (ParseFlag(a, "--shape", &v)) {
-      if (v != "clusters" && v != "interleaved") Usage("bad --shape (clusters or interleaved)");
+      if (v != "clusters" && v != "interleaved")
+        Usage("bad --shape (clusters or interleaved)");
       o.interleaved = v == "interleaved";
     } else if (ParseFlag(a, "--threads", &v)) {
-      if (!ParseU64(v, &o.threads) || o.threads == 0 || o.threads > 64) Usage("bad --threads (1..64)");
+      if (!ParseU64(v, &o.threads) || o.threads == 0 || o.threads > 64)
+        Usage("bad --threads (1..64)");
     } else if (std::strcmp(a, "--pin") == 0) {
       o.pin = true;
     } else if (ParseFlag(a, "--stride", &v)) {
-      if (!ParseU64(v, &o.stride) || o.stride < 2) Usage("bad --stride (at least 2)");
+      if (!ParseU64(v, &o.stride) || o.stride < 2)
+        Usage("bad --stride (at least 2)");
     } else if (ParseFlag(a, "--bind_range_mib", &v)) {
       if (!ParseU64(v, &o.bind_range_mib)) Usage("bad --bind_range_mib");
     } else if (ParseFlag(a, "--bind_range_node", &v)) {
@@ -370,7 +395,8 @@ int main(int argc, char** argv) {
   if (o.weighted_interleave != 0) {
     unsigned long mask = o.weighted_interleave;
     constexpr int kMpolWeightedInterleave = 6;
-    if (syscall(SYS_mbind, base, bytes, kMpolWeightedInterleave, &mask, 64, 0) != 0) {
+    if (syscall(SYS_mbind, base, bytes, kMpolWeightedInterleave, &mask, 64,
+                0) != 0) {
       std::perror("hot_set_workload: mbind MPOL_WEIGHTED_INTERLEAVE");
       return 2;
     }
@@ -379,7 +405,8 @@ int main(int argc, char** argv) {
   uint8_t* bind_range = nullptr;
   const uint64_t bind_pages = o.bind_range_mib * kMiB / kPage;
   if (bind_pages != 0) {
-    void* r = mmap(nullptr, bind_pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* r = mmap(nullptr, bind_pages * kPage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (r == MAP_FAILED) {
       std::perror("hot_set_workload: mmap bind range");
       return 2;
@@ -388,7 +415,8 @@ int main(int argc, char** argv) {
     madvise(bind_range, bind_pages * kPage, MADV_NOHUGEPAGE);
     unsigned long mask = 1UL << o.bind_range_node;
     constexpr int kMpolBind = 2;
-    if (syscall(SYS_mbind, bind_range, bind_pages * kPage, kMpolBind, &mask, 64, 0) != 0) {
+    if (syscall(SYS_mbind, bind_range, bind_pages * kPage, kMpolBind, &mask, 64,
+                0) != 0) {
       std::perror("hot_set_workload: mbind bind range");
       return 2;
     }
@@ -408,7 +436,8 @@ int main(int argc, char** argv) {
   if (o.then_prefer_many != 0) {
     constexpr int kMpolPreferredMany = 5;
     unsigned long mask = o.then_prefer_many;
-    if (syscall(SYS_mbind, base, bytes, kMpolPreferredMany, &mask, 64, 0) != 0) {
+    if (syscall(SYS_mbind, base, bytes, kMpolPreferredMany, &mask, 64, 0) !=
+        0) {
       std::perror("hot_set_workload: mbind MPOL_PREFERRED_MANY");
       return 2;
     }
@@ -434,27 +463,30 @@ int main(int argc, char** argv) {
   uint64_t phase_ns = start_ns;
   WriteLayout(o, base, bind_range, phase, phase_ns);
   if (o.interleaved) {
-    std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, hot set interleaved, one page in %" PRIu64
-                "\n",
-                static_cast<int>(getpid()), o.mib, static_cast<void*>(base), o.stride);
+    std::printf("hot_set_workload: pid %d, %" PRIu64
+                " MiB at %p, hot set interleaved, one page in %" PRIu64 "\n",
+                static_cast<int>(getpid()), o.mib, static_cast<void*>(base),
+                o.stride);
   } else {
-    std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, %" PRIu64 " clusters of %" PRIu64
-                " MiB\n",
-                static_cast<int>(getpid()), o.mib, static_cast<void*>(base), o.clusters,
-                o.cluster_mib);
+    std::printf("hot_set_workload: pid %d, %" PRIu64 " MiB at %p, %" PRIu64
+                " clusters of %" PRIu64 " MiB\n",
+                static_cast<int>(getpid()), o.mib, static_cast<void*>(base),
+                o.clusters, o.cluster_mib);
   }
   std::fflush(stdout);
 
   // Worker threads touch; this thread switches phases and ends the run.
   std::vector<WorkerStats> stats(o.threads);
   std::vector<std::thread> workers;
-  for (uint64_t k = 0; k < o.threads; ++k) workers.emplace_back(Worker, std::cref(o), base, bind_range, k, &stats[k]);
+  for (uint64_t k = 0; k < o.threads; ++k)
+    workers.emplace_back(Worker, std::cref(o), base, bind_range, k, &stats[k]);
   while (!g_stop) {
     timespec tick = {0, 1000000};
     nanosleep(&tick, nullptr);
     const uint64_t now = MonotonicNs();
     if (o.duration_ms != 0 && now - start_ns >= o.duration_ms * 1000000u) break;
-    if (g_switch || (o.switch_after_ms != 0 && now - phase_ns >= o.switch_after_ms * 1000000u)) {
+    if (g_switch || (o.switch_after_ms != 0 &&
+                     now - phase_ns >= o.switch_after_ms * 1000000u)) {
       g_switch = 0;
       ++phase;
       phase_ns = now;
@@ -478,11 +510,13 @@ int main(int argc, char** argv) {
     counted += w[1];
   }
   for (uint64_t p = 0; p < bind_pages; ++p) {
-    const uint64_t* w = reinterpret_cast<const uint64_t*>(bind_range + p * kPage);
+    const uint64_t* w =
+        reinterpret_cast<const uint64_t*>(bind_range + p * kPage);
     if (w[0] != (p ^ ~kSeed) || w[1] != stats[0].passes) ++bad;
   }
-  std::printf("hot_set_workload: %" PRIu64 " passes, %" PRIu64 " phases, %" PRIu64
-              " touches, %" PRIu64 " counted, %" PRIu64 " bad pages\n",
+  std::printf("hot_set_workload: %" PRIu64 " passes, %" PRIu64
+              " phases, %" PRIu64 " touches, %" PRIu64 " counted, %" PRIu64
+              " bad pages\n",
               passes, phase + 1, touches, counted, bad);
   if (bad != 0 || counted != touches) {
     std::printf("hot_set_workload: DATA CORRUPTED\n");

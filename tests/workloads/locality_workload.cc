@@ -78,8 +78,10 @@ bool ParseNodeMask(const char* s, unsigned long* mask) {
     if (end == s || n < 0 || n >= 64) return false;
     m |= 1ul << n;
     s = end;
-    if (*s == ',') ++s;
-    else if (*s) return false;
+    if (*s == ',')
+      ++s;
+    else if (*s)
+      return false;
   }
   if (m == 0) return false;
   *mask = m;
@@ -94,29 +96,43 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       return std::strncmp(a, name, n) == 0 && a[n] == '=' ? a + n + 1 : nullptr;
     };
     const char* v;
-    if ((v = val("--set_mib"))) o->set_mib = std::strtoull(v, nullptr, 10);
-    else if ((v = val("--a_node"))) o->a_node = std::atoi(v);
-    else if ((v = val("--b_node"))) o->b_node = std::atoi(v);
-    else if ((v = val("--s_nodes"))) { if (!ParseNodeMask(v, &o->s_nodes)) return false; }
-    else if ((v = val("--cpu0"))) o->cpu0 = std::atoi(v);
-    else if ((v = val("--cpu1"))) o->cpu1 = std::atoi(v);
-    else if ((v = val("--layout"))) o->layout = v;
-    else if ((v = val("--duration_ms"))) o->duration_ms = std::strtoull(v, nullptr, 10);
-    else return false;
+    if ((v = val("--set_mib")))
+      o->set_mib = std::strtoull(v, nullptr, 10);
+    else if ((v = val("--a_node")))
+      o->a_node = std::atoi(v);
+    else if ((v = val("--b_node")))
+      o->b_node = std::atoi(v);
+    else if ((v = val("--s_nodes"))) {
+      if (!ParseNodeMask(v, &o->s_nodes)) return false;
+    } else if ((v = val("--cpu0")))
+      o->cpu0 = std::atoi(v);
+    else if ((v = val("--cpu1")))
+      o->cpu1 = std::atoi(v);
+    else if ((v = val("--layout")))
+      o->layout = v;
+    else if ((v = val("--duration_ms")))
+      o->duration_ms = std::strtoull(v, nullptr, 10);
+    else
+      return false;
   }
-  return o->set_mib > 0 && o->set_mib <= 4096 && o->a_node >= 0 && o->a_node < 64 && o->b_node >= 0 &&
-         o->b_node < 64;
+  return o->set_mib > 0 && o->set_mib <= 4096 && o->a_node >= 0 &&
+         o->a_node < 64 && o->b_node >= 0 && o->b_node < 64;
 }
 
 long SetMempolicy(int mode, unsigned long mask) {
-  return syscall(SYS_set_mempolicy, mode, mode == kMpolDefault ? nullptr : &mask, mode == kMpolDefault ? 0 : 65);
+  return syscall(SYS_set_mempolicy, mode,
+                 mode == kMpolDefault ? nullptr : &mask,
+                 mode == kMpolDefault ? 0 : 65);
 }
 
 bool WriteLayout(const std::string& path, uint64_t start, uint64_t bytes) {
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return false;
-  std::fprintf(f, "base %" PRIx64 "\nbytes %" PRIu64 "\nphase 0\nswitch_ns %" PRIu64 "\nhot %" PRIx64 " %" PRIx64 "\n",
+  std::fprintf(f,
+               "base %" PRIx64 "\nbytes %" PRIu64
+               "\nphase 0\nswitch_ns %" PRIu64 "\nhot %" PRIx64 " %" PRIx64
+               "\n",
                start, bytes, MonotonicNs(), start, start + bytes);
   return std::fclose(f) == 0 && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
@@ -125,7 +141,8 @@ bool WriteLayout(const std::string& path, uint64_t start, uint64_t bytes) {
 void CountNodes(uint64_t start, uint64_t n, uint64_t counts[5]) {
   std::vector<void*> ptrs(n);
   std::vector<int> status(n, -1);
-  for (uint64_t i = 0; i < n; ++i) ptrs[i] = reinterpret_cast<void*>(start + i * kPage);
+  for (uint64_t i = 0; i < n; ++i)
+    ptrs[i] = reinterpret_cast<void*>(start + i * kPage);
   syscall(SYS_move_pages, 0, n, ptrs.data(), nullptr, status.data(), 0);
   for (int s : status) ++counts[s >= 0 && s < 4 ? s : 4];
 }
@@ -133,7 +150,9 @@ void CountNodes(uint64_t start, uint64_t n, uint64_t counts[5]) {
 struct Area {
   uint64_t* base = nullptr;
   uint64_t set_pages = 0;
-  uint64_t* Page(uint64_t index) const { return base + index * (kPage / sizeof(uint64_t)); }
+  uint64_t* Page(uint64_t index) const {
+    return base + index * (kPage / sizeof(uint64_t));
+  }
 };
 
 std::atomic<uint64_t> g_bad{0};
@@ -141,7 +160,8 @@ std::atomic<uint64_t> g_bad{0};
 // Writes page `i`: checks word 0, counts in word 1.
 inline void Touch(const Area& a, uint64_t i) {
   uint64_t* p = a.Page(i);
-  if (__atomic_load_n(&p[0], __ATOMIC_RELAXED) != (i ^ kSeed)) g_bad.fetch_add(1, std::memory_order_relaxed);
+  if (__atomic_load_n(&p[0], __ATOMIC_RELAXED) != (i ^ kSeed))
+    g_bad.fetch_add(1, std::memory_order_relaxed);
   __atomic_fetch_add(&p[1], 1, __ATOMIC_RELAXED);
 }
 
@@ -149,7 +169,8 @@ void Pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) std::perror("sched_setaffinity");
+  if (sched_setaffinity(0, sizeof(set), &set) != 0)
+    std::perror("sched_setaffinity");
 }
 
 }  // namespace
@@ -158,7 +179,8 @@ int main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, &o)) {
     std::fprintf(stderr,
-                 "usage: locality_workload [--set_mib=4] [--a_node=1] [--b_node=0] [--s_nodes=0,1] [--cpu0=0] "
+                 "usage: locality_workload [--set_mib=4] [--a_node=1] "
+                 "[--b_node=0] [--s_nodes=0,1] [--cpu0=0] "
                  "[--cpu1=1] [--layout=PREFIX] [--duration_ms=0]\n");
     return 2;
   }
@@ -167,18 +189,24 @@ int main(int argc, char** argv) {
   const uint64_t set_bytes = o.set_mib << 20;
   const uint64_t total = 3 * set_bytes;
   const uint64_t align = 2u << 20;
-  void* raw = mmap(nullptr, total + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* raw = mmap(nullptr, total + align, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) {
     std::perror("mmap");
     return 2;
   }
-  const uint64_t start = (reinterpret_cast<uint64_t>(raw) + align - 1) & ~(align - 1);
+  const uint64_t start =
+      (reinterpret_cast<uint64_t>(raw) + align - 1) & ~(align - 1);
   madvise(reinterpret_cast<void*>(start), total, MADV_NOHUGEPAGE);
   Area area{reinterpret_cast<uint64_t*>(start), set_bytes / kPage};
   const uint64_t n = area.set_pages;
 
   // First touch under the task policy, set by set; then back to default.
-  struct Place { int mode; unsigned long mask; uint64_t first; };
+  struct Place {
+    int mode;
+    unsigned long mask;
+    uint64_t first;
+  };
   const Place places[3] = {{kMpolBind, 1ul << o.a_node, 0},
                            {kMpolBind, 1ul << o.b_node, n},
                            {kMpolInterleave, o.s_nodes, 2 * n}};
@@ -203,12 +231,15 @@ int main(int argc, char** argv) {
     uint64_t c[5] = {};
     CountNodes(start + s * set_bytes, n, c);
     char buf[128];
-    std::snprintf(buf, sizeof buf, " %s node0=%" PRIu64 " node1=%" PRIu64 " node2=%" PRIu64 " other=%" PRIu64,
+    std::snprintf(buf, sizeof buf,
+                  " %s node0=%" PRIu64 " node1=%" PRIu64 " node2=%" PRIu64
+                  " other=%" PRIu64,
                   names[s], c[0], c[1], c[2], c[3] + c[4]);
     placed += buf;
   }
-  std::printf("locality_workload: pid %d, 3 sets of %" PRIu64 " MiB at 0x%" PRIx64 "; %s\n", getpid(), o.set_mib,
-              start, placed.c_str());
+  std::printf("locality_workload: pid %d, 3 sets of %" PRIu64
+              " MiB at 0x%" PRIx64 "; %s\n",
+              getpid(), o.set_mib, start, placed.c_str());
   std::fflush(stdout);
 
   std::atomic<uint64_t> writes[2] = {{0}, {0}};
@@ -234,13 +265,16 @@ int main(int argc, char** argv) {
   // Layouts once the threads run (a checker waits for the files).
   if (!o.layout.empty()) {
     for (int s = 0; s < 3; ++s) {
-      if (!WriteLayout(o.layout + "." + names[s], start + s * set_bytes, set_bytes)) {
+      if (!WriteLayout(o.layout + "." + names[s], start + s * set_bytes,
+                       set_bytes)) {
         std::perror("layout");
         g_stop = 1;
       }
     }
   }
-  while (!g_stop && (o.duration_ms == 0 || MonotonicNs() - t0 < o.duration_ms * 1000000)) usleep(20000);
+  while (!g_stop &&
+         (o.duration_ms == 0 || MonotonicNs() - t0 < o.duration_ms * 1000000))
+    usleep(20000);
   done.store(true);
   t0_thread.join();
   t1_thread.join();
@@ -254,11 +288,15 @@ int main(int argc, char** argv) {
     counted += page[1];
   }
   const uint64_t w0 = writes[0].load(), w1 = writes[1].load();
-  std::printf("locality_workload: thread 0 %" PRIu64 " writes, thread 1 %" PRIu64 " writes, %.0f writes/s, %" PRIu64
+  std::printf("locality_workload: thread 0 %" PRIu64
+              " writes, thread 1 %" PRIu64 " writes, %.0f writes/s, %" PRIu64
               " counted, %" PRIu64 " bad pages\n",
-              w0, w1, secs > 0 ? static_cast<double>(w0 + w1) / secs : 0.0, counted, g_bad.load());
+              w0, w1, secs > 0 ? static_cast<double>(w0 + w1) / secs : 0.0,
+              counted, g_bad.load());
   if (g_bad.load() != 0 || counted != w0 + w1) {
-    std::printf("locality_workload: DATA CORRUPTION (counted %" PRIu64 " of %" PRIu64 " writes)\n", counted, w0 + w1);
+    std::printf("locality_workload: DATA CORRUPTION (counted %" PRIu64
+                " of %" PRIu64 " writes)\n",
+                counted, w0 + w1);
     return 1;
   }
   return 0;

@@ -13,17 +13,22 @@
 
 namespace hotpage {
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, int mode) {
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents, int mode) {
   if (path.empty()) return absl::InvalidArgumentError("empty output path");
   std::random_device rd;
   std::string tmp;
   int fd = -1;
   for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
     tmp = absl::StrFormat("%s.tmp.%08x", path, rd());
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (fd < 0 && errno != EEXIST) return ErrnoStatus(errno, absl::StrCat("create ", tmp));
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              mode);
+    if (fd < 0 && errno != EEXIST)
+      return ErrnoStatus(errno, absl::StrCat("create ", tmp));
   }
-  if (fd < 0) return ErrnoStatus(EEXIST, absl::StrCat("create a temporary file next to ", path));
+  if (fd < 0)
+    return ErrnoStatus(EEXIST,
+                       absl::StrCat("create a temporary file next to ", path));
   size_t done = 0;
   while (done < contents.size()) {
     ssize_t n = write(fd, contents.data() + done, contents.size() - done);

@@ -19,8 +19,8 @@
 
 namespace hotpage {
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
-                                 int mode = 0644);
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents, int mode = 0644);
 
 }  // namespace hotpage
 

@@ -29,7 +29,8 @@ TEST(WriteFileAtomically, WritesAndReplaces) {
   EXPECT_EQ(Slurp(p), "two, longer");
   // No temporary files left behind.
   int files = 0;
-  for (auto& e : std::filesystem::directory_iterator(t.root())) files += e.is_regular_file();
+  for (auto& e : std::filesystem::directory_iterator(t.root()))
+    files += e.is_regular_file();
   EXPECT_EQ(files, 1);
 }
 

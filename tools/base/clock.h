@@ -41,23 +41,33 @@ inline timespec Read(clockid_t id) {
   return ts;
 }
 inline uint64_t ToNs(const timespec& ts) {
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
 }
 }  // namespace clock_internal
 
 // CLOCK_MONOTONIC in nanoseconds. Never goes backwards; unrelated to wall
 // time.
-inline uint64_t MonotonicNs() { return clock_internal::ToNs(clock_internal::Read(CLOCK_MONOTONIC)); }
-inline double MonotonicSeconds() { return static_cast<double>(MonotonicNs()) * 1e-9; }
+inline uint64_t MonotonicNs() {
+  return clock_internal::ToNs(clock_internal::Read(CLOCK_MONOTONIC));
+}
+inline double MonotonicSeconds() {
+  return static_cast<double>(MonotonicNs()) * 1e-9;
+}
 
 // CLOCK_REALTIME in nanoseconds since the Unix epoch (wall time: may step).
-inline uint64_t RealtimeNs() { return clock_internal::ToNs(clock_internal::Read(CLOCK_REALTIME)); }
+inline uint64_t RealtimeNs() {
+  return clock_internal::ToNs(clock_internal::Read(CLOCK_REALTIME));
+}
 
 // The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
 inline absl::Duration ThreadCpuTime() {
-  return absl::DurationFromTimespec(clock_internal::Read(CLOCK_THREAD_CPUTIME_ID));
+  return absl::DurationFromTimespec(
+      clock_internal::Read(CLOCK_THREAD_CPUTIME_ID));
 }
-inline double ThreadCpuSeconds() { return absl::ToDoubleSeconds(ThreadCpuTime()); }
+inline double ThreadCpuSeconds() {
+  return absl::ToDoubleSeconds(ThreadCpuTime());
+}
 
 // A CLOCK_MONOTONIC reading as the absl::Time that RealClock::Now() would
 // have returned at that instant.
@@ -89,7 +99,8 @@ class RealClock : public Clock {
 // is shared by all threads (tests run the code under test on one thread).
 class FakeClock : public Clock {
  public:
-  explicit FakeClock(absl::Time start = absl::UnixEpoch() + absl::Hours(1)) : now_(start) {}
+  explicit FakeClock(absl::Time start = absl::UnixEpoch() + absl::Hours(1))
+      : now_(start) {}
 
   absl::Time Now() override ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);

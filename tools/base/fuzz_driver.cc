@@ -18,8 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::ifstream in(argv[i], std::ios::binary);
-    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    std::string s((std::istreambuf_iterator<char>(in)),
+                  std::istreambuf_iterator<char>());
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()),
+                           s.size());
   }
   static const char kAlphabet[] =
       "0123456789-,: \n\t[]kBNodeMemTotalFreeprefermanybindinterleave=N"
@@ -35,9 +37,10 @@ int main(int argc, char** argv) {
       buf[j] = (r & 7) == 0 ? static_cast<char>(r >> 8)
                             : kAlphabet[(r >> 8) % (sizeof(kAlphabet) - 1)];
     }
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(buf.data()), buf.size());
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(buf.data()),
+                           buf.size());
   }
-  std::printf("fuzz driver: %d generated inputs, %d files, no crash\n", kIterations,
-              argc - 1);
+  std::printf("fuzz driver: %d generated inputs, %d files, no crash\n",
+              kIterations, argc - 1);
   return 0;
 }

@@ -34,7 +34,9 @@ TEST(JsonWriter, CompactNestedAndEscaped) {
   w.Optional(std::optional<int>());
   w.EndArray();
   w.EndObject();
-  EXPECT_EQ(w.str(), R"({"a":[1,2],"s\"":"x\n\u0001","o":{},"l":[null,true,null,3,null]})");
+  EXPECT_EQ(
+      w.str(),
+      R"({"a":[1,2],"s\"":"x\n\u0001","o":{},"l":[null,true,null,3,null]})");
 }
 
 TEST(JsonWriter, Pretty) {
@@ -50,7 +52,9 @@ TEST(JsonWriter, Pretty) {
   w.EndObject();
   w.EndArray();
   w.EndObject();
-  EXPECT_EQ(w.str(), "{\n  \"n\": [\n    {\n      \"id\": 0,\n      \"cpus\": [0, 1]\n    }\n  ]\n}");
+  EXPECT_EQ(w.str(),
+            "{\n  \"n\": [\n    {\n      \"id\": 0,\n      \"cpus\": [0, 1]\n  "
+            "  }\n  ]\n}");
 }
 
 std::string Str(absl::string_view s) {

@@ -19,7 +19,9 @@ std::string Quote(absl::string_view s) {
     if (c >= 0x20 && c < 0x7f) {
       out.push_back(c);
     } else {
-      absl::StrAppend(&out, "\\x", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+      absl::StrAppend(
+          &out, "\\x",
+          absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
     }
   }
   if (s.size() > kMax) out += "...";
@@ -53,9 +55,9 @@ absl::StatusOr<std::vector<int>> ParseKernelList(absl::string_view text) {
       hi = ParseId(token.substr(dash + 1));
     }
     if (!lo || !hi || *lo > *hi) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad list element ", Quote(token), " in ", Quote(text),
-          " (expected N or N-M with N <= M <= ", kMaxListId, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad list element ", Quote(token), " in ", Quote(text),
+                       " (expected N or N-M with N <= M <= ", kMaxListId, ")"));
     }
     for (int v = *lo; v <= *hi; ++v) out.push_back(v);
     if (out.size() > static_cast<size_t>(kMaxListId) + 1) {
@@ -111,10 +113,12 @@ std::optional<std::string> ParseBracketChoice(absl::string_view text) {
   size_t open = text.find('[');
   if (open == absl::string_view::npos) return std::nullopt;
   size_t close = text.find(']', open);
-  if (close == absl::string_view::npos || close == open + 1) return std::nullopt;
+  if (close == absl::string_view::npos || close == open + 1)
+    return std::nullopt;
   absl::string_view word = text.substr(open + 1, close - open - 1);
   for (char c : word) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '+') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' &&
+        c != '-' && c != '+') {
       return std::nullopt;
     }
   }

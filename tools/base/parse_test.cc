@@ -24,10 +24,13 @@ TEST(ParseKernelList, OverlapsAreMerged) {
 }
 
 TEST(ParseKernelList, RejectsGarbageAndNamesIt) {
-  for (const char* bad : {"a", "1-", "-1", "3-1", "1,,2", "99999999999", "0-70000", "1 2"}) {
+  for (const char* bad :
+       {"a", "1-", "-1", "3-1", "1,,2", "99999999999", "0-70000", "1 2"}) {
     auto v = ParseKernelList(bad);
     EXPECT_FALSE(v.ok()) << bad;
-    EXPECT_NE(v.status().message().find("bad list element"), absl::string_view::npos) << bad;
+    EXPECT_NE(v.status().message().find("bad list element"),
+              absl::string_view::npos)
+        << bad;
   }
 }
 
@@ -80,10 +83,13 @@ TEST(ParseNodeMeminfo, ReadsKbAsBytes) {
   EXPECT_EQ(ParseNodeMeminfo(text, "MemFree"), 524288ull * 1024);
   EXPECT_EQ(ParseNodeMeminfo(text, "HugePages_Total"), 0u);
   EXPECT_FALSE(ParseNodeMeminfo(text, "MemUsed").has_value());
-  EXPECT_FALSE(ParseNodeMeminfo("Node 1 MemTotal: lots kB", "MemTotal").has_value());
-  EXPECT_FALSE(ParseNodeMeminfo("Node 1 MemTotal: 5 MB", "MemTotal").has_value());
+  EXPECT_FALSE(
+      ParseNodeMeminfo("Node 1 MemTotal: lots kB", "MemTotal").has_value());
+  EXPECT_FALSE(
+      ParseNodeMeminfo("Node 1 MemTotal: 5 MB", "MemTotal").has_value());
   // "MemTotalX:" is not "MemTotal:".
-  EXPECT_FALSE(ParseNodeMeminfo("Node 1 MemTotalX: 5 kB", "MemTotal").has_value());
+  EXPECT_FALSE(
+      ParseNodeMeminfo("Node 1 MemTotalX: 5 kB", "MemTotal").has_value());
 }
 
 }  // namespace

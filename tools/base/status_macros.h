@@ -19,15 +19,16 @@
 
 // Evaluates `expr` (an absl::Status); returns it from the enclosing function
 // if it is not OK.
-#define HOTPAGE_RETURN_IF_ERROR(expr)                          \
-  do {                                                         \
-    ::absl::Status hotpage_status_ = (expr);                   \
-    if (!hotpage_status_.ok()) return hotpage_status_;         \
+#define HOTPAGE_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status hotpage_status_ = (expr);           \
+    if (!hotpage_status_.ok()) return hotpage_status_; \
   } while (0)
 
 // `lhs` = value of `rexpr` (an absl::StatusOr<T>), or returns its status.
-#define HOTPAGE_ASSIGN_OR_RETURN(lhs, rexpr) \
-  HOTPAGE_ASSIGN_OR_RETURN_IMPL_(HOTPAGE_CONCAT_(hotpage_sor_, __LINE__), lhs, rexpr)
+#define HOTPAGE_ASSIGN_OR_RETURN(lhs, rexpr)                                   \
+  HOTPAGE_ASSIGN_OR_RETURN_IMPL_(HOTPAGE_CONCAT_(hotpage_sor_, __LINE__), lhs, \
+                                 rexpr)
 
 #define HOTPAGE_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                                   \

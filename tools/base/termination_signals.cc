@@ -13,8 +13,8 @@
 
 namespace hotpage {
 
-absl::StatusOr<std::unique_ptr<TerminationSignalThread>> TerminationSignalThread::Start(
-    Callback on_signal, std::vector<int> signals) {
+absl::StatusOr<std::unique_ptr<TerminationSignalThread>>
+TerminationSignalThread::Start(Callback on_signal, std::vector<int> signals) {
   sigset_t set;
   sigemptyset(&set);
   for (int s : signals) sigaddset(&set, s);

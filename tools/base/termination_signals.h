@@ -48,7 +48,10 @@ class TerminationSignalThread {
 
  private:
   TerminationSignalThread(Callback cb, int sfd, int efd, sigset_t old_mask)
-      : cb_(std::move(cb)), signal_fd_(sfd), stop_fd_(efd), old_mask_(old_mask) {}
+      : cb_(std::move(cb)),
+        signal_fd_(sfd),
+        stop_fd_(efd),
+        old_mask_(old_mask) {}
   void Run();
 
   Callback cb_;

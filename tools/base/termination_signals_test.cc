@@ -30,7 +30,8 @@ TEST(TerminationSignalThread, SigtermBecomesACallbackOnAnOrdinaryThread) {
   ASSERT_EQ(kill(getpid(), SIGINT), 0);
   {
     std::unique_lock<std::mutex> l(mu);
-    ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(10), [&] { return got.size() >= 2; }));
+    ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(10),
+                            [&] { return got.size() >= 2; }));
     EXPECT_NE(cb_thread, std::this_thread::get_id());
   }
   // Both may be pending at once; the kernel then hands out the lower first.

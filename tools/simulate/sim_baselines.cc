@@ -15,7 +15,8 @@ std::vector<OracleTier> OracleTiersOf(const SimulatedMemory& memory) {
   for (int n : memory.nodes()) {
     OracleTier& t = by_rank[memory.tier(n)];
     t.pages += memory.capacity_pages(n);
-    weighted[memory.tier(n)] += memory.read_latency_ns(n) * static_cast<double>(memory.capacity_pages(n));
+    weighted[memory.tier(n)] += memory.read_latency_ns(n) *
+                                static_cast<double>(memory.capacity_pages(n));
   }
   std::vector<OracleTier> out;
   for (auto& [rank, t] : by_rank) {
@@ -47,7 +48,8 @@ PolicyTally OraclePolicy::EndInterval(uint64_t end_ns) {
   absl::flat_hash_set<uint64_t> fast;
   for (size_t tier = 0; tier < tiers_.size() && i < order_.size(); ++tier) {
     const bool last = tier + 1 == tiers_.size();
-    for (uint64_t room = tiers_[tier].pages; i < order_.size() && (last || room > 0); ++i, --room) {
+    for (uint64_t room = tiers_[tier].pages;
+         i < order_.size() && (last || room > 0); ++i, --room) {
       const auto& [n, page] = order_[i];
       t.latency_ns_sum += tiers_[tier].latency_ns * static_cast<double>(n);
       if (tier == 0) {
@@ -63,9 +65,11 @@ PolicyTally OraclePolicy::EndInterval(uint64_t end_ns) {
   return t;
 }
 
-// --- tpp ----------------------------------------------------------------------
+// --- tpp
+// ----------------------------------------------------------------------
 
-TppPolicy::TppPolicy(std::unique_ptr<SimulatedMemory> memory, const TppOptions& options)
+TppPolicy::TppPolicy(std::unique_ptr<SimulatedMemory> memory,
+                     const TppOptions& options)
     : MemoryPolicy("tpp", std::move(memory)), options_(options) {
   int max_id = 0;
   for (int n : this->memory().nodes()) max_id = std::max(max_id, n);
@@ -73,8 +77,10 @@ TppPolicy::TppPolicy(std::unique_ptr<SimulatedMemory> memory, const TppOptions& 
   for (int n : this->memory().nodes()) {
     NodeState& s = nodes_[n];
     const uint64_t cap = this->memory().capacity_pages(n);
-    const uint64_t tmp = std::max<uint64_t>(
-        static_cast<uint64_t>(static_cast<double>(cap) * options_.watermark_scale), 1);
+    const uint64_t tmp =
+        std::max<uint64_t>(static_cast<uint64_t>(static_cast<double>(cap) *
+                                                 options_.watermark_scale),
+                           1);
     s.low = tmp;
     s.high = 2 * tmp;
     s.promo = 3 * tmp;
@@ -92,7 +98,8 @@ void TppPolicy::Start(uint64_t start_ns) {
 
 uint32_t TppPolicy::IndexOf(uint64_t vaddr) {
   const uint64_t page = vaddr / kSimPageBytes;
-  auto [it, inserted] = index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
+  auto [it, inserted] =
+      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
   if (inserted) {
     Page p;
     p.vaddr = page * kSimPageBytes;
@@ -105,8 +112,14 @@ void TppPolicy::Unlink(uint32_t i) {
   Page& p = pages_[i];
   if (p.lru_node < 0) return;
   NodeState& n = nodes_[p.lru_node];
-  if (p.prev != kNil) pages_[p.prev].next = p.next; else n.head = p.next;
-  if (p.next != kNil) pages_[p.next].prev = p.prev; else n.tail = p.prev;
+  if (p.prev != kNil)
+    pages_[p.prev].next = p.next;
+  else
+    n.head = p.next;
+  if (p.next != kNil)
+    pages_[p.next].prev = p.prev;
+  else
+    n.tail = p.prev;
   p.prev = p.next = kNil;
   p.lru_node = -1;
 }
@@ -118,7 +131,10 @@ void TppPolicy::PushFront(uint32_t i, int node) {
   p.lru_node = static_cast<int16_t>(node);
   p.prev = kNil;
   p.next = n.head;
-  if (n.head != kNil) pages_[n.head].prev = i; else n.tail = i;
+  if (n.head != kNil)
+    pages_[n.head].prev = i;
+  else
+    n.tail = i;
   n.head = i;
 }
 
@@ -152,8 +168,9 @@ uint64_t TppPolicy::Threshold(NodeState& n, uint64_t now) {
   const uint64_t def = options_.hot_threshold_ns;
   if (now - n.th_start_ns > options_.threshold_period_ns) {
     n.th_start_ns = now;
-    const double ref_cand = static_cast<double>(rate_limit_pages_) *
-                            (static_cast<double>(options_.threshold_period_ns) / 1e9);
+    const double ref_cand =
+        static_cast<double>(rate_limit_pages_) *
+        (static_cast<double>(options_.threshold_period_ns) / 1e9);
     const uint64_t diff = n.candidates - n.th_base;
     const uint64_t unit = def * 2 / 16;
     uint64_t th = n.threshold_ns ? n.threshold_ns : def;
@@ -187,7 +204,8 @@ void TppPolicy::HintFault(const Sample& s, uint32_t i, int node) {
   p.sampled = true;
   p.last_sample_ns = now;
   int target = memory().NodeOfCpu(s.cpu);
-  if (target < 0 || !memory().is_fast(target) || memory().capacity_pages(target) == 0) {
+  if (target < 0 || !memory().is_fast(target) ||
+      memory().capacity_pages(target) == 0) {
     if (memory().fast_nodes().empty()) return;
     target = memory().fast_nodes().front();
   }
@@ -238,25 +256,36 @@ void TppPolicy::Kswapd(int node, uint64_t now) {
 
 std::vector<std::pair<std::string, uint64_t>> TppPolicy::Details() const {
   return {
-      {"hint_faults", hint_faults_},        {"candidates", candidates_},
-      {"rate_limited", rate_limited_},      {"promotions_unbalanced", unbalanced_},
-      {"promotions", promotions_},          {"kswapd_runs", kswapd_runs_},
-      {"kswapd_demotions", kswapd_demotions_}, {"kswapd_stuck", kswapd_stuck_},
+      {"hint_faults", hint_faults_},
+      {"candidates", candidates_},
+      {"rate_limited", rate_limited_},
+      {"promotions_unbalanced", unbalanced_},
+      {"promotions", promotions_},
+      {"kswapd_runs", kswapd_runs_},
+      {"kswapd_demotions", kswapd_demotions_},
+      {"kswapd_stuck", kswapd_stuck_},
   };
 }
 
-// --- memtis -------------------------------------------------------------------
+// --- memtis
+// -------------------------------------------------------------------
 
-MemtisPolicy::MemtisPolicy(std::unique_ptr<SimulatedMemory> memory, const MemtisOptions& options)
+MemtisPolicy::MemtisPolicy(std::unique_ptr<SimulatedMemory> memory,
+                           const MemtisOptions& options)
     : MemoryPolicy("memtis", std::move(memory)), options_(options) {
-  for (int n : this->memory().fast_nodes()) fast_capacity_ += this->memory().capacity_pages(n);
+  for (int n : this->memory().fast_nodes())
+    fast_capacity_ += this->memory().capacity_pages(n);
 }
 
 int MemtisPolicy::BinOf(uint32_t count) {
-  return count == 0 ? 0 : std::min(kBins - 1, static_cast<int>(std::bit_width(count)));
+  return count == 0
+             ? 0
+             : std::min(kBins - 1, static_cast<int>(std::bit_width(count)));
 }
 
-void MemtisPolicy::Start(uint64_t start_ns) { next_migration_ns_ = start_ns + options_.migration_period_ns; }
+void MemtisPolicy::Start(uint64_t start_ns) {
+  next_migration_ns_ = start_ns + options_.migration_period_ns;
+}
 
 void MemtisPolicy::Advance(uint64_t now_ns) {
   while (next_migration_ns_ <= now_ns) {
@@ -272,7 +301,8 @@ uint32_t MemtisPolicy::CountOf(uint64_t vaddr) const {
 
 void MemtisPolicy::Access(const Sample& s, int node) {
   const uint64_t page = s.vaddr / kSimPageBytes;
-  auto [it, inserted] = index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
+  auto [it, inserted] =
+      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
   if (inserted) {
     Page p;
     p.vaddr = page * kSimPageBytes;
@@ -303,8 +333,10 @@ void MemtisPolicy::Cool() {
 
 int MemtisPolicy::ThresholdBin() const {
   // Pages that fit: the fast tier less its free-space watermark.
-  const uint64_t fit = fast_capacity_ - static_cast<uint64_t>(
-                                            static_cast<double>(fast_capacity_) * options_.free_watermark);
+  const uint64_t fit =
+      fast_capacity_ -
+      static_cast<uint64_t>(static_cast<double>(fast_capacity_) *
+                            options_.free_watermark);
   uint64_t above = 0;
   int bin = kBins;  // nothing hot
   for (int b = kBins - 1; b >= 1; --b) {
@@ -331,14 +363,17 @@ void MemtisPolicy::Migrate(uint64_t now) {
     if (!hot && fast) cold_.push_back(i);
   }
   auto hotter = [&](uint32_t a, uint32_t b) {
-    return pages_[a].count != pages_[b].count ? pages_[a].count > pages_[b].count
-                                              : pages_[a].vaddr < pages_[b].vaddr;
+    return pages_[a].count != pages_[b].count
+               ? pages_[a].count > pages_[b].count
+               : pages_[a].vaddr < pages_[b].vaddr;
   };
   std::sort(hot_.begin(), hot_.end(), hotter);
-  std::sort(cold_.begin(), cold_.end(), [&](uint32_t a, uint32_t b) { return hotter(b, a); });
+  std::sort(cold_.begin(), cold_.end(),
+            [&](uint32_t a, uint32_t b) { return hotter(b, a); });
   const std::vector<int>& fast = mem.fast_nodes();
   auto wmark = [&](int n) {
-    return static_cast<uint64_t>(static_cast<double>(mem.capacity_pages(n)) * options_.free_watermark);
+    return static_cast<uint64_t>(static_cast<double>(mem.capacity_pages(n)) *
+                                 options_.free_watermark);
   };
   auto room = [&](int n) {
     const uint64_t f = mem.free_pages(n), w = wmark(n);

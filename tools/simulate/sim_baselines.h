@@ -40,11 +40,12 @@
 //            demotion target until free memory reaches the promo
 //            watermark (allocations do not wake it: the allocator's fast
 //            path falls back to the next node at the low watermark, and
-//            SimulatedMemory's first touch does the same) (mm/vmscan.c: pgdat_balanced() checks WMARK_PROMO
-//            in tiering mode; shrink_folio_list() -> demote_folio_list()).
-//            Watermarks as __setup_per_zone_wmarks() with
-//            watermark_scale_factor 10 and min taken as 0: low = 0.1% of
-//            the node, high = 0.2%, promo = 0.3% (at least 1, 2, 3 pages).
+//            SimulatedMemory's first touch does the same) (mm/vmscan.c:
+//            pgdat_balanced() checks WMARK_PROMO in tiering mode;
+//            shrink_folio_list() -> demote_folio_list()). Watermarks as
+//            __setup_per_zone_wmarks() with watermark_scale_factor 10 and min
+//            taken as 0: low = 0.1% of the node, high = 0.2%, promo = 0.3% (at
+//            least 1, 2, 3 pages).
 //          LRU: exact least-recently-sampled order per node (the kernel's
 //          LRU approximates recency with accessed bits; samples stand for
 //          accesses here).
@@ -88,8 +89,8 @@ namespace hotpage {
 // --- oracle -----------------------------------------------------------------
 
 struct OracleTier {
-  uint64_t pages = 0;       // capacity of the tier (all its nodes)
-  double latency_ns = 0;    // capacity-weighted mean read latency
+  uint64_t pages = 0;     // capacity of the tier (all its nodes)
+  double latency_ns = 0;  // capacity-weighted mean read latency
 };
 // The tiers of `memory`, fastest first.
 std::vector<OracleTier> OracleTiersOf(const SimulatedMemory& memory);
@@ -102,19 +103,22 @@ class OraclePolicy : public SimPolicy {
 
  private:
   const std::vector<OracleTier> tiers_;
-  absl::flat_hash_map<uint64_t, uint64_t> counts_;  // page -> samples
-  absl::flat_hash_set<uint64_t> fast_set_;          // last interval's
+  absl::flat_hash_map<uint64_t, uint64_t> counts_;    // page -> samples
+  absl::flat_hash_set<uint64_t> fast_set_;            // last interval's
   std::vector<std::pair<uint64_t, uint64_t>> order_;  // scratch
   uint64_t samples_ = 0;
 };
 
-// --- tpp ----------------------------------------------------------------------
+// --- tpp
+// ----------------------------------------------------------------------
 
 struct TppOptions {
-  uint64_t hot_threshold_ns = 1000000000;         // numa_balancing_hot_threshold_ms
-  uint64_t promote_rate_limit_mbps = 65536;       // numa_balancing_promote_rate_limit_MBps
-  uint64_t threshold_period_ns = 60000000000;     // numa_balancing_scan_period_max_ms
-  double watermark_scale = 0.001;                 // watermark_scale_factor 10 / 10000
+  uint64_t hot_threshold_ns = 1000000000;  // numa_balancing_hot_threshold_ms
+  uint64_t promote_rate_limit_mbps =
+      65536;  // numa_balancing_promote_rate_limit_MBps
+  uint64_t threshold_period_ns =
+      60000000000;                 // numa_balancing_scan_period_max_ms
+  double watermark_scale = 0.001;  // watermark_scale_factor 10 / 10000
 };
 
 class TppPolicy : public MemoryPolicy {
@@ -160,22 +164,28 @@ class TppPolicy : public MemoryPolicy {
   std::vector<Page> pages_;
   absl::flat_hash_map<uint64_t, uint32_t> index_;
   uint64_t rate_limit_pages_ = 0;
-  uint64_t hint_faults_ = 0, candidates_ = 0, rate_limited_ = 0, unbalanced_ = 0;
-  uint64_t promotions_ = 0, kswapd_runs_ = 0, kswapd_demotions_ = 0, kswapd_stuck_ = 0;
+  uint64_t hint_faults_ = 0, candidates_ = 0, rate_limited_ = 0,
+           unbalanced_ = 0;
+  uint64_t promotions_ = 0, kswapd_runs_ = 0, kswapd_demotions_ = 0,
+           kswapd_stuck_ = 0;
 };
 
-// --- memtis -------------------------------------------------------------------
+// --- memtis
+// -------------------------------------------------------------------
 
 struct MemtisOptions {
-  uint64_t migration_period_ns = 500000000;  // htmm_{promotion,demotion}_period_in_ms
-  uint64_t cooling_samples = 2000000;        // htmm_cooling_period (scaled by the caller)
-  double free_watermark = 0.02;              // free fraction kept on fast nodes
+  uint64_t migration_period_ns =
+      500000000;  // htmm_{promotion,demotion}_period_in_ms
+  uint64_t cooling_samples =
+      2000000;                   // htmm_cooling_period (scaled by the caller)
+  double free_watermark = 0.02;  // free fraction kept on fast nodes
 };
 
 class MemtisPolicy : public MemoryPolicy {
  public:
   static constexpr int kBins = 16;
-  MemtisPolicy(std::unique_ptr<SimulatedMemory> memory, const MemtisOptions& options);
+  MemtisPolicy(std::unique_ptr<SimulatedMemory> memory,
+               const MemtisOptions& options);
   void Start(uint64_t start_ns) override;
   uint64_t next_event_ns() const override { return next_migration_ns_; }
   void Advance(uint64_t now_ns) override;

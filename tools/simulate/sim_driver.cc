@@ -4,12 +4,13 @@
 
 namespace hotpage {
 
-Simulation::Simulation(std::vector<std::unique_ptr<SimPolicy>> policies, uint64_t interval_ns,
-                       SimObserver* observer)
+Simulation::Simulation(std::vector<std::unique_ptr<SimPolicy>> policies,
+                       uint64_t interval_ns, SimObserver* observer)
     : policies_(std::move(policies)),
       interval_ns_(std::max<uint64_t>(interval_ns, 1)),
       observer_(observer) {
-  for (size_t i = 0; i < policies_.size(); ++i) policies_[i]->set_observer(observer_, i);
+  for (size_t i = 0; i < policies_.size(); ++i)
+    policies_[i]->set_observer(observer_, i);
 }
 
 int Simulation::IndexOf(absl::string_view name) const {
@@ -67,7 +68,8 @@ void Simulation::CloseInterval() {
   const uint64_t end = start_ns_ + (current_index_ + 1) * interval_ns_;
   for (auto& p : policies_) row.tallies.push_back(p->EndInterval(end));
   if (observer_ != nullptr) {
-    observer_->OnIntervalEnd(row.index, start_ns_ + row.start_ns, end, row.tallies);
+    observer_->OnIntervalEnd(row.index, start_ns_ + row.start_ns, end,
+                             row.tallies);
   }
   intervals_.push_back(std::move(row));
   current_samples_ = 0;

@@ -37,23 +37,25 @@
 namespace hotpage {
 
 struct IntervalRow {
-  uint64_t index = 0;     // (start - first sample time) / interval
-  uint64_t start_ns = 0;  // relative to the first sample
+  uint64_t index = 0;                // (start - first sample time) / interval
+  uint64_t start_ns = 0;             // relative to the first sample
   std::vector<PolicyTally> tallies;  // per policy, in policy order
 };
 
 class Simulation {
  public:
   // `observer` may be null; it must outlive the simulation.
-  Simulation(std::vector<std::unique_ptr<SimPolicy>> policies, uint64_t interval_ns,
-             SimObserver* observer = nullptr);
+  Simulation(std::vector<std::unique_ptr<SimPolicy>> policies,
+             uint64_t interval_ns, SimObserver* observer = nullptr);
 
   void Feed(absl::Span<const Sample> samples);
   void Feed(const Sample& s);
   // Closes the last interval. Feed() after Finish() is ignored.
   void Finish();
 
-  const std::vector<std::unique_ptr<SimPolicy>>& policies() const { return policies_; }
+  const std::vector<std::unique_ptr<SimPolicy>>& policies() const {
+    return policies_;
+  }
   const std::vector<IntervalRow>& intervals() const { return intervals_; }
   // Per policy, the sum of every interval.
   std::vector<PolicyTally> Totals() const;

@@ -25,15 +25,17 @@ absl::StatusOr<std::unique_ptr<HotpagePolicy>> HotpagePolicy::Create(
 HotpagePolicy::HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
                              std::unique_ptr<PolicyEngine> engine,
                              const HotpagePolicyOptions& options)
-    : MemoryPolicy("hotpage", std::move(memory)), options_(options), engine_(std::move(engine)) {
+    : MemoryPolicy("hotpage", std::move(memory)),
+      options_(options),
+      engine_(std::move(engine)) {
   batch_.reserve(kBatch);
 }
 
 void HotpagePolicy::Start(uint64_t start_ns) {
   engine_->Start(start_ns);
-  migration_ = std::make_unique<SimMigration>(options_.migrator, options_.cost, &memory(),
-                                              static_cast<pid_t>(options_.engine.address_space),
-                                              start_ns);
+  migration_ = std::make_unique<SimMigration>(
+      options_.migrator, options_.cost, &memory(),
+      static_cast<pid_t>(options_.engine.address_space), start_ns);
   memory().set_gate(migration_.get());
 }
 
@@ -74,7 +76,8 @@ void HotpagePolicy::Round(uint64_t t) {
   requests_.clear();
   for (const PlannedMove& m : report.decision.moves) {
     const bool promote = m.reason == PlacementReason::kPromote;
-    (promote ? decided_promotions_ : decided_demotions_) += m.page_bytes / kBasePageBytes;
+    (promote ? decided_promotions_ : decided_demotions_) +=
+        m.page_bytes / kBasePageBytes;
   }
   // As cmd_attach.cc: 4 KiB requests, the round's demotions first.
   AppendMoveRequests(report.decision, SimTime(t), &requests_);
@@ -84,7 +87,8 @@ void HotpagePolicy::Round(uint64_t t) {
 }
 
 std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
-  const SimMigrationStats m = migration_ ? migration_->stats() : SimMigrationStats{};
+  const SimMigrationStats m =
+      migration_ ? migration_->stats() : SimMigrationStats{};
   const EngineCounters& c = engine_->counters();
   return {
       {"rounds", c.rounds},

@@ -60,13 +60,16 @@ class HotpagePolicy : public MemoryPolicy {
   PolicyEngine& engine() { return *engine_; }
   SimMigration& migration() { return *migration_; }
   // Called after every round with its report (tests, pictures).
-  void set_round_listener(std::function<void(const RoundReport&)> l) { round_listener_ = std::move(l); }
+  void set_round_listener(std::function<void(const RoundReport&)> l) {
+    round_listener_ = std::move(l);
+  }
 
  protected:
   void Access(const Sample& s, int node) override;
 
  private:
-  HotpagePolicy(std::unique_ptr<SimulatedMemory> memory, std::unique_ptr<PolicyEngine> engine,
+  HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
+                std::unique_ptr<PolicyEngine> engine,
                 const HotpagePolicyOptions& options);
   void Flush();
   void Round(uint64_t t);

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <numeric>
-
 #include <map>
+#include <numeric>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -17,8 +16,9 @@ namespace {
 
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-NodeInfo MemNode(int id, std::vector<int> cpus, uint64_t bytes, std::vector<int> distance,
-                 int64_t latency_ns, int64_t bw_mbps, std::vector<int> initiators) {
+NodeInfo MemNode(int id, std::vector<int> cpus, uint64_t bytes,
+                 std::vector<int> distance, int64_t latency_ns, int64_t bw_mbps,
+                 std::vector<int> initiators) {
   NodeInfo n;
   n.id = id;
   n.cpus = std::move(cpus);
@@ -45,31 +45,39 @@ constexpr int64_t kFarNs = 500, kFarMbps = 4096;
 
 }  // namespace
 
-std::vector<std::string> PresetNames() { return {"dram+cxl", "2pkg+cxl", "3tier"}; }
+std::vector<std::string> PresetNames() {
+  return {"dram+cxl", "2pkg+cxl", "3tier"};
+}
 
 absl::StatusOr<Topology> PresetTopology(absl::string_view name) {
   Topology t;
   t.root = absl::StrCat("preset:", name);
   std::vector<std::optional<int>> cpu_pkg;
   if (name == "dram+cxl") {
-    t.nodes = {MemNode(0, Cpus(0, 63, 1), 64 * kGiB, {10, 20}, kDramNs, kDramMbps, {0}),
+    t.nodes = {MemNode(0, Cpus(0, 63, 1), 64 * kGiB, {10, 20}, kDramNs,
+                       kDramMbps, {0}),
                MemNode(1, {}, 128 * kGiB, {20, 10}, kCxlNs, kCxlMbps, {0})};
     cpu_pkg = {0, std::nullopt};
   } else if (name == "2pkg+cxl") {
-    t.nodes = {MemNode(0, Cpus(0, 62, 2), 64 * kGiB, {10, 21, 24, 31}, kDramNs, kDramMbps, {0}),
-               MemNode(1, Cpus(1, 63, 2), 64 * kGiB, {21, 10, 31, 24}, kDramNs, kDramMbps, {1}),
-               MemNode(2, {}, 128 * kGiB, {24, 31, 10, 41}, kCxlNs, kCxlMbps, {0}),
-               MemNode(3, {}, 128 * kGiB, {31, 24, 41, 10}, kCxlNs, kCxlMbps, {1})};
+    t.nodes = {
+        MemNode(0, Cpus(0, 62, 2), 64 * kGiB, {10, 21, 24, 31}, kDramNs,
+                kDramMbps, {0}),
+        MemNode(1, Cpus(1, 63, 2), 64 * kGiB, {21, 10, 31, 24}, kDramNs,
+                kDramMbps, {1}),
+        MemNode(2, {}, 128 * kGiB, {24, 31, 10, 41}, kCxlNs, kCxlMbps, {0}),
+        MemNode(3, {}, 128 * kGiB, {31, 24, 41, 10}, kCxlNs, kCxlMbps, {1})};
     cpu_pkg = {0, 1, std::nullopt, std::nullopt};
   } else if (name == "3tier") {
-    t.nodes = {MemNode(0, Cpus(0, 63, 1), 64 * kGiB, {10, 20, 30}, kDramNs, kDramMbps, {0}),
+    t.nodes = {MemNode(0, Cpus(0, 63, 1), 64 * kGiB, {10, 20, 30}, kDramNs,
+                       kDramMbps, {0}),
                MemNode(1, {}, 64 * kGiB, {20, 10, 25}, kCxlNs, kCxlMbps, {0}),
                MemNode(2, {}, 256 * kGiB, {30, 25, 10}, kFarNs, kFarMbps, {0})};
     cpu_pkg = {0, std::nullopt, std::nullopt};
   } else {
-    return absl::NotFoundError(absl::StrCat("unknown topology preset '", name, "' (",
-                                            absl::StrJoin(PresetNames(), ", "),
-                                            ", or a file written by `hotpage topology --json`)"));
+    return absl::NotFoundError(
+        absl::StrCat("unknown topology preset '", name, "' (",
+                     absl::StrJoin(PresetNames(), ", "),
+                     ", or a file written by `hotpage topology --json`)"));
   }
   for (NodeInfo& n : t.nodes) n.weight = 1;
   DeriveTiers(t);
@@ -81,10 +89,13 @@ absl::StatusOr<uint64_t> ParseRatio(absl::string_view text) {
   const std::string s(absl::StripAsciiWhitespace(text));
   const size_t colon = s.find(':');
   uint64_t one = 0, n = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(s.substr(0, colon), &one) || one != 1 ||
+  if (colon == std::string::npos ||
+      !absl::SimpleAtoi(s.substr(0, colon), &one) || one != 1 ||
       !absl::SimpleAtoi(s.substr(colon + 1), &n) || n < 1 || n > 1000000) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--ratio '", text, "': expected 1:N with N from 1 to 1000000 (fast : slow memory, e.g. 1:4)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ratio '", text,
+                     "': expected 1:N with N from 1 to 1000000 (fast : slow "
+                     "memory, e.g. 1:4)"));
   }
   return n;
 }
@@ -93,7 +104,8 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
   std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
   for (absl::string_view suffix : {"IB", "B"}) {
     if (s.size() > suffix.size() && absl::EndsWith(s, suffix) &&
-        std::isalpha(static_cast<unsigned char>(s[s.size() - suffix.size() - 1]))) {
+        std::isalpha(
+            static_cast<unsigned char>(s[s.size() - suffix.size() - 1]))) {
       s.resize(s.size() - suffix.size());
       break;
     }
@@ -102,46 +114,62 @@ absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
   int shift = 0;
   if (!s.empty()) {
     switch (s.back()) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: break;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        break;
     }
     if (shift != 0) s.pop_back();
   }
   uint64_t v = 0;
-  if (s.empty() || !absl::SimpleAtoi(s, &v) || v > (UINT64_MAX >> 20) >> shift) {
+  if (s.empty() || !absl::SimpleAtoi(s, &v) ||
+      v > (UINT64_MAX >> 20) >> shift) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--fast-capacity '", text, "': expected a size such as 65536, 512K, 64M or 2G"));
+        absl::StrCat("--fast-capacity '", text,
+                     "': expected a size such as 65536, 512K, 64M or 2G"));
   }
   v <<= shift;
   if (v < kSimPageBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("--fast-capacity '", text, "': at least one 4 KiB page"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fast-capacity '", text, "': at least one 4 KiB page"));
   }
   return v;
 }
 
-absl::StatusOr<SimMachine> ScaleMachine(const Topology& machine, uint64_t footprint_pages,
+absl::StatusOr<SimMachine> ScaleMachine(const Topology& machine,
+                                        uint64_t footprint_pages,
                                         const CapacitySpec& spec) {
   if (machine.tiers.size() < 2) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the topology has ", machine.tiers.size(),
         " memory tier(s): a simulation needs a fast and a slower tier"));
   }
-  if (footprint_pages == 0) return absl::InvalidArgumentError("the trace touches no page");
+  if (footprint_pages == 0)
+    return absl::InvalidArgumentError("the trace touches no page");
   SimMachine m;
   m.topology = machine;
   m.footprint_pages = footprint_pages;
   const uint64_t fast_pages =
-      spec.fast_bytes ? std::max<uint64_t>(*spec.fast_bytes / kSimPageBytes, 1)
-                      : std::max<uint64_t>(footprint_pages / (1 + spec.ratio_n), 1);
+      spec.fast_bytes
+          ? std::max<uint64_t>(*spec.fast_bytes / kSimPageBytes, 1)
+          : std::max<uint64_t>(footprint_pages / (1 + spec.ratio_n), 1);
   m.fast_pages = fast_pages;
   const std::vector<int>& fast = machine.tiers.front().nodes;
   const std::vector<int>& slowest = machine.tiers.back().nodes;
   uint64_t fast_real = 0;
   for (int n : fast) {
-    if (const NodeInfo* info = machine.FindNode(n)) fast_real += info->memory_bytes / kSimPageBytes;
+    if (const NodeInfo* info = machine.FindNode(n))
+      fast_real += info->memory_bytes / kSimPageBytes;
   }
   std::map<int, uint64_t> cap;
   // Fast tier: proportional split, remainder to the lowest ids.
@@ -149,13 +177,15 @@ absl::StatusOr<SimMachine> ScaleMachine(const Topology& machine, uint64_t footpr
   for (int n : fast) {
     const NodeInfo* info = machine.FindNode(n);
     const uint64_t share =
-        fast_real > 0 ? static_cast<uint64_t>(static_cast<long double>(fast_pages) *
-                                              (info->memory_bytes / kSimPageBytes) / fast_real)
+        fast_real > 0 ? static_cast<uint64_t>(
+                            static_cast<long double>(fast_pages) *
+                            (info->memory_bytes / kSimPageBytes) / fast_real)
                       : fast_pages / fast.size();
     cap[n] = share;
     given += share;
   }
-  for (size_t i = 0; given < fast_pages; i = (i + 1) % fast.size(), ++given) ++cap[fast[i]];
+  for (size_t i = 0; given < fast_pages; i = (i + 1) % fast.size(), ++given)
+    ++cap[fast[i]];
   const long double factor =
       fast_real > 0 ? static_cast<long double>(fast_pages) / fast_real : 1.0L;
   for (size_t t = 1; t + 1 < machine.tiers.size(); ++t) {
@@ -163,7 +193,9 @@ absl::StatusOr<SimMachine> ScaleMachine(const Topology& machine, uint64_t footpr
       const NodeInfo* info = machine.FindNode(n);
       const uint64_t real = info->memory_bytes / kSimPageBytes;
       cap[n] = std::max<uint64_t>(
-          static_cast<uint64_t>(real > 0 ? real * factor : static_cast<long double>(fast_pages)), 1);
+          static_cast<uint64_t>(
+              real > 0 ? real * factor : static_cast<long double>(fast_pages)),
+          1);
     }
   }
   for (int n : slowest) cap[n] = 2 * footprint_pages + 16;

@@ -16,10 +16,12 @@ void PolicyTally::Add(const PolicyTally& o) {
   oracle_moves += o.oracle_moves;
 }
 
-MemoryPolicy::MemoryPolicy(std::string name, std::unique_ptr<SimulatedMemory> memory)
+MemoryPolicy::MemoryPolicy(std::string name,
+                           std::unique_ptr<SimulatedMemory> memory)
     : SimPolicy(std::move(name)), memory_(std::move(memory)) {
   for (int n : memory_->nodes()) {
-    slowest_latency_ns_ = std::max(slowest_latency_ns_, memory_->read_latency_ns(n));
+    slowest_latency_ns_ =
+        std::max(slowest_latency_ns_, memory_->read_latency_ns(n));
   }
 }
 
@@ -30,9 +32,10 @@ void MemoryPolicy::ObserverChanged() {
   }
   SimObserver* o = observer_;
   const size_t index = index_;
-  memory_->set_move_listener([o, index](uint64_t t, uint64_t vaddr, int from, int to) {
-    o->OnMove(index, t, vaddr, from, to);
-  });
+  memory_->set_move_listener(
+      [o, index](uint64_t t, uint64_t vaddr, int from, int to) {
+        o->OnMove(index, t, vaddr, from, to);
+      });
 }
 
 void MemoryPolicy::OnSample(const Sample& s) {
@@ -45,7 +48,8 @@ void MemoryPolicy::OnSample(const Sample& s) {
   const bool fast = memory_->is_fast(node);
   current_.fast_samples += fast ? 1 : 0;
   current_.latency_ns_sum += memory_->read_latency_ns(node);
-  if (observer_ != nullptr) observer_->OnAccess(index_, s.time_ns, s.vaddr, node, fast);
+  if (observer_ != nullptr)
+    observer_->OnAccess(index_, s.time_ns, s.vaddr, node, fast);
   Access(s, node);
 }
 

@@ -48,7 +48,9 @@ struct PolicyTally {
 
   void Add(const PolicyTally& o);
   double fast_share() const {
-    return samples ? static_cast<double>(fast_samples) / static_cast<double>(samples) : 0.0;
+    return samples ? static_cast<double>(fast_samples) /
+                         static_cast<double>(samples)
+                   : 0.0;
   }
   double avg_latency_ns() const {
     return samples ? latency_ns_sum / static_cast<double>(samples) : 0.0;
@@ -62,12 +64,15 @@ class SimObserver {
  public:
   virtual ~SimObserver() = default;
   // Before the first sample: the policies' names in report order.
-  virtual void OnStart(const std::vector<std::string>& policies, uint64_t start_ns) {}
+  virtual void OnStart(const std::vector<std::string>& policies,
+                       uint64_t start_ns) {}
   // One access (every sample, every memory-backed policy): the node that
   // served it. The oracle reports no accesses (it places by interval).
-  virtual void OnAccess(size_t policy, uint64_t time_ns, uint64_t vaddr, int node, bool fast) {}
+  virtual void OnAccess(size_t policy, uint64_t time_ns, uint64_t vaddr,
+                        int node, bool fast) {}
   // A page moved (4 KiB), under `policy`.
-  virtual void OnMove(size_t policy, uint64_t time_ns, uint64_t vaddr, int from, int to) {}
+  virtual void OnMove(size_t policy, uint64_t time_ns, uint64_t vaddr, int from,
+                      int to) {}
   // An interval ended: its index (since the first sample, of --interval-ms)
   // and every policy's tally for it, in policy order.
   virtual void OnIntervalEnd(uint64_t index, uint64_t start_ns, uint64_t end_ns,
@@ -95,7 +100,9 @@ class SimPolicy {
   // The tally since the previous call; the interval ends at `end_ns`.
   virtual PolicyTally EndInterval(uint64_t end_ns) = 0;
   // Policy-specific totals for the report, in a fixed order.
-  virtual std::vector<std::pair<std::string, uint64_t>> Details() const { return {}; }
+  virtual std::vector<std::pair<std::string, uint64_t>> Details() const {
+    return {};
+  }
 
   void set_observer(SimObserver* observer, size_t index) {
     observer_ = observer;

@@ -12,7 +12,8 @@ namespace {
 
 double Round6(double v) { return std::round(v * 1e6) / 1e6; }
 
-void WriteTally(JsonWriter& w, const PolicyTally& t, const PolicyTally* oracle) {
+void WriteTally(JsonWriter& w, const PolicyTally& t,
+                const PolicyTally* oracle) {
   w.Key("samples");
   w.Uint(t.samples);
   w.Key("fast_samples");
@@ -54,8 +55,8 @@ std::string ComparisonTable(const Simulation& sim) {
     if (static_cast<int>(i) != oracle) order.push_back(i);
   }
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"POLICY", "FAST-TIER SHARE", "% OF ORACLE", "AVG LATENCY NS", "PROMOTED", "DEMOTED",
-                  "MB MIGRATED", "PING-PONGS"});
+  rows.push_back({"POLICY", "FAST-TIER SHARE", "% OF ORACLE", "AVG LATENCY NS",
+                  "PROMOTED", "DEMOTED", "MB MIGRATED", "PING-PONGS"});
   for (size_t i : order) {
     const PolicyTally& t = totals[i];
     const bool is_oracle = static_cast<int>(i) == oracle;
@@ -68,15 +69,19 @@ std::string ComparisonTable(const Simulation& sim) {
         Percent(t.fast_share()),
         of_oracle,
         absl::StrFormat("%.1f", t.avg_latency_ns()),
-        is_oracle ? absl::StrCat("(", t.oracle_moves, ")") : absl::StrCat(t.promoted_pages),
+        is_oracle ? absl::StrCat("(", t.oracle_moves, ")")
+                  : absl::StrCat(t.promoted_pages),
         is_oracle ? "-" : absl::StrCat(t.demoted_pages),
-        is_oracle ? "-" : absl::StrFormat("%.1f", static_cast<double>(t.bytes_migrated) / 1e6),
+        is_oracle ? "-"
+                  : absl::StrFormat(
+                        "%.1f", static_cast<double>(t.bytes_migrated) / 1e6),
         is_oracle ? "-" : absl::StrCat(t.pingpongs),
     });
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < r.size(); ++c)
+      width[c] = std::max(width[c], r[c].size());
   }
   std::string out;
   for (const auto& r : rows) {
@@ -90,8 +95,10 @@ std::string ComparisonTable(const Simulation& sim) {
     out += line + "\n";
   }
   if (oracle >= 0) {
-    out += "oracle: the hottest pages of each interval on the fast tier at no cost (an upper bound);\n"
-           "its PROMOTED column is the pages entering that set (not charged)\n";
+    out +=
+        "oracle: the hottest pages of each interval on the fast tier at no "
+        "cost (an upper bound);\n"
+        "its PROMOTED column is the pages entering that set (not charged)\n";
   }
   return out;
 }
@@ -158,7 +165,8 @@ std::string ReportJson(const SimRunInfo& info, const Simulation& sim) {
 
   const std::vector<PolicyTally> totals = sim.Totals();
   const int oracle_index = sim.IndexOf("oracle");
-  const PolicyTally* oracle_total = oracle_index >= 0 ? &totals[oracle_index] : nullptr;
+  const PolicyTally* oracle_total =
+      oracle_index >= 0 ? &totals[oracle_index] : nullptr;
   w.Key("policies");
   w.BeginArray();
   for (size_t i = 0; i < sim.policies().size(); ++i) {
@@ -185,7 +193,8 @@ std::string ReportJson(const SimRunInfo& info, const Simulation& sim) {
       w.Uint(r.index);
       w.Key("start_ms");
       w.Double(Round6(static_cast<double>(r.start_ns) / 1e6));
-      WriteTally(w, r.tallies[i], oracle_index >= 0 ? &r.tallies[oracle_index] : nullptr);
+      WriteTally(w, r.tallies[i],
+                 oracle_index >= 0 ? &r.tallies[oracle_index] : nullptr);
       w.EndObject();
     }
     w.EndArray();

@@ -30,10 +30,10 @@ struct SimRunInfo {
   uint32_t pid = 0;
   uint64_t trace_samples = 0;  // all pids
   uint64_t pids_in_trace = 0;
-  uint64_t out_of_order = 0;   // arrived before an earlier-timed sample
-  uint64_t late_samples = 0;   // beyond the reordering window
-  std::string topology;        // preset name or file
-  std::string capacity;        // "ratio 1:4" or "fast-capacity 65536 bytes"
+  uint64_t out_of_order = 0;  // arrived before an earlier-timed sample
+  uint64_t late_samples = 0;  // beyond the reordering window
+  std::string topology;       // preset name or file
+  std::string capacity;       // "ratio 1:4" or "fast-capacity 65536 bytes"
   uint64_t interval_ms = 0;
   uint64_t rate_limit_mbps = 0;
   uint64_t memtis_cooling_samples = 0;

@@ -19,7 +19,8 @@ std::vector<std::string> AllPolicyNames() {
 
 uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns) {
   if (duration_ns == 0) return std::max<uint64_t>(samples, 1);
-  const long double per_4s = static_cast<long double>(samples) * 4e9L / duration_ns;
+  const long double per_4s =
+      static_cast<long double>(samples) * 4e9L / duration_ns;
   return std::max<uint64_t>(static_cast<uint64_t>(per_4s + 0.5L), 1);
 }
 
@@ -29,14 +30,17 @@ absl::StatusOr<Topology> LoadTopology(const std::string& topology) {
   }
   std::ifstream in(topology, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("--topology '", topology, "': neither a preset (",
-                                            absl::StrJoin(PresetNames(), ", "),
-                                            ") nor a readable file (write one with `hotpage topology --json`)"));
+    return absl::NotFoundError(absl::StrCat(
+        "--topology '", topology, "': neither a preset (",
+        absl::StrJoin(PresetNames(), ", "),
+        ") nor a readable file (write one with `hotpage topology --json`)"));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
   absl::StatusOr<Topology> t = TopologyFromJson(text);
   if (!t.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--topology ", topology, ": ", t.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--topology ", topology, ": ", t.status().message()));
   }
   return t;
 }
@@ -61,7 +65,8 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       h.engine.interval_ns = options.interval_ms * 1000000;
       h.engine.address_space = options.pid.value_or(0);
       h.engine.footprint_pages = machine.footprint_pages;
-      h.migrator.rate_limit_bytes_per_sec = static_cast<double>(options.rate_limit_mbps) * 1e6;
+      h.migrator.rate_limit_bytes_per_sec =
+          static_cast<double>(options.rate_limit_mbps) * 1e6;
       absl::StatusOr<std::unique_ptr<HotpagePolicy>> p =
           HotpagePolicy::Create(machine.topology, std::move(*mem), h);
       if (!p.ok()) return p.status();
@@ -75,8 +80,9 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       m.cooling_samples = memtis_cooling_samples;
       out.push_back(std::make_unique<MemtisPolicy>(std::move(*mem), m));
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown policy '", name, "' (",
-                                                     absl::StrJoin(AllPolicyNames(), ", "), ", all)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown policy '", name, "' (",
+                       absl::StrJoin(AllPolicyNames(), ", "), ", all)"));
     }
   }
   return out;
@@ -92,8 +98,9 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
     bool known = false;
     for (const std::string& n : AllPolicyNames()) known |= n == options.policy;
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown policy '", options.policy, "' (",
-                                                     absl::StrJoin(AllPolicyNames(), ", "), ", all)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown policy '", options.policy, "' (",
+                       absl::StrJoin(AllPolicyNames(), ", "), ", all)"));
     }
     names = {"oracle", options.policy};
   }
@@ -101,9 +108,10 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   if (!topo.ok()) return topo.status();
 
   // Pass 1: pids, footprints, time span.
-  absl::StatusOr<TraceSurvey> survey = SurveyTrace(options.trace, [&](uint64_t r, uint64_t t) {
-    if (options.progress) options.progress(1, r, t);
-  });
+  absl::StatusOr<TraceSurvey> survey =
+      SurveyTrace(options.trace, [&](uint64_t r, uint64_t t) {
+        if (options.progress) options.progress(1, r, t);
+      });
   if (!survey.ok()) return survey.status();
   SimulateResult result;
   uint32_t pid = survey->busiest_pid();
@@ -111,35 +119,41 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
     if (!survey->pids.count(*options.pid)) {
       std::vector<std::string> pids;
       for (const auto& [p, s] : survey->pids) {
-        if (pids.size() < 10) pids.push_back(absl::StrCat(p, " (", s.samples, " samples)"));
+        if (pids.size() < 10)
+          pids.push_back(absl::StrCat(p, " (", s.samples, " samples)"));
       }
-      return absl::NotFoundError(absl::StrCat(options.trace, ": no samples of pid ", *options.pid,
-                                              "; the trace has ", absl::StrJoin(pids, ", "),
-                                              survey->pids.size() > 10 ? ", ..." : ""));
+      return absl::NotFoundError(
+          absl::StrCat(options.trace, ": no samples of pid ", *options.pid,
+                       "; the trace has ", absl::StrJoin(pids, ", "),
+                       survey->pids.size() > 10 ? ", ..." : ""));
     }
     pid = *options.pid;
   } else if (survey->pids.size() > 1) {
     const PidSurvey& s = survey->pids.at(pid);
-    result.notes += absl::StrCat("the trace has ", survey->pids.size(), " processes; simulating pid ", pid,
-                                 ", the one with most samples (", s.samples, " of ", survey->samples,
-                                 "); choose another with --pid\n");
+    result.notes += absl::StrCat(
+        "the trace has ", survey->pids.size(), " processes; simulating pid ",
+        pid, ", the one with most samples (", s.samples, " of ",
+        survey->samples, "); choose another with --pid\n");
   }
   const PidSurvey& ps = survey->pids.at(pid);
 
-  absl::StatusOr<SimMachine> machine = ScaleMachine(*topo, ps.footprint_pages, options.capacity);
+  absl::StatusOr<SimMachine> machine =
+      ScaleMachine(*topo, ps.footprint_pages, options.capacity);
   if (!machine.ok()) return machine.status();
   result.machine = std::make_unique<SimMachine>(std::move(*machine));
-  const uint64_t cooling = MemtisCoolingSamples(ps.samples, ps.last_ns - ps.first_ns);
+  const uint64_t cooling =
+      MemtisCoolingSamples(ps.samples, ps.last_ns - ps.first_ns);
   SimulateOptions popt = options;
   popt.pid = pid;
   absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> policies =
       BuildPolicies(names, *result.machine, popt, cooling);
   if (!policies.ok()) return policies.status();
-  result.sim = std::make_unique<Simulation>(std::move(*policies), options.interval_ms * 1000000,
-                                            options.observer);
+  result.sim = std::make_unique<Simulation>(
+      std::move(*policies), options.interval_ms * 1000000, options.observer);
 
   // Pass 2: the replay.
-  absl::StatusOr<std::unique_ptr<TraceSource>> src = TraceSource::Open(options.trace);
+  absl::StatusOr<std::unique_ptr<TraceSource>> src =
+      TraceSource::Open(options.trace);
   if (!src.ok()) return src.status();
   SampleOrderer orderer;
   std::vector<Sample> mine;
@@ -162,7 +176,8 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   }
   orderer.Finish(feed);
   sim.Finish();
-  if (options.progress) options.progress(2, (*src)->total_bytes(), (*src)->total_bytes());
+  if (options.progress)
+    options.progress(2, (*src)->total_bytes(), (*src)->total_bytes());
 
   SimRunInfo& info = result.info;
   info.trace = options.trace;
@@ -174,7 +189,8 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   info.late_samples = orderer.late_samples();
   info.topology = options.topology;
   info.capacity = options.capacity.fast_bytes
-                      ? absl::StrCat("fast-capacity ", *options.capacity.fast_bytes, " bytes")
+                      ? absl::StrCat("fast-capacity ",
+                                     *options.capacity.fast_bytes, " bytes")
                       : absl::StrCat("ratio 1:", options.capacity.ratio_n);
   info.interval_ms = options.interval_ms;
   info.rate_limit_mbps = options.rate_limit_mbps;

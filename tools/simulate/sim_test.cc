@@ -19,8 +19,8 @@
 #include "tools/simulate/sim_policy.h"
 #include "tools/simulate/sim_report.h"
 #include "tools/simulate/sim_run.h"
-#include "tools/trace_gen/mixed.h"
 #include "tools/simulate/sim_trace.h"
+#include "tools/trace_gen/mixed.h"
 
 namespace hotpage {
 namespace {
@@ -48,7 +48,8 @@ std::string TmpPath(const std::string& name) {
 }
 
 // A dram+cxl machine scaled to `fast` fast pages and `slow` slow pages.
-SimMachine Machine(uint64_t fast, uint64_t slow, const std::string& preset = "dram+cxl") {
+SimMachine Machine(uint64_t fast, uint64_t slow,
+                   const std::string& preset = "dram+cxl") {
   absl::StatusOr<Topology> t = PresetTopology(preset);
   EXPECT_TRUE(t.ok());
   CapacitySpec spec;
@@ -61,7 +62,8 @@ SimMachine Machine(uint64_t fast, uint64_t slow, const std::string& preset = "dr
 std::unique_ptr<SimulatedMemory> Memory(const SimMachine& m) {
   SimulatedMemoryOptions o;
   o.capacities = m.capacities;
-  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem = SimulatedMemory::Create(m.topology, o);
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+      SimulatedMemory::Create(m.topology, o);
   EXPECT_TRUE(mem.ok()) << mem.status();
   return std::move(*mem);
 }
@@ -88,7 +90,8 @@ TEST(SimMachineTest, PresetsHaveTheirTiersAndPackages) {
   EXPECT_EQ(c->tiers[2].nodes, std::vector<int>{2});
   absl::StatusOr<Topology> bad = PresetTopology("4tier");
   ASSERT_FALSE(bad.ok());
-  EXPECT_TRUE(absl::StrContains(bad.status().message(), "dram+cxl, 2pkg+cxl, 3tier"));
+  EXPECT_TRUE(
+      absl::StrContains(bad.status().message(), "dram+cxl, 2pkg+cxl, 3tier"));
 }
 
 TEST(SimMachineTest, ScalesTheFastTierToTheFootprint) {
@@ -138,15 +141,18 @@ TEST(SimMachineTest, ParsesRatiosAndSizes) {
   EXPECT_EQ(*ParseSize("2GiB"), uint64_t{2} << 30);
   EXPECT_EQ(*ParseSize("512k"), uint64_t{512} << 10);
   EXPECT_EQ(*ParseSize("1tb"), uint64_t{1} << 40);
-  for (const char* bad : {"", "M", "12Q", "-5", "100", "1.5G"}) EXPECT_FALSE(ParseSize(bad).ok()) << bad;
+  for (const char* bad : {"", "M", "12Q", "-5", "100", "1.5G"})
+    EXPECT_FALSE(ParseSize(bad).ok()) << bad;
 }
 
-// --- Driver -------------------------------------------------------------------
+// --- Driver
+// -------------------------------------------------------------------
 
 // Records what the driver calls, to check its order.
 class ProbePolicy : public SimPolicy {
  public:
-  explicit ProbePolicy(std::vector<std::string>* log) : SimPolicy("probe"), log_(log) {}
+  explicit ProbePolicy(std::vector<std::string>* log)
+      : SimPolicy("probe"), log_(log) {}
   void Start(uint64_t t) override { next_ = t + 100; }
   uint64_t next_event_ns() const override { return next_; }
   void Advance(uint64_t now) override {
@@ -181,12 +187,12 @@ TEST(SimulationTest, RunsEventsBeforeSamplesAndClosesIntervalsOnTheGrid) {
   for (uint64_t t : {1000, 1150, 1260, 1700, 1690}) sim.Feed(At(0, t));
   sim.Finish();
   const std::vector<std::string> want = {
-      "sample@1000", "event@1100", "sample@1150",  // interval 0: [1000, 1250)
-      "event@1200",  "end@1250",                   // events before the boundary first
-      "sample@1260",                               // interval 1
-      "event@1300",  "event@1400", "end@1500",     // interval 1 closes
-      "event@1500",  "event@1600", "event@1700",   // interval 2
-      "sample@1700", "sample@1700",                // 1690 came late: replayed at 1700
+      "sample@1000", "event@1100",  "sample@1150",  // interval 0: [1000, 1250)
+      "event@1200",  "end@1250",  // events before the boundary first
+      "sample@1260",              // interval 1
+      "event@1300",  "event@1400",  "end@1500",    // interval 1 closes
+      "event@1500",  "event@1600",  "event@1700",  // interval 2
+      "sample@1700", "sample@1700",  // 1690 came late: replayed at 1700
       "end@1750"};
   EXPECT_EQ(log, want);
   ASSERT_EQ(sim.intervals().size(), 3u);
@@ -232,7 +238,8 @@ TEST(SampleOrdererTest, AtTheCapTheOldestHalfGoesOutFirst) {
   EXPECT_EQ(o.late_samples(), 1u);
 }
 
-// --- first-touch and oracle -----------------------------------------------------
+// --- first-touch and oracle
+// -----------------------------------------------------
 
 TEST(FirstTouchPolicyTest, ScoresByTheNodeAtTheTimeOfEachAccess) {
   const SimMachine m = Machine(/*fast=*/2, /*slow=*/100);
@@ -274,7 +281,8 @@ TEST(OraclePolicyTest, PutsEachIntervalsHottestPagesOnTheFastTier) {
   EXPECT_EQ(b.bytes_migrated, 0u);  // never charged
 }
 
-// --- tpp ------------------------------------------------------------------------
+// --- tpp
+// ------------------------------------------------------------------------
 
 TEST(TppPolicyTest, PromotesOnTheSecondSampleWithinTheThreshold) {
   // A large fast node that is full (no "free space enough" shortcut).
@@ -331,7 +339,8 @@ TEST(TppPolicyTest, PromotesAtOnceWhileTheTargetHasPlentyOfRoom) {
   EXPECT_EQ(t->memory().NodeOf(A(1)), 0);
 }
 
-// --- memtis ---------------------------------------------------------------------
+// --- memtis
+// ---------------------------------------------------------------------
 
 TEST(MemtisPolicyTest, HistogramThresholdCoolingAndPeriodicMigration) {
   EXPECT_EQ(MemtisPolicy::BinOf(0), 0);
@@ -363,7 +372,8 @@ TEST(MemtisPolicyTest, HistogramThresholdCoolingAndPeriodicMigration) {
   // The migration at 500 ms demotes 12 cold pages (room for 10 hot + the
   // 2-page watermark) and promotes the 10.
   sim.Feed(At(100, 600 * kMs));
-  for (uint64_t i = 100; i < 110; ++i) EXPECT_EQ(pm->memory().NodeOf(A(i)), 0) << i;
+  for (uint64_t i = 100; i < 110; ++i)
+    EXPECT_EQ(pm->memory().NodeOf(A(i)), 0) << i;
   EXPECT_EQ(pm->memory().free_pages(0), 2u);
   // Cooling after 1000 samples halves every count.
   const uint32_t before = pm->CountOf(A(100));
@@ -376,7 +386,8 @@ TEST(MemtisPolicyTest, HistogramThresholdCoolingAndPeriodicMigration) {
   EXPECT_GE(t.demoted_pages, 12u);
 }
 
-// --- hotpage --------------------------------------------------------------------
+// --- hotpage
+// --------------------------------------------------------------------
 
 TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   const SimMachine m = Machine(/*fast=*/3000, /*slow=*/100000);
@@ -385,11 +396,13 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   o.engine.address_space = 7;
   o.migrator.rate_limit_bytes_per_sec = 4096 * 1000;  // 1000 pages/s
   o.migrator.batch_pages = 100;
-  absl::StatusOr<std::unique_ptr<HotpagePolicy>> hp = HotpagePolicy::Create(m.topology, Memory(m), o);
+  absl::StatusOr<std::unique_ptr<HotpagePolicy>> hp =
+      HotpagePolicy::Create(m.topology, Memory(m), o);
   ASSERT_TRUE(hp.ok()) << hp.status();
   HotpagePolicy* h = hp->get();
   std::vector<uint64_t> round_times;
-  h->set_round_listener([&](const RoundReport& r) { round_times.push_back(r.time_ns); });
+  h->set_round_listener(
+      [&](const RoundReport& r) { round_times.push_back(r.time_ns); });
   std::vector<std::unique_ptr<SimPolicy>> p;
   p.push_back(std::move(*hp));
   Simulation sim(std::move(p), kSec);
@@ -417,7 +430,8 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   EXPECT_GE(promoted, 490u);
   EXPECT_EQ(promoted, h->engine().counters().planned_promotions);
   uint64_t hot_on_dram = 0;
-  for (uint64_t i = 3000; i < 3500; ++i) hot_on_dram += h->memory().NodeOf(A(i)) == 0;
+  for (uint64_t i = 3000; i < 3500; ++i)
+    hot_on_dram += h->memory().NodeOf(A(i)) == 0;
   EXPECT_EQ(hot_on_dram, promoted);
   EXPECT_EQ(h->migration().stats().queue_depth, 0u);
   sim.Finish();
@@ -427,11 +441,14 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   EXPECT_EQ(t.bytes_migrated, (t.promoted_pages + t.demoted_pages) * kPage);
 }
 
-// --- the whole run ----------------------------------------------------------------
+// --- the whole run
+// ----------------------------------------------------------------
 
-std::string WriteSyntheticTrace(const std::string& name, trace_gen::MixedOptions w) {
+std::string WriteSyntheticTrace(const std::string& name,
+                                trace_gen::MixedOptions w) {
   const std::string path = TmpPath(name);
-  EXPECT_TRUE(trace_gen::WriteMixedTrace(path, trace_gen::GenerateMixed(w)).ok());
+  EXPECT_TRUE(
+      trace_gen::WriteMixedTrace(path, trace_gen::GenerateMixed(w)).ok());
   return path;
 }
 
@@ -457,7 +474,8 @@ TEST(SimulateTraceTest, TwoRunsGiveByteIdenticalReports) {
 }
 
 TEST(SimulateTraceTest, PicksTheBusiestPidAndHonoursPid) {
-  std::vector<Sample> s = trace_gen::GenerateMixed(trace_gen::MixedOptions{.pages = 100, .samples_per_sec = 1000, .duration_ms = 2000});
+  std::vector<Sample> s = trace_gen::GenerateMixed(trace_gen::MixedOptions{
+      .pages = 100, .samples_per_sec = 1000, .duration_ms = 2000});
   for (size_t i = 0; i < s.size(); i += 3) s[i].pid = 99;  // a third for pid 99
   const std::string path = TmpPath("pids.hpt");
   ASSERT_TRUE(trace_gen::WriteMixedTrace(path, s).ok());
@@ -477,7 +495,8 @@ TEST(SimulateTraceTest, PicksTheBusiestPidAndHonoursPid) {
   o.pid = 5;
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "no samples of pid 5")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "no samples of pid 5"))
+      << r.status();
 }
 
 TEST(SimulateTraceTest, ClearErrors) {
@@ -485,43 +504,54 @@ TEST(SimulateTraceTest, ClearErrors) {
   o.trace = TmpPath("nonexistent.hpt");
   absl::StatusOr<SimulateResult> r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "no such file")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "no such file"))
+      << r.status();
 
   o.trace = TmpPath("text.txt");
   std::ofstream(o.trace) << "hello, not a trace\n";
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "neither an .hpt trace")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "neither an .hpt trace"))
+      << r.status();
 
   o.trace = TmpPath("empty.hpt");
   ASSERT_TRUE(trace_gen::WriteMixedTrace(o.trace, {}).ok());
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "no samples")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "no samples"))
+      << r.status();
 
-  o.trace = WriteSyntheticTrace("ok.hpt", trace_gen::MixedOptions{.pages = 64, .duration_ms = 500});
+  o.trace = WriteSyntheticTrace(
+      "ok.hpt", trace_gen::MixedOptions{.pages = 64, .duration_ms = 500});
   o.topology = "5tier";
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "neither a preset")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "neither a preset"))
+      << r.status();
   o.topology = "dram+cxl";
   o.policy = "lru";
   r = SimulateTrace(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "unknown policy 'lru'")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "unknown policy 'lru'"))
+      << r.status();
 }
 
 // Observer calls arrive for every access of every memory-backed policy, for
 // every move, and once per interval.
 class CountingObserver : public SimObserver {
  public:
-  void OnStart(const std::vector<std::string>& p, uint64_t) override { policies = p; }
+  void OnStart(const std::vector<std::string>& p, uint64_t) override {
+    policies = p;
+  }
   void OnAccess(size_t policy, uint64_t, uint64_t, int, bool fast) override {
     ++accesses[policy];
     fast_accesses[policy] += fast;
   }
-  void OnMove(size_t policy, uint64_t, uint64_t, int, int) override { ++moves[policy]; }
-  void OnIntervalEnd(uint64_t, uint64_t, uint64_t, const std::vector<PolicyTally>& t) override {
+  void OnMove(size_t policy, uint64_t, uint64_t, int, int) override {
+    ++moves[policy];
+  }
+  void OnIntervalEnd(uint64_t, uint64_t, uint64_t,
+                     const std::vector<PolicyTally>& t) override {
     ++intervals;
     for (size_t i = 0; i < t.size(); ++i) tallied_fast[i] += t[i].fast_samples;
   }
@@ -533,7 +563,9 @@ class CountingObserver : public SimObserver {
 TEST(SimulateTraceTest, ObserverSeesAccessesMovesAndIntervals) {
   CountingObserver obs;
   SimulateOptions o;
-  o.trace = WriteSyntheticTrace("obs.hpt", trace_gen::MixedOptions{.pages = 1000, .duration_ms = 4000, .hot_pages = 100});
+  o.trace = WriteSyntheticTrace(
+      "obs.hpt", trace_gen::MixedOptions{
+                     .pages = 1000, .duration_ms = 4000, .hot_pages = 100});
   o.observer = &obs;
   absl::StatusOr<SimulateResult> r = SimulateTrace(o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -544,7 +576,8 @@ TEST(SimulateTraceTest, ObserverSeesAccessesMovesAndIntervals) {
     EXPECT_EQ(obs.accesses[i], r->sim->samples()) << obs.policies[i];
     EXPECT_EQ(obs.fast_accesses[i], totals[i].fast_samples) << obs.policies[i];
     EXPECT_EQ(obs.tallied_fast[i], totals[i].fast_samples);
-    EXPECT_EQ(obs.moves[i] * kPage, totals[i].bytes_migrated) << obs.policies[i];
+    EXPECT_EQ(obs.moves[i] * kPage, totals[i].bytes_migrated)
+        << obs.policies[i];
   }
   EXPECT_EQ(obs.accesses[0], 0u);  // the oracle places by interval
 }

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -20,8 +20,12 @@ namespace {
 
 class HptSource : public TraceSource {
  public:
-  explicit HptSource(std::unique_ptr<TraceReader> r) : reader_(std::move(r)) { format_ = "hpt"; }
-  absl::StatusOr<absl::Span<const Sample>> Next() override { return reader_->Next(); }
+  explicit HptSource(std::unique_ptr<TraceReader> r) : reader_(std::move(r)) {
+    format_ = "hpt";
+  }
+  absl::StatusOr<absl::Span<const Sample>> Next() override {
+    return reader_->Next();
+  }
   uint64_t bytes_read() const override { return reader_->offset(); }
   void set_total(uint64_t b) { total_bytes_ = b; }
 
@@ -58,12 +62,15 @@ class PerfSource : public TraceSource {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(
+    const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot open: ", std::strerror(err)));
+    if (err == ENOENT)
+      return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot open: ", std::strerror(err)));
   }
   struct stat st;
   char magic[8] = {};
@@ -71,7 +78,8 @@ absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(const std::string
   const ssize_t got = ::pread(fd, magic, sizeof(magic), 0);
   ::close(fd);
   if (!stat_ok || !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file"));
   }
   if (got == 8 && std::memcmp(magic, kTraceMagic, 8) == 0) {
     absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open(path);
@@ -88,7 +96,9 @@ absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(const std::string
     return std::unique_ptr<TraceSource>(std::move(src));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      path, ": neither an .hpt trace (hotpage record / import) nor a perf.data file (perf record -d)",
+      path,
+      ": neither an .hpt trace (hotpage record / import) nor a perf.data file "
+      "(perf record -d)",
       got < 8 ? absl::StrCat(" (only ", got < 0 ? 0 : got, " bytes)") : ""));
 }
 
@@ -97,15 +107,18 @@ absl::StatusOr<std::unique_ptr<TraceSource>> TraceSource::Open(const std::string
 SampleOrderer::SampleOrderer(uint64_t window_ns, size_t max_held)
     : window_ns_(window_ns),
       max_held_(std::max<size_t>(max_held, 2)),
-      buffer_(std::numeric_limits<size_t>::max()) {}  // the bound is ours (below)
+      buffer_(std::numeric_limits<size_t>::max()) {
+}  // the bound is ours (below)
 
-void SampleOrderer::Push(absl::Span<const Sample> samples,
-                         const std::function<void(absl::Span<const Sample>)>& out) {
+void SampleOrderer::Push(
+    absl::Span<const Sample> samples,
+    const std::function<void(absl::Span<const Sample>)>& out) {
   // Runs of the input go to the buffer as they are, cut where a late sample
   // needs its time changed and where the held count reaches the release
   // trigger, so releases happen after the same sample as when each was
   // handled alone.
-  auto never = [](absl::Span<const Sample>) {};  // the buffer has no bound of its own
+  auto never = [](absl::Span<const Sample>) {
+  };                 // the buffer has no bound of its own
   size_t begin = 0;  // the first sample not yet in the buffer
   for (size_t i = 0; i < samples.size(); ++i) {
     uint64_t t = samples[i].time_ns;
@@ -122,7 +135,8 @@ void SampleOrderer::Push(absl::Span<const Sample> samples,
     // Release when the held samples doubled since the last release (each
     // release moves what stays, so this keeps the cost per sample bounded)
     // or reached the cap.
-    const size_t trigger = std::min(max_held_, std::max<size_t>(65536, 2 * kept_after_release_));
+    const size_t trigger =
+        std::min(max_held_, std::max<size_t>(65536, 2 * kept_after_release_));
     if (buffer_.buffered() + (i + 1 - begin) >= trigger) {
       buffer_.Add(samples.subspan(begin, i + 1 - begin), never);
       begin = i + 1;
@@ -132,7 +146,8 @@ void SampleOrderer::Push(absl::Span<const Sample> samples,
   buffer_.Add(samples.subspan(begin), never);
 }
 
-void SampleOrderer::ReleaseDue(const std::function<void(absl::Span<const Sample>)>& out) {
+void SampleOrderer::ReleaseDue(
+    const std::function<void(absl::Span<const Sample>)>& out) {
   auto sink = [&](absl::Span<const Sample> s) {
     released_any_ = true;
     last_released_ns_ = s.back().time_ns;
@@ -141,7 +156,8 @@ void SampleOrderer::ReleaseDue(const std::function<void(absl::Span<const Sample>
   const size_t held = buffer_.buffered();
   // Everything at or before the window's start, and at the cap at least the
   // oldest half.
-  const uint64_t cut_ns = max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
+  const uint64_t cut_ns =
+      max_seen_ns_ > window_ns_ ? max_seen_ns_ - window_ns_ : 0;
   if (cut_ns == std::numeric_limits<uint64_t>::max()) {
     buffer_.Drain(sink);
   } else {
@@ -150,7 +166,8 @@ void SampleOrderer::ReleaseDue(const std::function<void(absl::Span<const Sample>
   kept_after_release_ = buffer_.buffered();
 }
 
-void SampleOrderer::Finish(const std::function<void(absl::Span<const Sample>)>& out) {
+void SampleOrderer::Finish(
+    const std::function<void(absl::Span<const Sample>)>& out) {
   buffer_.Drain([&](absl::Span<const Sample> s) {
     released_any_ = true;
     last_released_ns_ = s.back().time_ns;
@@ -159,7 +176,8 @@ void SampleOrderer::Finish(const std::function<void(absl::Span<const Sample>)>& 
   kept_after_release_ = 0;
 }
 
-// --- Survey -------------------------------------------------------------------
+// --- Survey
+// -------------------------------------------------------------------
 
 uint32_t TraceSurvey::busiest_pid() const {
   uint32_t best = 0;
@@ -173,8 +191,9 @@ uint32_t TraceSurvey::busiest_pid() const {
   return best;
 }
 
-absl::StatusOr<TraceSurvey> SurveyTrace(const std::string& path,
-                                        const std::function<void(uint64_t, uint64_t)>& progress) {
+absl::StatusOr<TraceSurvey> SurveyTrace(
+    const std::string& path,
+    const std::function<void(uint64_t, uint64_t)>& progress) {
   absl::StatusOr<std::unique_ptr<TraceSource>> src = TraceSource::Open(path);
   if (!src.ok()) return src.status();
   TraceSurvey survey;
@@ -197,11 +216,13 @@ absl::StatusOr<TraceSurvey> SurveyTrace(const std::string& path,
       max_seen = std::max(max_seen, s.time_ns);
     }
     survey.samples += b->size();
-    if (progress && (++batches & 15) == 0) progress((*src)->bytes_read(), (*src)->total_bytes());
+    if (progress && (++batches & 15) == 0)
+      progress((*src)->bytes_read(), (*src)->total_bytes());
   }
   if (progress) progress((*src)->total_bytes(), (*src)->total_bytes());
   if (survey.samples == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": the trace holds no samples"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": the trace holds no samples"));
   }
   return survey;
 }

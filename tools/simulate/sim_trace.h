@@ -48,7 +48,8 @@ class TraceSource {
   virtual ~TraceSource() = default;
   // Opens `path`. Errors name the file: missing, unreadable, neither an
   // .hpt trace nor a perf.data file.
-  static absl::StatusOr<std::unique_ptr<TraceSource>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<TraceSource>> Open(
+      const std::string& path);
   // The next batch (valid until the next call); empty at the end; an error
   // at the first damage (the samples before it were all handed out).
   virtual absl::StatusOr<absl::Span<const Sample>> Next() = 0;
@@ -66,7 +67,8 @@ class SampleOrderer {
   static constexpr uint64_t kReorderWindowNs = 1000000000;  // 1 s
   static constexpr size_t kMaxHeld = size_t{1} << 20;
 
-  explicit SampleOrderer(uint64_t window_ns = kReorderWindowNs, size_t max_held = kMaxHeld);
+  explicit SampleOrderer(uint64_t window_ns = kReorderWindowNs,
+                         size_t max_held = kMaxHeld);
   // Adds samples; calls `out` with every batch that became releasable.
   void Push(absl::Span<const Sample> samples,
             const std::function<void(absl::Span<const Sample>)>& out);
@@ -111,8 +113,9 @@ struct TraceSurvey {
 // Reads `path` once. `progress(bytes_read, total_bytes)` is called every
 // few batches (may be null). Errors: those of TraceSource, a damaged
 // trace (naming the offset), an empty trace.
-absl::StatusOr<TraceSurvey> SurveyTrace(const std::string& path,
-                                        const std::function<void(uint64_t, uint64_t)>& progress);
+absl::StatusOr<TraceSurvey> SurveyTrace(
+    const std::string& path,
+    const std::function<void(uint64_t, uint64_t)>& progress);
 
 }  // namespace hotpage
 

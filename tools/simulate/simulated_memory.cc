@@ -21,27 +21,34 @@ absl::StatusOr<std::unique_ptr<SimulatedMemory>> SimulatedMemory::Create(
   bool any = false;
   for (const SimNodeCapacity& c : options.capacities) {
     if (topology.FindNode(c.node) == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("simulated memory: node ", c.node, " is not in the topology"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "simulated memory: node ", c.node, " is not in the topology"));
     }
     if (c.node >= INT16_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat("simulated memory: node id ", c.node, " too large"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("simulated memory: node id ", c.node, " too large"));
     }
     any |= c.pages > 0;
   }
-  if (!any) return absl::InvalidArgumentError("simulated memory: no node has any capacity");
-  return std::unique_ptr<SimulatedMemory>(new SimulatedMemory(topology, options));
+  if (!any)
+    return absl::InvalidArgumentError(
+        "simulated memory: no node has any capacity");
+  return std::unique_ptr<SimulatedMemory>(
+      new SimulatedMemory(topology, options));
 }
 
-SimulatedMemory::SimulatedMemory(const Topology& topology, const SimulatedMemoryOptions& options)
+SimulatedMemory::SimulatedMemory(const Topology& topology,
+                                 const SimulatedMemoryOptions& options)
     : topology_(topology), options_(options) {
   int max_id = 0;
   for (const NodeInfo& n : topology.nodes) max_id = std::max(max_id, n.id);
   node_state_.resize(max_id + 1);
-  for (const SimNodeCapacity& c : options.capacities) node_state_[c.node].capacity += c.pages;
+  for (const SimNodeCapacity& c : options.capacities)
+    node_state_[c.node].capacity += c.pages;
   for (NodeState& n : node_state_) {
-    n.reserve = static_cast<uint64_t>(static_cast<double>(n.capacity) *
-                                      std::max(options.first_touch_reserve_fraction, 0.0));
+    n.reserve = static_cast<uint64_t>(
+        static_cast<double>(n.capacity) *
+        std::max(options.first_touch_reserve_fraction, 0.0));
   }
   const std::vector<int> fast = topology.FastNodes();
   for (const NodeInfo& n : topology.nodes) {
@@ -53,14 +60,17 @@ SimulatedMemory::SimulatedMemory(const Topology& topology, const SimulatedMemory
       dist = INT_MAX;
       for (const NodeInfo& c : topology.nodes) {
         if (!c.has_cpus()) continue;
-        if (std::optional<int> d = topology.Distance(c.id, n.id)) dist = std::min(dist, *d);
+        if (std::optional<int> d = topology.Distance(c.id, n.id))
+          dist = std::min(dist, *d);
       }
       if (dist == INT_MAX || dist <= 0) dist = 20;
     }
-    s.latency_ns = n.hmat.read_latency_ns ? static_cast<double>(*n.hmat.read_latency_ns)
-                                          : kDefaultLatencyNs * dist / 10.0;
-    s.bandwidth = (n.hmat.read_bandwidth_mbps ? static_cast<double>(*n.hmat.read_bandwidth_mbps)
-                                              : kDefaultBandwidthMbps * 10.0 / dist) *
+    s.latency_ns = n.hmat.read_latency_ns
+                       ? static_cast<double>(*n.hmat.read_latency_ns)
+                       : kDefaultLatencyNs * dist / 10.0;
+    s.bandwidth = (n.hmat.read_bandwidth_mbps
+                       ? static_cast<double>(*n.hmat.read_bandwidth_mbps)
+                       : kDefaultBandwidthMbps * 10.0 / dist) *
                   kMiB;
     if (s.capacity > 0) nodes_.push_back(n.id);
   }
@@ -72,8 +82,10 @@ SimulatedMemory::SimulatedMemory(const Topology& topology, const SimulatedMemory
   for (const NodeInfo& from : topology.nodes) {
     std::vector<int> order = nodes_;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      const int da = a == from.id ? 0 : topology.Distance(from.id, a).value_or(255);
-      const int db = b == from.id ? 0 : topology.Distance(from.id, b).value_or(255);
+      const int da =
+          a == from.id ? 0 : topology.Distance(from.id, a).value_or(255);
+      const int db =
+          b == from.id ? 0 : topology.Distance(from.id, b).value_or(255);
       return da < db;
     });
     node_state_[from.id].fallback = std::move(order);
@@ -82,20 +94,23 @@ SimulatedMemory::SimulatedMemory(const Topology& topology, const SimulatedMemory
     int next_tier = INT_MAX;
     for (int n : nodes_) {
       const int t = node_state_[n].tier;
-      if (t > node_state_[from.id].tier && t >= 0) next_tier = std::min(next_tier, t);
+      if (t > node_state_[from.id].tier && t >= 0)
+        next_tier = std::min(next_tier, t);
     }
     for (int n : nodes_) {
       if (node_state_[n].tier == next_tier) demote.push_back(n);
     }
     std::stable_sort(demote.begin(), demote.end(), [&](int a, int b) {
-      return topology.Distance(from.id, a).value_or(255) < topology.Distance(from.id, b).value_or(255);
+      return topology.Distance(from.id, a).value_or(255) <
+             topology.Distance(from.id, b).value_or(255);
     });
     node_state_[from.id].demotion = std::move(demote);
   }
   for (const NodeInfo& n : topology.nodes) {
     for (int c : n.cpus) {
       if (c < 0) continue;
-      if (static_cast<size_t>(c) >= node_of_cpu_.size()) node_of_cpu_.resize(c + 1, -1);
+      if (static_cast<size_t>(c) >= node_of_cpu_.size())
+        node_of_cpu_.resize(c + 1, -1);
       node_of_cpu_[c] = static_cast<int16_t>(n.id);
     }
   }
@@ -103,12 +118,14 @@ SimulatedMemory::SimulatedMemory(const Topology& topology, const SimulatedMemory
 }
 
 const SimulatedMemory::NodeState* SimulatedMemory::Find(int node) const {
-  if (node < 0 || static_cast<size_t>(node) >= node_state_.size()) return nullptr;
+  if (node < 0 || static_cast<size_t>(node) >= node_state_.size())
+    return nullptr;
   return &node_state_[node];
 }
 
 SimulatedMemory::NodeState* SimulatedMemory::Find(int node) {
-  if (node < 0 || static_cast<size_t>(node) >= node_state_.size()) return nullptr;
+  if (node < 0 || static_cast<size_t>(node) >= node_state_.size())
+    return nullptr;
   return &node_state_[node];
 }
 
@@ -143,7 +160,8 @@ int SimulatedMemory::NodeOf(uint64_t vaddr) const {
   return it == pages_.end() ? -ENOENT : it->second.node;
 }
 
-SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node, uint64_t now_ns) {
+SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node,
+                                                  uint64_t now_ns) {
   auto it = pages_.find(vaddr / kSimPageBytes);
   if (it == pages_.end()) return {-ENOENT, 0};
   PageState& page = it->second;
@@ -160,8 +178,8 @@ SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node, u
   ++to->used;
   page.node = static_cast<int16_t>(to_node);
   const double bw = std::min(from.bandwidth, to->bandwidth);
-  const uint64_t cost =
-      options_.cost.per_page_ns + static_cast<uint64_t>(kSimPageBytes * 1e9 / bw + 0.5);
+  const uint64_t cost = options_.cost.per_page_ns +
+                        static_cast<uint64_t>(kSimPageBytes * 1e9 / bw + 0.5);
   counters_.migration_ns += cost;
   counters_.bytes_migrated += kSimPageBytes;
   if (to->tier < from.tier) {
@@ -172,13 +190,15 @@ SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node, u
     ++counters_.lateral_pages;
   }
   if (to->tier != from.tier) {
-    if (page.left_tier == to->tier && now_ns - page.left_ns <= options_.pingpong_window_ns) {
+    if (page.left_tier == to->tier &&
+        now_ns - page.left_ns <= options_.pingpong_window_ns) {
       ++counters_.pingpongs;
     }
     page.left_tier = static_cast<int16_t>(from.tier);
     page.left_ns = now_ns;
   }
-  if (listener_) listener_(now_ns, vaddr & ~(kSimPageBytes - 1), from_node, to_node);
+  if (listener_)
+    listener_(now_ns, vaddr & ~(kSimPageBytes - 1), from_node, to_node);
   return {to_node, cost};
 }
 
@@ -226,13 +246,16 @@ const std::vector<int>& SimulatedMemory::DemotionTargets(int node) const {
 std::vector<std::pair<uint64_t, int>> SimulatedMemory::Snapshot() const {
   std::vector<std::pair<uint64_t, int>> out;
   out.reserve(pages_.size());
-  for (const auto& [page, st] : pages_) out.emplace_back(page * kSimPageBytes, st.node);
+  for (const auto& [page, st] : pages_)
+    out.emplace_back(page * kSimPageBytes, st.node);
   std::sort(out.begin(), out.end());
   return out;
 }
 
-int SimulatedMemory::QueryNodes(absl::Span<const uint64_t> pages, absl::Span<int> status) {
-  for (size_t i = 0; i < pages.size() && i < status.size(); ++i) status[i] = NodeOf(pages[i]);
+int SimulatedMemory::QueryNodes(absl::Span<const uint64_t> pages,
+                                absl::Span<int> status) {
+  for (size_t i = 0; i < pages.size() && i < status.size(); ++i)
+    status[i] = NodeOf(pages[i]);
   return 0;
 }
 

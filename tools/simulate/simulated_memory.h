@@ -118,8 +118,8 @@ class MoveGate {
 // Running totals. Promotions and demotions compare the tier ranks of the
 // source and the target; moves within a tier count as lateral.
 struct SimMemoryCounters {
-  uint64_t touched_pages = 0;  // first touches placed
-  uint64_t spilled_pages = 0;  // ... not on their preferred node
+  uint64_t touched_pages = 0;     // first touches placed
+  uint64_t spilled_pages = 0;     // ... not on their preferred node
   uint64_t unplaced_samples = 0;  // every node full (cannot happen with
                                   // the simulator's slack; counted)
   uint64_t promoted_pages = 0;
@@ -205,7 +205,7 @@ class SimulatedMemory : public MemoryView {
     int16_t node = -1;
     int16_t left_tier = -1;  // tier of the last move's source
     uint32_t pad = 0;
-    uint64_t left_ns = 0;    // when it left that tier
+    uint64_t left_ns = 0;  // when it left that tier
   };
   struct NodeState {
     uint64_t capacity = 0;
@@ -213,12 +213,13 @@ class SimulatedMemory : public MemoryView {
     uint64_t reserve = 0;  // left free by first touch
     int tier = -1;
     double latency_ns = 0;
-    double bandwidth = 0;  // bytes per second
+    double bandwidth = 0;       // bytes per second
     std::vector<int> fallback;  // first-touch order from this node
     std::vector<int> demotion;  // demotion targets
   };
 
-  SimulatedMemory(const Topology& topology, const SimulatedMemoryOptions& options);
+  SimulatedMemory(const Topology& topology,
+                  const SimulatedMemoryOptions& options);
   const NodeState* Find(int node) const;
   NodeState* Find(int node);
 

@@ -16,8 +16,8 @@ constexpr uint64_t kSec = 1000000000;
 
 uint64_t A(uint64_t i) { return kBase + i * kPage; }
 
-NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier,
-              int64_t latency_ns, int64_t bw_mbps) {
+NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
+              int tier, int64_t latency_ns, int64_t bw_mbps) {
   NodeInfo n;
   n.id = id;
   n.cpus = std::move(cpus);
@@ -32,7 +32,8 @@ NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance, int tier
 // DRAM (cpus 0-1) + CXL, as the repo's dram+cxl guest.
 Topology DramCxl() {
   Topology t;
-  t.nodes = {Node(0, {0, 1}, {10, 20}, 0, 80, 20480), Node(1, {}, {20, 10}, 1, 250, 8192)};
+  t.nodes = {Node(0, {0, 1}, {10, 20}, 0, 80, 20480),
+             Node(1, {}, {20, 10}, 1, 250, 8192)};
   t.tiers = {MemoryTier{0, {0}}, MemoryTier{1, {1}}};
   return t;
 }
@@ -40,18 +41,22 @@ Topology DramCxl() {
 // Two packages, each DRAM + CXL: nodes 0, 1 DRAM (cpu 0, cpu 1), 2, 3 CXL.
 Topology TwoPackages() {
   Topology t;
-  t.nodes = {Node(0, {0}, {10, 21, 24, 31}, 0, 80, 20480), Node(1, {1}, {21, 10, 31, 24}, 0, 80, 20480),
-             Node(2, {}, {24, 31, 10, 41}, 1, 250, 8192), Node(3, {}, {31, 24, 41, 10}, 1, 250, 8192)};
+  t.nodes = {Node(0, {0}, {10, 21, 24, 31}, 0, 80, 20480),
+             Node(1, {1}, {21, 10, 31, 24}, 0, 80, 20480),
+             Node(2, {}, {24, 31, 10, 41}, 1, 250, 8192),
+             Node(3, {}, {31, 24, 41, 10}, 1, 250, 8192)};
   t.tiers = {MemoryTier{0, {0, 1}}, MemoryTier{1, {2, 3}}};
   return t;
 }
 
-std::unique_ptr<SimulatedMemory> Make(const Topology& t, std::vector<SimNodeCapacity> caps,
+std::unique_ptr<SimulatedMemory> Make(const Topology& t,
+                                      std::vector<SimNodeCapacity> caps,
                                       MigrationCost cost = {}) {
   SimulatedMemoryOptions o;
   o.capacities = std::move(caps);
   o.cost = cost;
-  absl::StatusOr<std::unique_ptr<SimulatedMemory>> m = SimulatedMemory::Create(t, o);
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> m =
+      SimulatedMemory::Create(t, o);
   EXPECT_TRUE(m.ok()) << m.status();
   return std::move(*m);
 }
@@ -59,7 +64,8 @@ std::unique_ptr<SimulatedMemory> Make(const Topology& t, std::vector<SimNodeCapa
 TEST(SimulatedMemoryTest, FirstTouchFillsTheLocalNodeThenSpillsByDistance) {
   const Topology t = DramCxl();
   auto m = Make(t, {{0, 3}, {1, 100}});
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(m->Touch(A(i), /*cpu=*/1, 0), i < 3 ? 0 : 1) << i;
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(m->Touch(A(i), /*cpu=*/1, 0), i < 3 ? 0 : 1) << i;
   // Touching again (any offset in the page) keeps the node.
   EXPECT_EQ(m->Touch(A(0) + 100, 0, 1), 0);
   EXPECT_EQ(m->Touch(A(4), 0, 1), 1);
@@ -130,7 +136,8 @@ TEST(SimulatedMemoryTest, CapacityIsNeverExceeded) {
     }
     uint64_t total = 0;
     for (int n : {0, 1, 2, 3}) {
-      ASSERT_LE(m->used_pages(n), m->capacity_pages(n)) << "node " << n << " step " << step;
+      ASSERT_LE(m->used_pages(n), m->capacity_pages(n))
+          << "node " << n << " step " << step;
       total += m->used_pages(n);
     }
     ASSERT_EQ(total, 200u);
@@ -145,7 +152,8 @@ TEST(SimulatedMemoryTest, AccountsMigrationCostBytesAndDirection) {
   auto m = Make(DramCxl(), {{0, 10}, {1, 10}}, cost);
   ASSERT_EQ(m->Touch(A(0), 0, 0), 0);
   // Demotion 0 -> 1: 1000 ns + 4096 bytes at min(20480, 8192) MiB/s.
-  const uint64_t copy_ns = static_cast<uint64_t>(4096 * 1e9 / (8192.0 * 1024 * 1024) + 0.5);
+  const uint64_t copy_ns =
+      static_cast<uint64_t>(4096 * 1e9 / (8192.0 * 1024 * 1024) + 0.5);
   EXPECT_EQ(copy_ns, 477u);
   SimulatedMemory::MoveResult r = m->Move(A(0), 1, 10);
   EXPECT_EQ(r.status, 1);

@@ -8,7 +8,6 @@
 #include "sampler/trace/trace_format.h"
 #include "sampler/trace/trace_writer.h"
 #include "tools/trace_gen/prng.h"
-#include "sampler/trace/trace_writer.h"
 
 namespace hotpage {
 namespace trace_gen {

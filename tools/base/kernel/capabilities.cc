@@ -14,7 +14,8 @@ uint64_t EffectiveCapabilities(const KernelFs& fs) {
   for (absl::string_view line : absl::StrSplit(*status, '\n')) {
     if (absl::ConsumePrefix(&line, "CapEff:")) {
       uint64_t caps = 0;
-      return absl::SimpleHexAtoi(absl::StripAsciiWhitespace(line), &caps) ? caps : 0;
+      return absl::SimpleHexAtoi(absl::StripAsciiWhitespace(line), &caps) ? caps
+                                                                          : 0;
     }
   }
   return 0;

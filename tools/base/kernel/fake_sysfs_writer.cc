@@ -51,7 +51,8 @@ std::vector<std::string> FakeSysfsLog::Lines() const {
   out.reserve(writes_.size());
   for (const FakeSysfsWrite& w : writes_) {
     out.push_back(w.err == 0 ? absl::StrCat(w.path, "=", w.value)
-                             : absl::StrCat(w.path, "=", w.value, " !", ErrnoName(w.err)));
+                             : absl::StrCat(w.path, "=", w.value, " !",
+                                            ErrnoName(w.err)));
   }
   return out;
 }

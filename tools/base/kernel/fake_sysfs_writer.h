@@ -41,7 +41,8 @@ struct FakeSysfsWrite {
 class FakeSysfsLog {
  public:
   static constexpr int kHandled = -1;
-  using Hook = std::function<int(absl::string_view path, absl::string_view value)>;
+  using Hook =
+      std::function<int(absl::string_view path, absl::string_view value)>;
 
   explicit FakeSysfsLog(FakeTree* tree) : tree_(tree) {}
   FakeSysfsLog(const FakeSysfsLog&) = delete;

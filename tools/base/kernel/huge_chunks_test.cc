@@ -26,9 +26,11 @@ void PutU64(const std::string& path, uint64_t offset, uint64_t v) {
   close(fd);
 }
 
-std::string Vma(uint64_t start, uint64_t end, uint64_t anon_kb, uint64_t huge_kb) {
-  return absl::StrCat(absl::Hex(start), "-", absl::Hex(end), " rw-p 00000000 00:00 0\n",
-                      "Anonymous:  ", anon_kb, " kB\nAnonHugePages:  ", huge_kb, " kB\n");
+std::string Vma(uint64_t start, uint64_t end, uint64_t anon_kb,
+                uint64_t huge_kb) {
+  return absl::StrCat(absl::Hex(start), "-", absl::Hex(end),
+                      " rw-p 00000000 00:00 0\n", "Anonymous:  ", anon_kb,
+                      " kB\nAnonHugePages:  ", huge_kb, " kB\n");
 }
 
 // A fully THP-backed VMA counts every aligned chunk wholly inside it; a
@@ -40,19 +42,21 @@ TEST(FindHugeChunksTest, SmapsThenPagemapAndKpageflags) {
   const uint64_t b = 0x80000000;  // 3 chunks, partly THP: the second is
   const uint64_t c = 0xc0000000;  // no THP
   tree.Write("/proc/9/smaps", Vma(a, a + 3 * kChunk + 4096, 6144, 6144) +
-                                  Vma(b, b + 3 * kChunk, 6144, 2048) + Vma(c, c + kChunk, 2048, 0));
+                                  Vma(b, b + 3 * kChunk, 6144, 2048) +
+                                  Vma(c, c + kChunk, 2048, 0));
   const std::string pagemap = tree.root() + "/proc/9/pagemap";
   const std::string kpageflags = tree.root() + "/proc/kpageflags";
-  PutU64(pagemap, (b / 4096) * 8, kPresent | 200);               // not THP
-  PutU64(pagemap, ((b + kChunk) / 4096) * 8, kPresent | 201);    // THP
-  PutU64(pagemap, ((b + 2 * kChunk) / 4096) * 8, 201);           // not present
+  PutU64(pagemap, (b / 4096) * 8, kPresent | 200);             // not THP
+  PutU64(pagemap, ((b + kChunk) / 4096) * 8, kPresent | 201);  // THP
+  PutU64(pagemap, ((b + 2 * kChunk) / 4096) * 8, 201);         // not present
   PutU64(kpageflags, 200 * 8, 0);
   PutU64(kpageflags, 201 * 8, kThp);
   auto fs = KernelFs::Open(tree.root());
   ASSERT_TRUE(fs.ok());
   auto chunks = FindHugeChunks(*fs, 9, 100);
   ASSERT_TRUE(chunks.ok()) << chunks.status();
-  EXPECT_EQ(*chunks, (std::vector<uint64_t>{a, a + kChunk, a + 2 * kChunk, b + kChunk}));
+  EXPECT_EQ(*chunks,
+            (std::vector<uint64_t>{a, a + kChunk, a + 2 * kChunk, b + kChunk}));
   auto capped = FindHugeChunks(*fs, 9, 2);
   ASSERT_TRUE(capped.ok());
   EXPECT_EQ(capped->size(), 2u);
@@ -63,7 +67,8 @@ TEST(FindHugeChunksTest, WithoutPrivilegePfnsReadZeroAndChunksAreSkipped) {
   FakeTree tree;
   const uint64_t b = 0x80000000;
   tree.Write("/proc/9/smaps", Vma(b, b + kChunk, 4096, 2048));
-  PutU64(tree.root() + "/proc/9/pagemap", (b / 4096) * 8, kPresent);  // PFN hidden
+  PutU64(tree.root() + "/proc/9/pagemap", (b / 4096) * 8,
+         kPresent);  // PFN hidden
   PutU64(tree.root() + "/proc/kpageflags", 0, kThp);
   auto fs = KernelFs::Open(tree.root());
   ASSERT_TRUE(fs.ok());

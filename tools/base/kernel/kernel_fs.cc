@@ -55,7 +55,8 @@ std::string KernelFs::Display(absl::string_view path) const {
 
 int KernelFs::OpenAt(absl::string_view path, int flags) const {
   absl::string_view stripped = absl::StripPrefix(path, "/");
-  const std::string rel = stripped.empty() ? std::string(".") : std::string(stripped);
+  const std::string rel =
+      stripped.empty() ? std::string(".") : std::string(stripped);
   open_how how = {};
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
@@ -95,23 +96,27 @@ absl::StatusOr<std::string> KernelFs::ReadFile(absl::string_view path) const {
   return out;
 }
 
-absl::StatusOr<std::string> KernelFs::ReadAt(absl::string_view path, uint64_t offset,
+absl::StatusOr<std::string> KernelFs::ReadAt(absl::string_view path,
+                                             uint64_t offset,
                                              size_t length) const {
   if (length > kMaxFileBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("read ", Display(path), ": ", length,
-                                                   " bytes at once is more than ", kMaxFileBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("read ", Display(path), ": ", length,
+                     " bytes at once is more than ", kMaxFileBytes));
   }
   int fd = OpenAt(path, O_RDONLY);
   if (fd < 0) return ErrnoStatus(-fd, absl::StrCat("open ", Display(path)));
   std::string out(length, '\0');
   size_t got = 0;
   while (got < length) {
-    ssize_t n = pread(fd, out.data() + got, length - got, static_cast<off_t>(offset + got));
+    ssize_t n = pread(fd, out.data() + got, length - got,
+                      static_cast<off_t>(offset + got));
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
       close(fd);
-      return ErrnoStatus(err, absl::StrCat("read ", Display(path), " at ", offset));
+      return ErrnoStatus(err,
+                         absl::StrCat("read ", Display(path), " at ", offset));
     }
     if (n == 0) break;
     got += static_cast<size_t>(n);
@@ -121,7 +126,8 @@ absl::StatusOr<std::string> KernelFs::ReadAt(absl::string_view path, uint64_t of
   return out;
 }
 
-absl::StatusOr<std::string> KernelFs::ReadTrimmed(absl::string_view path) const {
+absl::StatusOr<std::string> KernelFs::ReadTrimmed(
+    absl::string_view path) const {
   HOTPAGE_ASSIGN_OR_RETURN(std::string s, ReadFile(path));
   return std::string(absl::StripAsciiWhitespace(s));
 }
@@ -140,7 +146,8 @@ absl::StatusOr<int64_t> KernelFs::ReadInt(absl::string_view path) const {
   return *v;
 }
 
-absl::StatusOr<std::vector<int>> KernelFs::ReadList(absl::string_view path) const {
+absl::StatusOr<std::vector<int>> KernelFs::ReadList(
+    absl::string_view path) const {
   HOTPAGE_ASSIGN_OR_RETURN(std::string s, ReadFile(path));
   absl::StatusOr<std::vector<int>> list = ParseKernelList(s);
   if (!list.ok()) {
@@ -153,7 +160,8 @@ absl::StatusOr<std::vector<int>> KernelFs::ReadList(absl::string_view path) cons
 absl::StatusOr<std::vector<std::string>> KernelFs::ListDir(
     absl::string_view path) const {
   int fd = OpenAt(path, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return ErrnoStatus(-fd, absl::StrCat("open directory ", Display(path)));
+  if (fd < 0)
+    return ErrnoStatus(-fd, absl::StrCat("open directory ", Display(path)));
   DIR* dir = fdopendir(fd);
   if (dir == nullptr) {
     int err = errno;

@@ -72,7 +72,8 @@ class KernelFs {
   bool Exists(absl::string_view path) const;
 
  private:
-  KernelFs(std::string root, int root_fd) : root_(std::move(root)), root_fd_(root_fd) {}
+  KernelFs(std::string root, int root_fd)
+      : root_(std::move(root)), root_fd_(root_fd) {}
 
   // Opens `path` relative to the root with RESOLVE_IN_ROOT. Returns an fd or
   // -errno.

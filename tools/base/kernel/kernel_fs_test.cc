@@ -24,7 +24,8 @@ TEST(KernelFs, ReadsUnderRootAndNamesFilesInErrors) {
 
   auto bad = fs->ReadInt("/sys/x/garbage");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find(tree.root() + "/sys/x/garbage"), std::string::npos)
+  EXPECT_NE(bad.status().message().find(tree.root() + "/sys/x/garbage"),
+            std::string::npos)
       << bad.status();
   EXPECT_NE(bad.status().message().find("forty two"), std::string::npos);
 
@@ -32,7 +33,8 @@ TEST(KernelFs, ReadsUnderRootAndNamesFilesInErrors) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("ENOENT"), std::string::npos);
-  EXPECT_NE(missing.status().message().find(tree.root() + "/sys/nothing"), std::string::npos);
+  EXPECT_NE(missing.status().message().find(tree.root() + "/sys/nothing"),
+            std::string::npos);
 }
 
 TEST(KernelFs, ReadAtReadsByPosition) {
@@ -44,7 +46,8 @@ TEST(KernelFs, ReadAtReadsByPosition) {
   EXPECT_EQ(*fs->ReadAt("/proc/1/pagemap", 8, 4), "89");  // short at the end
   EXPECT_EQ(*fs->ReadAt("/proc/1/pagemap", 20, 4), "");
   EXPECT_FALSE(fs->ReadAt("/proc/1/none", 0, 8).ok());
-  EXPECT_FALSE(fs->ReadAt("/proc/1/pagemap", 0, KernelFs::kMaxFileBytes + 1).ok());
+  EXPECT_FALSE(
+      fs->ReadAt("/proc/1/pagemap", 0, KernelFs::kMaxFileBytes + 1).ok());
 }
 
 TEST(KernelFs, SymlinksStayInsideTheRoot) {

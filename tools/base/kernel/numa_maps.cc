@@ -41,13 +41,20 @@ bool ParseDec(absl::string_view s, uint64_t* v) {
 
 const char* MempolicyModeName(MempolicyMode mode) {
   switch (mode) {
-    case MempolicyMode::kDefault: return "default";
-    case MempolicyMode::kPreferred: return "prefer";
-    case MempolicyMode::kBind: return "bind";
-    case MempolicyMode::kInterleave: return "interleave";
-    case MempolicyMode::kWeightedInterleave: return "weighted interleave";
-    case MempolicyMode::kLocal: return "local";
-    case MempolicyMode::kPreferredMany: return "prefer (many)";
+    case MempolicyMode::kDefault:
+      return "default";
+    case MempolicyMode::kPreferred:
+      return "prefer";
+    case MempolicyMode::kBind:
+      return "bind";
+    case MempolicyMode::kInterleave:
+      return "interleave";
+    case MempolicyMode::kWeightedInterleave:
+      return "weighted interleave";
+    case MempolicyMode::kLocal:
+      return "local";
+    case MempolicyMode::kPreferredMany:
+      return "prefer (many)";
   }
   return "?";
 }
@@ -72,20 +79,34 @@ absl::Status ParsePolicy(absl::string_view policy, NumaMapsRange* out) {
     flags = mode.substr(eq + 1);
     mode = mode.substr(0, eq);
   }
-  if (mode == "default") out->mode = MempolicyMode::kDefault;
-  else if (mode == "prefer") out->mode = MempolicyMode::kPreferred;
-  else if (mode == "bind") out->mode = MempolicyMode::kBind;
-  else if (mode == "interleave") out->mode = MempolicyMode::kInterleave;
-  else if (mode == "weighted interleave") out->mode = MempolicyMode::kWeightedInterleave;
-  else if (mode == "local") out->mode = MempolicyMode::kLocal;
-  else if (mode == "prefer (many)") out->mode = MempolicyMode::kPreferredMany;
-  else return absl::InvalidArgumentError(absl::StrCat("unknown memory policy mode ", Quoted(mode)));
+  if (mode == "default")
+    out->mode = MempolicyMode::kDefault;
+  else if (mode == "prefer")
+    out->mode = MempolicyMode::kPreferred;
+  else if (mode == "bind")
+    out->mode = MempolicyMode::kBind;
+  else if (mode == "interleave")
+    out->mode = MempolicyMode::kInterleave;
+  else if (mode == "weighted interleave")
+    out->mode = MempolicyMode::kWeightedInterleave;
+  else if (mode == "local")
+    out->mode = MempolicyMode::kLocal;
+  else if (mode == "prefer (many)")
+    out->mode = MempolicyMode::kPreferredMany;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown memory policy mode ", Quoted(mode)));
 
   for (absl::string_view f : absl::StrSplit(flags, '|', absl::SkipEmpty())) {
-    if (f == "static") out->static_nodes = true;
-    else if (f == "relative") out->relative_nodes = true;
-    else if (f == "balancing") out->numa_balancing = true;
-    else return absl::InvalidArgumentError(absl::StrCat("unknown policy flag ", Quoted(f)));
+    if (f == "static")
+      out->static_nodes = true;
+    else if (f == "relative")
+      out->relative_nodes = true;
+    else if (f == "balancing")
+      out->numa_balancing = true;
+    else
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown policy flag ", Quoted(f)));
   }
   out->nodes.clear();
   if (has_list) {
@@ -99,28 +120,32 @@ absl::Status ParsePolicy(absl::string_view policy, NumaMapsRange* out) {
                            out->mode == MempolicyMode::kPreferredMany ||
                            out->mode == MempolicyMode::kPreferred;
   if (needs_nodes && out->nodes.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("policy ", Quoted(policy), " has no nodes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy ", Quoted(policy), " has no nodes"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<NumaMapsRange>> ParseNumaMaps(absl::string_view text) {
+absl::StatusOr<std::vector<NumaMapsRange>> ParseNumaMaps(
+    absl::string_view text) {
   std::vector<NumaMapsRange> out;
   size_t lineno = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++lineno;
     if (lineno > kMaxNumaMapsLines) {
-      return absl::ResourceExhaustedError(absl::StrCat("numa_maps: more than ", kMaxNumaMapsLines, " lines"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("numa_maps: more than ", kMaxNumaMapsLines, " lines"));
     }
     line = absl::StripTrailingAsciiWhitespace(line);
     if (line.empty()) continue;
     auto bad = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("numa_maps line ", lineno, ": ", what, " in ", Quoted(line)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "numa_maps line ", lineno, ": ", what, " in ", Quoted(line)));
     };
     NumaMapsRange r;
     size_t sp = line.find(' ');
-    if (sp == absl::string_view::npos || !ParseHex(line.substr(0, sp), &r.start)) {
+    if (sp == absl::string_view::npos ||
+        !ParseHex(line.substr(0, sp), &r.start)) {
       return bad("no start address");
     }
     absl::string_view rest = line.substr(sp + 1);
@@ -140,17 +165,22 @@ absl::StatusOr<std::vector<NumaMapsRange>> ParseNumaMaps(absl::string_view text)
     if (policy_end == absl::string_view::npos) policy_end = rest.size();
   found:
     policy = rest.substr(0, policy_end);
-    if (absl::Status s = ParsePolicy(policy, &r); !s.ok()) return bad(s.message());
-    absl::string_view tokens = policy_end < rest.size() ? rest.substr(policy_end + 1) : "";
-    for (absl::string_view tok : absl::StrSplit(tokens, ' ', absl::SkipEmpty())) {
+    if (absl::Status s = ParsePolicy(policy, &r); !s.ok())
+      return bad(s.message());
+    absl::string_view tokens =
+        policy_end < rest.size() ? rest.substr(policy_end + 1) : "";
+    for (absl::string_view tok :
+         absl::StrSplit(tokens, ' ', absl::SkipEmpty())) {
       size_t eq = tok.find('=');
       absl::string_view key = tok.substr(0, eq);
-      absl::string_view value = eq == absl::string_view::npos ? "" : tok.substr(eq + 1);
+      absl::string_view value =
+          eq == absl::string_view::npos ? "" : tok.substr(eq + 1);
       uint64_t v = 0;
-      if (key.size() > 1 && key[0] == 'N' && absl::ascii_isdigit(static_cast<unsigned char>(key[1]))) {
+      if (key.size() > 1 && key[0] == 'N' &&
+          absl::ascii_isdigit(static_cast<unsigned char>(key[1]))) {
         uint64_t node = 0;
-        if (!ParseDec(key.substr(1), &node) || node > static_cast<uint64_t>(kMaxListId) ||
-            !ParseDec(value, &v)) {
+        if (!ParseDec(key.substr(1), &node) ||
+            node > static_cast<uint64_t>(kMaxListId) || !ParseDec(value, &v)) {
           return bad(absl::StrCat("bad per-node count ", Quoted(tok)));
         }
         r.pages_on_node.emplace_back(static_cast<int>(node), v);
@@ -183,14 +213,19 @@ absl::StatusOr<std::vector<MapsRange>> ParseProcMaps(absl::string_view text) {
   size_t lineno = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++lineno;
-    if (lineno > kMaxNumaMapsLines) return absl::ResourceExhaustedError("maps: too many lines");
+    if (lineno > kMaxNumaMapsLines)
+      return absl::ResourceExhaustedError("maps: too many lines");
     if (absl::StripAsciiWhitespace(line).empty()) continue;
-    std::vector<absl::string_view> f = absl::StrSplit(line, absl::MaxSplits(' ', 2));
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::MaxSplits(' ', 2));
     size_t dash = f[0].find('-');
     MapsRange m;
-    if (f.size() < 2 || dash == absl::string_view::npos || !ParseHex(f[0].substr(0, dash), &m.start) ||
-        !ParseHex(f[0].substr(dash + 1), &m.end) || m.end <= m.start || f[1].size() != 4) {
-      return absl::InvalidArgumentError(absl::StrCat("maps line ", lineno, ": malformed ", Quoted(line)));
+    if (f.size() < 2 || dash == absl::string_view::npos ||
+        !ParseHex(f[0].substr(0, dash), &m.start) ||
+        !ParseHex(f[0].substr(dash + 1), &m.end) || m.end <= m.start ||
+        f[1].size() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("maps line ", lineno, ": malformed ", Quoted(line)));
     }
     m.perms = std::string(f[1]);
     out.push_back(std::move(m));
@@ -203,7 +238,8 @@ absl::StatusOr<std::vector<SmapsVma>> ParseSmaps(absl::string_view text) {
   size_t lineno = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++lineno;
-    if (lineno > 32 * kMaxNumaMapsLines) return absl::ResourceExhaustedError("smaps: too many lines");
+    if (lineno > 32 * kMaxNumaMapsLines)
+      return absl::ResourceExhaustedError("smaps: too many lines");
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) continue;
     const size_t sp = line.find_first_of(" \t");
@@ -211,35 +247,44 @@ absl::StatusOr<std::vector<SmapsVma>> ParseSmaps(absl::string_view text) {
     if (absl::EndsWith(first, ":")) {
       // "Name:   <value> kB"
       uint64_t* field = nullptr;
-      if (first == "Anonymous:") field = out.empty() ? nullptr : &out.back().anonymous_bytes;
-      if (first == "AnonHugePages:") field = out.empty() ? nullptr : &out.back().anon_huge_bytes;
+      if (first == "Anonymous:")
+        field = out.empty() ? nullptr : &out.back().anonymous_bytes;
+      if (first == "AnonHugePages:")
+        field = out.empty() ? nullptr : &out.back().anon_huge_bytes;
       if (field == nullptr) {
-        if ((first == "Anonymous:" || first == "AnonHugePages:") && out.empty()) {
-          return absl::InvalidArgumentError(absl::StrCat("smaps line ", lineno, ": field before any mapping"));
+        if ((first == "Anonymous:" || first == "AnonHugePages:") &&
+            out.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "smaps line ", lineno, ": field before any mapping"));
         }
         continue;
       }
-      std::vector<absl::string_view> f =
-          absl::StrSplit(line.substr(first.size()), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+      std::vector<absl::string_view> f = absl::StrSplit(
+          line.substr(first.size()), absl::ByAnyChar(" \t"), absl::SkipEmpty());
       uint64_t kb = 0;
-      if (f.size() != 2 || f[1] != "kB" || !absl::SimpleAtoi(f[0], &kb) || kb > (uint64_t{1} << 44)) {
-        return absl::InvalidArgumentError(absl::StrCat("smaps line ", lineno, ": malformed ", Quoted(line)));
+      if (f.size() != 2 || f[1] != "kB" || !absl::SimpleAtoi(f[0], &kb) ||
+          kb > (uint64_t{1} << 44)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("smaps line ", lineno, ": malformed ", Quoted(line)));
       }
       *field = kb * 1024;
       continue;
     }
     const size_t dash = first.find('-');
     SmapsVma v;
-    if (dash == absl::string_view::npos || !ParseHex(first.substr(0, dash), &v.start) ||
+    if (dash == absl::string_view::npos ||
+        !ParseHex(first.substr(0, dash), &v.start) ||
         !ParseHex(first.substr(dash + 1), &v.end) || v.end <= v.start) {
-      return absl::InvalidArgumentError(absl::StrCat("smaps line ", lineno, ": malformed ", Quoted(line)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("smaps line ", lineno, ": malformed ", Quoted(line)));
     }
     out.push_back(v);
   }
   return out;
 }
 
-size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges, const std::vector<MapsRange>& maps) {
+size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges,
+                    const std::vector<MapsRange>& maps) {
   size_t unmatched = 0;
   size_t j = 0;
   for (NumaMapsRange& r : ranges) {

@@ -47,10 +47,10 @@ struct NumaMapsRange {
   std::vector<int> nodes;  // policy nodemask (empty for default/local)
   bool static_nodes = false;
   bool relative_nodes = false;
-  bool numa_balancing = false;  // MPOL_F_NUMA_BALANCING
+  bool numa_balancing = false;                          // MPOL_F_NUMA_BALANCING
   std::vector<std::pair<int, uint64_t>> pages_on_node;  // N<node>=<pages>
-  uint64_t page_size = 4096;  // kernelpagesize_kB
-  bool anon = false;  // anon=N present
+  uint64_t page_size = 4096;                            // kernelpagesize_kB
+  bool anon = false;                                    // anon=N present
   bool heap = false;
   bool stack = false;
   bool huge = false;  // hugetlbfs
@@ -65,7 +65,8 @@ inline constexpr size_t kMaxNumaMapsLines = 1 << 20;
 
 // Parses the whole file. A malformed line is an error naming its number
 // and quoting it; blank lines are skipped.
-absl::StatusOr<std::vector<NumaMapsRange>> ParseNumaMaps(absl::string_view text);
+absl::StatusOr<std::vector<NumaMapsRange>> ParseNumaMaps(
+    absl::string_view text);
 
 // Parses one policy string ("bind=static|balancing:0-1", "prefer (many):0,2").
 absl::Status ParsePolicy(absl::string_view policy, NumaMapsRange* out);
@@ -93,7 +94,8 @@ absl::StatusOr<std::vector<SmapsVma>> ParseSmaps(absl::string_view text);
 
 // Fills NumaMapsRange::end from maps (matching by start address). Ranges
 // with no match keep end = 0 and are reported by the return value.
-size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges, const std::vector<MapsRange>& maps);
+size_t JoinWithMaps(std::vector<NumaMapsRange>& ranges,
+                    const std::vector<MapsRange>& maps);
 
 }  // namespace hotpage
 

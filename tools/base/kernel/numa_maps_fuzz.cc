@@ -1,4 +1,5 @@
-// Fuzz target for tools/base/kernel/numa_maps.h: numa_maps, maps and smaps parsers.
+// Fuzz target for tools/base/kernel/numa_maps.h: numa_maps, maps and smaps
+// parsers.
 
 #include <cstddef>
 #include <cstdint>

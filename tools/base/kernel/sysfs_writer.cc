@@ -19,10 +19,12 @@ absl::Status WriteErrorStatus(int err, absl::string_view value,
   for (char& c : shown) {
     if (c < 0x20 || c >= 0x7f) c = '?';
   }
-  return ErrnoStatus(err, absl::StrCat("write \"", shown, "\" to ", display_path));
+  return ErrnoStatus(err,
+                     absl::StrCat("write \"", shown, "\" to ", display_path));
 }
 
-absl::Status SysfsWriter::Write(absl::string_view path, absl::string_view value) {
+absl::Status SysfsWriter::Write(absl::string_view path,
+                                absl::string_view value) {
   int err = WriteErrno(path, value);
   if (err == 0) return absl::OkStatus();
   return WriteErrorStatus(err, value, Display(path));
@@ -32,10 +34,12 @@ absl::StatusOr<std::unique_ptr<LiveSysfsWriter>> LiveSysfsWriter::Open(
     const std::string& root) {
   if (root.empty()) return absl::InvalidArgumentError("empty root directory");
   int fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open root directory ", root));
+  if (fd < 0)
+    return ErrnoStatus(errno, absl::StrCat("open root directory ", root));
   std::string r = root;
   while (r.size() > 1 && r.back() == '/') r.pop_back();
-  return std::unique_ptr<LiveSysfsWriter>(new LiveSysfsWriter(std::move(r), fd));
+  return std::unique_ptr<LiveSysfsWriter>(
+      new LiveSysfsWriter(std::move(r), fd));
 }
 
 LiveSysfsWriter::~LiveSysfsWriter() {
@@ -47,7 +51,8 @@ std::string LiveSysfsWriter::Display(absl::string_view path) const {
   return absl::StrCat(root_, path);
 }
 
-int LiveSysfsWriter::WriteErrno(absl::string_view path, absl::string_view value) {
+int LiveSysfsWriter::WriteErrno(absl::string_view path,
+                                absl::string_view value) {
   absl::string_view stripped = absl::StripPrefix(path, "/");
   if (stripped.empty()) return EISDIR;
   const std::string rel(stripped);

@@ -56,7 +56,8 @@ absl::Status WriteErrorStatus(int err, absl::string_view value,
 class LiveSysfsWriter : public SysfsWriter {
  public:
   // Opens `root` ("/" for the live machine). Fails if it is not a directory.
-  static absl::StatusOr<std::unique_ptr<LiveSysfsWriter>> Open(const std::string& root);
+  static absl::StatusOr<std::unique_ptr<LiveSysfsWriter>> Open(
+      const std::string& root);
   ~LiveSysfsWriter() override;
   LiveSysfsWriter(const LiveSysfsWriter&) = delete;
   LiveSysfsWriter& operator=(const LiveSysfsWriter&) = delete;
@@ -66,7 +67,8 @@ class LiveSysfsWriter : public SysfsWriter {
   bool is_live() const { return root_ == "/"; }
 
  private:
-  LiveSysfsWriter(std::string root, int root_fd) : root_(std::move(root)), root_fd_(root_fd) {}
+  LiveSysfsWriter(std::string root, int root_fd)
+      : root_(std::move(root)), root_fd_(root_fd) {}
 
   std::string root_;
   int root_fd_ = -1;

@@ -31,8 +31,9 @@ TEST(LiveSysfsWriter, MissingAttributeIsNotCreatedAndErrorNamesValueAndFile) {
   EXPECT_EQ((*w)->WriteErrno("/sys/kernel/x/nope", "on"), ENOENT);
   absl::Status s = (*w)->Write("/sys/kernel/x/nope", "on");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("write \"on\" to " + tree.root() + "/sys/kernel/x/nope"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find("write \"on\" to " + tree.root() + "/sys/kernel/x/nope"),
+      std::string::npos)
       << s;
   EXPECT_NE(s.message().find("ENOENT"), std::string::npos) << s;
   auto fs = KernelFs::Open(tree.root());
@@ -55,9 +56,12 @@ TEST(LiveSysfsWriter, RefusesSymlinksAndStaysInsideTheRoot) {
 }
 
 TEST(LiveSysfsWriter, NonPrintableValueIsQuotedSafely) {
-  absl::Status s = WriteErrorStatus(EINVAL, std::string("a\nb\0c", 5), "/sys/f");
+  absl::Status s =
+      WriteErrorStatus(EINVAL, std::string("a\nb\0c", 5), "/sys/f");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("write \"a?b?c\" to /sys/f: EINVAL"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("write \"a?b?c\" to /sys/f: EINVAL"),
+            std::string::npos)
+      << s;
 }
 
 TEST(LiveSysfsWriter, RootMustExist) {
@@ -80,8 +84,9 @@ TEST(FakeSysfsLog, RecordsInOrderStoresAndInjects) {
   EXPECT_EQ(w->WriteErrno("/sys/a", "bad"), EINVAL);
   EXPECT_TRUE(w->Write("/sys/state", "cmd").ok());
   EXPECT_EQ(w->WriteErrno("/sys/missing", "1"), ENOENT);
-  EXPECT_EQ(log.Lines(), (std::vector<std::string>{"/sys/a=1", "/sys/a=bad !EINVAL",
-                                                    "/sys/state=cmd", "/sys/missing=1 !ENOENT"}));
+  EXPECT_EQ(log.Lines(), (std::vector<std::string>{
+                             "/sys/a=1", "/sys/a=bad !EINVAL", "/sys/state=cmd",
+                             "/sys/missing=1 !ENOENT"}));
   auto fs = KernelFs::Open(tree.root());
   EXPECT_EQ(*fs->ReadFile("/sys/a"), "1");
   EXPECT_EQ(*fs->ReadTrimmed("/sys/state"), "off");  // handled: not stored

@@ -28,15 +28,18 @@ class SvgObserver : public SimObserver {
   // "hotpage" policy when it runs, else the first policy.
   SvgObserver(const Topology& topology, uint64_t interval_ms);
 
-  void OnStart(const std::vector<std::string>& policies, uint64_t start_ns) override;
-  void OnAccess(size_t policy, uint64_t time_ns, uint64_t vaddr, int node, bool fast) override;
-  void OnMove(size_t policy, uint64_t time_ns, uint64_t vaddr, int from, int to) override;
+  void OnStart(const std::vector<std::string>& policies,
+               uint64_t start_ns) override;
+  void OnAccess(size_t policy, uint64_t time_ns, uint64_t vaddr, int node,
+                bool fast) override;
+  void OnMove(size_t policy, uint64_t time_ns, uint64_t vaddr, int from,
+              int to) override;
   void OnIntervalEnd(uint64_t index, uint64_t start_ns, uint64_t end_ns,
                      const std::vector<PolicyTally>& tallies) override;
 
   // Renders the picture to `path` (atomically). `end_ns`: the last sample.
-  absl::Status Write(const std::string& path, const std::string& title, const std::string& subtitle,
-                     uint64_t end_ns);
+  absl::Status Write(const std::string& path, const std::string& title,
+                     const std::string& subtitle, uint64_t end_ns);
   const std::string& subject() const { return subject_name_; }
 
  private:
