@@ -450,6 +450,31 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
 
 }  // namespace
 
+// The start-up lines on stderr: what runs, and a warning when --locality
+// cannot work with the chosen source.
+void PrintStartup(const AttachArgs& a, const LiveSource& src,
+                  const Topology& topo) {
+  // --locality judges pages already on the fast tier by who accesses them:
+  // DAMON samples carry no CPU, and page faults without the re-arm stop once
+  // a page is resident (hint faults once it is on the top tier).
+  if (a.pcfg.locality &&
+      (src.damon ||
+       (!src.rearm && (src.name == "pagefault" || src.name == "hintfault")))) {
+    std::cerr << "hotpage attach: warning: --locality will move nothing with "
+                 "--source "
+              << src.name
+              << ": it sees no accesses to pages already on the fast tier"
+              << (src.damon ? " (DAMON samples carry no CPU)"
+                            : "; add --write-faults")
+              << "\n";
+  }
+  std::cerr << "hotpage attach: pid " << a.pid << ", source " << src.name
+            << (src.why.empty() ? "" : " (") << src.why
+            << (src.why.empty() ? "" : ")") << ", fast nodes "
+            << FormatKernelList(topo.FastNodes())
+            << (a.dry_run ? ", dry run: nothing will be moved" : "") << "\n";
+}
+
 int RunAttach(const std::vector<std::string>& args) {
   AttachArgs a;
   if (std::optional<int> done = ParseAttachArgs(args, &a)) return *done;
@@ -497,27 +522,9 @@ int RunAttach(const std::vector<std::string>& args) {
                     RealClock::Get());
   LiveMemoryView view(static_cast<pid_t>(a.pid), &mover, &*fs, &*topo,
                       a.dry_run ? nullptr : &migrator);
-  (*engine)->RefreshHugeChunks(
-      view);  // THP-backed chunks, before the first samples
-  // --locality judges pages already on the fast tier by who accesses them:
-  // DAMON samples carry no CPU, and page faults without the re-arm stop once
-  // a page is resident (hint faults once it is on the top tier).
-  if (a.pcfg.locality &&
-      (src.damon ||
-       (!src.rearm && (src.name == "pagefault" || src.name == "hintfault")))) {
-    std::cerr << "hotpage attach: warning: --locality will move nothing with "
-                 "--source "
-              << src.name
-              << ": it sees no accesses to pages already on the fast tier"
-              << (src.damon ? " (DAMON samples carry no CPU)"
-                            : "; add --write-faults")
-              << "\n";
-  }
-  std::cerr << "hotpage attach: pid " << a.pid << ", source " << src.name
-            << (src.why.empty() ? "" : " (") << src.why
-            << (src.why.empty() ? "" : ")") << ", fast nodes "
-            << FormatKernelList(topo->FastNodes())
-            << (a.dry_run ? ", dry run: nothing will be moved" : "") << "\n";
+  // THP-backed chunks, before the first samples.
+  (*engine)->RefreshHugeChunks(view);
+  PrintStartup(a, src, *topo);
   AttachLoopOptions lopt;
   lopt.dry_run = a.dry_run;
   lopt.duration_s = a.duration;
