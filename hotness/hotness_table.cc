@@ -283,9 +283,11 @@ void HotnessTable::UpdateStateSlow(Slot& slot, uint64_t s, uint32_t epoch,
 bool HotnessTable::TryInsert(Slot& slot, uint64_t key, uint32_t epoch, int node,
                              uint32_t weight, uint32_t tick, BatchStats& st) {
   uint64_t k = 0;
-  // relaxed on success: nothing is published with a new key (see the
-  // protocol); acquire on failure, like a probe's load.
-  if (slot.key.compare_exchange_strong(k, key, std::memory_order_relaxed,
+  // acquire on failure, like a probe's load. Nothing is published with a new
+  // key (see the protocol), so success needs no release; it is acquire too
+  // because a failure order may not be stronger than the success order
+  // (gcc's -Winvalid-memory-model; on x86 the CAS is a full barrier anyway).
+  if (slot.key.compare_exchange_strong(k, key, std::memory_order_acquire,
                                        std::memory_order_acquire)) {
     ++st.inserted;
     // The state is almost surely still 0: try the first state directly,

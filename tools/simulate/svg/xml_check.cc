@@ -67,6 +67,10 @@ class Collector {
 
   static void End(void* data, const XML_Char* /*name*/) {
     auto* self = static_cast<Collector*>(data);
+    // After Stop() expat may still end the element whose Start() refused it
+    // (an empty element's start and end come from one token): nothing was
+    // pushed for it.
+    if (!self->error_.empty() || self->open_.empty()) return;
     self->open_.pop_back();
   }
 
