@@ -1,6 +1,7 @@
 #include "policy/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "tools/base/status_macros.h"
@@ -18,6 +19,9 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
   }
   if (options.epoch_rounds == 0) {
     return absl::InvalidArgumentError("epoch_rounds must be positive");
+  }
+  if (!(options.shift_z >= 0 && options.shift_z < 10)) {
+    return absl::InvalidArgumentError("shift_z must be in [0, 10)");
   }
   if (!(options.z > 0 && options.z < 10)) {
     return absl::InvalidArgumentError(
@@ -76,6 +80,12 @@ PolicyEngine::PolicyEngine(const Topology& topology,
       fast_nodes_(topology.FastNodes()),
       node_of_cpu_(4096, -1),
       zero_count_hi_(PoissonInterval(0, ScanOptionsFor(config, options).z).hi) {
+  for (int n : fast_nodes_) {
+    if (n >= 0 && n < 4096) {
+      if (static_cast<size_t>(n) >= is_fast_.size()) is_fast_.resize(n + 1);
+      is_fast_[n] = true;
+    }
+  }
   for (const NodeInfo& n : topology_.nodes) {
     for (int c : n.cpus) {
       if (c >= 0 && c < static_cast<int>(node_of_cpu_.size())) {
@@ -88,7 +98,24 @@ PolicyEngine::PolicyEngine(const Topology& topology,
 
 void PolicyEngine::Start(uint64_t now_ns) {
   start_ns_ = now_ns;
-  next_round_ns_ = now_ns + options_.interval_ns;
+  next_round_ns_ = next_scheduled_ns_ = now_ns + options_.interval_ns;
+  next_epoch_ns_ = now_ns + options_.epoch_rounds * options_.interval_ns;
+}
+
+void PolicyEngine::CheckShift(uint64_t now_ns) {
+  if (options_.shift_z <= 0 || share_baseline_ < 0 || last_round_ns_ == 0)
+    return;
+  const uint64_t earliest = last_round_ns_ + options_.interval_ns / 4;
+  if (next_round_ns_ <= earliest || now_ns < earliest) return;
+  const double n = static_cast<double>(window_known_);
+  const double p0 = share_baseline_;
+  // The normal approximation of the binomial needs n * min(p, 1 - p) >= 5.
+  if (n * std::min(p0, 1 - p0) < 5) return;
+  const double drop = p0 * n - static_cast<double>(window_fast_);
+  if (drop > options_.shift_z * std::sqrt(n * p0 * (1 - p0))) {
+    next_round_ns_ = now_ns;
+    early_pending_ = true;
+  }
 }
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
@@ -109,15 +136,19 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     a.weight = options_.sample_weight;
     batch_.push_back(a);
-    if (!promoted_.empty()) {
-      if (std::optional<PageKey> k = PageKey::FromSample(a);
-          k && promoted_.contains(k->Pack())) {
-        ++counters_.yield_hits;
+    const uint64_t key = PageKey::PackSample(a);
+    if (key == 0) continue;
+    if (!promoted_.empty() && promoted_.contains(key)) ++counters_.yield_hits;
+    if (!placement_.empty()) {
+      if (auto it = placement_.find(key); it != placement_.end()) {
+        ++window_known_;
+        window_fast_ += IsFastNode(it->second);
       }
     }
   }
   counters_.samples += samples.size();
   table_->Ingest(absl::MakeConstSpan(batch_));
+  if (!samples.empty()) CheckShift(samples.back().time_ns);
 }
 
 void PolicyEngine::RefreshPlacement(MemoryView& view) {
@@ -150,13 +181,35 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
   report.time_ns = now_ns;
-  // Next round: the first start + k * interval after now.
+  report.early = early_pending_ && now_ns < next_scheduled_ns_;
+  if (report.early) ++counters_.early_rounds;
+  early_pending_ = false;
+  // Next round: the first start + k * interval after now (an early round
+  // keeps the schedule).
   if (now_ns >= start_ns_) {
     const uint64_t k = (now_ns - start_ns_) / options_.interval_ns + 1;
-    next_round_ns_ = start_ns_ + k * options_.interval_ns;
+    next_round_ns_ = next_scheduled_ns_ = start_ns_ + k * options_.interval_ns;
   } else {
-    next_round_ns_ = start_ns_ + options_.interval_ns;
+    next_round_ns_ = next_scheduled_ns_ = start_ns_ + options_.interval_ns;
   }
+  // The shift detector's window ends here: fold it into the long-run share
+  // (an exponential average over 10 s, ARMS' long window).
+  report.fast_share_baseline = share_baseline_ < 0 ? 0 : share_baseline_;
+  if (window_known_ > 0) {
+    const double share =
+        static_cast<double>(window_fast_) / static_cast<double>(window_known_);
+    report.fast_share = share;
+    const double dt = last_round_ns_ == 0
+                          ? static_cast<double>(options_.interval_ns)
+                          : static_cast<double>(now_ns - last_round_ns_);
+    const double a = std::min(1.0, dt / 10e9);
+    share_baseline_ = share_baseline_ < 0
+                          ? share
+                          : share_baseline_ + a * (share - share_baseline_);
+  }
+  window_known_ = window_fast_ = 0;
+  const uint64_t prev_round_ns = last_round_ns_;
+  last_round_ns_ = now_ns;
 
   auto tier_of_node = [&](int node) {
     return std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=
@@ -211,11 +264,46 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     h.rate_hi = std::min(h.rate_hi, zero_count_hi_ * period / gap_s);
     h.rate = std::min(h.rate, h.rate_hi);
   };
+  // Every tracked key's count now: the next round's short window.
+  next_counts_.clear();
+  next_counts_.reserve(seen_.size());
+  for (const PageKey& k : seen_) {
+    std::optional<EntryView> v = table_->Lookup(k);
+    if (v && v->count > 0) next_counts_[k.Pack()] = v->count;
+  }
+  // The short window (file comment): samples since the previous round.
+  const double short_s =
+      prev_round_ns == 0 || now_ns <= prev_round_ns
+          ? 0
+          : static_cast<double>(now_ns - prev_round_ns) / 1e9;
+  const uint32_t epoch_lag = scan.epoch - prev_epoch_;
+  auto short_window = [&](PageHeat& h, const PageEstimate& e) {
+    if (short_s <= 0) return;
+    uint32_t before = 0;
+    if (auto it = prev_counts_.find(e.entry.key.Pack());
+        it != prev_counts_.end()) {
+      before = epoch_lag >= 32 ? 0 : it->second >> epoch_lag;
+    }
+    if (e.entry.count <= before) return;
+    const double n =
+        static_cast<double>((e.entry.count - before) / options_.sample_weight);
+    if (n <= 0) return;
+    const PoissonBounds b = PoissonInterval(n, options_.z);
+    const double lo = b.lo * period / short_s;
+    if (lo > h.rate_lo) {
+      h.rate_lo = lo;
+      h.rate = std::max(h.rate, n * period / short_s);
+      h.rate_hi = std::max(h.rate_hi, h.rate);
+      ++counters_.short_window_candidates;
+    }
+  };
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
   victims.reserve(scan.coldest_on_fast.size());
-  for (const PageEstimate& e : scan.hottest_not_fast)
+  for (const PageEstimate& e : scan.hottest_not_fast) {
     candidates.push_back(to_heat(e));
+    short_window(candidates.back(), e);
+  }
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
     recency_bound(victims.back(), e);
@@ -226,9 +314,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // Hot pages and where they are.
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   for (const PageKey& k : seen_) {
-    std::optional<EntryView> v = table_->Lookup(k);
-    if (!v || report.hot_threshold == 0 || v->count < report.hot_threshold)
-      continue;
+    auto c = next_counts_.find(k.Pack());
+    const uint32_t count = c == next_counts_.end() ? 0 : c->second;
+    if (report.hot_threshold == 0 || count < report.hot_threshold) continue;
     report.hot_pages += BasePages(k.kind);
     auto it = placement_.find(k.Pack());
     if (it != placement_.end())
@@ -261,12 +349,28 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       if (promoted_.insert(k.Pack()).second) ++counters_.promoted_entries;
     }
   }
+  // The planned moves' targets stand for their nodes until the next round
+  // queries them (the shift detector would otherwise count samples on
+  // just-promoted pages as slow).
+  for (const PlannedMove& m : report.decision.moves) {
+    PageKey k;
+    k.address_space = options_.address_space;
+    k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+    k.page = m.vaddr >> PageShift(k.kind);
+    if (auto it = placement_.find(k.Pack()); it != placement_.end())
+      it->second = m.to_node;
+  }
+  prev_counts_.swap(next_counts_);
+  prev_epoch_ = table_->epoch();
   // Decay after the round has seen this interval's samples at full weight
   // (halving first would hide a page sampled once per long pass, as hint
-  // faults are).
-  if (counters_.rounds % options_.epoch_rounds == 0) {
+  // faults are). Epochs are on the clock, not on the round count.
+  if (now_ns >= next_epoch_ns_) {
     table_->AdvanceEpoch(now_ns);
     report.epoch_advanced = true;
+    const uint64_t len = options_.epoch_rounds * options_.interval_ns;
+    const uint64_t k = (now_ns - start_ns_) / len + 1;
+    next_epoch_ns_ = start_ns_ + k * len;
   }
   RefreshHugeChunks(view);
   return report;

@@ -16,17 +16,43 @@
 //      engine_test StoppedHotPagesAreDisplacedByRecentlyHotOnes);
 //   3. DecideMoves (policy/placement.h) with the view's per-range policies,
 //      free memory, back-off and holds;
-//   4. every `epoch_rounds` rounds the table's counts halve (AdvanceEpoch),
-//      after the round saw them at full weight;
+//   4. every `epoch_rounds` intervals of time the table's counts halve
+//      (AdvanceEpoch), after the round saw them at full weight;
 //   5. the view's THP-backed 2 MiB chunks are learned: samples in them feed
 //      one 2 MiB entry from then on (a huge page moves whole).
 // The caller carries the moves out (attach: the Migrator; simulate: its
 // simulated memory).
 //
+// Two windows of evidence. The decayed count (window W = t + L, 2-4 s at
+// the defaults) is the long view; it ranks steady pages well but makes a
+// page that just turned hot wait for several samples, because its rate is
+// averaged over W. So each round also takes the short view: the samples a
+// page got since the previous round (the count now less the previous
+// round's count, halved by the epochs between; exact but for integer
+// halving), over the time since that round. A candidate's lower bound is
+// the larger of the two windows' lower bounds, each a valid bound at the
+// scan's z (a union bound: the pointless-swap probability at most doubles).
+// A page cold for long and now sampled twice within a second gets a short
+// lower bound of L(2) * P / 1 s = 0.5 P/s (z = 1.163), above the recency
+// bound U(0) * P / gap = 2.1 P / gap of a fast-tier page not sampled for
+// gap > 4.2 s; the long window alone needed about 5 samples (ARMS keeps a
+// short and a long moving average for the same reason).
+//
+// Reaction to change (ShiftDetector below): between rounds, every ingested
+// sample whose page's node is known is tallied as served by the fast tier
+// or not; when the fast tier's share of the samples since the last round
+// falls below its long-run average (an exponential average over 10 s of
+// rounds, ARMS' long window) by more than shift_z binomial standard
+// deviations, the next round is brought forward to now (at most one
+// early round per interval / 4 after the previous round). Scheduled rounds
+// stay on start + k * interval: only a detected shift adds rounds.
+//
 // Time: every timestamp is the caller's clock in ns; attach passes
 // CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
 // Rounds fall on start + k * interval; a caller that is late runs one round
-// (missed rounds are skipped, not replayed).
+// (missed rounds are skipped, not replayed). Epochs are time-based too
+// (start + k * epoch_rounds * interval), so early rounds do not speed the
+// decay.
 //
 // Thread-compatible: one thread calls everything.
 
@@ -117,6 +143,11 @@ struct EngineOptions {
   uint16_t sample_weight = 1;
   // Promoted entries remembered for the promotion-yield statistic.
   size_t max_promoted_tracked = size_t{1} << 20;
+  // Bring a round forward when the fast tier's share of samples drops (the
+  // file comment). shift_z: one-sided normal quantile of the drop, checked
+  // after every ingested batch (a sequential test: 3.09 is a 0.1% false
+  // alarm rate per check, against the 5% of one decision). 0: off.
+  double shift_z = 3.09;
 };
 
 // What one round found and decided.
@@ -124,6 +155,11 @@ struct RoundReport {
   uint64_t round = 0;    // 1 for the first
   uint64_t time_ns = 0;  // the round's time (the caller's clock)
   bool epoch_advanced = false;
+  bool early = false;  // brought forward by the shift detector
+  // The fast tier's share of the samples (of pages whose node was known)
+  // since the previous round, and its long-run average before this round.
+  double fast_share = 0;
+  double fast_share_baseline = 0;
   uint64_t live_entries = 0;
   uint32_t hot_threshold = 0;  // count at or above which a page is hot
   uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
@@ -139,6 +175,10 @@ struct EngineCounters {
   uint64_t planned_demotions = 0;
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
+  uint64_t early_rounds = 0;      // rounds brought forward by a shift
+  // Candidates whose lower bound came from the short window (since the
+  // previous round) rather than the decayed count.
+  uint64_t short_window_candidates = 0;
 };
 
 class PolicyEngine {
@@ -157,7 +197,8 @@ class PolicyEngine {
   // once the batch buffer has grown to the largest batch.
   void Ingest(absl::Span<const Sample> samples);
 
-  // Whether a round is due at `now_ns`.
+  // Whether a round is due at `now_ns`. Ingest() may bring the next round
+  // forward (a detected shift): callers ask after every batch.
   bool RoundDue(uint64_t now_ns) const { return now_ns >= next_round_ns_; }
   uint64_t next_round_ns() const { return next_round_ns_; }
 
@@ -185,6 +226,13 @@ class PolicyEngine {
                std::unique_ptr<TargetStrategy> strategy,
                std::unique_ptr<HotnessTable> table, uint64_t fast_bytes);
   void RefreshPlacement(MemoryView& view);
+  bool IsFastNode(int node) const {
+    return node >= 0 && node < static_cast<int>(is_fast_.size()) &&
+           is_fast_[node];
+  }
+  // After a batch: brings the next round forward if the fast tier's share
+  // of this round's samples dropped significantly (file comment).
+  void CheckShift(uint64_t now_ns);
 
   const Topology& topology_;
   const PlacementConfig config_;
@@ -197,8 +245,18 @@ class PolicyEngine {
   std::vector<int8_t> node_of_cpu_;
   const double zero_count_hi_;  // U(0): the upper limit of a zero count
 
+  std::vector<bool> is_fast_;  // by node id
   uint64_t start_ns_ = 0;
   uint64_t next_round_ns_ = 0;
+  uint64_t next_scheduled_ns_ = 0;  // start + k * interval
+  uint64_t next_epoch_ns_ = 0;
+  uint64_t last_round_ns_ = 0;  // 0: no round yet
+  // Shift detector: samples since the last round on pages of known node,
+  // and of those on the fast tier; the long-run share (< 0: none yet).
+  uint64_t window_known_ = 0;
+  uint64_t window_fast_ = 0;
+  double share_baseline_ = -1;
+  bool early_pending_ = false;
   EngineCounters counters_;
   std::vector<AccessSample> batch_;
   absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
@@ -207,6 +265,11 @@ class PolicyEngine {
   // majority of its 4 KiB pages).
   std::vector<PageKey> seen_;
   absl::flat_hash_map<uint64_t, int> placement_;
+  // Each key's count at the previous round (short window), the table epoch
+  // then, and the map being filled for the next round.
+  absl::flat_hash_map<uint64_t, uint32_t> prev_counts_;
+  absl::flat_hash_map<uint64_t, uint32_t> next_counts_;
+  uint32_t prev_epoch_ = 0;
   std::vector<uint64_t> query_pages_;
   std::vector<int> query_status_;
 };

@@ -327,6 +327,94 @@ TEST(PolicyEngineTest, StoppedHotPagesAreDisplacedByRecentlyHotOnes) {
   EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
 }
 
+// The short window: a page cold until now and sampled twice in the last
+// second beats a fast-tier page last sampled 8 s ago. The decayed count
+// alone (2 samples over W = 4 s: lower bound 0.60 / 4 = 0.15/s) does not beat
+// the stale page's recency bound (2.1 / 7.9 s = 0.27/s); the short window's
+// (0.60 / 1 s) does.
+TEST(PolicyEngineTest, ShortWindowPromotesAPageThatJustTurnedHot) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.shift_z = 0;  // the detector off: this is about the evidence
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  // Node 0 between its watermarks (no watermark demotion, no free room for
+  // a promotion), node 1 full: a promotion needs a swap on node 0.
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  const uint64_t stale = kBase, fresh = kBase + kPage;
+  view.node[stale] = 0;
+  view.node[fresh] = 2;
+  engine->Ingest(std::vector<Sample>(64, At(stale, kSec / 20)));
+  for (uint64_t t = 1; t <= 7; ++t) {
+    RoundReport r = engine->RunRound(view, t * kSec);
+    EXPECT_TRUE(r.decision.moves.empty()) << t;
+  }
+  engine->Ingest(std::vector<Sample>{At(fresh, 7 * kSec + kSec / 2),
+                                     At(fresh, 7 * kSec + 7 * kSec / 10)});
+  RoundReport r = engine->RunRound(view, 8 * kSec);
+  ASSERT_EQ(r.decision.moves.size(), 2u) << DecisionToString(r.decision);
+  EXPECT_EQ(r.decision.moves[0].vaddr, stale);
+  EXPECT_EQ(r.decision.moves[1].vaddr, fresh);
+  EXPECT_EQ(r.decision.moves[1].trigger, PlacementTrigger::kSwap);
+  EXPECT_NEAR(r.decision.moves[1].rate_lo, 0.60, 0.01);
+  EXPECT_EQ(engine->counters().short_window_candidates, 1u);
+}
+
+// 90% of the samples on fast pages for three rounds, then a burst on slow
+// ones: the detector brings the next round forward to the burst (no earlier
+// than interval / 4 after the last round); the schedule and the epochs stay
+// on the clock. A burst in the usual mix brings nothing forward.
+TEST(PolicyEngineTest, ShiftDetectorBringsTheRoundForward) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.epoch_rounds = 2;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  // No free room on the fast nodes and the slow pages the colder: nothing
+  // moves, so the placements stay as they are.
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  for (int i = 0; i < 100; ++i) view.node[kBase + i * kPage] = i < 50 ? 0 : 2;
+  auto mix = [&](uint64_t t, int fast, int slow, int first_slow = 50) {
+    std::vector<Sample> v;
+    for (int i = 0; i < fast; ++i) v.push_back(At(kBase + (i % 50) * kPage, t));
+    for (int i = 0; i < slow; ++i)
+      v.push_back(At(kBase + (first_slow + i % 50) * kPage, t));
+    return v;
+  };
+  engine->Ingest(mix(kSec / 2, 180, 20));
+  engine->RunRound(view, kSec);  // placements known from here on
+  for (uint64_t t = 1; t <= 2; ++t) {
+    engine->Ingest(mix(t * kSec + kSec / 2, 180, 20));
+    RoundReport r = engine->RunRound(view, (t + 1) * kSec);
+    EXPECT_FALSE(r.early);
+    EXPECT_NEAR(r.fast_share, 0.9, 1e-9);
+  }
+  // The usual mix: nothing brought forward.
+  engine->Ingest(mix(3 * kSec + kSec / 2, 90, 10));
+  EXPECT_EQ(engine->next_round_ns(), 4 * kSec);
+  engine->RunRound(view, 4 * kSec);
+  // Too soon after the round at 4 s: the burst waits for 4.25 s.
+  engine->Ingest(mix(4 * kSec + kSec / 10, 0, 100));
+  EXPECT_EQ(engine->next_round_ns(), 5 * kSec);
+  engine->Ingest(mix(4 * kSec + kSec * 3 / 10, 0, 20));
+  const uint64_t burst = 4 * kSec + kSec * 3 / 10;
+  ASSERT_EQ(engine->next_round_ns(), burst);
+  ASSERT_TRUE(engine->RoundDue(burst));
+  RoundReport r = engine->RunRound(view, burst);
+  EXPECT_TRUE(r.early);
+  EXPECT_FALSE(r.epoch_advanced);  // epochs at 2, 4, 6 s
+  EXPECT_NEAR(r.fast_share_baseline, 0.9, 1e-9);
+  EXPECT_EQ(r.fast_share, 0.0);
+  EXPECT_EQ(engine->counters().early_rounds, 1u);
+  EXPECT_EQ(engine->next_round_ns(), 5 * kSec);  // the schedule holds
+  RoundReport r5 = engine->RunRound(view, 5 * kSec);
+  EXPECT_FALSE(r5.early);
+  EXPECT_FALSE(r5.epoch_advanced);
+  EXPECT_TRUE(engine->RunRound(view, 6 * kSec).epoch_advanced);
+}
+
 // The table covers the process's footprint when the caller knows it (cold
 // fast-tier pages stay tracked, so they can be demoted), within the cap.
 TEST(PolicyEngineTest, TableCoversTheFootprint) {

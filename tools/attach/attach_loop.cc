@@ -91,6 +91,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   const PlacementDecision& d = report.decision;
   const EngineCounters& c = engine.counters();
   stats_.rounds = report.round;
+  stats_.early_rounds = c.early_rounds;
   stats_.hot_pages = report.hot_pages;
   stats_.hot_pages_by_node = report.hot_pages_by_node;
   stats_.samples = c.samples;

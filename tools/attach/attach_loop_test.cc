@@ -465,6 +465,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.planned_locality = 1;
   s.promoted_entries = 4;
   s.yield_hits = 6;
+  s.early_rounds = 1;
   s.cpu_seconds = 0.25;
   s.migrator.promoted_pages = 10;
   s.migrator.demoted_pages = 2;
@@ -502,6 +503,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "planned_demotions": 2,
   "planned_locality": 1,
   "rounds": 3,
+  "early_rounds": 1,
   "dry_run": false,
   "source": "pebs",
   "cpu_seconds": 0.25,

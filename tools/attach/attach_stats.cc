@@ -73,6 +73,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.planned_locality);
   w.Key("rounds");
   w.Uint(s.rounds);
+  w.Key("early_rounds");
+  w.Uint(s.early_rounds);
   w.Key("dry_run");
   w.Bool(s.dry_run);
   w.Key("source");

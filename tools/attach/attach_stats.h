@@ -23,6 +23,7 @@ namespace hotpage {
 // Everything the stats files report.
 struct AttachStats {
   uint64_t rounds = 0;
+  uint64_t early_rounds = 0;  // of which brought forward by a shift
   uint64_t samples = 0;
   uint64_t hot_pages = 0;  // 4 KiB pages at or above the round's hot threshold
   std::map<int, uint64_t> hot_pages_by_node;

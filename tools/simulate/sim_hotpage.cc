@@ -7,8 +7,12 @@
 namespace hotpage {
 namespace {
 
-// Samples handed to the engine at once: about one sampler poll's worth.
+// Samples handed to the engine at once: about one sampler poll's worth, at
+// most kBatch samples or kBatchNs of trace time (attach polls its samplers
+// with a 50 ms timeout: tools/attach/live_sources.cc), so the engine's
+// shift detector sees samples as often as attach's does.
 constexpr size_t kBatch = 4096;
+constexpr uint64_t kBatchNs = 50000000;
 
 }  // namespace
 
@@ -45,7 +49,8 @@ uint64_t HotpagePolicy::next_event_ns() const {
 
 void HotpagePolicy::Access(const Sample& s, int node) {
   batch_.push_back(s);
-  if (batch_.size() >= kBatch) Flush();
+  if (batch_.size() >= kBatch || s.time_ns - batch_.front().time_ns >= kBatchNs)
+    Flush();
 }
 
 void HotpagePolicy::Flush() {
@@ -92,6 +97,8 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
   const EngineCounters& c = engine_->counters();
   return {
       {"rounds", c.rounds},
+      {"early_rounds", c.early_rounds},
+      {"short_window_candidates", c.short_window_candidates},
       {"planned_promotions", c.planned_promotions},
       {"planned_demotions", c.planned_demotions},
       {"promoted_entries", c.promoted_entries},
