@@ -1,7 +1,10 @@
 #include "policy/engine.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <utility>
 
 #include "tools/base/status_macros.h"
@@ -47,6 +50,41 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
 }
 
 namespace {
+
+// A node's read latency: HMAT's, else 80 ns x its SLIT distance from the
+// nearest CPU node / 10 (the simulator's rule, SimulatedMemory).
+double ReadLatencyNs(const Topology& t, const NodeInfo& n) {
+  if (n.hmat.read_latency_ns)
+    return static_cast<double>(*n.hmat.read_latency_ns);
+  int dist = n.cpus.empty() ? INT_MAX : 10;
+  if (n.cpus.empty()) {
+    for (const NodeInfo& c : t.nodes) {
+      if (c.cpus.empty()) continue;
+      if (n.id >= 0 && static_cast<size_t>(n.id) < c.distance.size())
+        dist = std::min(dist, c.distance[n.id]);
+    }
+  }
+  if (dist == INT_MAX || dist <= 0) dist = 20;
+  return 80.0 * dist / 10.0;
+}
+
+// The read-latency gap between the fastest tier and the next (mean of each
+// tier's nodes); 0 if there is one tier.
+double LatencyGapNs(const Topology& t) {
+  if (t.tiers.size() < 2) return 0;
+  auto mean = [&](const MemoryTier& tier) {
+    double sum = 0;
+    int count = 0;
+    for (int id : tier.nodes) {
+      const NodeInfo* n = t.FindNode(id);
+      if (n == nullptr || n->memory_bytes == 0) continue;
+      sum += ReadLatencyNs(t, *n);
+      ++count;
+    }
+    return count == 0 ? 0.0 : sum / count;
+  };
+  return std::max(0.0, mean(t.tiers[1]) - mean(t.tiers[0]));
+}
 
 ScanOptions ScanOptionsFor(const PlacementConfig& config,
                            const EngineOptions& options) {
@@ -94,6 +132,13 @@ PolicyEngine::PolicyEngine(const Topology& topology,
     }
   }
   batch_.reserve(4096);
+  latency_gap_ns_ = LatencyGapNs(topology_);
+}
+
+void PolicyEngine::ObserveMigration(uint64_t moved_pages, uint64_t spent_ns) {
+  if (moved_pages < observed_pages_) return;
+  observed_pages_ = moved_pages;
+  observed_ns_ = std::max(observed_ns_, spent_ns);
 }
 
 void PolicyEngine::Start(uint64_t now_ns) {
@@ -335,19 +380,44 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   in.free = free;
   in.backed_off_nodes = backed_off;
   in.is_held = [&view](uint64_t vaddr) { return view.IsHeld(vaddr); };
+  // Benefit against cost (file comment).
+  if (prev_round_ns != 0 && now_ns > prev_round_ns) {
+    exposure_s_ += static_cast<double>(promoted_at_.size()) *
+                   static_cast<double>(now_ns - prev_round_ns) / 1e9;
+  }
+  const double prior_s =
+      static_cast<double>(options_.epoch_rounds * options_.interval_ns) / 1e9;
+  report.horizon_s = (exposure_s_ + prior_s) / static_cast<double>(deaths_ + 1);
+  report.migration_cost_ns = observed_pages_ == 0
+                                 ? 0
+                                 : static_cast<double>(observed_ns_) /
+                                       static_cast<double>(observed_pages_);
+  if (report.migration_cost_ns > 0 && latency_gap_ns_ > 0) {
+    report.migration_margin_per_sec =
+        report.migration_cost_ns / (latency_gap_ns_ * report.horizon_s);
+  }
+  in.migration_margin_per_sec = report.migration_margin_per_sec;
   report.decision = DecideMoves(in, config_, *strategy_);
 
   for (const PlannedMove& m : report.decision.moves) {
     const bool promote = m.reason == PlacementReason::kPromote;
     (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
         m.page_bytes / 4096;
-    if (promote && promoted_.size() < options_.max_promoted_tracked) {
-      PageKey k;
-      k.address_space = options_.address_space;
-      k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
-      k.page = m.vaddr >> PageShift(k.kind);
-      if (promoted_.insert(k.Pack()).second) ++counters_.promoted_entries;
+    PageKey k;
+    k.address_space = options_.address_space;
+    k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+    k.page = m.vaddr >> PageShift(k.kind);
+    const uint64_t key = k.Pack();
+    if (!promote) {
+      // A promoted page's life on the fast tier ends (the horizon).
+      if (promoted_at_.erase(key) > 0) ++deaths_;
+      continue;
     }
+    if (promoted_.size() < options_.max_promoted_tracked) {
+      if (promoted_.insert(key).second) ++counters_.promoted_entries;
+    }
+    if (promoted_at_.size() < options_.max_promoted_tracked)
+      promoted_at_.emplace(key, now_ns);
   }
   // The planned moves' targets stand for their nodes until the next round
   // queries them (the shift detector would otherwise count samples on

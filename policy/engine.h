@@ -47,6 +47,21 @@
 // early round per interval / 4 after the previous round). Scheduled rounds
 // stay on start + k * interval: only a detected shift adds rounds.
 //
+// Benefit against cost: a move is planned only if the access latency it is
+// expected to save pays for it (PlacementInput::migration_margin_per_sec).
+// For a page of rate r (accesses/s) moved from the next tier to the fast
+// one, the saving is r x dL x H, where dL is the read-latency gap between
+// the fastest tier and the next (HMAT, else 80 ns x SLIT distance / 10,
+// the simulator's rule) and H the horizon over which a promoted page stays
+// hot; the cost is the migrator's measured time per moved 4 KiB page (its
+// thread's CPU time over the pages it moved: ObserveMigration). The
+// horizon is learned: promoted pages' lifetimes (promotion to demotion) are
+// taken as exponential and H is their maximum-likelihood mean, exposure /
+// deaths, with one pseudo-lifetime of the decayed count's epoch length
+// (the shortest life the engine's own evidence implies) as the prior:
+// H = (exposure + L) / (deaths + 1). Until the migrator has moved a page
+// the cost is unknown and nothing is gated. All three are in RoundReport.
+//
 // Time: every timestamp is the caller's clock in ns; attach passes
 // CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
 // Rounds fall on start + k * interval; a caller that is late runs one round
@@ -160,6 +175,12 @@ struct RoundReport {
   // since the previous round, and its long-run average before this round.
   double fast_share = 0;
   double fast_share_baseline = 0;
+  // Benefit against cost (file comment): the horizon H in seconds, the
+  // measured cost of one 4 KiB move in ns (0: not measured yet), and the
+  // resulting margin in accesses per second.
+  double horizon_s = 0;
+  double migration_cost_ns = 0;
+  double migration_margin_per_sec = 0;
   uint64_t live_entries = 0;
   uint32_t hot_threshold = 0;  // count at or above which a page is hot
   uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
@@ -206,6 +227,11 @@ class PolicyEngine {
   // next one at the first start + k * interval after `now_ns`. Ends by
   // refreshing the THP-backed chunks (RefreshHugeChunks).
   RoundReport RunRound(MemoryView& view, uint64_t now_ns);
+
+  // The migrator's running totals: pages it moved and the time it spent
+  // (thread CPU), for the cost of one move (file comment). Totals only
+  // grow; a call with fewer pages than before is ignored.
+  void ObserveMigration(uint64_t moved_pages, uint64_t spent_ns);
 
   // Learns the view's THP-backed chunks: until the next refresh, samples in
   // them are ingested as 2 MiB entries. Callers may call it before the
@@ -257,6 +283,13 @@ class PolicyEngine {
   uint64_t window_fast_ = 0;
   double share_baseline_ = -1;
   bool early_pending_ = false;
+  // Benefit against cost.
+  double latency_gap_ns_ = 0;  // fastest tier vs the next, read latency
+  uint64_t observed_pages_ = 0;
+  uint64_t observed_ns_ = 0;
+  absl::flat_hash_map<uint64_t, uint64_t> promoted_at_;  // key -> time
+  double exposure_s_ = 0;  // promoted pages' time on the fast tier so far
+  uint64_t deaths_ = 0;    // promoted pages demoted since
   EngineCounters counters_;
   std::vector<AccessSample> batch_;
   absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries

@@ -415,6 +415,46 @@ TEST(PolicyEngineTest, ShiftDetectorBringsTheRoundForward) {
   EXPECT_TRUE(engine->RunRound(view, 6 * kSec).epoch_advanced);
 }
 
+// The horizon is the promoted pages' mean life on the fast tier
+// (exposure / deaths, with one epoch-long pseudo-life as the prior), the
+// cost the migrator's time per moved page, and the margin cost / (latency
+// gap x horizon): HMAT says 100 ns vs 300 ns here.
+TEST(PolicyEngineTest, BenefitAgainstCostLearnsTheHorizonAndTheCost) {
+  Topology topo = ThreeNodes();
+  topo.nodes[0].hmat.read_latency_ns = 100;
+  topo.nodes[1].hmat.read_latency_ns = 100;
+  topo.nodes[2].hmat.read_latency_ns = 300;
+  EngineOptions opt;
+  opt.epoch_rounds = 2;  // the prior: 2 s
+  opt.shift_z = 0;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  const uint64_t page = kBase;
+  view.node[page] = 2;
+  engine->Ingest(std::vector<Sample>(50, At(page, kSec / 2)));
+  RoundReport r1 = engine->RunRound(view, kSec);
+  ASSERT_EQ(r1.decision.promoted_pages, 1u);
+  EXPECT_DOUBLE_EQ(r1.horizon_s, 2.0);
+  EXPECT_EQ(r1.migration_cost_ns, 0);  // nothing measured: no gate
+  EXPECT_EQ(r1.migration_margin_per_sec, 0);
+  view.node[page] = 0;
+  // 4 s on the fast tier, then it is the coldest there and demoted under
+  // the low watermark: one life of 4 s.
+  engine->ObserveMigration(1, 3000);
+  for (uint64_t t = 2; t <= 4; ++t) engine->RunRound(view, t * kSec);
+  view.free = {{0, kGiB / 100}, {1, kGiB / 2}, {2, kGiB / 2}};
+  RoundReport r5 = engine->RunRound(view, 5 * kSec);
+  ASSERT_EQ(r5.decision.demoted_pages, 1u) << DecisionToString(r5.decision);
+  EXPECT_DOUBLE_EQ(r5.horizon_s, 4.0 + 2.0);  // (4 + 2) / (0 + 1)
+  EXPECT_DOUBLE_EQ(r5.migration_cost_ns, 3000);
+  view.node[page] = 2;
+  RoundReport r6 = engine->RunRound(view, 6 * kSec);
+  EXPECT_DOUBLE_EQ(r6.horizon_s, (4.0 + 2.0) / 2);  // one death
+  // 3000 ns / (200 ns x 3 s) = 5 accesses per second.
+  EXPECT_NEAR(r6.migration_margin_per_sec, 5.0, 1e-9);
+}
+
 // The table covers the process's footprint when the caller knows it (cold
 // fast-tier pages stay tracked, so they can be demoted), within the cap.
 TEST(PolicyEngineTest, TableCoversTheFootprint) {

@@ -16,6 +16,11 @@
 namespace hotpage {
 namespace {
 
+// 4 KiB pages of a PageHeat (a 2 MiB page moves as 512).
+double PagesOf(const PageHeat& p) {
+  return static_cast<double>(std::max<uint32_t>(p.page_bytes / 4096, 1));
+}
+
 bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -423,6 +428,12 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
       *why = SkipReason::kNotHotterThanVictim;
       break;
     }
+    // Benefit against cost: the pair's two moves must pay (victims are
+    // coldest first, so none after this one would).
+    if (!(c.rate - v.rate > 2 * in_.migration_margin_per_sec * PagesOf(c))) {
+      *why = SkipReason::kNotWorthTheCost;
+      break;
+    }
     // Budget for this victim and the promotion itself.
     if (!BudgetAllows(v.page_bytes + c.page_bytes, 2)) {
       *why = SkipReason::kBudget;
@@ -475,6 +486,10 @@ void Engine::PromoteOne(const PageHeat& c) {
   if (!(c.rate_lo > config_.min_promote_rate_lo_per_sec) ||
       !(c.rate_lo > max_demoted_hi_)) {
     ++skip[SkipReason::kNotEnoughEvidence];
+    return;
+  }
+  if (!(c.rate > in_.migration_margin_per_sec * PagesOf(c))) {
+    ++skip[SkipReason::kNotWorthTheCost];
     return;
   }
   if (!BudgetAllows(c.page_bytes, 1)) {
@@ -590,6 +605,7 @@ void Engine::PromoteOne(const PageHeat& c) {
       return;
     }
     if (why == SkipReason::kNotHotterThanVictim ||
+        why == SkipReason::kNotWorthTheCost ||
         (why == SkipReason::kBudget && reason == SkipReason::kNoRoom)) {
       reason = why;
     }

@@ -37,7 +37,10 @@
 //       rate_lo > rate_hi of every page demoted so far in the round
 //       (kNotEnoughEvidence). Together with the order of rules 1 and 2c this
 //       keeps the round invariant: every promoted page is provably hotter
-//       (lo > hi) than every demoted page;
+//       (lo > hi) than every demoted page; and it must pay its move:
+//       rate > input.migration_margin_per_sec per 4 KiB page
+//       (kNotWorthTheCost; the margin is the engine's benefit-against-cost
+//       test, policy/engine.h);
 //    c. allowed targets: nodes of a strictly faster tier than the page's
 //       (kWrongTier), inside its MPOL_BIND nodes (kBindForbidden), inside
 //       config.promote_to and a `prefer (many)` range's nodes
@@ -49,7 +52,9 @@
 //       the first with room above its high watermark after the move;
 //    e. if none has room, it displaces: on the targets in the same order, it
 //       demotes the coldest victims still on that node, each only if
-//       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote), until the
+//       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote) and
+//       the pair's two moves pay (candidate.rate - victim.rate > 2 x the
+//       margin per 4 KiB page, else kNotWorthTheCost), until the
 //       freed bytes cover the page (a swap never lowers free memory);
 //       kNotHotterThanVictim when victims exist but none is provably colder,
 //       kNoRoom when there is nothing to displace;

@@ -81,6 +81,7 @@ struct Round {
   std::vector<int> backed_off;
   std::set<uint64_t> held;
   PlacementConfig config;
+  double margin = 0;
 
   Round() {
     for (int n = 0; n < 3; ++n)
@@ -100,6 +101,7 @@ struct Round {
     in.ranges = ranges;
     in.free = free;
     in.backed_off_nodes = backed_off;
+    in.migration_margin_per_sec = margin;
     if (!held.empty())
       in.is_held = [this](uint64_t a) { return held.count(a) > 0; };
     return in;
@@ -349,6 +351,36 @@ TEST(Placement, SwapNeedsCandidateLoAboveVictimHi) {
   PlacementDecision d = r.Decide();
   EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+}
+
+// Benefit against cost: a promotion into free room needs an expected rate
+// (the point estimate, (lo + hi) / 2 here) above the margin, a swap a rate
+// difference above twice the margin (two moves).
+TEST(Placement, PromotionMustPayItsMigration) {
+  Round r;
+  r.margin = 40;
+  r.candidates = {Page(A(1), 2, 30, 60, 0),   // rate 45 > 40
+                  Page(A(2), 2, 20, 50, 0)};  // rate 35
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(1));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotWorthTheCost], 1u);
+  r.margin = 0;  // no gate: both
+  EXPECT_EQ(r.Decide().moves.size(), 2u);
+}
+
+TEST(Placement, SwapMustPayBothMigrations) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  r.candidates = {Page(A(1), 2, 50, 80, 0)};  // rate 65
+  r.victims = {Page(A(100), 0, 1, 49)};       // rate 25: difference 40
+  r.margin = 20;                              // 2 x 20 = 40: not above
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotWorthTheCost], 1u);
+  r.margin = 19;
+  EXPECT_EQ(r.Decide().moves.size(), 2u);
 }
 
 TEST(Placement, FullTargetsWithoutVictimsIsNoRoom) {

@@ -57,6 +57,8 @@ const char* SkipReasonName(SkipReason r) {
       return "invalid_page";
     case SkipReason::kDuplicate:
       return "duplicate";
+    case SkipReason::kNotWorthTheCost:
+      return "not_worth_the_cost";
     case SkipReason::kInterleaveRatio:
       return "interleave_ratio";
     case SkipReason::kHugePreferredFull:

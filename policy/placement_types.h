@@ -82,6 +82,15 @@ struct PlacementInput {
   // time); null: none. Called with PageHeat::vaddr; must be pure for the
   // round (the result is deterministic only if it is).
   std::function<bool(uint64_t vaddr)> is_held;
+  // Benefit against cost (policy/engine.h computes it): one migration pays
+  // for itself only if the page's rate, in accesses per second, exceeds
+  // this margin = cost of one 4 KiB move / (latency saved per access x the
+  // horizon over which the page stays hot). On the expected rates (the
+  // point estimates; the confidence bounds already decide whether the page
+  // is hotter at all): a promotion needs rate > margin per 4 KiB page, a
+  // swap (the victim's move and the candidate's) candidate.rate -
+  // victim.rate > 2 x margin per 4 KiB page. 0: no gate.
+  double migration_margin_per_sec = 0;
 };
 
 struct NodeWatermarks {
@@ -201,6 +210,7 @@ enum class SkipReason : uint8_t {
   kDuplicate,             // page already listed or moved this round
   kInterleaveRatio,       // every target would break the range's ratio
   kHugePreferredFull,     // huge page: its preferred node(s) cannot take it
+  kNotWorthTheCost,       // the latency it would save does not pay its moves
   kCount,
 };
 inline constexpr size_t kNumSkipReasons =

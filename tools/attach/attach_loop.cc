@@ -87,11 +87,22 @@ bool AttachLoop::Step(uint64_t* now_ns) {
 
 void AttachLoop::Round(uint64_t now_ns) {
   PolicyEngine& engine = *parts_.engine;
+  {
+    // The cost of a move for the engine's benefit test: the migrator's
+    // thread CPU time over the pages it moved.
+    const MigratorStats m = parts_.migrator->Snapshot();
+    engine.ObserveMigration(
+        m.moved_pages(),
+        static_cast<uint64_t>(absl::ToInt64Nanoseconds(m.cpu_time)));
+  }
   const RoundReport report = engine.RunRound(*parts_.view, now_ns);
   const PlacementDecision& d = report.decision;
   const EngineCounters& c = engine.counters();
   stats_.rounds = report.round;
   stats_.early_rounds = c.early_rounds;
+  stats_.horizon_s = report.horizon_s;
+  stats_.migration_cost_ns = report.migration_cost_ns;
+  stats_.migration_margin_per_sec = report.migration_margin_per_sec;
   stats_.hot_pages = report.hot_pages;
   stats_.hot_pages_by_node = report.hot_pages_by_node;
   stats_.samples = c.samples;

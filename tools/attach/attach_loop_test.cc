@@ -466,6 +466,9 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.promoted_entries = 4;
   s.yield_hits = 6;
   s.early_rounds = 1;
+  s.horizon_s = 6.5;
+  s.migration_cost_ns = 2500;
+  s.migration_margin_per_sec = 0.25;
   s.cpu_seconds = 0.25;
   s.migrator.promoted_pages = 10;
   s.migrator.demoted_pages = 2;
@@ -504,6 +507,9 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "planned_locality": 1,
   "rounds": 3,
   "early_rounds": 1,
+  "horizon_s": 6.5,
+  "migration_cost_ns": 2500,
+  "migration_margin_per_sec": 0.25,
   "dry_run": false,
   "source": "pebs",
   "cpu_seconds": 0.25,

@@ -75,6 +75,12 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.rounds);
   w.Key("early_rounds");
   w.Uint(s.early_rounds);
+  w.Key("horizon_s");
+  w.Double(s.horizon_s);
+  w.Key("migration_cost_ns");
+  w.Double(s.migration_cost_ns);
+  w.Key("migration_margin_per_sec");
+  w.Double(s.migration_margin_per_sec);
   w.Key("dry_run");
   w.Bool(s.dry_run);
   w.Key("source");

@@ -24,6 +24,11 @@ namespace hotpage {
 struct AttachStats {
   uint64_t rounds = 0;
   uint64_t early_rounds = 0;  // of which brought forward by a shift
+  // The last round's benefit against cost (policy/engine.h): the learned
+  // horizon, the measured cost of one 4 KiB move, the resulting margin.
+  double horizon_s = 0;
+  double migration_cost_ns = 0;
+  double migration_margin_per_sec = 0;
   uint64_t samples = 0;
   uint64_t hot_pages = 0;  // 4 KiB pages at or above the round's hot threshold
   std::map<int, uint64_t> hot_pages_by_node;

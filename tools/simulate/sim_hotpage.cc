@@ -77,6 +77,11 @@ void HotpagePolicy::Advance(uint64_t now_ns) {
 void HotpagePolicy::Round(uint64_t t) {
   Flush();  // every sample before t (the loop never feeds later ones)
   memory().set_now(t);
+  // The cost of a move, as attach measures it: the migrator's time over
+  // the pages it moved (here the modelled time).
+  const SimMemoryCounters& mc = memory().counters();
+  engine_->ObserveMigration(
+      mc.promoted_pages + mc.demoted_pages + mc.lateral_pages, mc.migration_ns);
   const RoundReport report = engine_->RunRound(memory(), t);
   requests_.clear();
   for (const PlannedMove& m : report.decision.moves) {
@@ -88,6 +93,8 @@ void HotpagePolicy::Round(uint64_t t) {
   AppendMoveRequests(report.decision, SimTime(t), &requests_);
   unit_requests_ += requests_.size();
   if (!requests_.empty()) migration_->Submit(requests_, t);
+  horizon_ms_ = static_cast<uint64_t>(report.horizon_s * 1e3);
+  migration_cost_ns_ = static_cast<uint64_t>(report.migration_cost_ns);
   if (round_listener_) round_listener_(report);
 }
 
@@ -99,6 +106,8 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"rounds", c.rounds},
       {"early_rounds", c.early_rounds},
       {"short_window_candidates", c.short_window_candidates},
+      {"horizon_ms", horizon_ms_},
+      {"migration_cost_ns", migration_cost_ns_},
       {"planned_promotions", c.planned_promotions},
       {"planned_demotions", c.planned_demotions},
       {"promoted_entries", c.promoted_entries},

@@ -82,6 +82,9 @@ class HotpagePolicy : public MemoryPolicy {
   std::function<void(const RoundReport&)> round_listener_;
   uint64_t decided_promotions_ = 0, decided_demotions_ = 0;
   uint64_t unit_requests_ = 0;
+  // The last round's benefit-against-cost inputs (Details).
+  uint64_t horizon_ms_ = 0;
+  uint64_t migration_cost_ns_ = 0;
 };
 
 }  // namespace hotpage
