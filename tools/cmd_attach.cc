@@ -47,27 +47,11 @@
 #include "tools/base/parse.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
+#include "tools/engine_flags.h"
 #include "tools/live_memory_view.h"
 
 namespace hotpage {
 namespace {
-
-absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text,
-                                               const Topology& topo) {
-  absl::StatusOr<std::vector<int>> nodes = ParseKernelList(text);
-  if (!nodes.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("--promote-to: ", nodes.status().message()));
-  if (nodes->empty())
-    return absl::InvalidArgumentError("--promote-to: empty node list");
-  for (int n : *nodes) {
-    if (topo.FindNode(n) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--promote-to: node ", n, " is not an online NUMA node"));
-    }
-  }
-  return nodes;
-}
 
 int UsageError(absl::string_view msg) {
   std::cerr << "hotpage attach: " << msg << "\nTry 'hotpage attach --help'.\n";
@@ -96,47 +80,45 @@ struct AttachArgs {
 // (--help, a usage error), nullopt to go on.
 std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
                                    AttachArgs* a) {
-  static const std::vector<FlagSpec> specs = {
-      {"pid", "PID", "the process to manage (required)"},
-      {"source", "SRC",
-       "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault or "
-       "hintfault"},
-      {"allow-sysctl-changes", "",
-       "consent for --source hintfault to change kernel.numa_balancing and "
-       "kernel.numa_balancing_promote_rate_limit_MBps while it runs (restored "
-       "at exit)"},
-      {"write-faults", "",
-       "with --source pagefault or hintfault: also see writes to pages on "
-       "every node, fast "
-       "tier included, by clearing the process's soft-dirty bits every "
-       "interval"},
-      {"promote-to", "NODES",
-       "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
-      {"weights", "W",
-       "spread promotions over the target nodes by weight: kernel "
-       "(weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
-      {"package-aware", "",
-       "prefer target nodes in the package of the CPUs that access the page"},
-      {"keep-interleave", "TOL",
-       "keep interleave / weighted interleave ranges within TOL (0..1) of "
-       "their ratio"},
-      {"huge-strict", "",
-       "a 2 MiB page with a preferred node goes only there, never scattered"},
-      {"locality", "",
-       "move hot pages accessed from one node only to that node, within the "
-       "fast tier (needs "
-       "evidence from fast-tier pages: pebs, ibs or --write-faults)"},
-      {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
-      {"interval-ms", "N", "policy round interval (default 1000)"},
-      {"duration", "SEC",
-       "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
-      {"dry-run", "", "decide and report, move nothing"},
-      {"stats-json", "FILE",
-       "rewrite FILE (atomically) with JSON stats every round and at exit"},
-      {"prom-file", "FILE",
-       "the same in Prometheus text format (node_exporter textfile)"},
-      {"quiet", "", "no live status line"},
-  };
+  static const std::vector<FlagSpec> specs = [] {
+    std::vector<FlagSpec> v = {
+        {"pid", "PID", "the process to manage (required)"},
+        {"source", "SRC",
+         "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault "
+         "or "
+         "hintfault"},
+        {"allow-sysctl-changes", "",
+         "consent for --source hintfault to change kernel.numa_balancing and "
+         "kernel.numa_balancing_promote_rate_limit_MBps while it runs "
+         "(restored "
+         "at exit)"},
+        {"write-faults", "",
+         "with --source pagefault or hintfault: also see writes to pages on "
+         "every node, fast "
+         "tier included, by clearing the process's soft-dirty bits every "
+         "interval"},
+    };
+    // The engine flags (tools/engine_flags.h), shared with `simulate`.
+    v.insert(v.end(), EngineFlagSpecs().begin(), EngineFlagSpecs().end());
+    v.insert(
+        v.end(),
+        {
+            {"rate-limit-mbps", "N",
+             "migration rate limit in MB/s (default 256)"},
+            {"interval-ms", "N", "policy round interval (default 1000)"},
+            {"duration", "SEC",
+             "stop after SEC seconds (default: until Ctrl-C or the process "
+             "exits)"},
+            {"dry-run", "", "decide and report, move nothing"},
+            {"stats-json", "FILE",
+             "rewrite FILE (atomically) with JSON stats every round and at "
+             "exit"},
+            {"prom-file", "FILE",
+             "the same in Prometheus text format (node_exporter textfile)"},
+            {"quiet", "", "no live status line"},
+        });
+    return v;
+  }();
   const char* synopsis =
       "--pid PID [--source SRC] [--promote-to NODES] [--rate-limit-mbps N] "
       "[options]";
@@ -241,21 +223,8 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
   // Placement options that need no knowledge of the machine are checked
   // here, with the rest of the command line.
   PlacementConfig pcfg;
-  if (std::optional<std::string> w = flags->Get("weights")) {
-    absl::StatusOr<WeightsConfig> weights = ParseWeights(*w);
-    if (!weights.ok())
-      return UsageError(
-          absl::StrCat("--weights: ", weights.status().message()));
-    pcfg.weights = *weights;
-  }
-  pcfg.package_aware = flags->Has("package-aware");
-  pcfg.huge_strict_preferred = flags->Has("huge-strict");
-  pcfg.locality = flags->Has("locality");
-  if (flags->Has("keep-interleave")) {
-    absl::StatusOr<double> tol = FlagDouble(*flags, "keep-interleave", 0, 0, 1);
-    if (!tol.ok()) return UsageError(tol.status().message());
-    pcfg.interleave_tolerance = *tol;
-  }
+  if (absl::Status s = ParseEngineFlags(*flags, &pcfg); !s.ok())
+    return UsageError(s.message());
   a->flags = std::move(*flags);
   a->pid = *pid;
   a->rate_mbps = *rate_mbps;
@@ -492,12 +461,8 @@ int RunAttach(const std::vector<std::string>& args) {
   if (absl::Status s = CheckPrivileges(*fs, a); !s.ok()) return Fail(s);
   absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
   if (!topo.ok()) return Fail(topo.status());
-  if (std::optional<std::string> p = a.flags.Get("promote-to")) {
-    absl::StatusOr<std::vector<int>> nodes = ParseNodeList(*p, *topo);
-    if (!nodes.ok()) return UsageError(nodes.status().message());
-    a.pcfg.promote_to = *nodes;
-  }
-  if (absl::Status s = ValidatePlacementConfig(a.pcfg, *topo); !s.ok())
+  if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
+      !s.ok())
     return UsageError(s.message());
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
       MakeEngine(a, *fs, *topo);

@@ -110,6 +110,12 @@ for src in damon pebs auto; do
   check "--write-faults with --source $src: exit 2" test $rc -eq 2
   check "--write-faults with --source $src: names the page-fault sources" contains "$out" "--source pagefault"
 done
+# The engine flags come from one place (tools/engine_flags.h): attach and
+# simulate list them with the same lines.
+engine_lines() { "$HOTPAGE" "$1" --help | grep -E -- '^ +--(promote-to|weights|package-aware|keep-interleave|huge-strict|locality)\b'; }
+a_lines=$(engine_lines attach); s_lines=$(engine_lines simulate)
+check "attach and simulate list the same engine flags" test "$a_lines" = "$s_lines"
+check "the engine flags are listed" contains "$a_lines" "--keep-interleave TOL"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   out=$(setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$HOTPAGE" attach --pid 1 2>&1); rc=$?
   check "attach without CAP_SYS_NICE: exit 1" test $rc -eq 1
