@@ -41,10 +41,12 @@
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
+#include "tools/attach/source_choice.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel/capabilities.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/parse.h"
+#include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
 #include "tools/engine_flags.h"
@@ -70,11 +72,30 @@ struct AttachArgs {
   int64_t rate_mbps = 0;
   int64_t interval_ms = 0;
   double duration = 0;
-  std::string source_name;
+  std::string source_name;  // "auto" until ResolveAutoSource
   bool write_faults = false;
   bool dry_run = false;
   PlacementConfig pcfg;
 };
+
+// --source auto: probes the machine, chooses (tools/attach/source_choice.h)
+// and says why on stderr; `a` then reads as if the source had been named.
+// Before the engine is made: its sample weight depends on the source.
+absl::Status ResolveAutoSource(const KernelFs& fs, AttachArgs* a) {
+  if (a->source_name != "auto") return absl::OkStatus();
+  const pid_t pid = static_cast<pid_t>(a->pid);
+  const SourceCapabilities caps = ProbeSourceCapabilities(
+      fs, a->flags.Has("allow-sysctl-changes"), [pid]() -> absl::Status {
+        HOTPAGE_RETURN_IF_ERROR(ProbeSoftDirty());
+        return OpenClearRefs(pid).status();
+      });
+  absl::StatusOr<SourceChoice> choice = ChooseAutoSource(caps);
+  if (!choice.ok()) return choice.status();
+  std::cerr << "hotpage attach: " << choice->reason << "\n";
+  a->source_name = choice->source;
+  a->write_faults = choice->write_faults;
+  return absl::OkStatus();
+}
 
 // Parses `args` into `a`. Returns the exit code when the command ends here
 // (--help, a usage error), nullopt to go on.
@@ -84,14 +105,14 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
     std::vector<FlagSpec> v = {
         {"pid", "PID", "the process to manage (required)"},
         {"source", "SRC",
-         "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault "
-         "or "
-         "hintfault"},
+         "auto (default: pebs, ibs, hint faults where permitted, write "
+         "faults, page faults, then damon; says why), pebs, ibs, damon, "
+         "pagefault or hintfault"},
         {"allow-sysctl-changes", "",
-         "consent for --source hintfault to change kernel.numa_balancing and "
+         "consent for --source hintfault (or auto, which then prefers it "
+         "without PEBS/IBS) to change kernel.numa_balancing and "
          "kernel.numa_balancing_promote_rate_limit_MBps while it runs "
-         "(restored "
-         "at exit)"},
+         "(restored at exit)"},
         {"write-faults", "",
          "with --source pagefault or hintfault: also see writes to pages on "
          "every node, fast "
@@ -134,6 +155,20 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
       "targets. Needs root (CAP_SYS_NICE to move another process's pages; "
       "DAMON\n"
       "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).\n"
+      "\n"
+      "--source auto (the default) takes PEBS or IBS where a PMU has them; "
+      "without,\n"
+      "the page-precise sources before DAMON, whose 2 MiB regions promote "
+      "several\n"
+      "times the hot set: NUMA hint faults where permitted (root, and "
+      "either\n"
+      "--allow-sysctl-changes or the sysctls already as hintfault sets "
+      "them), else\n"
+      "write faults (--write-faults, where soft-dirty works), else page "
+      "faults, and\n"
+      "DAMON only when no page-fault event can be opened. One line on "
+      "stderr says\n"
+      "what it chose and why each better source was passed over.\n"
       "\n"
       "--source damon creates its own DAMON kdamond for PID and removes it "
       "when hotpage\n"
@@ -208,9 +243,11 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
         "--source hintfault changes ", DescribeHintFaultSysctlChanges(),
         ". Pass --allow-sysctl-changes to consent; nothing was changed"));
   }
-  if (source_name != "hintfault" && flags->Has("allow-sysctl-changes")) {
+  if (source_name != "hintfault" && source_name != "auto" &&
+      flags->Has("allow-sysctl-changes")) {
     return UsageError(
-        "--allow-sysctl-changes is only used by --source hintfault");
+        "--allow-sysctl-changes is only used by --source hintfault (and by "
+        "--source auto, which may choose it)");
   }
   const bool write_faults = flags->Has("write-faults");
   if (write_faults && source_name != "pagefault" &&
@@ -325,14 +362,6 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
   std::string& source_name = out->name;
   source_name = a.source_name;
   std::string& why = out->why;
-  if (source_name == "auto") {
-    SamplerAvailability avail = ProbeAvailability(fs);
-    source_name = avail.pebs                                ? "pebs"
-                  : avail.ibs                               ? "ibs"
-                  : fs.Exists("/sys/kernel/mm/damon/admin") ? "damon"
-                                                            : "pagefault";
-    why = absl::StrCat("auto: ", source_name);
-  }
   if (source_name == "damon") {
     DamonOptions dopt;
     dopt.warn = [](const std::string& line) {
@@ -464,6 +493,7 @@ int RunAttach(const std::vector<std::string>& args) {
   if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
       !s.ok())
     return UsageError(s.message());
+  if (absl::Status s = ResolveAutoSource(*fs, &a); !s.ok()) return Fail(s);
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
       MakeEngine(a, *fs, *topo);
   if (!engine.ok()) return UsageError(engine.status().message());
