@@ -493,10 +493,6 @@ int RunAttach(const std::vector<std::string>& args) {
   if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
       !s.ok())
     return UsageError(s.message());
-  if (absl::Status s = ResolveAutoSource(*fs, &a); !s.ok()) return Fail(s);
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
-      MakeEngine(a, *fs, *topo);
-  if (!engine.ok()) return UsageError(engine.status().message());
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
   absl::StatusOr<ProcessHandle> handle =
@@ -505,6 +501,11 @@ int RunAttach(const std::vector<std::string>& args) {
   absl::StatusOr<ProcessHandle> migrator_handle =
       ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
   if (!migrator_handle.ok()) return Fail(migrator_handle.status());
+  // The process exists: probe its clear_refs for --source auto.
+  if (absl::Status s = ResolveAutoSource(*fs, &a); !s.ok()) return Fail(s);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+      MakeEngine(a, *fs, *topo);
+  if (!engine.ok()) return UsageError(engine.status().message());
   LiveSource src;
   if (absl::Status s = StartSource(a, *fs, *topo, *handle, &src); !s.ok())
     return Fail(s);
