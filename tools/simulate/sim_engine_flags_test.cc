@@ -33,10 +33,13 @@ constexpr uint64_t kSec = 1000000000;
 
 uint64_t A(uint64_t i) { return kBase + i * kPage; }
 
-// 2pkg+cxl with 1000 pages of DRAM per package.
-SimMachine TwoPackages(uint64_t fast_pages = 2000) {
+// 2pkg+cxl with 1000 pages of DRAM per package; `weights`: the nodes'
+// weighted-interleave weights (NodeInfo::weight, 1 on the preset).
+SimMachine TwoPackages(uint64_t fast_pages = 2000,
+                       std::vector<int> weights = {}) {
   absl::StatusOr<Topology> t = PresetTopology("2pkg+cxl");
   EXPECT_TRUE(t.ok());
+  for (size_t i = 0; i < weights.size(); ++i) t->nodes[i].weight = weights[i];
   CapacitySpec spec;
   spec.fast_bytes = fast_pages * kPage;
   absl::StatusOr<SimMachine> m = ScaleMachine(*t, 4000, spec);
@@ -151,6 +154,20 @@ TEST(SimEngineFlagsTest, WeightsSpreadPromotionsByWeight) {
   Outcome o = RunPolicy(TwoPackages(), c, kPerPackage);
   ASSERT_EQ(o.promoted_to[0] + o.promoted_to[1], 800u);
   // The kernel's weighted round robin: exactly 3 of every 4.
+  EXPECT_EQ(o.promoted_to[0], 600u);
+  EXPECT_EQ(o.promoted_to[1], 200u);
+}
+
+TEST(SimEngineFlagsTest, WeightsKernelAreTheTopologysWeights) {
+  PlacementConfig c;
+  c.weights = *ParseWeights("kernel");
+  // The preset's weights are all 1 (the kernel's default): 1:1 round robin.
+  Outcome o = RunPolicy(TwoPackages(), c, kPerPackage);
+  EXPECT_EQ(o.promoted_to[0], 400u);
+  EXPECT_EQ(o.promoted_to[1], 400u);
+  EXPECT_LT(InPackage(o), 800u);  // round robin, not by accessor
+  // A topology (JSON) recording weights 3 and 1 for the DRAM nodes.
+  o = RunPolicy(TwoPackages(2000, {3, 1, 1, 1}), c, kPerPackage);
   EXPECT_EQ(o.promoted_to[0], 600u);
   EXPECT_EQ(o.promoted_to[1], 200u);
 }
