@@ -42,8 +42,10 @@
 //  cpu_budget of one CPU.
 //  - side effect on the target: its soft-dirty bits are reset every interval,
 //    so a CRIU incremental dump of it (the only other user of the bits) would
-//    see every page as dirty. The user asks for it explicitly
-//    (`hotpage attach --write-faults`); never enabled by default.
+//    see every page as dirty. The user asks for it (`hotpage attach
+//    --write-faults`), or `--source auto` chooses it on a machine without
+//    PEBS, IBS or permitted hint faults and says so on stderr
+//    (tools/attach/source_choice.h).
 //
 // Kernels without CONFIG_MEM_SOFT_DIRTY accept the "4" and do nothing (no
 // fault ever follows): ProbeSoftDirty() checks on hotpage's own memory

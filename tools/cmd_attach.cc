@@ -41,33 +41,19 @@
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
+#include "tools/attach/source_choice.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel/capabilities.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/parse.h"
+#include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
+#include "tools/engine_flags.h"
 #include "tools/live_memory_view.h"
 
 namespace hotpage {
 namespace {
-
-absl::StatusOr<std::vector<int>> ParseNodeList(const std::string& text,
-                                               const Topology& topo) {
-  absl::StatusOr<std::vector<int>> nodes = ParseKernelList(text);
-  if (!nodes.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("--promote-to: ", nodes.status().message()));
-  if (nodes->empty())
-    return absl::InvalidArgumentError("--promote-to: empty node list");
-  for (int n : *nodes) {
-    if (topo.FindNode(n) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--promote-to: node ", n, " is not an online NUMA node"));
-    }
-  }
-  return nodes;
-}
 
 int UsageError(absl::string_view msg) {
   std::cerr << "hotpage attach: " << msg << "\nTry 'hotpage attach --help'.\n";
@@ -86,57 +72,74 @@ struct AttachArgs {
   int64_t rate_mbps = 0;
   int64_t interval_ms = 0;
   double duration = 0;
-  std::string source_name;
+  std::string source_name;  // "auto" until ResolveAutoSource
   bool write_faults = false;
   bool dry_run = false;
   PlacementConfig pcfg;
 };
 
+// --source auto: probes the machine, chooses (tools/attach/source_choice.h)
+// and says why on stderr; `a` then reads as if the source had been named.
+// Before the engine is made: its sample weight depends on the source.
+absl::Status ResolveAutoSource(const KernelFs& fs, AttachArgs* a) {
+  if (a->source_name != "auto") return absl::OkStatus();
+  const pid_t pid = static_cast<pid_t>(a->pid);
+  const SourceCapabilities caps = ProbeSourceCapabilities(
+      fs, a->flags.Has("allow-sysctl-changes"), [pid]() -> absl::Status {
+        HOTPAGE_RETURN_IF_ERROR(ProbeSoftDirty());
+        return OpenClearRefs(pid).status();
+      });
+  absl::StatusOr<SourceChoice> choice = ChooseAutoSource(caps);
+  if (!choice.ok()) return choice.status();
+  std::cerr << "hotpage attach: " << choice->reason << "\n";
+  a->source_name = choice->source;
+  a->write_faults = choice->write_faults;
+  return absl::OkStatus();
+}
+
 // Parses `args` into `a`. Returns the exit code when the command ends here
 // (--help, a usage error), nullopt to go on.
 std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
                                    AttachArgs* a) {
-  static const std::vector<FlagSpec> specs = {
-      {"pid", "PID", "the process to manage (required)"},
-      {"source", "SRC",
-       "auto (default: pebs, ibs, then damon), pebs, ibs, damon, pagefault or "
-       "hintfault"},
-      {"allow-sysctl-changes", "",
-       "consent for --source hintfault to change kernel.numa_balancing and "
-       "kernel.numa_balancing_promote_rate_limit_MBps while it runs (restored "
-       "at exit)"},
-      {"write-faults", "",
-       "with --source pagefault or hintfault: also see writes to pages on "
-       "every node, fast "
-       "tier included, by clearing the process's soft-dirty bits every "
-       "interval"},
-      {"promote-to", "NODES",
-       "promote only to these nodes (a preferred-many mask, e.g. 0-1)"},
-      {"weights", "W",
-       "spread promotions over the target nodes by weight: kernel "
-       "(weighted_interleave), auto (HMAT bandwidth) or 0:3,1:1"},
-      {"package-aware", "",
-       "prefer target nodes in the package of the CPUs that access the page"},
-      {"keep-interleave", "TOL",
-       "keep interleave / weighted interleave ranges within TOL (0..1) of "
-       "their ratio"},
-      {"huge-strict", "",
-       "a 2 MiB page with a preferred node goes only there, never scattered"},
-      {"locality", "",
-       "move hot pages accessed from one node only to that node, within the "
-       "fast tier (needs "
-       "evidence from fast-tier pages: pebs, ibs or --write-faults)"},
-      {"rate-limit-mbps", "N", "migration rate limit in MB/s (default 256)"},
-      {"interval-ms", "N", "policy round interval (default 1000)"},
-      {"duration", "SEC",
-       "stop after SEC seconds (default: until Ctrl-C or the process exits)"},
-      {"dry-run", "", "decide and report, move nothing"},
-      {"stats-json", "FILE",
-       "rewrite FILE (atomically) with JSON stats every round and at exit"},
-      {"prom-file", "FILE",
-       "the same in Prometheus text format (node_exporter textfile)"},
-      {"quiet", "", "no live status line"},
-  };
+  static const std::vector<FlagSpec> specs = [] {
+    std::vector<FlagSpec> v = {
+        {"pid", "PID", "the process to manage (required)"},
+        {"source", "SRC",
+         "auto (default: pebs, ibs, hint faults where permitted, write "
+         "faults, page faults, then damon; says why), pebs, ibs, damon, "
+         "pagefault or hintfault"},
+        {"allow-sysctl-changes", "",
+         "consent for --source hintfault (or auto, which then prefers it "
+         "without PEBS/IBS) to change kernel.numa_balancing and "
+         "kernel.numa_balancing_promote_rate_limit_MBps while it runs "
+         "(restored at exit)"},
+        {"write-faults", "",
+         "with --source pagefault or hintfault: also see writes to pages on "
+         "every node, fast "
+         "tier included, by clearing the process's soft-dirty bits every "
+         "interval"},
+    };
+    // The engine flags (tools/engine_flags.h), shared with `simulate`.
+    v.insert(v.end(), EngineFlagSpecs().begin(), EngineFlagSpecs().end());
+    v.insert(
+        v.end(),
+        {
+            {"rate-limit-mbps", "N",
+             "migration rate limit in MB/s (default 256)"},
+            {"interval-ms", "N", "policy round interval (default 1000)"},
+            {"duration", "SEC",
+             "stop after SEC seconds (default: until Ctrl-C or the process "
+             "exits)"},
+            {"dry-run", "", "decide and report, move nothing"},
+            {"stats-json", "FILE",
+             "rewrite FILE (atomically) with JSON stats every round and at "
+             "exit"},
+            {"prom-file", "FILE",
+             "the same in Prometheus text format (node_exporter textfile)"},
+            {"quiet", "", "no live status line"},
+        });
+    return v;
+  }();
   const char* synopsis =
       "--pid PID [--source SRC] [--promote-to NODES] [--rate-limit-mbps N] "
       "[options]";
@@ -152,6 +155,20 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
       "targets. Needs root (CAP_SYS_NICE to move another process's pages; "
       "DAMON\n"
       "and perf sampling need CAP_SYS_ADMIN / CAP_PERFMON).\n"
+      "\n"
+      "--source auto (the default) takes PEBS or IBS where a PMU has them; "
+      "without,\n"
+      "the page-precise sources before DAMON, whose 2 MiB regions promote "
+      "several\n"
+      "times the hot set: NUMA hint faults where permitted (root, and "
+      "either\n"
+      "--allow-sysctl-changes or the sysctls already as hintfault sets "
+      "them), else\n"
+      "write faults (--write-faults, where soft-dirty works), else page "
+      "faults, and\n"
+      "DAMON only when no page-fault event can be opened. One line on "
+      "stderr says\n"
+      "what it chose and why each better source was passed over.\n"
       "\n"
       "--source damon creates its own DAMON kdamond for PID and removes it "
       "when hotpage\n"
@@ -226,9 +243,11 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
         "--source hintfault changes ", DescribeHintFaultSysctlChanges(),
         ". Pass --allow-sysctl-changes to consent; nothing was changed"));
   }
-  if (source_name != "hintfault" && flags->Has("allow-sysctl-changes")) {
+  if (source_name != "hintfault" && source_name != "auto" &&
+      flags->Has("allow-sysctl-changes")) {
     return UsageError(
-        "--allow-sysctl-changes is only used by --source hintfault");
+        "--allow-sysctl-changes is only used by --source hintfault (and by "
+        "--source auto, which may choose it)");
   }
   const bool write_faults = flags->Has("write-faults");
   if (write_faults && source_name != "pagefault" &&
@@ -241,21 +260,8 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
   // Placement options that need no knowledge of the machine are checked
   // here, with the rest of the command line.
   PlacementConfig pcfg;
-  if (std::optional<std::string> w = flags->Get("weights")) {
-    absl::StatusOr<WeightsConfig> weights = ParseWeights(*w);
-    if (!weights.ok())
-      return UsageError(
-          absl::StrCat("--weights: ", weights.status().message()));
-    pcfg.weights = *weights;
-  }
-  pcfg.package_aware = flags->Has("package-aware");
-  pcfg.huge_strict_preferred = flags->Has("huge-strict");
-  pcfg.locality = flags->Has("locality");
-  if (flags->Has("keep-interleave")) {
-    absl::StatusOr<double> tol = FlagDouble(*flags, "keep-interleave", 0, 0, 1);
-    if (!tol.ok()) return UsageError(tol.status().message());
-    pcfg.interleave_tolerance = *tol;
-  }
+  if (absl::Status s = ParseEngineFlags(*flags, &pcfg); !s.ok())
+    return UsageError(s.message());
   a->flags = std::move(*flags);
   a->pid = *pid;
   a->rate_mbps = *rate_mbps;
@@ -356,14 +362,6 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
   std::string& source_name = out->name;
   source_name = a.source_name;
   std::string& why = out->why;
-  if (source_name == "auto") {
-    SamplerAvailability avail = ProbeAvailability(fs);
-    source_name = avail.pebs                                ? "pebs"
-                  : avail.ibs                               ? "ibs"
-                  : fs.Exists("/sys/kernel/mm/damon/admin") ? "damon"
-                                                            : "pagefault";
-    why = absl::StrCat("auto: ", source_name);
-  }
   if (source_name == "damon") {
     DamonOptions dopt;
     dopt.warn = [](const std::string& line) {
@@ -492,16 +490,9 @@ int RunAttach(const std::vector<std::string>& args) {
   if (absl::Status s = CheckPrivileges(*fs, a); !s.ok()) return Fail(s);
   absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
   if (!topo.ok()) return Fail(topo.status());
-  if (std::optional<std::string> p = a.flags.Get("promote-to")) {
-    absl::StatusOr<std::vector<int>> nodes = ParseNodeList(*p, *topo);
-    if (!nodes.ok()) return UsageError(nodes.status().message());
-    a.pcfg.promote_to = *nodes;
-  }
-  if (absl::Status s = ValidatePlacementConfig(a.pcfg, *topo); !s.ok())
+  if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
+      !s.ok())
     return UsageError(s.message());
-  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
-      MakeEngine(a, *fs, *topo);
-  if (!engine.ok()) return UsageError(engine.status().message());
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
   absl::StatusOr<ProcessHandle> handle =
@@ -510,6 +501,11 @@ int RunAttach(const std::vector<std::string>& args) {
   absl::StatusOr<ProcessHandle> migrator_handle =
       ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
   if (!migrator_handle.ok()) return Fail(migrator_handle.status());
+  // The process exists: probe its clear_refs for --source auto.
+  if (absl::Status s = ResolveAutoSource(*fs, &a); !s.ok()) return Fail(s);
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+      MakeEngine(a, *fs, *topo);
+  if (!engine.ok()) return UsageError(engine.status().message());
   LiveSource src;
   if (absl::Status s = StartSource(a, *fs, *topo, *handle, &src); !s.ok())
     return Fail(s);

@@ -18,6 +18,7 @@
 #include "tools/base/atomic_file.h"
 #include "tools/base/clock.h"
 #include "tools/cli.h"
+#include "tools/engine_flags.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
 #include "tools/simulate/sim_run.h"
@@ -27,7 +28,7 @@ namespace hotpage {
 namespace {}  // namespace
 
 int RunSimulate(const std::vector<std::string>& args) {
-  const std::vector<FlagSpec> specs = {
+  std::vector<FlagSpec> specs = {
       {"topology", "PRESET|FILE",
        "the machine: dram+cxl (default), 2pkg+cxl, 3tier, or a `hotpage "
        "topology --json` file"},
@@ -42,12 +43,19 @@ int RunSimulate(const std::vector<std::string>& args) {
        "the hotpage policy's migration rate limit in MB/s (default 256)"},
       {"pid", "PID",
        "simulate this process (default: the one with most samples)"},
-      {"report", "FILE", "write the per-interval and total report as JSON"},
-      {"svg", "FILE",
-       "write a picture: accesses over address and time, the hotpage policy's "
-       "tiers and moves, every policy's fast-tier share"},
-      {"quiet", "", "no progress bar"},
   };
+  // The engine flags after --pid (tools/engine_flags.h), as attach has them.
+  specs.insert(specs.end(), EngineFlagSpecs().begin(), EngineFlagSpecs().end());
+  specs.insert(
+      specs.end(),
+      {
+          {"report", "FILE", "write the per-interval and total report as JSON"},
+          {"svg", "FILE",
+           "write a picture: accesses over address and time, the hotpage "
+           "policy's "
+           "tiers and moves, every policy's fast-tier share"},
+          {"quiet", "", "no progress bar"},
+      });
   const char* synopsis =
       "TRACE [--topology PRESET|FILE] [--ratio 1:N | --fast-capacity SIZE] "
       "[--policy NAME] [options]";
@@ -95,7 +103,22 @@ int RunSimulate(const std::vector<std::string>& args) {
       "migrated,\n"
       "ping-pongs (returns to a tier left within 60 s). The same inputs give "
       "a\n"
-      "byte-identical --report.");
+      "byte-identical --report.\n"
+      "\n"
+      "Engine flags: the hotpage policy applies --promote-to, --weights,\n"
+      "--package-aware, --huge-strict and --locality as `hotpage attach` "
+      "does. The\n"
+      "machine is the topology's: --weights kernel takes its "
+      "weighted-interleave\n"
+      "weights (1 on the presets), auto its HMAT bandwidth; packages and the "
+      "CPUs'\n"
+      "nodes come from it too. A trace records no memory policies "
+      "(numa_maps), so\n"
+      "--keep-interleave is refused (no range is interleaved) and "
+      "--huge-strict needs\n"
+      "--promote-to (a huge page's preferred node); huge pages are the "
+      "trace's 2 MiB\n"
+      "region samples (DAMON).");
   auto usage_error = [](absl::string_view msg) {
     std::cerr << "hotpage simulate: " << msg
               << "\nTry 'hotpage simulate --help'.\n";
@@ -151,8 +174,17 @@ int RunSimulate(const std::vector<std::string>& args) {
                                       ", all)"));
     }
   }
-  if (absl::StatusOr<Topology> t = LoadTopology(opt.topology); !t.ok())
-    return usage_error(t.status().message());
+  if (absl::Status s = ParseEngineFlags(*flags, &opt.placement); !s.ok())
+    return usage_error(s.message());
+  absl::StatusOr<Topology> topology = LoadTopology(opt.topology);
+  if (!topology.ok()) return usage_error(topology.status().message());
+  if (absl::Status s =
+          ApplyMachineEngineFlags(*flags, *topology, &opt.placement);
+      !s.ok())
+    return usage_error(s.message());
+  if (absl::Status s = CheckSimulatedPlacement(opt.placement); !s.ok())
+    return usage_error(s.message());
+  opt.engine_flags = EngineFlagsSummary(*flags);
 
   const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
   double last_draw = 0;
@@ -174,9 +206,7 @@ int RunSimulate(const std::vector<std::string>& args) {
   }
   std::unique_ptr<SvgObserver> svg;
   if (flags->Has("svg")) {
-    absl::StatusOr<Topology> topo = LoadTopology(opt.topology);
-    if (!topo.ok()) return usage_error(topo.status().message());
-    svg = std::make_unique<SvgObserver>(*topo, opt.interval_ms);
+    svg = std::make_unique<SvgObserver>(*topology, opt.interval_ms);
     opt.observer = svg.get();
   }
   const double start = MonotonicSeconds();

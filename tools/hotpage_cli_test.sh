@@ -100,16 +100,24 @@ out=$("$HOTPAGE" attach --pid 1 --source hintfault 2>&1); rc=$?
 check "hintfault without consent: exit 2" test $rc -eq 2
 check "hintfault without consent: names the sysctls" contains "$out" "kernel.numa_balancing_promote_rate_limit_MBps"
 check "hintfault without consent: names the flag" contains "$out" "--allow-sysctl-changes"
-out=$("$HOTPAGE" attach --pid 1 --allow-sysctl-changes 2>&1); rc=$?
+out=$("$HOTPAGE" attach --pid 1 --source pebs --allow-sysctl-changes 2>&1); rc=$?
 check "--allow-sysctl-changes without hintfault: exit 2" test $rc -eq 2
+check "--allow-sysctl-changes without hintfault: names its users" contains "$out" "--source auto, which may choose it"
 out=$("$HOTPAGE" attach --help); rc=$?
 check "attach --help lists hintfault and the consent flag" contains "$out" "--allow-sysctl-changes"
 check "attach --help explains --write-faults" contains "$out" "/proc/PID/clear_refs"
+check "attach --help gives auto's order" contains "$out" "hint faults where permitted, write faults, page faults, then damon"
 for src in damon pebs auto; do
   out=$("$HOTPAGE" attach --pid 1 --source $src --write-faults 2>&1); rc=$?
   check "--write-faults with --source $src: exit 2" test $rc -eq 2
   check "--write-faults with --source $src: names the page-fault sources" contains "$out" "--source pagefault"
 done
+# The engine flags come from one place (tools/engine_flags.h): attach and
+# simulate list them with the same lines.
+engine_lines() { "$HOTPAGE" "$1" --help | grep -E -- '^ +--(promote-to|weights|package-aware|keep-interleave|huge-strict|locality)\b'; }
+a_lines=$(engine_lines attach); s_lines=$(engine_lines simulate)
+check "attach and simulate list the same engine flags" test "$a_lines" = "$s_lines"
+check "the engine flags are listed" contains "$a_lines" "--keep-interleave TOL"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   out=$(setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice "$HOTPAGE" attach --pid 1 2>&1); rc=$?
   check "attach without CAP_SYS_NICE: exit 1" test $rc -eq 1
@@ -121,6 +129,10 @@ if [ "$(cat /sys/devices/system/node/online)" = 0 ]; then
   out=$("$HOTPAGE" attach --pid $$ 2>&1); rc=$?
   check "attach on a one-node machine: exit 1" test $rc -eq 1
   check "attach on a one-node machine: says why" contains "$out" "one memory tier"
+  # --source auto (the default) takes the consent: not a usage error.
+  out=$("$HOTPAGE" attach --pid $$ --allow-sysctl-changes 2>&1); rc=$?
+  check "auto with --allow-sysctl-changes: past the command line" test $rc -eq 1
+  check "auto with --allow-sysctl-changes: then the machine's error" contains "$out" "one memory tier"
 fi
 
 # Golden tables from sysfs trees captured in real 6.12 guests.

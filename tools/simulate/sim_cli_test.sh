@@ -36,6 +36,31 @@ expect 1 "cut.hpt" -- "$tmp/cut.hpt"
 expect 1 "no samples of pid 1" -- "$trace" --pid 1
 expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --quiet
 expect 0 "^memtis " -- "$trace" --topology 3tier --fast-capacity 2M --quiet
+# The engine flags, as attach takes them (tools/engine_flags.h).
+for flag in --promote-to --weights --package-aware --keep-interleave --huge-strict --locality; do
+  expect 0 "^ +$flag" -- --help
+done
+expect 2 "--weights: " -- "$trace" --weights 0:x
+expect 2 "--weights: node 5 is not an online memory node" -- "$trace" --weights 5:1
+expect 2 "--promote-to: node 7 is not an online NUMA node" -- "$trace" --promote-to 7
+expect 2 "--keep-interleave: a trace records no memory policies" -- "$trace" --keep-interleave 0.05
+expect 2 "--huge-strict: .*give --promote-to" -- "$trace" --huge-strict
+expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --huge-strict --promote-to 0 --quiet
+# --promote-to 1 on two DRAM nodes: every promotion goes to node 1, and the
+# report says so (and which flags ran).
+expect 0 "^hotpage " -- "$trace" --topology 2pkg+cxl --policy hotpage --promote-to 1 --quiet --report "$tmp/p1.json"
+if ! grep -q '"planned_promotions_to_node_1": [1-9]' "$tmp/p1.json" ||
+   grep -q '"planned_promotions_to_node_0"' "$tmp/p1.json" ||
+   ! grep -q '"engine_flags": "--promote-to 1"' "$tmp/p1.json"; then
+  echo "FAIL: --promote-to 1 report:"; grep -E 'planned_promotions|engine_flags' "$tmp/p1.json"; fail=1
+else
+  echo "ok: --promote-to 1 promotes to node 1 only"
+fi
+# Without engine flags the report has neither (the goldens' shape).
+expect 0 "^hotpage " -- "$trace" --topology 2pkg+cxl --policy hotpage --quiet --report "$tmp/p0.json"
+if grep -qE 'planned_promotions_to_node|engine_flags' "$tmp/p0.json"; then
+  echo "FAIL: a default run's report has engine-flag fields"; fail=1
+fi
 # perf.data (pipe mode) is read as well as .hpt.
 expect 0 "^tpp " -- "$perf_data" --quiet
 expect 0 "\(perf.data\)" -- "$perf_data" --quiet

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "migrator/move_requests.h"
 
 namespace hotpage {
@@ -33,6 +34,11 @@ HotpagePolicy::HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
       options_(options),
       engine_(std::move(engine)) {
   batch_.reserve(kBatch);
+  const PlacementConfig& c = options_.placement;
+  flag_details_ = !c.promote_to.empty() ||
+                  c.weights.source != WeightsConfig::Source::kNone ||
+                  c.package_aware || c.locality || c.huge_strict_preferred ||
+                  c.interleave_tolerance >= 0;
 }
 
 void HotpagePolicy::Start(uint64_t start_ns) {
@@ -88,7 +94,12 @@ void HotpagePolicy::Round(uint64_t t) {
     const bool promote = m.reason == PlacementReason::kPromote;
     (promote ? decided_promotions_ : decided_demotions_) +=
         m.page_bytes / kBasePageBytes;
+    if (promote && m.trigger != PlacementTrigger::kLocality)
+      planned_promotions_to_[m.to_node] += m.page_bytes / kBasePageBytes;
   }
+  locality_pages_ += report.decision.locality_bytes / kBasePageBytes;
+  huge_preferred_full_ +=
+      report.decision.promote_skipped[SkipReason::kHugePreferredFull];
   // As cmd_attach.cc: 4 KiB requests, the round's demotions first.
   AppendMoveRequests(report.decision, SimTime(t), &requests_);
   unit_requests_ += requests_.size();
@@ -102,7 +113,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
   const SimMigrationStats m =
       migration_ ? migration_->stats() : SimMigrationStats{};
   const EngineCounters& c = engine_->counters();
-  return {
+  std::vector<std::pair<std::string, uint64_t>> out = {
       {"rounds", c.rounds},
       {"early_rounds", c.early_rounds},
       {"short_window_candidates", c.short_window_candidates},
@@ -123,6 +134,13 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"held_pages", m.pingpong_pages},
       {"queued_at_end", m.queue_depth},
   };
+  if (flag_details_) {
+    for (const auto& [node, pages] : planned_promotions_to_)
+      out.push_back({absl::StrCat("planned_promotions_to_node_", node), pages});
+    out.push_back({"locality_pages", locality_pages_});
+    out.push_back({"huge_preferred_full", huge_preferred_full_});
+  }
+  return out;
 }
 
 }  // namespace hotpage

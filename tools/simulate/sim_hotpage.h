@@ -25,6 +25,7 @@
 #define HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -39,9 +40,15 @@
 namespace hotpage {
 
 struct HotpagePolicyOptions {
-  PlacementConfig placement;  // attach's defaults
-  EngineOptions engine;       // interval_ns from --interval-ms
-  MigratorOptions migrator;   // rate_limit_bytes_per_sec from --rate-limit-mbps
+  // attach's defaults, or the engine flags (tools/engine_flags.h). With any
+  // rule or --promote-to set, Details() adds
+  // planned_promotions_to_node_N (4 KiB pages promoted into node N, by the
+  // rounds' decisions), locality_pages (rule L's moves) and
+  // huge_preferred_full (rule H's skips: huge pages whose preferred nodes
+  // could not take them, each a 2 MiB page). locality_pages counts 4 KiB.
+  PlacementConfig placement;
+  EngineOptions engine;      // interval_ns from --interval-ms
+  MigratorOptions migrator;  // rate_limit_bytes_per_sec from --rate-limit-mbps
   MigrationCost cost;
 };
 
@@ -85,6 +92,13 @@ class HotpagePolicy : public MemoryPolicy {
   // The last round's benefit-against-cost inputs (Details).
   uint64_t horizon_ms_ = 0;
   uint64_t migration_cost_ns_ = 0;
+  // Only with a non-default placement (the engine flags), so that the
+  // default run's report stays as it was: planned promotions by target
+  // node (4 KiB pages; rule W/P/--promote-to), rule L's moves, rule H's
+  // skips.
+  bool flag_details_ = false;
+  std::map<int, uint64_t> planned_promotions_to_;
+  uint64_t locality_pages_ = 0, huge_preferred_full_ = 0;
 };
 
 }  // namespace hotpage

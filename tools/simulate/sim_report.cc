@@ -159,6 +159,10 @@ std::string ReportJson(const SimRunInfo& info, const Simulation& sim) {
   w.BeginObject();
   w.Key("rate_limit_mbps");
   w.Uint(info.rate_limit_mbps);
+  if (!info.engine_flags.empty()) {  // absent with the defaults (goldens)
+    w.Key("engine_flags");
+    w.String(info.engine_flags);
+  }
   w.Key("memtis_cooling_samples");
   w.Uint(info.memtis_cooling_samples);
   w.EndObject();

@@ -36,6 +36,7 @@ struct SimRunInfo {
   std::string capacity;       // "ratio 1:4" or "fast-capacity 65536 bytes"
   uint64_t interval_ms = 0;
   uint64_t rate_limit_mbps = 0;
+  std::string engine_flags;  // the hotpage policy's; empty: attach's defaults
   uint64_t memtis_cooling_samples = 0;
   const SimMachine* machine = nullptr;
 };

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tools/base/status_macros.h"
 #include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_hotpage.h"
 #include "tools/simulate/sim_trace.h"
@@ -22,6 +23,24 @@ uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns) {
   const long double per_4s =
       static_cast<long double>(samples) * 4e9L / duration_ns;
   return std::max<uint64_t>(static_cast<uint64_t>(per_4s + 0.5L), 1);
+}
+
+absl::Status CheckSimulatedPlacement(const PlacementConfig& placement) {
+  if (placement.interleave_tolerance >= 0) {
+    return absl::InvalidArgumentError(
+        "--keep-interleave: a trace records no memory policies (numa_maps "
+        "ranges) and the simulator places every page under the default "
+        "policy, so no range is interleaved and the rule could never act; "
+        "see its effect live with `hotpage attach --dry-run "
+        "--keep-interleave TOL`");
+  }
+  if (placement.huge_strict_preferred && placement.promote_to.empty()) {
+    return absl::InvalidArgumentError(
+        "--huge-strict: a huge page's preferred node comes from its range's "
+        "prefer / prefer (many) policy, which a trace does not record, or "
+        "from --promote-to: give --promote-to NODES");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Topology> LoadTopology(const std::string& topology) {
@@ -62,6 +81,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       out.push_back(std::make_unique<OraclePolicy>(OracleTiersOf(**mem)));
     } else if (name == "hotpage") {
       HotpagePolicyOptions h;
+      h.placement = options.placement;
       h.engine.interval_ns = options.interval_ms * 1000000;
       h.engine.address_space = options.pid.value_or(0);
       h.engine.footprint_pages = machine.footprint_pages;
@@ -106,6 +126,8 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   }
   absl::StatusOr<Topology> topo = LoadTopology(options.topology);
   if (!topo.ok()) return topo.status();
+  HOTPAGE_RETURN_IF_ERROR(CheckSimulatedPlacement(options.placement));
+  HOTPAGE_RETURN_IF_ERROR(ValidatePlacementConfig(options.placement, *topo));
 
   // Pass 1: pids, footprints, time span.
   absl::StatusOr<TraceSurvey> survey =
@@ -194,6 +216,7 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
                       : absl::StrCat("ratio 1:", options.capacity.ratio_n);
   info.interval_ms = options.interval_ms;
   info.rate_limit_mbps = options.rate_limit_mbps;
+  info.engine_flags = options.engine_flags;
   info.memtis_cooling_samples = cooling;
   info.machine = result.machine.get();
   return result;

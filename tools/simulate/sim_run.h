@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "policy/placement.h"
 #include "tools/simulate/sim_driver.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_policy.h"
@@ -33,7 +35,14 @@ struct SimulateOptions {
   std::string policy = "all";
   uint64_t interval_ms = 1000;
   uint64_t rate_limit_mbps = 256;  // the hotpage policy's migrator
-  std::optional<uint32_t> pid;     // default: the pid with most samples
+  // The hotpage policy's placement rules (the engine flags, as attach takes
+  // them: tools/engine_flags.h); attach's defaults unless set. Checked by
+  // CheckSimulatedPlacement and against the topology.
+  PlacementConfig placement;
+  // The engine flags as given ("--weights 0:3,1:1"), for the report; empty
+  // when none was.
+  std::string engine_flags;
+  std::optional<uint32_t> pid;  // default: the pid with most samples
   SimObserver* observer = nullptr;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;
@@ -49,6 +58,18 @@ struct SimulateResult {
 // Errors: bad options (unknown policy or preset, unreadable topology file),
 // the trace's (missing, not a trace, damaged, empty), a pid without samples.
 absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options);
+
+// Whether the simulator can apply `placement`'s rules. A trace records
+// accesses (address, time, CPU), not the process's memory policies
+// (numa_maps), and the simulated memory places every page under the default
+// policy. So rule I (--keep-interleave), which acts only on interleaved
+// ranges, could never act: InvalidArgument saying so. Rule H
+// (--huge-strict) takes a huge page's preferred node from its range's
+// policy, else from --promote-to: without promote_to, InvalidArgument
+// asking for it. Every other rule works from the trace (accessor CPUs) and
+// the topology (packages; --weights kernel = NodeInfo::weight, 1 on the
+// presets; auto = HMAT read bandwidth).
+absl::Status CheckSimulatedPlacement(const PlacementConfig& placement);
 
 // The machine for `topology` (preset name or file).
 absl::StatusOr<Topology> LoadTopology(const std::string& topology);
