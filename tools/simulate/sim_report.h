@@ -44,8 +44,8 @@ struct SimRunInfo {
 };
 
 // The comparison table, one row per policy (oracle first when present):
-// policy, fast-tier share, % of oracle, avg loaded latency ns, promoted, demoted,
-// MB migrated, ping-pongs.
+// policy, fast-tier share, % of oracle, avg loaded latency ns, promoted,
+// demoted, MB migrated, ping-pongs.
 std::string ComparisonTable(const Simulation& sim);
 
 std::string ReportJson(const SimRunInfo& info, const Simulation& sim);
