@@ -130,7 +130,7 @@ const std::vector<Shape>& Shapes() {
        {{"stream-pages", "N", "512", "pages of the streamed range"},
         {"hot-pages", "N", "1024", "pages of the hot set"},
         {"cold-pages", "N", "8192", "pages of the cold heap"},
-        {"pass", "SEC", "1", "seconds per sequential pass over the stream"},
+        {"pass", "SEC", "0.001", "seconds per sequential pass over the stream"},
         {"stream-share", "F", "0.75", "fraction of the accesses on the stream"},
         {"hot-share", "F", "0.2",
          "fraction on the hot set (the rest: cold heap)"}},
