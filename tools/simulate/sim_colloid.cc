@@ -20,6 +20,8 @@ ColloidPolicy::ColloidPolicy(std::unique_ptr<SimulatedMemory> memory,
     if (side.idle_ns == 0 || idle < side.idle_ns) side.idle_ns = idle;
   }
   poll_accesses_.assign(max_id + 1, 0);
+  victims_.resize(max_id + 1);
+  next_victim_.assign(max_id + 1, 0);
   smoothed_accesses_.assign(max_id + 1, 0);
 }
 
@@ -114,12 +116,12 @@ void ColloidPolicy::Quantum(uint64_t now) {
 void ColloidPolicy::Promote(double budget, uint64_t now) {
   SimulatedMemory& mem = memory();
   order_.clear();
-  victims_.clear();
+  for (auto& v : victims_) v.clear();
   for (uint32_t i = 0; i < pages_.size(); ++i) {
     const int node = mem.NodeOf(pages_[i].vaddr);
     if (node < 0) continue;
     if (mem.is_fast(node)) {
-      victims_.push_back(i);
+      victims_[node].push_back(i);
     } else if (pages_[i].count > 0) {
       order_.push_back(i);
     }
@@ -130,8 +132,11 @@ void ColloidPolicy::Promote(double budget, uint64_t now) {
                : pages_[a].vaddr < pages_[b].vaddr;
   };
   std::sort(order_.begin(), order_.end(), hotter);
-  std::sort(victims_.begin(), victims_.end(),
-            [&](uint32_t a, uint32_t b) { return hotter(b, a); });
+  for (auto& v : victims_) {
+    std::sort(v.begin(), v.end(),
+              [&](uint32_t a, uint32_t b) { return hotter(b, a); });
+  }
+  std::fill(next_victim_.begin(), next_victim_.end(), 0);
   auto room = [&](int n) {
     const uint64_t w = static_cast<uint64_t>(
         static_cast<double>(mem.capacity_pages(n)) * options_.free_watermark);
@@ -146,27 +151,41 @@ void ColloidPolicy::Promote(double budget, uint64_t now) {
     }
     return -1;
   };
-  size_t v = 0;
+  // Demotes the coldest page of fast node `n` if colder than `count`.
+  auto make_room = [&](int n, uint32_t count) {
+    std::vector<uint32_t>& list = victims_[n];
+    size_t& v = next_victim_[n];
+    while (v < list.size() && pages_[list[v]].count < count) {
+      const uint64_t vaddr = pages_[list[v++]].vaddr;
+      if (mem.NodeOf(vaddr) != n) continue;
+      for (int to : mem.DemotionTargets(n)) {
+        if (mem.Move(vaddr, to, now).status == to) {
+          ++capacity_demotions_;
+          return true;
+        }
+      }
+    }
+    return false;
+  };
   double left = budget;
   for (uint32_t i : order_) {
     const Page& pg = pages_[i];
     const double c = static_cast<double>(pg.count);
     if (c > left) continue;
     int target = target_for(pg);
-    // A full fast tier: demote its coldest page if colder (the host's
-    // capacity demotion), then try again.
-    while (target < 0 && v < victims_.size() &&
-           pages_[victims_[v]].count < pg.count) {
-      const Page& victim = pages_[victims_[v++]];
-      const int from = mem.NodeOf(victim.vaddr);
-      if (from < 0 || !mem.is_fast(from)) continue;
-      for (int to : mem.DemotionTargets(from)) {
-        if (mem.Move(victim.vaddr, to, now).status == to) {
-          ++capacity_demotions_;
-          break;
-        }
+    // A full fast tier: demote a colder page (the host's capacity
+    // demotion), from the accessing CPU's node first, then try again.
+    // (Room means free pages above the watermark: it may take several.)
+    if (target < 0) {
+      const int local = mem.NodeOfCpu(pg.cpu);
+      if (local >= 0 && mem.is_fast(local)) {
+        while (target < 0 && make_room(local, pg.count))
+          target = target_for(pg);
       }
-      target = target_for(pg);
+      for (int n : mem.fast_nodes()) {
+        if (n == local) continue;
+        while (target < 0 && make_room(n, pg.count)) target = target_for(pg);
+      }
     }
     if (target < 0) break;
     if (mem.Move(pg.vaddr, target, now).status == target) {

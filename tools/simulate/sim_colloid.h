@@ -42,9 +42,10 @@
 //   is (p_lo + p_hi) / 2 and delta_p = |target - p|.
 //   L_D < L_A: promote slow-tier pages, hottest first, each whose access
 //     probability (its count / all counts) fits in what is left of
-//     delta_p; a full fast tier (memtis' 2% free watermark) makes room by
-//     demoting its coldest page when that is colder than the candidate
-//     (the host's capacity demotion).
+//     delta_p, to the accessing CPU's node if it has room (memtis' 2%
+//     free watermark), else another fast node; a full fast tier makes
+//     room by demoting a page colder than the candidate, the coldest of
+//     the CPU's node first (the host's capacity demotion).
 //   L_D > L_A: demote fast-tier pages, hottest first, each whose
 //     probability fits in what is left of delta_p (to the node's
 //     demotion target).
@@ -126,7 +127,9 @@ class ColloidPolicy : public MemoryPolicy {
   uint64_t since_cooling_ = 0;
   uint64_t next_poll_ns_ = UINT64_MAX;
   uint64_t next_quantum_ns_ = UINT64_MAX;
-  std::vector<uint32_t> order_, victims_;  // scratch
+  std::vector<uint32_t> order_;                 // scratch
+  std::vector<std::vector<uint32_t>> victims_;  // by node id; scratch
+  std::vector<size_t> next_victim_;             // by node id; scratch
   uint64_t polls_ = 0, quanta_ = 0, balanced_ = 0, promote_quanta_ = 0,
            demote_quanta_ = 0, promotions_ = 0, demotions_ = 0,
            capacity_demotions_ = 0, coolings_ = 0;
