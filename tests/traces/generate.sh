@@ -15,3 +15,4 @@ cd "$(dirname "$0")/../.."
 "$GEN" scan --seed 1 -o "$OUT/scan_cold.hpt" --truth "$OUT/scan_cold.truth"
 "$GEN" packages --seed 1 --topology-json tests/traces/2pkg-cxl.topology.json \
   -o "$OUT/packages_2pkg.hpt" --truth "$OUT/packages_2pkg.truth"
+"$GEN" stream_mix --seed 1 -o "$OUT/stream_mix.hpt" --truth "$OUT/stream_mix.truth"

@@ -33,7 +33,7 @@ for truth in "$DIR"/*.truth; do
   check "$name: the trace header carries the command line" grep -qaF -- "$cmdline" "$DIR/$name.hpt"
   check "$name: README.md quotes the command line" grep -qF -- "$cmdline" "$DIR/README.md"
 done
-check "four generated traces ($ntruth)" test $ntruth -eq 4
+check "five generated traces ($ntruth)" test $ntruth -eq 5
 
 total=0
 nhpt=0
@@ -47,7 +47,7 @@ for hpt in "$DIR"/*.hpt; do
   check "$name: README.md describes it" grep -qF -- "$name" "$DIR/README.md"
   total=$((total + $(stat -L -c %s "$hpt")))
 done
-check "five traces ($nhpt)" test $nhpt -eq 5
+check "six traces ($nhpt)" test $nhpt -eq 6
 check "all traces together within 3.5 MB ($total bytes)" test $total -le 3500000
 
 rm -rf "$T"

@@ -10,11 +10,14 @@ namespace hotpage {
 // --- oracle -----------------------------------------------------------------
 
 std::vector<OracleTier> OracleTiersOf(const SimulatedMemory& memory) {
+  const LoadedLatencyModel model =
+      LoadedLatencyModel::FromTopology(memory.topology());
   std::map<int, OracleTier> by_rank;
   std::map<int, double> weighted;
   for (int n : memory.nodes()) {
     OracleTier& t = by_rank[memory.tier(n)];
     t.pages += memory.capacity_pages(n);
+    t.peak_bytes_per_sec += model.PeakBytesPerSec(n);
     weighted[memory.tier(n)] += memory.read_latency_ns(n) *
                                 static_cast<double>(memory.capacity_pages(n));
   }
@@ -32,6 +35,7 @@ OraclePolicy::OraclePolicy(std::vector<OracleTier> tiers)
 void OraclePolicy::OnSample(const Sample& s) {
   ++counts_[s.vaddr / kSimPageBytes];
   ++samples_;
+  accesses_ += static_cast<double>(std::max<uint64_t>(s.period, 1));
 }
 
 PolicyTally OraclePolicy::EndInterval(uint64_t end_ns) {
@@ -46,12 +50,14 @@ PolicyTally OraclePolicy::EndInterval(uint64_t end_ns) {
   });
   size_t i = 0;
   absl::flat_hash_set<uint64_t> fast;
+  tier_samples_.assign(tiers_.size(), 0);
   for (size_t tier = 0; tier < tiers_.size() && i < order_.size(); ++tier) {
     const bool last = tier + 1 == tiers_.size();
     for (uint64_t room = tiers_[tier].pages;
          i < order_.size() && (last || room > 0); ++i, --room) {
       const auto& [n, page] = order_[i];
-      t.latency_ns_sum += tiers_[tier].latency_ns * static_cast<double>(n);
+      tier_samples_[tier] += n;
+      t.idle_latency_ns_sum += tiers_[tier].latency_ns * static_cast<double>(n);
       if (tier == 0) {
         t.fast_samples += n;
         fast.insert(page);
@@ -59,9 +65,19 @@ PolicyTally OraclePolicy::EndInterval(uint64_t end_ns) {
       }
     }
   }
+  const double per_sample =
+      samples_ ? accesses_ / static_cast<double>(samples_) : 0;
+  for (size_t tier = 0; tier < tiers_.size(); ++tier) {
+    const double n = static_cast<double>(tier_samples_[tier]);
+    const double u =
+        Utilisation(DemandBytesPerSec(n * per_sample, interval_ns_),
+                    tiers_[tier].peak_bytes_per_sec);
+    t.latency_ns_sum += n * LoadedLatencyNs(tiers_[tier].latency_ns, u);
+  }
   fast_set_ = std::move(fast);
   counts_.clear();
   samples_ = 0;
+  accesses_ = 0;
   return t;
 }
 

@@ -4,7 +4,12 @@
 // oracle   For each interval, the hottest pages OF THAT INTERVAL (by sample
 //          count, ties to the lower address) fill the tiers fastest first,
 //          at no migration cost: an upper bound on the fast-tier share of
-//          any policy that places pages once per interval. It needs one
+//          any policy that places pages once per interval. Its latency is
+//          that placement's, loaded as MemoryPolicy scores (each tier's
+//          demand over its summed peak bandwidth; the interval's mean
+//          period per sample; no remote-package penalty): it bounds the
+//          fast-tier share, not the latency (under a saturating stream a
+//          latency-balancing placement beats it). It needs one
 //          interval of lookahead, kept as per-page counts (bounded by the
 //          pages touched in an interval). The pages entering the fast set
 //          at each interval are reported as oracle_moves (informative,
@@ -82,6 +87,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "policy/loaded_latency.h"
 #include "tools/simulate/sim_policy.h"
 
 namespace hotpage {
@@ -89,8 +95,9 @@ namespace hotpage {
 // --- oracle -----------------------------------------------------------------
 
 struct OracleTier {
-  uint64_t pages = 0;     // capacity of the tier (all its nodes)
-  double latency_ns = 0;  // capacity-weighted mean read latency
+  uint64_t pages = 0;             // capacity of the tier (all its nodes)
+  double latency_ns = 0;          // capacity-weighted mean read latency
+  double peak_bytes_per_sec = 0;  // its nodes' peaks (loaded_latency.h)
 };
 // The tiers of `memory`, fastest first.
 std::vector<OracleTier> OracleTiersOf(const SimulatedMemory& memory);
@@ -106,7 +113,9 @@ class OraclePolicy : public SimPolicy {
   absl::flat_hash_map<uint64_t, uint64_t> counts_;    // page -> samples
   absl::flat_hash_set<uint64_t> fast_set_;            // last interval's
   std::vector<std::pair<uint64_t, uint64_t>> order_;  // scratch
+  std::vector<uint64_t> tier_samples_;                // scratch
   uint64_t samples_ = 0;
+  double accesses_ = 0;  // the interval's periods, summed
 };
 
 // --- tpp

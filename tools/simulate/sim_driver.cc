@@ -9,8 +9,10 @@ Simulation::Simulation(std::vector<std::unique_ptr<SimPolicy>> policies,
     : policies_(std::move(policies)),
       interval_ns_(std::max<uint64_t>(interval_ns, 1)),
       observer_(observer) {
-  for (size_t i = 0; i < policies_.size(); ++i)
+  for (size_t i = 0; i < policies_.size(); ++i) {
     policies_[i]->set_observer(observer_, i);
+    policies_[i]->set_interval_ns(interval_ns_);
+  }
 }
 
 int Simulation::IndexOf(absl::string_view name) const {

@@ -3,6 +3,13 @@
 //
 // Presets (PresetTopology), HMAT numbers like the repo's guest topologies
 // (tests/testdata/sysfs): DRAM 80 ns / 20480 MB/s, CXL 250 ns / 8192 MB/s.
+// The bandwidths are peaks: HMAT's bandwidth entries are the maximum a
+// node delivers to its initiator (ACPI HMAT, System Locality Latency and
+// Bandwidth Information), and the simulator's loaded latency
+// (policy/loaded_latency.h) takes them as the 100%-utilisation point.
+// 20480 MB/s is about one DDR4-2666 channel (2666 MT/s x 8 B = 21.3 GB/s
+// theoretical); 8192 MB/s a CXL memory expander at 40% of DRAM's
+// bandwidth; far memory 4096 MB/s.
 //   dram+cxl  node 0: DRAM with CPUs 0-63 (64 GiB); node 1: CPU-less CXL
 //             (128 GiB); SLIT 10/20.
 //   2pkg+cxl  two packages, each a DRAM node with CPUs and a CPU-less CXL

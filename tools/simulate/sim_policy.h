@@ -11,12 +11,29 @@
 // Scoring (MemoryPolicy, every policy but the oracle): every sample is an
 // access. Its page is placed by first touch if new (SimulatedMemory::
 // Touch), then the access is served by the node the page is on at that
-// moment: "fast" if the node is in the fastest tier, at the node's read
-// latency (HMAT, or the preset's). Only then does the policy react to it
-// (a TPP hint fault promotes after the access that caused it).
+// moment: "fast" if the node is in the fastest tier. Only then does the
+// policy react to it (a TPP hint fault promotes after the access that
+// caused it).
+//
+// Latency (policy/loaded_latency.h). An access costs its node's LOADED
+// latency over the interval it falls in, plus the remote-package penalty
+// from its CPU's node (SLIT). The node's demand is what the interval's
+// samples served from it stand for (sum of Sample::period x 64 B / the
+// interval length), its utilisation that demand over its peak (HMAT read
+// bandwidth, or the preset's); so the tally's latency is only known when
+// the interval ends, and EndInterval computes it. Why the interval itself
+// and not the previous one: the queue an access waits in is made of the
+// accesses around it, i.e. of the same interval; using the previous
+// interval would charge a policy's placement with another placement's
+// traffic (and be wrong for the first interval and after every move).
+// Policies that react to latency (colloid) measure it themselves, causally.
+// Not modelled: migration traffic and other processes' traffic (neither is
+// in the trace's samples), write bandwidth, link (UPI, CXL port) queues.
+// The tally also keeps the idle latency sum (every access at its node's
+// idle latency plus the same remote penalty) for comparison.
 //
 // Policies: sim_hotpage.h (attach's engine and Migrator),
-// sim_baselines.h (first-touch, oracle, tpp, memtis).
+// sim_baselines.h (first-touch, oracle, tpp, memtis), sim_colloid.h.
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_
 #define HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_
@@ -28,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy/loaded_latency.h"
 #include "sampler/sample.h"
 #include "tools/simulate/simulated_memory.h"
 
@@ -36,9 +54,10 @@ namespace hotpage {
 // One policy's numbers over an interval (or, summed, the run).
 struct PolicyTally {
   uint64_t samples = 0;
-  uint64_t fast_samples = 0;    // served by the fastest tier
-  double latency_ns_sum = 0;    // modelled access latency, summed
-  uint64_t promoted_pages = 0;  // 4 KiB pages moved to a faster tier
+  uint64_t fast_samples = 0;       // served by the fastest tier
+  double latency_ns_sum = 0;       // modelled (loaded) access latency, summed
+  double idle_latency_ns_sum = 0;  // the same accesses at idle latency
+  uint64_t promoted_pages = 0;     // 4 KiB pages moved to a faster tier
   uint64_t demoted_pages = 0;
   uint64_t bytes_migrated = 0;  // every move, lateral ones included
   uint64_t pingpongs = 0;       // returns to a tier left within 60 s
@@ -54,6 +73,9 @@ struct PolicyTally {
   }
   double avg_latency_ns() const {
     return samples ? latency_ns_sum / static_cast<double>(samples) : 0.0;
+  }
+  double avg_idle_latency_ns() const {
+    return samples ? idle_latency_ns_sum / static_cast<double>(samples) : 0.0;
   }
 };
 
@@ -109,11 +131,16 @@ class SimPolicy {
     index_ = index;
     ObserverChanged();
   }
+  // The length of the scoring intervals (Simulation sets it before
+  // Start()); demand per interval is measured over it.
+  void set_interval_ns(uint64_t interval_ns) { interval_ns_ = interval_ns; }
+  uint64_t interval_ns() const { return interval_ns_; }
 
  protected:
   virtual void ObserverChanged() {}
   SimObserver* observer_ = nullptr;
   size_t index_ = 0;
+  uint64_t interval_ns_ = 1000000000;
 
  private:
   const std::string name_;
@@ -130,6 +157,7 @@ class MemoryPolicy : public SimPolicy {
 
   SimulatedMemory& memory() { return *memory_; }
   const SimulatedMemory& memory() const { return *memory_; }
+  const LoadedLatencyModel& latency_model() const { return latency_; }
 
  protected:
   // After the access was served from `node` (>= 0; samples whose page
@@ -138,8 +166,18 @@ class MemoryPolicy : public SimPolicy {
   void ObserverChanged() override;
 
  private:
+  // This interval's accesses per node (by node id), for the loaded
+  // latency at its end.
+  struct NodeLoad {
+    uint64_t samples = 0;
+    double accesses = 0;  // sum of the samples' periods
+  };
+
   std::unique_ptr<SimulatedMemory> memory_;
+  const LoadedLatencyModel latency_;
   PolicyTally current_;
+  std::vector<NodeLoad> load_;
+  double penalty_ns_sum_ = 0;  // remote-package penalties, this interval
   SimMemoryCounters last_;
   double slowest_latency_ns_ = 0;
 };

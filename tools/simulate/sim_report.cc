@@ -28,6 +28,8 @@ void WriteTally(JsonWriter& w, const PolicyTally& t,
   }
   w.Key("avg_latency_ns");
   w.Double(Round6(t.avg_latency_ns()));
+  w.Key("avg_idle_latency_ns");
+  w.Double(Round6(t.avg_idle_latency_ns()));
   w.Key("promoted_pages");
   w.Uint(t.promoted_pages);
   w.Key("demoted_pages");
@@ -55,8 +57,9 @@ std::string ComparisonTable(const Simulation& sim) {
     if (static_cast<int>(i) != oracle) order.push_back(i);
   }
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"POLICY", "FAST-TIER SHARE", "% OF ORACLE", "AVG LATENCY NS",
-                  "PROMOTED", "DEMOTED", "MB MIGRATED", "PING-PONGS"});
+  rows.push_back({"POLICY", "FAST-TIER SHARE", "% OF ORACLE",
+                  "AVG LOADED LATENCY NS", "PROMOTED", "DEMOTED", "MB MIGRATED",
+                  "PING-PONGS"});
   for (size_t i : order) {
     const PolicyTally& t = totals[i];
     const bool is_oracle = static_cast<int>(i) == oracle;

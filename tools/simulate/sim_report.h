@@ -4,7 +4,10 @@
 // The JSON report, per policy, the totals and every interval:
 //   fast_share       sampled accesses served by the fastest tier / all
 //   of_oracle        fast_share / the oracle's (null without an oracle)
-//   avg_latency_ns   modelled mean access latency
+//   avg_latency_ns   modelled mean access latency, loaded (sim_policy.h:
+//                    each node's latency at its utilisation in the
+//                    interval, plus the remote-package penalty)
+//   avg_idle_latency_ns  the same accesses at their nodes' idle latency
 //   promoted_pages, demoted_pages, bytes_migrated, pingpongs,
 //   migration_ms     (modelled time spent migrating), oracle_moves
 // plus the run's setup (trace, pid, footprint, machine and capacities,
@@ -42,8 +45,8 @@ struct SimRunInfo {
 };
 
 // The comparison table, one row per policy (oracle first when present):
-// policy, fast-tier share, % of oracle, avg latency ns, promoted, demoted,
-// MB migrated, ping-pongs.
+// policy, fast-tier share, % of oracle, avg loaded latency ns, promoted,
+// demoted, MB migrated, ping-pongs.
 std::string ComparisonTable(const Simulation& sim);
 
 std::string ReportJson(const SimRunInfo& info, const Simulation& sim);

@@ -9,13 +9,14 @@
 #include "absl/strings/str_join.h"
 #include "tools/base/status_macros.h"
 #include "tools/simulate/sim_baselines.h"
+#include "tools/simulate/sim_colloid.h"
 #include "tools/simulate/sim_hotpage.h"
 #include "tools/simulate/sim_trace.h"
 
 namespace hotpage {
 
 std::vector<std::string> AllPolicyNames() {
-  return {"oracle", "hotpage", "first-touch", "tpp", "memtis"};
+  return {"oracle", "hotpage", "first-touch", "tpp", "memtis", "colloid"};
 }
 
 uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns) {
@@ -99,6 +100,10 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       MemtisOptions m;
       m.cooling_samples = memtis_cooling_samples;
       out.push_back(std::make_unique<MemtisPolicy>(std::move(*mem), m));
+    } else if (name == "colloid") {
+      ColloidOptions c;
+      c.cooling_samples = memtis_cooling_samples;
+      out.push_back(std::make_unique<ColloidPolicy>(std::move(*mem), c));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown policy '", name, "' (",

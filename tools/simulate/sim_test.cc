@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "policy/loaded_latency.h"
 #include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_driver.h"
 #include "tools/simulate/sim_hotpage.h"
@@ -252,8 +253,51 @@ TEST(FirstTouchPolicyTest, ScoresByTheNodeAtTheTimeOfEachAccess) {
   const PolicyTally t = sim.Totals()[0];
   EXPECT_EQ(t.samples, 6u);
   EXPECT_EQ(t.fast_samples, 3u);
-  EXPECT_DOUBLE_EQ(t.avg_latency_ns(), (3 * 80.0 + 3 * 250.0) / 6);
+  EXPECT_DOUBLE_EQ(t.avg_idle_latency_ns(), (3 * 80.0 + 3 * 250.0) / 6);
+  // Six accesses in a second load no node: loaded = idle (to 1e-4 ns).
+  EXPECT_NEAR(t.avg_latency_ns(), (3 * 80.0 + 3 * 250.0) / 6, 1e-4);
   EXPECT_EQ(t.bytes_migrated, 0u);
+}
+
+// Loaded latency (sim_policy.h): the interval's demand per node, from the
+// samples' periods, sets each node's latency for that interval.
+TEST(FirstTouchPolicyTest, ScoresTheLoadedLatencyOfTheInterval) {
+  const SimMachine m = Machine(/*fast=*/2, /*slow=*/100);
+  std::vector<std::unique_ptr<SimPolicy>> p;
+  p.push_back(std::make_unique<FirstTouchPolicy>(Memory(m)));
+  Simulation sim(std::move(p), kSec);
+  // Interval 0: 100 samples of period 1.6e6 on DRAM page 0: 1.6e8 lines,
+  // 10.24 GB/s = half of DRAM's 20480 MB/s: 1.2105x its 80 ns.
+  for (uint64_t k = 0; k < 100; ++k) {
+    Sample s = At(0, 1 + k);
+    s.period = 1600000;
+    sim.Feed(s);
+  }
+  // Interval 1: the same 100 accesses at period 1: idle.
+  for (uint64_t k = 0; k < 100; ++k) sim.Feed(At(0, kSec + 1 + k));
+  sim.Finish();
+  ASSERT_EQ(sim.intervals().size(), 2u);
+  const PolicyTally& a = sim.intervals()[0].tallies[0];
+  EXPECT_NEAR(a.avg_latency_ns(), 80 * LoadedLatencyFactor(0.5), 1e-9);
+  EXPECT_NEAR(a.avg_latency_ns(), 96.84, 0.01);
+  EXPECT_DOUBLE_EQ(a.avg_idle_latency_ns(), 80);
+  const PolicyTally& b = sim.intervals()[1].tallies[0];
+  EXPECT_NEAR(b.avg_latency_ns(), 80, 1e-4);
+}
+
+// The other package's DRAM costs the SLIT hop (2pkg+cxl: 21 vs 10).
+TEST(FirstTouchPolicyTest, ChargesTheRemotePackagePenalty) {
+  const SimMachine m = Machine(/*fast=*/4, /*slow=*/100, "2pkg+cxl");
+  std::vector<std::unique_ptr<SimPolicy>> p;
+  p.push_back(std::make_unique<FirstTouchPolicy>(Memory(m)));
+  Simulation sim(std::move(p), kSec);
+  sim.Feed(At(0, 1, /*cpu=*/0));  // first touch: node 0, local
+  sim.Feed(At(0, 2, /*cpu=*/1));  // cpu 1 is package 1: remote
+  sim.Finish();
+  const PolicyTally t = sim.Totals()[0];
+  EXPECT_EQ(t.fast_samples, 2u);
+  EXPECT_NEAR(t.idle_latency_ns_sum, 80 + 80 * 2.1, 1e-9);
+  EXPECT_NEAR(t.latency_ns_sum, 80 + 80 * 2.1, 1e-4);
 }
 
 TEST(OraclePolicyTest, PutsEachIntervalsHottestPagesOnTheFastTier) {
@@ -272,7 +316,8 @@ TEST(OraclePolicyTest, PutsEachIntervalsHottestPagesOnTheFastTier) {
   ASSERT_EQ(sim.intervals().size(), 2u);
   const PolicyTally& a = sim.intervals()[0].tallies[0];
   EXPECT_EQ(a.fast_samples, 5u);
-  EXPECT_DOUBLE_EQ(a.latency_ns_sum, 5 * 80.0 + 250.0);
+  EXPECT_DOUBLE_EQ(a.idle_latency_ns_sum, 5 * 80.0 + 250.0);
+  EXPECT_NEAR(a.latency_ns_sum, 5 * 80.0 + 250.0, 1e-4);
   EXPECT_EQ(a.oracle_moves, 2u);
   const PolicyTally& b = sim.intervals()[1].tallies[0];
   EXPECT_EQ(b.samples, 5u);

@@ -30,6 +30,9 @@ constexpr uint64_t kSharedBase = 0x7f5800000000ull;
 constexpr uint64_t kColdBase = 0x7f5a00000000ull;
 constexpr uint64_t kArenaBase = 0x7f6000000000ull;
 constexpr uint64_t kArenaStride = 64ull << 20;  // glibc's per-thread arenas
+constexpr uint64_t kStreamBase = 0x7f3600000000ull;
+constexpr uint64_t kStreamHotBase = 0x7f3800000000ull;
+constexpr uint64_t kStreamColdBase = 0x7f3a00000000ull;
 
 absl::Status Invalid(absl::string_view flag, absl::string_view want,
                      double got) {
@@ -334,6 +337,56 @@ class Scan : public Workload {
   uint64_t pass_ns_;
 };
 
+// --- stream_mix ------------------------------------------------------------
+
+class StreamMix : public Workload {
+ public:
+  StreamMix(const StreamMixOptions& o, const GenOptions& g)
+      : o_(o), g_(g), pass_ns_(SecondsToNs(o.pass_s)) {}
+
+  Access Draw(uint32_t thread, uint64_t rel_ns, Rng& rng) const override {
+    Access a;
+    const double r = rng.Uniform();
+    if (r < o_.stream_share) {
+      // The stream pointer: one pass over every cache line per pass_ns.
+      const uint64_t lines = o_.stream_pages * (kPageBytes / 64);
+      const uint64_t line = static_cast<uint64_t>(
+          static_cast<unsigned __int128>(rel_ns % pass_ns_) * lines / pass_ns_);
+      a.vaddr = kStreamBase + line * 64 + 8 * rng.Below(8);
+      a.cls = AccessClass::kSequential;
+    } else if (r < o_.stream_share + o_.hot_share) {
+      a.vaddr = WordIn(PageAddr(kStreamHotBase, rng.Below(o_.hot_pages)), rng);
+      a.cls = AccessClass::kHot;
+    } else {
+      a.vaddr =
+          WordIn(PageAddr(kStreamColdBase, rng.Below(o_.cold_pages)), rng);
+      a.cls = AccessClass::kCold;
+    }
+    a.store = rng.Chance(g_.write_share);
+    return a;
+  }
+
+  GroundTruth Truth() const override {
+    GroundTruth t;
+    const Range stream = PagesRange(kStreamBase, 0, o_.stream_pages);
+    const Range hot = PagesRange(kStreamHotBase, 0, o_.hot_pages);
+    const Range cold = PagesRange(kStreamColdBase, 0, o_.cold_pages);
+    t.regions.push_back({"stream", stream});
+    t.regions.push_back({"hot-set", hot});
+    t.regions.push_back({"cold-heap", cold});
+    t.phases.push_back({0,
+                        internal::DurationNs(g_),
+                        {{stream, o_.stream_share, "stream (sequential)"},
+                         {hot, o_.hot_share, "latency-sensitive hot set"}}});
+    return t;
+  }
+
+ private:
+  StreamMixOptions o_;
+  GenOptions g_;
+  uint64_t pass_ns_;
+};
+
 // --- packages --------------------------------------------------------------
 
 class Packages : public Workload {
@@ -466,6 +519,25 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeScan(const ScanOptions& o,
   }
   HOTPAGE_RETURN_IF_ERROR(CheckFraction("focus-share", o.focus_share));
   return std::unique_ptr<Workload>(new Scan(o, g));
+}
+
+absl::StatusOr<std::unique_ptr<Workload>> MakeStreamMix(
+    const StreamMixOptions& o, const GenOptions& g) {
+  HOTPAGE_RETURN_IF_ERROR(CheckGen(g));
+  HOTPAGE_RETURN_IF_ERROR(
+      CheckCount("stream-pages", o.stream_pages, 1, 1ull << 28));
+  HOTPAGE_RETURN_IF_ERROR(CheckCount("hot-pages", o.hot_pages, 1, 1ull << 28));
+  HOTPAGE_RETURN_IF_ERROR(
+      CheckCount("cold-pages", o.cold_pages, 1, 1ull << 28));
+  if (!(o.pass_s >= 1e-6 && o.pass_s <= 1e6)) {
+    return Invalid("pass", "seconds in [1e-6, 1e6]", o.pass_s);
+  }
+  HOTPAGE_RETURN_IF_ERROR(CheckFraction("stream-share", o.stream_share));
+  HOTPAGE_RETURN_IF_ERROR(CheckFraction("hot-share", o.hot_share));
+  if (o.stream_share + o.hot_share > 1) {
+    return Invalid("hot-share", "at most 1 - stream-share", o.hot_share);
+  }
+  return std::unique_ptr<Workload>(new StreamMix(o, g));
 }
 
 absl::StatusOr<std::unique_ptr<Workload>> MakePackages(const PackagesOptions& o,

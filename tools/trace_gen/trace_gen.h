@@ -1,7 +1,8 @@
 // The workload generator behind tests/traces/: deterministic, PEBS-like
 // sample traces of memory-access patterns that tiered-memory placement
 // has to handle (a shifting hot set, a Zipf key-value store, a scan that
-// turns cold, threads on two CPU packages).
+// turns cold, threads on two CPU packages, a stream that saturates the fast
+// tier's bandwidth).
 //
 // Model. A workload has T threads; thread i runs on one CPU (Workload::Cpu)
 // and makes "qualifying" accesses (loads of 30+ cycles, or stores: what the
@@ -191,6 +192,31 @@ struct PackagesOptions {
 };
 absl::StatusOr<std::unique_ptr<Workload>> MakePackages(const PackagesOptions& o,
                                                        const GenOptions& g);
+
+// Bandwidth decides (Colloid, SOSP'24, section 2): a high-rate streaming
+// component over a small range (stream_pages, sequential, one pass every
+// pass_s; stream_share of the accesses) beside a latency-sensitive hot set
+// (hot_pages, uniform; hot_share) and a cold heap (cold_pages, the rest).
+// Every sampled access stands for sample_period cache lines, so the demand
+// is access_rate x 64 B: at 3.2e8 accesses/s (generate.sh) 20.48 GB/s,
+// the peak of the simulator's DRAM node; the stream (15.4 GB/s) and the
+// hot set (4.1 GB/s), the pages every hotness ranking puts first, load it
+// to 95% when they all sit on the fast tier.
+struct StreamMixOptions {
+  uint64_t stream_pages = 512;
+  uint64_t hot_pages = 1024;
+  uint64_t cold_pages = 8192;
+  // About the time the stream's bandwidth takes to cover its range
+  // (2 MiB at 15.4 GB/s: 0.14 ms), rounded up so that consecutive samples
+  // (0.3 ms apart) still walk forward; a pass much longer than the
+  // policies' 500 ms - 1 s periods would make the stream a moving hot
+  // spot instead of a steady bandwidth hog.
+  double pass_s = 0.001;
+  double stream_share = 0.75;
+  double hot_share = 0.2;
+};
+absl::StatusOr<std::unique_ptr<Workload>> MakeStreamMix(
+    const StreamMixOptions& o, const GenOptions& g);
 
 // --- generation ------------------------------------------------------------
 

@@ -119,6 +119,24 @@ const std::vector<Shape>& Shapes() {
         {"focus-share", "F", "0.9",
          "fraction of the accesses on the scan, then the working set"}},
        {{"duration", "45"}, {"sample-period", "15000"}}},
+      {"stream_mix",
+       "bandwidth decides: a high-rate sequential stream over a small range "
+       "(stream-share of\n"
+       "the accesses) beside a latency-sensitive hot set (hot-share) and a "
+       "cold heap; at the\n"
+       "defaults the demand (access-rate x 64 B = 20.48 GB/s) equals one "
+       "DRAM node's peak:\n"
+       "the stream and the hot set alone saturate it (Colloid, SOSP'24)",
+       {{"stream-pages", "N", "512", "pages of the streamed range"},
+        {"hot-pages", "N", "1024", "pages of the hot set"},
+        {"cold-pages", "N", "8192", "pages of the cold heap"},
+        {"pass", "SEC", "0.001", "seconds per sequential pass over the stream"},
+        {"stream-share", "F", "0.75", "fraction of the accesses on the stream"},
+        {"hot-share", "F", "0.2",
+         "fraction on the hot set (the rest: cold heap)"}},
+       {{"duration", "25"},
+        {"sample-period", "100000"},
+        {"access-rate", "3.2e8"}}},
       {"packages",
        "threads on two CPU packages: the first half of the threads on package "
        "0, the second on\n"
@@ -393,6 +411,15 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
     if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
     if (st.ok()) st = ParseF(m, "focus-share", &o.focus_share);
     if (st.ok()) w = MakeScan(o, g);
+  } else if (st.ok() && shape.name == "stream_mix") {
+    StreamMixOptions o;
+    st = ParseU64(m, "stream-pages", &o.stream_pages);
+    if (st.ok()) st = ParseU64(m, "hot-pages", &o.hot_pages);
+    if (st.ok()) st = ParseU64(m, "cold-pages", &o.cold_pages);
+    if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
+    if (st.ok()) st = ParseF(m, "stream-share", &o.stream_share);
+    if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
+    if (st.ok()) w = MakeStreamMix(o, g);
   } else if (st.ok() && shape.name == "packages") {
     PackagesOptions o;
     st = ParseU32(m, "threads", &o.threads);

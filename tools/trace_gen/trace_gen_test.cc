@@ -253,6 +253,38 @@ TEST(ScanTest, ScanIsSequentialThenColdWhileWorkingSetTurnsHot) {
   EXPECT_GT(pages.size(), 8192u * 9 / 10);
 }
 
+TEST(StreamMixTest, SharesAndDemandAsDocumented) {
+  GenOptions g;
+  g.duration_s = 10;
+  g.sample_period = 100000;
+  g.access_rate = 3.2e8;
+  StreamMixOptions o;  // 512 stream, 1024 hot, 8192 cold pages
+  const auto w = Must(MakeStreamMix(o, g));
+  const std::vector<Sample> samples = Generate(*w, g);
+  CheckPebsLike(*w, g, samples);
+  const GroundTruth t = w->Truth();
+  ASSERT_EQ(t.phases.size(), 1u);
+  ASSERT_EQ(t.regions.size(), 3u);
+  EXPECT_NEAR(ShareIn(samples, t.regions[0].range), 0.75, 0.01);
+  EXPECT_NEAR(ShareIn(samples, t.regions[1].range), 0.2, 0.01);
+  EXPECT_NEAR(ShareIn(samples, t.regions[2].range), 0.05, 0.005);
+  // The demand the samples stand for: period x 64 B per sample, 20.48 GB/s
+  // (the simulator's DRAM peak) within 2%.
+  double lines = 0;
+  for (const Sample& s : samples) lines += static_cast<double>(s.period);
+  EXPECT_NEAR(lines * 64 / g.duration_s / 20.48e9, 1.0, 0.02);
+  // Every stream page is sampled.
+  std::set<uint64_t> pages;
+  for (const Sample& s : samples) {
+    if (t.regions[0].range.Contains(s.vaddr))
+      pages.insert(s.vaddr / kPageBytes);
+  }
+  EXPECT_EQ(pages.size(), o.stream_pages);
+  StreamMixOptions bad = o;
+  bad.hot_share = 0.5;  // 0.75 + 0.5 > 1
+  EXPECT_FALSE(MakeStreamMix(bad, g).ok());
+}
+
 TEST(PackagesTest, ThreadsStayOnTheirPackageAndOwnArena) {
   GenOptions g;
   g.access_rate = 8e6;

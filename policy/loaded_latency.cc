@@ -1,0 +1,117 @@
+#include "policy/loaded_latency.h"
+
+#include <algorithm>
+
+namespace hotpage {
+
+double LoadedLatencyFactor(double utilisation) {
+  if (!(utilisation > 0)) return 1.0;  // also NaN
+  const double u = std::min(utilisation, kMaxUtilisation);
+  return 1.0 + kQueueingCoefficient * u / (1.0 - u);
+}
+
+double LoadedLatencyNs(double idle_latency_ns, double utilisation) {
+  return idle_latency_ns * LoadedLatencyFactor(utilisation);
+}
+
+double DemandBytesPerSec(double accesses, uint64_t interval_ns) {
+  if (interval_ns == 0 || !(accesses > 0)) return 0;
+  return accesses * kCacheLineBytes * 1e9 / static_cast<double>(interval_ns);
+}
+
+double Utilisation(double demand_bytes_per_sec, double peak_bytes_per_sec) {
+  if (!(peak_bytes_per_sec > 0) || !(demand_bytes_per_sec > 0)) return 0;
+  return demand_bytes_per_sec / peak_bytes_per_sec;
+}
+
+double UtilisationForFactor(double factor) {
+  if (!(factor > 1)) return 0;
+  // 1 + a u / (1 - u) = f  =>  u = (f - 1) / (a + f - 1).
+  const double x = factor - 1.0;
+  return std::min(x / (kQueueingCoefficient + x), kMaxUtilisation);
+}
+
+LoadedLatencyModel LoadedLatencyModel::FromTopology(const Topology& topology) {
+  LoadedLatencyModel m;
+  std::vector<const NodeInfo*> sorted;
+  for (const NodeInfo& n : topology.nodes) sorted.push_back(&n);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const NodeInfo* a, const NodeInfo* b) { return a->id < b->id; });
+  for (const NodeInfo* n : sorted) {
+    NodeLatency l;
+    l.node = n->id;
+    const bool fast = !n->tier.has_value() || *n->tier == 0;
+    l.idle_latency_ns = fast ? kDefaultFastLatencyNs : kDefaultSlowLatencyNs;
+    l.peak_bytes_per_sec =
+        fast ? kDefaultFastBytesPerSec : kDefaultSlowBytesPerSec;
+    if (n->hmat.read_latency_ns && *n->hmat.read_latency_ns > 0)
+      l.idle_latency_ns = static_cast<double>(*n->hmat.read_latency_ns);
+    if (n->hmat.read_bandwidth_mbps && *n->hmat.read_bandwidth_mbps > 0) {
+      // The kernel reports HMAT bandwidth in MB/s (10^6 bytes).
+      l.peak_bytes_per_sec =
+          static_cast<double>(*n->hmat.read_bandwidth_mbps) * 1e6;
+    }
+    l.from_hmat = n->hmat.complete();
+    l.home_node = n->id;
+    if (!n->has_cpus() && !n->hmat.initiators.empty())
+      l.home_node = n->hmat.initiators.front();
+    m.nodes_.push_back(l);
+  }
+  const size_t k = m.nodes_.size();
+  m.distance_.assign(k * k, 0);
+  for (size_t i = 0; i < k; ++i) {
+    for (size_t j = 0; j < k; ++j) {
+      m.distance_[i * k + j] =
+          topology.Distance(m.nodes_[i].node, m.nodes_[j].node).value_or(0);
+    }
+  }
+  return m;
+}
+
+int LoadedLatencyModel::IndexOf(int node) const {
+  auto it = std::lower_bound(
+      nodes_.begin(), nodes_.end(), node,
+      [](const NodeLatency& l, int id) { return l.node < id; });
+  if (it == nodes_.end() || it->node != node) return -1;
+  return static_cast<int>(it - nodes_.begin());
+}
+
+const NodeLatency* LoadedLatencyModel::Find(int node) const {
+  const int i = IndexOf(node);
+  return i < 0 ? nullptr : &nodes_[i];
+}
+
+double LoadedLatencyModel::IdleLatencyNs(int node) const {
+  const NodeLatency* l = Find(node);
+  return l ? l->idle_latency_ns : 0;
+}
+
+double LoadedLatencyModel::PeakBytesPerSec(int node) const {
+  const NodeLatency* l = Find(node);
+  return l ? l->peak_bytes_per_sec : 0;
+}
+
+double LoadedLatencyModel::LatencyNs(int node,
+                                     double demand_bytes_per_sec) const {
+  const NodeLatency* l = Find(node);
+  if (l == nullptr) return 0;
+  return LoadedLatencyNs(
+      l->idle_latency_ns,
+      Utilisation(demand_bytes_per_sec, l->peak_bytes_per_sec));
+}
+
+double LoadedLatencyModel::RemotePenaltyNs(int cpu_node, int mem_node) const {
+  if (cpu_node < 0) return 0;
+  const int c = IndexOf(cpu_node), m = IndexOf(mem_node);
+  if (c < 0 || m < 0) return 0;
+  const int h = IndexOf(nodes_[m].home_node);
+  if (h < 0) return 0;
+  const size_t k = nodes_.size();
+  const int from_cpu = distance_[c * k + m];
+  const int from_home = distance_[h * k + m];
+  if (from_cpu <= 0 || from_home <= 0 || from_cpu <= from_home) return 0;
+  return nodes_[m].idle_latency_ns *
+         (static_cast<double>(from_cpu) / from_home - 1.0);
+}
+
+}  // namespace hotpage
