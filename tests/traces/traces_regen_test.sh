@@ -47,7 +47,7 @@ for hpt in "$DIR"/*.hpt; do
   check "$name: README.md describes it" grep -qF -- "$name" "$DIR/README.md"
   total=$((total + $(stat -L -c %s "$hpt")))
 done
-check "six traces ($nhpt)" test $nhpt -eq 6
+check "seven traces ($nhpt)" test $nhpt -eq 7
 check "all traces together within 3.5 MB ($total bytes)" test $total -le 3500000
 
 rm -rf "$T"
