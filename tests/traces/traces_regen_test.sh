@@ -47,8 +47,8 @@ for hpt in "$DIR"/*.hpt; do
   check "$name: README.md describes it" grep -qF -- "$name" "$DIR/README.md"
   total=$((total + $(stat -L -c %s "$hpt")))
 done
-check "seven traces ($nhpt)" test $nhpt -eq 7
-check "all traces together within 3.5 MB ($total bytes)" test $total -le 3500000
+check "eight traces ($nhpt)" test $nhpt -eq 8
+check "all traces together within 4 MB ($total bytes)" test $total -le 4000000
 
 rm -rf "$T"
 echo "$fails failed"
