@@ -9,6 +9,8 @@
 #   bazel build //tools/trace_gen:hotpage_trace_gen
 #   bash tests/traces/record_memcached.sh [OUT.hpt] [LOG.zst]
 #
+# Took 4.6 min on the 2-core build machine shared with other builds (Lackey
+# prints 143M lines); converting a kept log takes under a minute.
 # Needs valgrind, memcached, zstd and python3. LOG.zst keeps Lackey's
 # output (zstd -1) and, when it exists already, is converted again instead
 # of re-running Valgrind. A new recording is not byte-identical (a new pid,

@@ -8,6 +8,8 @@
 #   bash tests/traces/record_sort_lines.sh [OUT.hpt] [LOG.zst]
 #
 # Needs valgrind, coreutils, zstd and Debian's python3 (for the input).
+# Took 3.5 min on the 2-core build machine shared with other builds (Lackey
+# prints 110M lines); converting a kept log takes under a minute.
 # LOG.zst keeps Lackey's output (zstd -1) and, when it exists already, is
 # converted again instead of re-running Valgrind. A new recording is not
 # byte-identical (a new pid, possibly another address layout); the README
