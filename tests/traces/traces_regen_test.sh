@@ -47,8 +47,8 @@ for hpt in "$DIR"/*.hpt; do
   check "$name: README.md describes it" grep -qF -- "$name" "$DIR/README.md"
   total=$((total + $(stat -L -c %s "$hpt")))
 done
-check "six traces ($nhpt)" test $nhpt -eq 6
-check "all traces together within 3.5 MB ($total bytes)" test $total -le 3500000
+check "nine traces ($nhpt)" test $nhpt -eq 9
+check "all traces together within 4.5 MB ($total bytes)" test $total -le 4500000
 
 rm -rf "$T"
 echo "$fails failed"
