@@ -7,14 +7,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tools/simulate/sim_arms.h"
 #include "tools/simulate/sim_baselines.h"
+#include "tools/simulate/sim_hemem.h"
 #include "tools/simulate/sim_hotpage.h"
 #include "tools/simulate/sim_trace.h"
 
 namespace hotpage {
 
 std::vector<std::string> AllPolicyNames() {
-  return {"oracle", "hotpage", "first-touch", "tpp", "memtis"};
+  return {"oracle", "hotpage", "first-touch", "tpp", "memtis", "arms", "hemem"};
 }
 
 uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns) {
@@ -79,6 +81,12 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       MemtisOptions m;
       m.cooling_samples = memtis_cooling_samples;
       out.push_back(std::make_unique<MemtisPolicy>(std::move(*mem), m));
+    } else if (name == "arms") {
+      out.push_back(
+          std::make_unique<ArmsPolicy>(std::move(*mem), ArmsOptions{}));
+    } else if (name == "hemem") {
+      out.push_back(
+          std::make_unique<HememPolicy>(std::move(*mem), HememOptions{}));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown policy '", name, "' (",
