@@ -58,6 +58,7 @@ void ArmsPolicy::Access(const Sample& s, int node) {
     p.vaddr = page * kSimPageBytes;
     pages_.push_back(p);
   }
+  pages_[it->second].node = node;
   pages_[it->second].accesses +=
       static_cast<double>(s.period ? s.period : options_.default_sample_period);
   ++period_samples_;
@@ -114,7 +115,7 @@ void ArmsPolicy::Migrate(uint64_t now) {
   slow_.clear();
   fast_.clear();
   for (uint32_t i = 0; i < pages_.size(); ++i) {
-    const int node = mem.NodeOf(pages_[i].vaddr);
+    const int node = pages_[i].node;
     if (node < 0) continue;
     if (mem.is_fast(node)) {
       fast_.push_back(i);
@@ -127,16 +128,26 @@ void ArmsPolicy::Migrate(uint64_t now) {
     const double sa = Score(pages_[a]), sb = Score(pages_[b]);
     return sa != sb ? sa > sb : pages_[a].vaddr < pages_[b].vaddr;
   };
-  std::sort(slow_.begin(), slow_.end(), hotter);
-  std::sort(fast_.begin(), fast_.end(),
-            [&](uint32_t a, uint32_t b) { return hotter(b, a); });
+  // At most this many slow pages can move this period (free fast pages,
+  // fast pages to swap with, the budget): only those need their order, and
+  // as many of the coldest fast pages.
+  uint64_t free_fast_pages = 0;
+  for (int n : mem.fast_nodes()) free_fast_pages += mem.free_pages(n);
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(
+      {slow_.size(), fast_.size() + free_fast_pages, budget_pages_ + 1}));
+  std::partial_sort(slow_.begin(), slow_.begin() + want, slow_.end(), hotter);
+  slow_.resize(want);
+  const size_t victims = std::min(want, fast_.size());
+  std::partial_sort(fast_.begin(), fast_.begin() + victims, fast_.end(),
+                    [&](uint32_t a, uint32_t b) { return hotter(b, a); });
+  fast_.resize(victims);
   const double horizon_s = static_cast<double>(options_.horizon_ns) / 1e9;
   const double ratio = options_.benefit_cost_ratio;
   uint64_t used = 0;
   size_t next_cold = 0;
   for (uint32_t h : slow_) {
-    const Page& hot = pages_[h];
-    const int hot_node = mem.NodeOf(hot.vaddr);
+    Page& hot = pages_[h];
+    const int hot_node = hot.node;
     const double hot_rate = Score(hot);
     int free_fast = -1;
     for (int n : mem.fast_nodes()) {
@@ -161,17 +172,17 @@ void ArmsPolicy::Migrate(uint64_t now) {
         ++refused_by_cost_;
         return;
       }
-      if (mem.Move(hot.vaddr, free_fast, now).status != free_fast) return;
+      if (!MovePage(hot, free_fast, now)) return;
       ++promotions_;
       ++used;
       continue;
     }
     // A swap with the coldest fast page not yet used.
     if (next_cold >= fast_.size()) return;
-    const Page& cold = pages_[fast_[next_cold]];
+    Page& cold = pages_[fast_[next_cold]];
     const double cold_rate = Score(cold);
     if (cold_rate >= hot_rate) return;
-    const int fast_node = mem.NodeOf(cold.vaddr);
+    const int fast_node = cold.node;
     int down = -1;
     for (int to : mem.DemotionTargets(fast_node)) {
       if (mem.free_pages(to) > 0) {
@@ -195,13 +206,19 @@ void ArmsPolicy::Migrate(uint64_t now) {
       ++refused_by_cost_;
       return;
     }
-    if (mem.Move(cold.vaddr, down, now).status != down) return;
+    if (!MovePage(cold, down, now)) return;
     ++demotions_;
     ++next_cold;
-    if (mem.Move(hot.vaddr, fast_node, now).status != fast_node) return;
+    if (!MovePage(hot, fast_node, now)) return;
     ++promotions_;
     used += 2;
   }
+}
+
+bool ArmsPolicy::MovePage(Page& p, int to, uint64_t now) {
+  if (memory().Move(p.vaddr, to, now).status != to) return false;
+  p.node = to;
+  return true;
 }
 
 std::vector<std::pair<std::string, uint64_t>> ArmsPolicy::Details() const {

@@ -132,7 +132,9 @@ class ArmsPolicy : public MemoryPolicy {
     uint64_t vaddr = 0;
     double accesses = 0;  // in the current period
     double short_rate = 0, long_rate = 0;
+    int node = -1;  // where it is (only this policy moves its pages)
   };
+  bool MovePage(Page& p, int to, uint64_t now);
   double Score(const Page& p) const {
     return shift_mode_ ? p.short_rate : p.long_rate;
   }
