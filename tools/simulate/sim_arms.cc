@@ -135,12 +135,19 @@ void ArmsPolicy::Migrate(uint64_t now) {
   for (int n : mem.fast_nodes()) free_fast_pages += mem.free_pages(n);
   const size_t want = static_cast<size_t>(std::min<uint64_t>(
       {slow_.size(), fast_.size() + free_fast_pages, budget_pages_ + 1}));
-  std::partial_sort(slow_.begin(), slow_.begin() + want, slow_.end(), hotter);
+  auto colder = [&](uint32_t a, uint32_t b) { return hotter(b, a); };
+  // nth_element then sort of the prefix: linear plus k log k (a heap-based
+  // partial_sort was 30% of the run at k ~ 10^4).
+  if (want < slow_.size())
+    std::nth_element(slow_.begin(), slow_.begin() + want, slow_.end(), hotter);
   slow_.resize(want);
+  std::sort(slow_.begin(), slow_.end(), hotter);
   const size_t victims = std::min(want, fast_.size());
-  std::partial_sort(fast_.begin(), fast_.begin() + victims, fast_.end(),
-                    [&](uint32_t a, uint32_t b) { return hotter(b, a); });
+  if (victims < fast_.size())
+    std::nth_element(fast_.begin(), fast_.begin() + victims, fast_.end(),
+                     colder);
   fast_.resize(victims);
+  std::sort(fast_.begin(), fast_.end(), colder);
   const double horizon_s = static_cast<double>(options_.horizon_ns) / 1e9;
   const double ratio = options_.benefit_cost_ratio;
   uint64_t used = 0;
