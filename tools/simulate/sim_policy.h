@@ -16,7 +16,8 @@
 // (a TPP hint fault promotes after the access that caused it).
 //
 // Policies: sim_hotpage.h (attach's engine and Migrator),
-// sim_baselines.h (first-touch, oracle, tpp, memtis).
+// sim_baselines.h (first-touch, oracle, tpp, memtis), sim_arms.h (arms),
+// sim_hemem.h (hemem).
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_
 #define HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_
