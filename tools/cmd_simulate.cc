@@ -36,7 +36,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       {"fast-capacity", "SIZE",
        "fast tier size instead of --ratio (e.g. 64M, 1G)"},
       {"policy", "NAME",
-       "hotpage, first-touch, oracle, tpp, memtis or all (default)"},
+       "hotpage, first-touch, oracle, tpp, memtis, arms, hemem or all "
+       "(default)"},
       {"interval-ms", "N",
        "hotpage's round interval and the report's interval (default 1000)"},
       {"rate-limit-mbps", "N",
@@ -81,7 +82,11 @@ int RunSimulate(const std::vector<std::string>& args) {
       "(promote on\n"
       "the second sample within 1 s, demote least recently sampled under "
       "pressure);\n"
-      "memtis = Memtis' histogram threshold with periodic cooling. A single "
+      "memtis = Memtis' histogram threshold with periodic cooling; arms = "
+      "ARMS' short\n"
+      "and long moving averages, a change detector and a cost/benefit test; "
+      "hemem =\n"
+      "HeMem's fixed read/write thresholds with halving on cooling. A single "
       "policy\n"
       "runs beside the oracle.\n"
       "\n"

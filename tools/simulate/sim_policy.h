@@ -33,7 +33,8 @@
 // idle latency plus the same remote penalty) for comparison.
 //
 // Policies: sim_hotpage.h (attach's engine and Migrator),
-// sim_baselines.h (first-touch, oracle, tpp, memtis), sim_colloid.h.
+// sim_baselines.h (first-touch, oracle, tpp, memtis), sim_arms.h (arms),
+// sim_hemem.h (hemem), sim_colloid.h (colloid).
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_
 #define HOTPAGE_TOOLS_SIMULATE_SIM_POLICY_H_

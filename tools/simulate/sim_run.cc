@@ -8,15 +8,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/base/status_macros.h"
+#include "tools/simulate/sim_arms.h"
 #include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_colloid.h"
+#include "tools/simulate/sim_hemem.h"
 #include "tools/simulate/sim_hotpage.h"
 #include "tools/simulate/sim_trace.h"
 
 namespace hotpage {
 
 std::vector<std::string> AllPolicyNames() {
-  return {"oracle", "hotpage", "first-touch", "tpp", "memtis", "colloid"};
+  return {"oracle", "hotpage", "first-touch", "tpp",
+          "memtis", "arms",    "hemem",       "colloid"};
 }
 
 uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns) {
@@ -100,6 +103,12 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       MemtisOptions m;
       m.cooling_samples = memtis_cooling_samples;
       out.push_back(std::make_unique<MemtisPolicy>(std::move(*mem), m));
+    } else if (name == "arms") {
+      out.push_back(
+          std::make_unique<ArmsPolicy>(std::move(*mem), ArmsOptions{}));
+    } else if (name == "hemem") {
+      out.push_back(
+          std::make_unique<HememPolicy>(std::move(*mem), HememOptions{}));
     } else if (name == "colloid") {
       ColloidOptions c;
       c.cooling_samples = memtis_cooling_samples;

@@ -177,9 +177,7 @@ SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node,
   --from.used;
   ++to->used;
   page.node = static_cast<int16_t>(to_node);
-  const double bw = std::min(from.bandwidth, to->bandwidth);
-  const uint64_t cost = options_.cost.per_page_ns +
-                        static_cast<uint64_t>(kSimPageBytes * 1e9 / bw + 0.5);
+  const uint64_t cost = MoveCostNs(from_node, to_node);
   counters_.migration_ns += cost;
   counters_.bytes_migrated += kSimPageBytes;
   if (to->tier < from.tier) {
@@ -200,6 +198,15 @@ SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node,
   if (listener_)
     listener_(now_ns, vaddr & ~(kSimPageBytes - 1), from_node, to_node);
   return {to_node, cost};
+}
+
+uint64_t SimulatedMemory::MoveCostNs(int from, int to) const {
+  const NodeState* a = Find(from);
+  const NodeState* b = Find(to);
+  if (a == nullptr || b == nullptr) return 0;
+  const double bw = std::min(a->bandwidth, b->bandwidth);
+  return options_.cost.per_page_ns +
+         static_cast<uint64_t>(kSimPageBytes * 1e9 / bw + 0.5);
 }
 
 uint64_t SimulatedMemory::capacity_pages(int node) const {

@@ -176,6 +176,10 @@ class SimulatedMemory : public MemoryView {
   int tier(int node) const;  // rank, 0 = fastest; -1 unknown
   double read_latency_ns(int node) const;
   double bandwidth_bytes_per_sec(int node) const;
+  // What Move() charges for one page from `from` to `to` (MigrationCost:
+  // per_page_ns plus the copy at the smaller bandwidth); 0 for an unknown
+  // node. For policies that weigh a move's cost before making it.
+  uint64_t MoveCostNs(int from, int to) const;
   // Nodes with capacity, ascending id; and those of the fastest tier.
   const std::vector<int>& nodes() const { return nodes_; }
   const std::vector<int>& fast_nodes() const { return fast_nodes_; }
