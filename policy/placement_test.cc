@@ -1021,6 +1021,27 @@ TEST(PlacementWeighted, RatioAmongTheRestHoldsWhenOneNodeIsFull) {
   EXPECT_NEAR(to[3], 400, 12);
 }
 
+// Both fast nodes full (between their watermarks): every promotion is a
+// swap, and the weights still decide where (the ratio held only on free
+// room before, so a full DRAM split by accessor, 50/50 here).
+TEST(PlacementWeighted, RatioHoldsOnAFullFastTierThroughSwaps) {
+  Round r;
+  r.SetFree(0, 150);
+  r.SetFree(1, 150);
+  for (int i = 0; i < 400; ++i)
+    r.candidates.push_back(Page(A(i), 2, 10, 20, i % 2));
+  for (int i = 0; i < 400; ++i) {
+    r.victims.push_back(Page(A(1000 + i), 0, 0, 1));
+    r.victims.push_back(Page(A(2000 + i), 1, 0, 1));
+  }
+  r.config.weights = Weights("0:3,1:1");
+  PlacementDecision d = r.Decide();
+  std::map<int, int> to = PromotedTo(d);
+  EXPECT_EQ(d.promoted_pages, 400u) << DecisionToString(d);
+  EXPECT_EQ(to[0], 300);
+  EXPECT_EQ(to[1], 100);
+}
+
 TEST(PlacementWeighted, DeterministicAndIndependentOfInputOrder) {
   Round r;
   r.SetFree(0, 3000);

@@ -113,6 +113,18 @@ void WeightedTargetStrategy::RankPromotionTargets(const PageHeat& page,
       for (int n : group) {
         if (n != pick) order.push_back(n);
       }
+    } else if (weighted_ && !group.empty()) {
+      // No node of the group has room: the promotion will displace colder
+      // pages, and the weights decide where as they do for free room (the
+      // pick first, then the rest nearest first), so that the ratio holds
+      // on a full fast tier too.
+      std::vector<int> sorted = group;
+      std::sort(sorted.begin(), sorted.end());
+      const int pick = Pick(cursors_[keys[gi]], sorted);
+      order.push_back(pick);
+      for (int n : group) {
+        if (n != pick) order.push_back(n);
+      }
     } else {
       order.insert(order.end(), group.begin(), group.end());
     }

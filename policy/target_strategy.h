@@ -95,7 +95,10 @@ class NearestTargetStrategy : public TargetStrategy {
 // round-robin as the kernel's weighted_interleave_nid(): the current node
 // takes `weight` consecutive promotions (one per page, whatever its size),
 // then the next node in ascending id order (wrapping) takes its weight.
-// Nodes without room are skipped, so the ratio among the rest holds. The
+// Nodes without room are skipped, so the ratio among the rest holds; when
+// none has room the same round-robin orders the displacement targets, so
+// the ratio holds on a full fast tier too (each promotion then swaps out
+// a colder page of the picked node, or of the next if it has none). The
 // cursor persists across rounds (BeginRound does not reset it), so small
 // rounds still spread; a fresh strategy fed the same rounds decides the
 // same. Without weights (kNone) the pick is the nearest node instead.
