@@ -7,8 +7,9 @@
 // as tests/compare's workload places it (--prefer_node), with room on
 // DRAM: promotions go into free room, where the target rules (W, P,
 // --promote-to) choose the node. (When DRAM is full every promotion is a
-// swap, which takes the nearest node with a colder victim whatever the
-// weights: that is the engine's rule, policy/target_strategy.h.)
+// swap, and the weights order the displacement targets the same way:
+// policy/target_strategy.h, placement_test's
+// RatioHoldsOnAFullFastTierThroughSwaps.)
 
 #include <map>
 #include <memory>
