@@ -58,20 +58,22 @@
 //   --trace_out=FILE --trace_period=N (N >= 1) write the workload's own
 //   access stream, sampled like PEBS, as an .hpt trace (sampler/trace/
 //   trace_format.h): every Nth access of each touching thread to the area
-//   (the first-touch pass included) becomes one Sample (vaddr, time_ns
-//   CLOCK_MONOTONIC, pid, tid, cpu from sched_getcpu or 0, period N). The
-//   workload is deterministic, so the trace is exactly what it did. Pick N
-//   coprime with the hot set's size (6144 = 2^11 x 3 in tests/compare: a
-//   prime), or every pass samples the same pages. The bind range is not
-//   sampled: no mechanism may move it, and the kernel's balancing never
-//   scans it. Cost off the hot loop: each thread fills a preallocated
-//   buffer of --trace_max_samples / threads compact records (16 bytes,
-//   touched before the run), the hot loop only counts down and stores;
-//   the main thread encodes and writes the trace after the workers end.
-//   A full buffer stops that thread's sampling (counted, printed). The
-//   header's event_config lists the period and the phase switch times
-//   ("hot_set_workload period=N start_ns=T switch_ns=T1,T2,..."), which
-//   the comparison uses to split the trace into phases.
+//   becomes one Sample (vaddr, time_ns CLOCK_MONOTONIC, pid, tid, cpu from
+//   sched_getcpu or 0, period N). The workload is deterministic, so the
+//   trace is exactly what it did. Pick N coprime with the hot set's size
+//   (6144 = 2^11 x 3 in tests/compare: a prime), or every pass samples the
+//   same pages. Not sampled: the first-touch pass (mechanisms under test
+//   are switched on after it, and it only places the pages: `hotpage
+//   simulate --first-touch-node` does that) and the bind range (no
+//   mechanism may move it; the kernel's balancing never scans it). Cost off
+//   the hot loop: each thread fills a preallocated buffer of
+//   --trace_max_samples / threads compact records (16 bytes, touched before
+//   the run); the hot loop only counts down and, once per N, stores; the
+//   main thread encodes and writes the trace after the workers end. A full
+//   buffer stops that thread's sampling (counted as lost, printed). The
+//   header's event_config holds the period and the phase switch times
+//   ("hot_set_workload period=N start_ns=T switch_ns=T1,T2,...",
+//   CLOCK_MONOTONIC), which the comparison uses to split it into phases.
 
 #include <sched.h>
 #include <signal.h>
@@ -581,23 +583,20 @@ int main(int argc, char** argv) {
     }
   }
   const uint64_t pages = bytes / kPage;
-  // Samplers: one per touching thread, and the last for this thread's
-  // first-touch pass below. Allocated (and touched) before anything is timed.
+  // Samplers, one per touching thread, allocated (and touched) before
+  // anything is timed.
   const uint64_t trace_start_realtime_ns = RealtimeNs();
   const uint64_t trace_start_ns = MonotonicNs();
-  std::vector<AccessSampler> samplers(o.threads + 1);
+  std::vector<AccessSampler> samplers(o.threads);
   if (o.trace_period != 0) {
     for (uint64_t k = 0; k < o.threads; ++k)
       samplers[k].Init(o.trace_period, o.trace_max_samples / o.threads,
                        static_cast<uint16_t>(k));
-    samplers[o.threads].Init(o.trace_period, pages / o.trace_period + 1,
-                             static_cast<uint16_t>(o.threads));
   }
   for (uint64_t p = 0; p < pages; ++p) {
     uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
     w[0] = p ^ kSeed;
     w[1] = 0;
-    samplers[o.threads].Access(p);
   }
 
   if (o.then_prefer_many != 0) {
@@ -644,8 +643,7 @@ int main(int argc, char** argv) {
 
   // Worker threads touch; this thread switches phases and ends the run.
   std::vector<WorkerStats> stats(o.threads);
-  std::vector<std::atomic<uint32_t>> tids(o.threads + 1);
-  tids[o.threads].store(static_cast<uint32_t>(syscall(SYS_gettid)));
+  std::vector<std::atomic<uint32_t>> tids(o.threads);
   std::vector<uint64_t> switch_ns;  // the phase switches, for the trace
   switch_ns.reserve(64);
   std::vector<std::thread> workers;
