@@ -14,7 +14,7 @@
 namespace hotpage {
 
 std::vector<std::string> AllPolicyNames() {
-  return {"oracle", "hotpage", "first-touch", "tpp", "memtis"};
+  return {"oracle", "hotpage", "first-touch", "tpp", "tpp-ideal", "memtis"};
 }
 
 uint64_t MemtisCoolingSamples(uint64_t samples, uint64_t duration_ns) {
@@ -53,6 +53,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
     SimulatedMemoryOptions o;
     o.capacities = machine.capacities;
     o.expected_pages = machine.footprint_pages;
+    o.first_touch_node = options.first_touch_node;
     return SimulatedMemory::Create(machine.topology, o);
   };
   for (const std::string& name : names) {
@@ -73,8 +74,10 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       out.push_back(std::move(*p));
     } else if (name == "first-touch") {
       out.push_back(std::make_unique<FirstTouchPolicy>(std::move(*mem)));
-    } else if (name == "tpp") {
-      out.push_back(std::make_unique<TppPolicy>(std::move(*mem), TppOptions{}));
+    } else if (name == "tpp" || name == "tpp-ideal") {
+      TppOptions t;
+      t.scanner = name == "tpp";
+      out.push_back(std::make_unique<TppPolicy>(std::move(*mem), t));
     } else if (name == "memtis") {
       MemtisOptions m;
       m.cooling_samples = memtis_cooling_samples;

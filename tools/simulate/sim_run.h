@@ -34,6 +34,8 @@ struct SimulateOptions {
   uint64_t interval_ms = 1000;
   uint64_t rate_limit_mbps = 256;  // the hotpage policy's migrator
   std::optional<uint32_t> pid;     // default: the pid with most samples
+  // >= 0: first touch places pages on this node (SimulatedMemoryOptions).
+  int first_touch_node = -1;
   SimObserver* observer = nullptr;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;
