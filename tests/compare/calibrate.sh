@@ -20,7 +20,7 @@
 #    kernel: times within 1 s or 30%, pages migrated within 20% ("never" =
 #    not within the phase; it agrees only with "never").
 #
-# Defaults: --repeat 1, both shapes, --trace-period 61 (a prime: the
+# Defaults: --repeat 1, both shapes, --trace-period 23 (a prime: the
 # 6144-page hot set and the period share no factor, so every pass samples
 # other pages), --half-ms 12000. About 1.5 min per guest here (24 s of
 # workload, the trace's transfer over a 110 KB/s emulated UART).
@@ -33,7 +33,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "${HERE}/../.." && pwd)"
 repeat=1
 shapes="clusters interleaved"
-period=61
+period=23
 half_ms=12000
 out=""
 reuse=""

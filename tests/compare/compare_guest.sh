@@ -121,9 +121,9 @@ damon_paddr_stats() {
 }
 
 trace_args=""
-# 4M samples (64 MB of buffer on the fast node) hold 24 s at period 61 with
+# 8M samples (128 MB of buffer on the fast node) hold 24 s at period 23 with
 # room to spare; the trace itself is ~1-3 bytes a sample (zstd).
-[ -n "${TRACE_PERIOD:-}" ] && trace_args="--trace_out=/tmp/w.hpt --trace_period=$TRACE_PERIOD --trace_max_samples=4000000"
+[ -n "${TRACE_PERIOD:-}" ] && trace_args="--trace_out=/tmp/w.hpt --trace_period=$TRACE_PERIOD --trace_max_samples=8000000"
 # shellcheck disable=SC2086  # word lists
 hot_set_workload --mib=192 $shape_args --thp=never --prefer_node="$SLOW" --then_default \
   --bind_range_mib=4 --bind_range_node="$SLOW" --switch_after_ms="$HALF_MS" --layout=/tmp/l \

@@ -137,7 +137,7 @@ void TppPolicy::Scan(uint64_t now) {
   // task_numa_work(): the next pass is due one period from now, set before
   // this one runs.
   next_scan_ns_ = now + scan_period_ns_;
-  ++scans_;
+  if (scans_++ == 0) first_scan_ns_ = now;
   if (by_addr_.size() != pages_.size()) {
     for (uint32_t i = static_cast<uint32_t>(by_addr_.size()); i < pages_.size();
          ++i)
@@ -200,6 +200,12 @@ uint32_t TppPolicy::IndexOf(uint64_t vaddr) {
   if (inserted) {
     Page p;
     p.vaddr = page * kSimPageBytes;
+    // A page placed before the trace was there for the scanner's first pass
+    // (header: present_at_start).
+    if (options_.scanner && options_.present_at_start && scans_ > 0) {
+      p.armed = true;
+      p.last_sample_ns = first_scan_ns_;
+    }
     pages_.push_back(p);
   }
   return it->second;
@@ -252,7 +258,12 @@ void TppPolicy::Access(const Sample& s, int node) {
   // falls back to the next node in the page allocator's fast path without
   // waking kswapd (SimulatedMemory leaves that band to migrations); kswapd
   // runs when a promotion finds no room (HintFault).
-  if (memory().tier(node) == 0) return;
+  if (memory().tier(node) == 0) {
+    // Only slow-tier pages are ever armed (a present_at_start page that
+    // first touch put on a top tier was not).
+    pages_[i].armed = false;
+    return;
+  }
   if (options_.scanner) {
     // A hint fault only for a page the scanner armed since its last one.
     Page& p = pages_[i];

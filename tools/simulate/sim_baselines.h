@@ -184,6 +184,14 @@ struct TppOptions {
       1000000000;  // numa_balancing_scan_period_min_ms
   // numa_balancing_scan_size_mb
   uint64_t scan_size_bytes = uint64_t{256} << 20;
+  // The trace's pages were placed before it began (`--first-touch-node`:
+  // hot_set_workload writes its whole area first): a page first sampled
+  // after the scanner's first pass was present for that pass, which armed
+  // it (an unsampled page made no access that would have disarmed it), so
+  // it carries that pass's stamp. A pass covers the whole address space
+  // whenever it spans less than the scan size (256 MB); larger traces are
+  // approximated by the first pass's time.
+  bool present_at_start = false;
   // pgdat_free_space_enough()'s floor (scanner only; tpp-ideal drops it).
   uint64_t free_space_floor_bytes = uint64_t{1} << 30;
 };
@@ -253,6 +261,7 @@ class TppPolicy : public MemoryPolicy {
            kswapd_stuck_ = 0;
   // The scanner (tpp).
   uint64_t next_scan_ns_ = UINT64_MAX;
+  uint64_t first_scan_ns_ = 0;
   uint64_t scan_period_ns_ = 0;
   uint64_t scan_seq_ = 0, task_scan_seq_ = 0;
   uint64_t scan_offset_page_ = 0;  // page number the next pass starts at

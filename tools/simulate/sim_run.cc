@@ -77,6 +77,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
     } else if (name == "tpp" || name == "tpp-ideal") {
       TppOptions t;
       t.scanner = name == "tpp";
+      t.present_at_start = options.first_touch_node >= 0;
       out.push_back(std::make_unique<TppPolicy>(std::move(*mem), t));
     } else if (name == "memtis") {
       MemtisOptions m;

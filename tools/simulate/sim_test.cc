@@ -343,7 +343,8 @@ TEST(TppPolicyTest, PromotesAtOnceWhileTheTargetHasPlentyOfRoom) {
 // these of "tpp", with the NUMA scanner (sim_baselines.h).
 
 // A tpp policy whose pages all start on the CXL node (first touch there).
-std::unique_ptr<TppPolicy> ScannerTpp(const SimMachine& m) {
+std::unique_ptr<TppPolicy> ScannerTpp(const SimMachine& m,
+                                      bool present_at_start = false) {
   SimulatedMemoryOptions o;
   o.capacities = m.capacities;
   o.first_touch_node = 1;
@@ -352,6 +353,7 @@ std::unique_ptr<TppPolicy> ScannerTpp(const SimMachine& m) {
   EXPECT_TRUE(mem.ok()) << mem.status();
   TppOptions t;
   t.scanner = true;
+  t.present_at_start = present_at_start;
   return std::make_unique<TppPolicy>(std::move(*mem), t);
 }
 
@@ -419,6 +421,31 @@ TEST(TppScannerTest, AnArmedPageKeepsItsScanStampUntilItFaults) {
   EXPECT_EQ(t->scan_seq(), 3u);
   sim.Feed(At(5, 5100 * kMs));
   EXPECT_EQ(t->memory().NodeOf(A(5)), 0);
+}
+
+TEST(TppScannerTest, PagesPresentAtStartCarryTheFirstPassStamp) {
+  // hot_set_workload's second hot set is written before the trace and
+  // first sampled at the switch: the first pass armed it then, so its first
+  // sample faults with that old stamp (not hot); without present_at_start
+  // the page is new to the scanner and takes no fault.
+  for (const bool present : {true, false}) {
+    const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+    auto tpp = ScannerTpp(m, present);
+    TppPolicy* t = tpp.get();
+    std::vector<std::unique_ptr<SimPolicy>> p;
+    p.push_back(std::move(tpp));
+    Simulation sim(std::move(p), 100 * kSec);
+    sim.Feed(At(1, 0));
+    sim.Feed(At(1, 1100 * kMs));  // after the first pass (1 s): promoted
+    EXPECT_EQ(t->memory().NodeOf(A(1)), 0);
+    sim.Feed(At(50, 12 * kSec));  // first sample of page 50
+    EXPECT_EQ(t->memory().NodeOf(A(50)), 1);
+    EXPECT_FALSE(t->IsArmed(A(50)));  // the fault (if any) disarmed it
+    uint64_t stale = 0;
+    for (const auto& [name, v] : t->Details())
+      if (name == "stale_faults") stale = v;
+    EXPECT_EQ(stale, present ? 1u : 0u) << "present_at_start " << present;
+  }
 }
 
 TEST(TppScannerTest, IdealModelIsTppIdeal) {
