@@ -72,8 +72,10 @@
 //   main thread encodes and writes the trace after the workers end. A full
 //   buffer stops that thread's sampling (counted as lost, printed). The
 //   header's event_config holds the period and the phase switch times
-//   ("hot_set_workload period=N start_ns=T switch_ns=T1,T2,...",
-//   CLOCK_MONOTONIC), which the comparison uses to split it into phases.
+//   ("hot_set_workload period=N start_ns=T switch_ns=T1,T2,... pte_ns=C",
+//   CLOCK_MONOTONIC), which the comparison uses to split it into phases,
+//   and C, the measured cost of changing one PTE's protection (see
+//   MeasurePteNs).
 
 #include <sched.h>
 #include <signal.h>
@@ -383,6 +385,21 @@ void Worker(const Options& o, uint8_t* base, uint8_t* bind_range,
   }
 }
 
+// This machine's cost of changing one PTE's protection, in ns: the kernel's
+// change_protection() over the whole area twice (mprotect to read-only and
+// back), the work the NUMA scanner's change_prot_numa() does per PTE. The
+// simulator's tpp model uses it for the scanner's 3% CPU cap (it matters
+// under emulation, where it is ~1000x a server's). 0 if mprotect fails.
+uint64_t MeasurePteNs(uint8_t* base, const Options& o) {
+  const uint64_t bytes = o.mib * kMiB;
+  const uint64_t t0 = MonotonicNs();
+  if (mprotect(base, bytes, PROT_READ) != 0 ||
+      mprotect(base, bytes, PROT_READ | PROT_WRITE) != 0) {
+    return 0;
+  }
+  return (MonotonicNs() - t0) / (2 * (bytes / kPage));
+}
+
 // Writes every thread's sampled accesses, merged in time order, as an .hpt
 // trace (called once, after the workers ended).
 absl::Status WriteTrace(const Options& o, uint8_t* base,
@@ -390,7 +407,8 @@ absl::Status WriteTrace(const Options& o, uint8_t* base,
                         const std::vector<std::atomic<uint32_t>>& tids,
                         uint64_t start_realtime_ns, uint64_t start_clock_ns,
                         uint64_t run_start_ns,
-                        const std::vector<uint64_t>& switch_ns) {
+                        const std::vector<uint64_t>& switch_ns,
+                        uint64_t pte_ns) {
   std::vector<TraceRecord> all;
   uint64_t dropped = 0;
   for (const AccessSampler& s : samplers) {
@@ -413,6 +431,7 @@ absl::Status WriteTrace(const Options& o, uint8_t* base,
     if (i != 0) config += ',';
     config += std::to_string(switch_ns[i]);
   }
+  config += " pte_ns=" + std::to_string(pte_ns);
   header.event_config = config;
   absl::StatusOr<std::unique_ptr<TraceWriter>> w =
       TraceWriter::Create(o.trace_out, header);
@@ -692,7 +711,7 @@ int main(int argc, char** argv) {
   if (o.trace_period != 0) {
     const absl::Status st =
         WriteTrace(o, base, samplers, tids, trace_start_realtime_ns,
-                   trace_start_ns, start_ns, switch_ns);
+                   trace_start_ns, start_ns, switch_ns, MeasurePteNs(base, o));
     if (!st.ok()) {
       std::fprintf(stderr, "hot_set_workload: trace %s: %s\n",
                    o.trace_out.c_str(), std::string(st.message()).c_str());

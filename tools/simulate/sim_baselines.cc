@@ -136,7 +136,8 @@ bool TppPolicy::IsArmed(uint64_t vaddr) const {
 void TppPolicy::Scan(uint64_t now) {
   // task_numa_work(): the next pass is due one period from now, set before
   // this one runs.
-  next_scan_ns_ = now + scan_period_ns_;
+  mm_next_scan_ns_ = now + scan_period_ns_;
+  next_scan_ns_ = mm_next_scan_ns_;
   if (scans_++ == 0) first_scan_ns_ = now;
   if (by_addr_.size() != pages_.size()) {
     for (uint32_t i = static_cast<uint32_t>(by_addr_.size()); i < pages_.size();
@@ -159,14 +160,17 @@ void TppPolicy::Scan(uint64_t now) {
   const uint64_t start_page =
       first == by_addr_.end() ? 0 : pages_[*first].vaddr / kSimPageBytes;
   bool changed = false;
+  uint64_t walked = 0;
   for (auto it = first; it != by_addr_.end(); ++it) {
     Page& p = pages_[*it];
     const uint64_t page = p.vaddr / kSimPageBytes;
     const uint64_t span = page - start_page;
     if ((changed && span >= budget) || span >= virt_budget) {
       scan_offset_page_ = page;  // the next pass continues here
+      ChargeScan(now, span);
       return;
     }
+    walked = span + 1;
     // change_pte_range(): top-tier folios are skipped in tiering-only mode,
     // PROT_NONE PTEs are skipped (an armed page keeps its older stamp).
     const int node = memory().NodeOf(p.vaddr);
@@ -179,6 +183,17 @@ void TppPolicy::Scan(uint64_t now) {
   // reset_ptenuma_scan(): the end of the address space starts a sequence.
   ++scan_seq_;
   scan_offset_page_ = 0;
+  ChargeScan(now, walked);
+}
+
+void TppPolicy::ChargeScan(uint64_t now, uint64_t ptes) {
+  // task_numa_work(): p->node_stamp += 32 * (the pass's runtime), so the
+  // task's next pass (task_tick_numa(): runtime > node_stamp + period)
+  // waits 32x the pass beyond the period.
+  const uint64_t cost = ptes * options_.scan_ns_per_pte;
+  scan_cost_ns_ += cost;
+  stamp_ns_ = now + 32 * cost;
+  next_scan_ns_ = std::max(mm_next_scan_ns_, stamp_ns_ + scan_period_ns_);
 }
 
 void TppPolicy::Placement(uint64_t now) {
@@ -189,7 +204,8 @@ void TppPolicy::Placement(uint64_t now) {
   if (task_scan_seq_ == scan_seq_) return;
   task_scan_seq_ = scan_seq_;
   scan_period_ns_ = std::min(ScanMaxNs(), 2 * scan_period_ns_);
-  next_scan_ns_ = now + scan_period_ns_;
+  mm_next_scan_ns_ = now + scan_period_ns_;
+  next_scan_ns_ = std::max(mm_next_scan_ns_, stamp_ns_ + scan_period_ns_);
   ++period_doublings_;
 }
 
@@ -405,7 +421,8 @@ std::vector<std::pair<std::string, uint64_t>> TppPolicy::Details() const {
                      {"pte_updates", pte_updates_},
                      {"stale_faults", stale_faults_},
                      {"period_doublings", period_doublings_},
-                     {"scan_period_ms", scan_period_ns_ / 1000000}});
+                     {"scan_period_ms", scan_period_ns_ / 1000000},
+                     {"scan_cost_ms", scan_cost_ns_ / 1000000}});
   return d;
 }
 

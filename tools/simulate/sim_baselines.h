@@ -192,6 +192,16 @@ struct TppOptions {
   // whenever it spans less than the scan size (256 MB); larger traces are
   // approximated by the first pass's time.
   bool present_at_start = false;
+  // The machine's cost of changing one PTE in a pass, for the scanner's 3%
+  // CPU cap (task_numa_work(): "make sure tasks use at least 32x as much
+  // time to run other code than they used here": the task's node_stamp
+  // moves 32x the pass's runtime ahead, so its next pass waits that long
+  // beyond the period). A pass walks every PTE of the span it covers. 0:
+  // not modelled (on a server a 256 MB pass takes milliseconds, far below
+  // the 1 s period); under emulation it is ~1000x that, and the cap, not
+  // the period, spaces the passes (tests/compare/calibrate.sh measures it
+  // in the guest: hot_set_workload's pte_ns).
+  uint64_t scan_ns_per_pte = 0;
   // pgdat_free_space_enough()'s floor (scanner only; tpp-ideal drops it).
   uint64_t free_space_floor_bytes = uint64_t{1} << 30;
 };
@@ -244,6 +254,8 @@ class TppPolicy : public MemoryPolicy {
   bool Move(uint32_t i, int to, uint64_t now);
   // task_numa_work() at `now`.
   void Scan(uint64_t now);
+  // The 3% cap after a pass that walked `ptes` PTEs.
+  void ChargeScan(uint64_t now, uint64_t ptes);
   // task_numa_placement() -> update_task_scan_period() for a counted fault.
   void Placement(uint64_t now);
   // task_scan_min() / task_scan_max() for the current footprint.
@@ -262,12 +274,14 @@ class TppPolicy : public MemoryPolicy {
   // The scanner (tpp).
   uint64_t next_scan_ns_ = UINT64_MAX;
   uint64_t first_scan_ns_ = 0;
+  uint64_t mm_next_scan_ns_ = 0;  // mm->numa_next_scan
+  uint64_t stamp_ns_ = 0;         // the task's node_stamp, as a time
   uint64_t scan_period_ns_ = 0;
   uint64_t scan_seq_ = 0, task_scan_seq_ = 0;
   uint64_t scan_offset_page_ = 0;  // page number the next pass starts at
   std::vector<uint32_t> by_addr_;  // pages_ indices, ascending address
   uint64_t scans_ = 0, pte_updates_ = 0, period_doublings_ = 0,
-           stale_faults_ = 0;
+           stale_faults_ = 0, scan_cost_ns_ = 0;
 };
 
 // --- memtis

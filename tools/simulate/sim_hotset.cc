@@ -3,7 +3,8 @@
 // (tests/compare/calibrate.sh).
 //
 //   sim_hotset TRACE --policy P [--topology T] [--fast-capacity SIZE]
-//              [--first-touch-node N] [--until-s S]
+//              [--first-touch-node N] [--until-s S] [--no-scan-cost]
+//              [--scan-ns-per-pte N]
 //
 // TRACE is a trace hot_set_workload wrote itself (--trace_out): its
 // header's event_config says "hot_set_workload period=N start_ns=T
@@ -20,9 +21,12 @@
 //   end_frac_K   the set's share on fast nodes when the phase ends
 //   moved_pages  pages moved (any direction) from the start until --until-s
 //                (default: the end of phase 1), like pgmigrate_success
-// and the policy's own counters (Details()), one line:
+// The header's pte_ns (the guest's measured cost of changing a PTE) is the
+// tpp model's scan_ns_per_pte (its scanner's 3% CPU cap) unless
+// --no-scan-cost (--scan-ns-per-pte sets it instead). It prints the policy's
+// own counters (Details()) too:
 //   SIM-HOTSET policy=P t90_0=.. end_frac_0=.. t90_1=.. end_frac_1=..
-//   moved_pages=N set_0=N set_1=N <details>
+//   moved_pages=N set_0=N set_1=N pte_ns=N <details>
 
 #include <algorithm>
 #include <cstdint>
@@ -48,7 +52,8 @@ struct Phases {
 
 // The phase boundaries from the header, and the sets of phases 0 and 1.
 absl::Status ReadPhases(const std::string& path, Phases* phases,
-                        absl::flat_hash_map<uint64_t, int>* set_of) {
+                        absl::flat_hash_map<uint64_t, int>* set_of,
+                        uint64_t* pte_ns) {
   absl::StatusOr<std::unique_ptr<TraceReader>> r = TraceReader::Open(path);
   if (!r.ok()) return r.status();
   uint64_t start = 0;
@@ -58,6 +63,9 @@ absl::Status ReadPhases(const std::string& path, Phases* phases,
     if (absl::ConsumePrefix(&field, "start_ns=")) {
       if (!absl::SimpleAtoi(field, &start))
         return absl::InvalidArgumentError("bad start_ns in the header");
+    } else if (absl::ConsumePrefix(&field, "pte_ns=")) {
+      if (!absl::SimpleAtoi(field, pte_ns))
+        return absl::InvalidArgumentError("bad pte_ns in the header");
     } else if (absl::ConsumePrefix(&field, "switch_ns=")) {
       for (absl::string_view t :
            absl::StrSplit(field, ',', absl::SkipEmpty())) {
@@ -196,6 +204,8 @@ class HotSetObserver : public SimObserver {
 int Main(int argc, char** argv) {
   SimulateOptions opt;
   double until_s = -1;
+  bool scan_cost = true;
+  int64_t forced_pte_ns = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -218,6 +228,10 @@ int Main(int argc, char** argv) {
       opt.capacity.fast_bytes = *b;
     } else if (a == "--first-touch-node") {
       if (!absl::SimpleAtoi(value(), &opt.first_touch_node)) return 2;
+    } else if (a == "--no-scan-cost") {
+      scan_cost = false;
+    } else if (a == "--scan-ns-per-pte") {
+      if (!absl::SimpleAtoi(value(), &forced_pte_ns)) return 2;
     } else if (a == "--until-s") {
       if (!absl::SimpleAtod(value(), &until_s)) return 2;
     } else if (opt.trace.empty() && a[0] != '-') {
@@ -234,10 +248,17 @@ int Main(int argc, char** argv) {
   }
   Phases phases;
   absl::flat_hash_map<uint64_t, int> set_of;
-  if (absl::Status s = ReadPhases(opt.trace, &phases, &set_of); !s.ok()) {
+  uint64_t pte_ns = 0;
+  if (absl::Status s = ReadPhases(opt.trace, &phases, &set_of, &pte_ns);
+      !s.ok()) {
     std::cerr << "sim_hotset: " << s.message() << "\n";
     return 1;
   }
+  // The guest's measured PTE cost drives the tpp scanner's 3% cap, unless
+  // --no-scan-cost.
+  if (scan_cost) opt.tpp_scan_ns_per_pte = pte_ns;
+  if (forced_pte_ns >= 0)
+    opt.tpp_scan_ns_per_pte = static_cast<uint64_t>(forced_pte_ns);
   const uint64_t until_ns =
       until_s < 0 ? phases.bounds[2]
                   : phases.bounds[0] + static_cast<uint64_t>(until_s * 1e9);
@@ -263,8 +284,9 @@ int Main(int argc, char** argv) {
   std::string details;
   for (const auto& [k, v] : r->sim->policies()[index]->Details())
     details += " " + k + "=" + std::to_string(v);
-  std::printf("SIM-HOTSET policy=%s %s%s\n", opt.policy.c_str(),
+  std::printf("SIM-HOTSET policy=%s %s pte_ns=%llu%s\n", opt.policy.c_str(),
               observer.Line(static_cast<size_t>(index)).c_str(),
+              static_cast<unsigned long long>(opt.tpp_scan_ns_per_pte),
               details.c_str());
   return 0;
 }

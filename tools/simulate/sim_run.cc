@@ -78,6 +78,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       TppOptions t;
       t.scanner = name == "tpp";
       t.present_at_start = options.first_touch_node >= 0;
+      t.scan_ns_per_pte = options.tpp_scan_ns_per_pte;
       out.push_back(std::make_unique<TppPolicy>(std::move(*mem), t));
     } else if (name == "memtis") {
       MemtisOptions m;

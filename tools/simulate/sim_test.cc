@@ -448,6 +448,35 @@ TEST(TppScannerTest, PagesPresentAtStartCarryTheFirstPassStamp) {
   }
 }
 
+TEST(TppScannerTest, ThePassCostDelaysTheNextPass) {
+  // Two pages 10 apart: a pass walks 10 PTEs. At 1 ms a PTE the pass costs
+  // 10 ms, and the 3% cap puts the next pass 32 x 10 ms beyond the period:
+  // at 1 + 1 + 0.32 s instead of 2 s.
+  for (const uint64_t ns_per_pte : {uint64_t{0}, 1 * kMs}) {
+    const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+    SimulatedMemoryOptions o;
+    o.capacities = m.capacities;
+    o.first_touch_node = 1;
+    absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+        SimulatedMemory::Create(m.topology, o);
+    ASSERT_TRUE(mem.ok());
+    TppOptions t;
+    t.scanner = true;
+    t.scan_ns_per_pte = ns_per_pte;
+    auto tpp = std::make_unique<TppPolicy>(std::move(*mem), t);
+    TppPolicy* pt = tpp.get();
+    std::vector<std::unique_ptr<SimPolicy>> p;
+    p.push_back(std::move(tpp));
+    Simulation sim(std::move(p), 100 * kSec);
+    sim.Feed(At(0, 0));
+    sim.Feed(At(9, 1));
+    sim.Feed(At(20000, 1500 * kMs));  // after the first pass, far away
+    EXPECT_EQ(pt->scan_seq(), 1u);
+    EXPECT_EQ(pt->next_event_ns(),
+              ns_per_pte == 0 ? 2 * kSec : 2 * kSec + 320 * kMs);
+  }
+}
+
 TEST(TppScannerTest, IdealModelIsTppIdeal) {
   const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
   TppPolicy ideal(Memory(m), TppOptions{});
