@@ -27,6 +27,9 @@
 // own counters (Details()) too:
 //   SIM-HOTSET policy=P t90_0=.. end_frac_0=.. t90_1=.. end_frac_1=..
 //   moved_pages=N set_0=N set_1=N pte_ns=N <details>
+// then the time series of each set's share on fast nodes, at its phase's
+// start and every 0.5 s after, to the phase's end:
+//   SIM-HOTSET-SERIES policy=P step_ms=500 series_0=F,F,... series_1=...
 
 #include <algorithm>
 #include <cstdint>
@@ -110,6 +113,7 @@ absl::Status ReadPhases(const std::string& path, Phases* phases,
 
 class HotSetObserver : public SimObserver {
  public:
+  static constexpr uint64_t kSeriesStepNs = 500000000;
   HotSetObserver(const Phases& phases,
                  const absl::flat_hash_map<uint64_t, int>& set_of,
                  uint64_t until_ns)
@@ -143,6 +147,22 @@ class HotSetObserver : public SimObserver {
     for (int n : nodes) fast_nodes_[n] = true;
   }
   void Finish(size_t policy) { Tick(state_[policy], UINT64_MAX); }
+  // "series_0=F,F,... series_1=..." (the set's share on fast nodes at the
+  // phase's start and every 0.5 s after).
+  std::string Series(size_t policy) const {
+    const PolicyState& p = state_[policy];
+    std::string out;
+    for (int k = 0; k < 2; ++k) {
+      out += k == 0 ? "series_" : " series_";
+      out += std::to_string(k) + "=";
+      for (size_t i = 0; i < p.series[k].size(); ++i) {
+        char v[16];
+        std::snprintf(v, sizeof(v), "%s%.2f", i ? "," : "", p.series[k][i]);
+        out += v;
+      }
+    }
+    return out;
+  }
   std::string Line(size_t policy) const {
     const PolicyState& p = state_[policy];
     char buf[256];
@@ -161,6 +181,8 @@ class HotSetObserver : public SimObserver {
     absl::flat_hash_map<uint64_t, bool> fast;  // page -> on a fast node
     uint64_t count[2] = {0, 0};                // set pages on fast nodes
     double t90[2] = {-1, -1};
+    std::vector<double> series[2];  // the set's share every kSeriesStepNs
+    uint64_t next_point[2] = {0, 0};
     double end_frac[2] = {0, 0};
     bool ended[2] = {false, false};
     uint64_t moved = 0;
@@ -170,8 +192,17 @@ class HotSetObserver : public SimObserver {
                               static_cast<double>(set_size_[k])
                         : 0;
   }
-  // Phase ends (and starts already at 90%) up to `now`, before its event.
+  // Phase ends (and starts already at 90%) up to `now`, before its event;
+  // the time series' points up to `now`.
   void Tick(PolicyState& p, uint64_t now) {
+    for (int k = 0; k < 2; ++k) {
+      if (p.next_point[k] == 0) p.next_point[k] = phases_.bounds[k];
+      while (p.next_point[k] <= now &&
+             p.next_point[k] < phases_.bounds[k + 1]) {
+        p.series[k].push_back(Frac(p, k));
+        p.next_point[k] += kSeriesStepNs;
+      }
+    }
     for (int k = 0; k < 2; ++k) {
       if (p.ended[k] || now < phases_.bounds[k + 1]) continue;
       p.ended[k] = true;
@@ -288,6 +319,10 @@ int Main(int argc, char** argv) {
               observer.Line(static_cast<size_t>(index)).c_str(),
               static_cast<unsigned long long>(opt.tpp_scan_ns_per_pte),
               details.c_str());
+  std::printf(
+      "SIM-HOTSET-SERIES policy=%s step_ms=%llu %s\n", opt.policy.c_str(),
+      static_cast<unsigned long long>(HotSetObserver::kSeriesStepNs / 1000000),
+      observer.Series(static_cast<size_t>(index)).c_str());
   return 0;
 }
 
