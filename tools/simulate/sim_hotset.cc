@@ -4,7 +4,7 @@
 //
 //   sim_hotset TRACE --policy P [--topology T] [--fast-capacity SIZE]
 //              [--first-touch-node N] [--until-s S] [--no-scan-cost]
-//              [--scan-ns-per-pte N]
+//              [--scan-ns-per-pte N] [--interval-ms N]
 //
 // TRACE is a trace hot_set_workload wrote itself (--trace_out): its
 // header's event_config says "hot_set_workload period=N start_ns=T
@@ -21,10 +21,12 @@
 //   end_frac_K   the set's share on fast nodes when the phase ends
 //   moved_pages  pages moved (any direction) from the start until --until-s
 //                (default: the end of phase 1), like pgmigrate_success
-// The header's pte_ns (the guest's measured cost of changing a PTE) is the
-// tpp model's scan_ns_per_pte (its scanner's 3% CPU cap) unless
-// --no-scan-cost (--scan-ns-per-pte sets it instead). It prints the policy's
-// own counters (Details()) too:
+// --interval-ms is the hotpage policy's round (`hotpage simulate
+// --interval-ms`; tests/compare runs attach with 500). The header's
+// pte_ns (the guest's measured cost of changing a PTE) is the tpp model's
+// scan_ns_per_pte (its scanner's 3% CPU cap) unless --no-scan-cost
+// (--scan-ns-per-pte sets it instead). It prints the policy's own
+// counters (Details()) too:
 //   SIM-HOTSET policy=P t90_0=.. end_frac_0=.. t90_1=.. end_frac_1=..
 //   moved_pages=N set_0=N set_1=N pte_ns=N <details>
 // then the time series of each set's share on fast nodes, at its phase's
@@ -95,9 +97,12 @@ absl::Status ReadPhases(const std::string& path, Phases* phases,
     if (b->empty()) break;
     for (const Sample& s : *b) {
       last = std::max(last, s.time_ns);
+      // The last phase so far runs to the end of the trace.
       int phase = -1;
-      for (size_t k = 0; k + 1 < phases->bounds.size() && k < 2; ++k) {
-        if (s.time_ns >= phases->bounds[k] && s.time_ns < phases->bounds[k + 1])
+      for (size_t k = 0; k < phases->bounds.size() && k < 2; ++k) {
+        if (s.time_ns >= phases->bounds[k] &&
+            (k + 1 == phases->bounds.size() ||
+             s.time_ns < phases->bounds[k + 1]))
           phase = static_cast<int>(k);
       }
       if (phase >= 0) seen[phase][s.vaddr / kSimPageBytes] = true;
@@ -263,6 +268,9 @@ int Main(int argc, char** argv) {
       scan_cost = false;
     } else if (a == "--scan-ns-per-pte") {
       if (!absl::SimpleAtoi(value(), &forced_pte_ns)) return 2;
+    } else if (a == "--interval-ms") {
+      if (!absl::SimpleAtoi(value(), &opt.interval_ms) || opt.interval_ms == 0)
+        return 2;
     } else if (a == "--until-s") {
       if (!absl::SimpleAtod(value(), &until_s)) return 2;
     } else if (opt.trace.empty() && a[0] != '-') {
