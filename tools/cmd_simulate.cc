@@ -36,8 +36,11 @@ int RunSimulate(const std::vector<std::string>& args) {
       {"fast-capacity", "SIZE",
        "fast tier size instead of --ratio (e.g. 64M, 1G)"},
       {"policy", "NAME",
-       "hotpage, first-touch, oracle, tpp, memtis, arms, hemem or all "
-       "(default)"},
+       "hotpage, first-touch, oracle, tpp, tpp-ideal, memtis, arms, hemem, "
+       "colloid or all (default)"},
+      {"first-touch-node", "N",
+       "place every page first on node N (as an mbind MPOL_PREFERRED before "
+       "the first touch), not on the sampling CPU's node"},
       {"interval-ms", "N",
        "hotpage's round interval and the report's interval (default 1000)"},
       {"rate-limit-mbps", "N",
@@ -79,14 +82,20 @@ int RunSimulate(const std::vector<std::string>& args) {
       "migration; oracle = each interval's hottest pages on the fast tier at "
       "no cost\n"
       "(an upper bound); tpp = the kernel's NUMA-balancing tiering mode "
-      "(promote on\n"
-      "the second sample within 1 s, demote least recently sampled under "
+      "with its NUMA\n"
+      "scanner: a sample of a page the scanner armed is a hint fault, "
+      "promoted when\n"
+      "it comes within 1 s of the scan; demote least recently sampled under "
       "pressure);\n"
-      "memtis = Memtis' histogram threshold with periodic cooling; arms = "
-      "ARMS' short\n"
-      "and long moving averages, a change detector and a cost/benefit test; "
-      "hemem =\n"
-      "HeMem's fixed read/write thresholds with halving on cooling. A single "
+      "tpp-ideal = the same without the scanner (promote on the second "
+      "sample within\n"
+      "1 s); memtis = Memtis' histogram threshold with periodic cooling; "
+      "arms = ARMS'\n"
+      "short and long moving averages, a change detector and a cost/benefit "
+      "test;\n"
+      "hemem = HeMem's fixed read/write thresholds with halving on cooling; "
+      "colloid =\n"
+      "a count ranking that balances the tiers' loaded latencies. A single "
       "policy\n"
       "runs beside the oracle.\n"
       "\n"
@@ -163,13 +172,16 @@ int RunSimulate(const std::vector<std::string>& args) {
   absl::StatusOr<int64_t> rate =
       FlagInt(*flags, "rate-limit-mbps", 256, 1, 1 << 20);
   absl::StatusOr<int64_t> pid = FlagInt(*flags, "pid", -1, 0, (1 << 22) - 1);
+  absl::StatusOr<int64_t> ft_node =
+      FlagInt(*flags, "first-touch-node", -1, 0, 1023);
   for (const absl::Status& s :
-       {interval.status(), rate.status(), pid.status()}) {
+       {interval.status(), rate.status(), pid.status(), ft_node.status()}) {
     if (!s.ok()) return usage_error(s.message());
   }
   opt.interval_ms = static_cast<uint64_t>(*interval);
   opt.rate_limit_mbps = static_cast<uint64_t>(*rate);
   if (*pid >= 0) opt.pid = static_cast<uint32_t>(*pid);
+  opt.first_touch_node = static_cast<int>(*ft_node);
   if (opt.policy != "all") {
     bool known = false;
     for (const std::string& n : AllPolicyNames()) known |= n == opt.policy;

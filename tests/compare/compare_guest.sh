@@ -10,6 +10,12 @@
 #   FAST    the fast nodes, a kernel list (0, or 0-1)
 #   HP_ARGS extra `hotpage attach` arguments (e.g. --weights 0:3,1:1)
 #   HP_INTERVAL_MS  hotpage's round interval (default 500)
+#   TRACE_PERIOD    if set: the workload writes its own access stream, every
+#                   TRACE_PERIOD-th access, as an .hpt trace
+#                   (hot_set_workload --trace_out), which is sent raw over
+#                   the guest's second serial port (/dev/ttyS1: run_compare.sh
+#                   connects it to a host file) after the result line, and
+#                   announced as "COMPARE-TRACE bytes=N"
 #
 # The workload: hot_set_workload, 192 MiB starting on SLOW (placed there by
 # MPOL_PREFERRED, then the policy is reset to default: the kernel's NUMA
@@ -114,9 +120,14 @@ damon_paddr_stats() {
   echo "$out"
 }
 
+trace_args=""
+# 8M samples (128 MB of buffer on the fast node) hold 24 s at period 23 with
+# room to spare; the trace itself is ~1-3 bytes a sample (zstd).
+[ -n "${TRACE_PERIOD:-}" ] && trace_args="--trace_out=/tmp/w.hpt --trace_period=$TRACE_PERIOD --trace_max_samples=8000000"
+# shellcheck disable=SC2086  # word lists
 hot_set_workload --mib=192 $shape_args --thp=never --prefer_node="$SLOW" --then_default \
   --bind_range_mib=4 --bind_range_node="$SLOW" --switch_after_ms="$HALF_MS" --layout=/tmp/l \
-  >/tmp/w.log 2>&1 &
+  $trace_args >/tmp/w.log 2>&1 &
 W=$!
 if ! wait_file /tmp/l; then
   note "the workload did not start: $(cat /tmp/w.log)"
@@ -130,6 +141,17 @@ compare_check watch --pid $W --layout /tmp/l --until-s "$until_s" --fast-nodes "
   --vmstat-before /tmp/vmstat0 --out /tmp/watch.kv >/tmp/watch.log 2>&1 &
 CHECK=$!
 
+# With a trace: the kernel's scanner and promotion counters every 250 ms
+# (CLOCK_MONOTONIC seconds, the trace's clock), for tests/compare/calibrate.sh.
+V=""
+if [ -n "${TRACE_PERIOD:-}" ]; then
+  (while :; do
+    read -r up _ </proc/uptime
+    echo "COMPARE-VMSTAT up=$up $(grep -E '^(numa_pte_updates|numa_hint_faults|pgpromote_candidate|pgpromote_success|pgdemote_kswapd|pgmigrate_success) ' /proc/vmstat | tr ' \n' '= ')"
+    sleep 0.25
+  done) &
+  V=$!
+fi
 A=""
 extra_kv=""
 case "$MECH" in
@@ -158,6 +180,7 @@ echo "guest: numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
   "promote_rate_limit_MBps=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 2>/dev/null)"
 
 wait $CHECK || note "compare_check watch failed: $(tail -n 3 /tmp/watch.log | tr '\n' ' ')"
+[ -n "$V" ] && kill $V
 [ "$MECH" = damon-paddr ] && extra_kv="$extra_kv $(damon_paddr_stats)"
 echo "guest: bind range: $(grep ' bind:' /proc/$W/numa_maps)"
 kill -TERM $W
@@ -189,3 +212,14 @@ stats=""
 [ -n "$A" ] && stats="--stats-json /tmp/s.json"
 # shellcheck disable=SC2086
 compare_check finish --watch /tmp/watch.kv --label "$label$extra_kv" --workload-log /tmp/w.log $stats
+if [ -n "${TRACE_PERIOD:-}" ]; then
+  # Raw bytes over the second UART (about 110 KB/s under TCG here): no
+  # output processing, 8 bits, no parity. close() waits for the drain.
+  if [ -s /tmp/w.hpt ] && [ -e /dev/ttyS1 ] && stty -F /dev/ttyS1 raw -echo cs8 -parenb; then
+    grep 'trace ' /tmp/w.log
+    echo "COMPARE-TRACE bytes=$(wc -c </tmp/w.hpt)"
+    cat /tmp/w.hpt >/dev/ttyS1
+  else
+    note "no trace sent: $(grep 'trace' /tmp/w.log)"
+  fi
+fi

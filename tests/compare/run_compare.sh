@@ -41,6 +41,10 @@
 #   --half-ms N    length of each phase (default 12000: ~24 s per guest)
 #   --hotpage BIN  use this hotpage binary instead of building //tools:hotpage
 #   --out DIR      default /tmp/hotpage-compare-YYYYmmdd-HHMMSS
+#   --trace-period N  the workload also writes its own access stream
+#                  (every Nth access, hot_set_workload --trace_out; pick N
+#                  prime) and each guest sends it back as DIR/traces/RUN.hpt
+#                  (for `hotpage simulate`; tests/compare/calibrate.sh)
 #   --tabulate DIR only re-tabulate DIR/results.txt (or DIR/logs/*.log)
 #   --table-bin B  compare_table binary to use (tests; default: built)
 #
@@ -67,6 +71,7 @@ hotpage_bin=""
 with_pagefault=0
 tabulate=""
 table_bin=""
+trace_period=""
 while (($# > 0)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -80,6 +85,7 @@ while (($# > 0)); do
     --with-pagefault) with_pagefault=1 ;;
     --tabulate) tabulate="${2:?}"; shift ;;
     --table-bin) table_bin="${2:?}"; shift ;;
+    --trace-period) trace_period="${2:?}"; shift ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -87,6 +93,7 @@ while (($# > 0)); do
 done
 [[ "${repeat}" =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a positive number"
 [[ -z "${half_ms}" || "${half_ms}" =~ ^[1-9][0-9]*$ ]] || die "--half-ms wants a positive number"
+[[ -z "${trace_period}" || "${trace_period}" =~ ^[1-9][0-9]*$ ]] || die "--trace-period wants a positive number"
 for s in ${shapes}; do
   [[ "${s}" == clusters || "${s}" == interleaved ]] || die "unknown shape '${s}' (clusters, interleaved)"
 done
@@ -134,7 +141,7 @@ fi
 [[ -z "${table_bin}" ]] && table_bin="${bin}/tests/compare/compare_table"
 
 [[ -n "${out}" ]] || out="/tmp/hotpage-compare-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "${out}/logs" "${out}/guest" "${out}/bin" || exit 1
+mkdir -p "${out}/logs" "${out}/guest" "${out}/bin" "${out}/traces" || exit 1
 # Snapshots of the binaries (the guest finds them as /bin/<name>; a rebuild
 # during the run must not change them under it).
 cp "${hotpage_bin}" "${out}/bin/hotpage" || exit 1
@@ -205,7 +212,7 @@ for r in "${runs[@]}"; do
   esac
   cat >"${out}/guest/${name}.sh" <<EOF
 TOPO='${topo}' MECH='${mech}' SHAPE='${shape}' REP='${rep}' HALF_MS='${half_ms}'
-SLOW='${slow}' FAST='${fast}' HP_ARGS='${hp_args}'
+SLOW='${slow}' FAST='${fast}' HP_ARGS='${hp_args}' TRACE_PERIOD='${trace_period}'
 . /compare_guest.sh
 EOF
   t0=$(date +%s)
@@ -213,11 +220,16 @@ EOF
   # wrongly at boot and its clock then runs ~3x fast (seen: 61 s of guest
   # uptime in 20 s): every time in that guest is off, so such a run is
   # discarded and booted again (at most twice).
+  trace_qemu=()
+  trace_extra_s=0
+  [[ -n "${trace_period}" ]] && trace_extra_s=120  # the trace's transfer
+  # The guest's second UART (/dev/ttyS1) writes straight into the trace file.
+  [[ -n "${trace_period}" ]] && trace_qemu=(--qemu-arg -serial --qemu-arg "file:${out}/traces/${name}.hpt")
   for attempt in 1 2 3; do
-    tests/vm/run_vm.sh --topology "${topo}" --script "${out}/guest/${name}.sh" \
+    tests/vm/run_vm.sh "${trace_qemu[@]}" --topology "${topo}" --script "${out}/guest/${name}.sh" \
       --file "${HERE}/compare_guest.sh:/compare_guest.sh" \
       --bin "${out}/bin/hotpage" --bin "${out}/bin/hot_set_workload" --bin "${out}/bin/compare_check" \
-      --timeout $((2 * half_ms / 1000 + 120)) >"${out}/logs/${name}.log" 2>"${out}/logs/${name}.err"
+      --timeout $((2 * half_ms / 1000 + 120 + trace_extra_s)) >"${out}/logs/${name}.log" 2>"${out}/logs/${name}.err"
     rc=$?
     skew="$(sed -nE 's/.*boot-to-result ([0-9.]+) s \(guest uptime ([0-9.]+) s.*/\1 \2/p' "${out}/logs/${name}.err" \
       | awk '$1 > 0 && $2 / $1 > 1.3 { printf "%.1f", $2 / $1 }')"
@@ -237,6 +249,13 @@ EOF
     rc=1
   done
   line="$(grep -a '^COMPARE-RESULT ' "${out}/logs/${name}.log" | tail -n 1)"
+  if [[ -n "${trace_period}" ]]; then
+    want="$(sed -n 's/^COMPARE-TRACE bytes=\([0-9]*\).*/\1/p' "${out}/logs/${name}.log" | tail -n 1)"
+    got="$(wc -c <"${out}/traces/${name}.hpt" 2>/dev/null || echo 0)"
+    if [[ -z "${want}" || "${want}" != "${got}" ]]; then
+      echo "COMPARE-NOTE topo=${topo} mech=${mech} shape=${shape} rep=${rep}: trace incomplete (${got} of ${want:-?} bytes)" >>"${out}/results.txt"
+    fi
+  fi
   grep -a '^COMPARE-NOTE ' "${out}/logs/${name}.log" >>"${out}/results.txt"
   if [[ -n "${line}" ]]; then
     echo "${line}" >>"${out}/results.txt"

@@ -55,6 +55,27 @@
 //   them, but the kernel's NUMA balancing scans the range again -- it skips
 //   every VMA whose policy lacks MPOL_F_MOF, which an mbind without
 //   MPOL_F_NUMA_BALANCING never has; for hint-fault tests)
+//   --trace_out=FILE --trace_period=N (N >= 1) write the workload's own
+//   access stream, sampled like PEBS, as an .hpt trace (sampler/trace/
+//   trace_format.h): every Nth access of each touching thread to the area
+//   becomes one Sample (vaddr, time_ns CLOCK_MONOTONIC, pid, tid, cpu from
+//   sched_getcpu or 0, period N). The workload is deterministic, so the
+//   trace is exactly what it did. Pick N coprime with the hot set's size
+//   (6144 = 2^11 x 3 in tests/compare: a prime), or every pass samples the
+//   same pages. Not sampled: the first-touch pass (mechanisms under test
+//   are switched on after it, and it only places the pages: `hotpage
+//   simulate --first-touch-node` does that) and the bind range (no
+//   mechanism may move it; the kernel's balancing never scans it). Cost off
+//   the hot loop: each thread fills a preallocated buffer of
+//   --trace_max_samples / threads compact records (16 bytes, touched before
+//   the run); the hot loop only counts down and, once per N, stores; the
+//   main thread encodes and writes the trace after the workers end. A full
+//   buffer stops that thread's sampling (counted as lost, printed). The
+//   header's event_config holds the period and the phase switch times
+//   ("hot_set_workload period=N start_ns=T switch_ns=T1,T2,... pte_ns=C",
+//   CLOCK_MONOTONIC), which the comparison uses to split it into phases,
+//   and C, the measured cost of changing one PTE's protection (see
+//   MeasurePteNs).
 
 #include <sched.h>
 #include <signal.h>
@@ -63,6 +84,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
@@ -74,9 +96,20 @@
 #include <thread>
 #include <vector>
 
+#include "sampler/sample.h"
+#include "sampler/trace/trace_writer.h"
 #include "tools/base/clock.h"
 
+using hotpage::CpuCounters;
+using hotpage::kSampleStore;
+using hotpage::kUnknownCpu;
 using hotpage::MonotonicNs;
+using hotpage::RealtimeNs;
+using hotpage::Sample;
+using hotpage::SampleSource;
+using hotpage::SampleSourceName;
+using hotpage::TraceHeader;
+using hotpage::TraceWriter;
 
 namespace {
 
@@ -105,6 +138,56 @@ struct Options {
   bool pin = false;
   uint64_t bind_range_mib = 0;
   int bind_range_node = 1;
+  std::string trace_out;
+  uint64_t trace_period = 0;  // 0: no trace
+  uint64_t trace_max_samples = uint64_t{1} << 22;
+};
+
+// One sampled access, compact so the per-thread buffers stay small (16
+// bytes; the Sample it becomes is 64). pid and period are the same for all.
+struct TraceRecord {
+  uint64_t time_ns;
+  uint32_t page;  // index in the area
+  uint16_t cpu;
+  uint16_t thread;  // index of the touching thread
+};
+static_assert(sizeof(TraceRecord) == 16);
+
+// A thread's sampler: every `period`th access is stored in a buffer
+// allocated and touched before the run (no allocation, no page fault and
+// no system call on the hot loop but the clock and sched_getcpu, both
+// vDSO on x86-64, once per period).
+class AccessSampler {
+ public:
+  AccessSampler() = default;
+  void Init(uint64_t period, uint64_t capacity, uint16_t thread) {
+    period_ = period;
+    countdown_ = period;
+    thread_ = thread;
+    buf_.assign(capacity, TraceRecord{0, 0, 0, 0});  // touches every page
+  }
+  // One access to area page `page`.
+  void Access(uint64_t page) {
+    if (period_ == 0 || --countdown_ != 0) return;
+    countdown_ = period_;
+    if (n_ == buf_.size()) {
+      ++dropped_;
+      return;
+    }
+    const int cpu = sched_getcpu();
+    buf_[n_++] = TraceRecord{MonotonicNs(), static_cast<uint32_t>(page),
+                             static_cast<uint16_t>(cpu < 0 ? 0 : cpu), thread_};
+  }
+  const TraceRecord* begin() const { return buf_.data(); }
+  const TraceRecord* end() const { return buf_.data() + n_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  uint64_t period_ = 0, countdown_ = 0;
+  uint16_t thread_ = 0;
+  std::vector<TraceRecord> buf_;
+  size_t n_ = 0;
+  uint64_t dropped_ = 0;
 };
 
 bool ParseFlag(const char* arg, const char* name, std::string* out) {
@@ -262,7 +345,10 @@ struct WorkerStats {
 
 // Touches thread `index`'s part of the current hot set until g_done.
 void Worker(const Options& o, uint8_t* base, uint8_t* bind_range,
-            uint64_t index, WorkerStats* st) {
+            uint64_t index, WorkerStats* st, AccessSampler* sampler,
+            std::atomic<uint32_t>* tid) {
+  tid->store(static_cast<uint32_t>(syscall(SYS_gettid)),
+             std::memory_order_relaxed);
   const uint64_t bind_pages =
       index == 0 && bind_range != nullptr ? o.bind_range_mib * kMiB / kPage : 0;
   if (o.pin) {
@@ -288,6 +374,7 @@ void Worker(const Options& o, uint8_t* base, uint8_t* bind_range,
       if (w[0] != (p ^ kSeed)) ++st->bad;
       ++w[1];
       ++st->touches;
+      sampler->Access(p);
     }
     for (uint64_t p = 0; p < bind_pages; ++p) {
       uint64_t* w = reinterpret_cast<uint64_t*>(bind_range + p * kPage);
@@ -296,6 +383,84 @@ void Worker(const Options& o, uint8_t* base, uint8_t* bind_range,
     }
     ++st->passes;
   }
+}
+
+// This machine's cost of changing one PTE's protection, in ns: the kernel's
+// change_protection() over the whole area twice (mprotect to read-only and
+// back), the work the NUMA scanner's change_prot_numa() does per PTE. The
+// simulator's tpp model uses it for the scanner's 3% CPU cap (it matters
+// under emulation, where it is ~1000x a server's). 0 if mprotect fails.
+uint64_t MeasurePteNs(uint8_t* base, const Options& o) {
+  const uint64_t bytes = o.mib * kMiB;
+  const uint64_t t0 = MonotonicNs();
+  if (mprotect(base, bytes, PROT_READ) != 0 ||
+      mprotect(base, bytes, PROT_READ | PROT_WRITE) != 0) {
+    return 0;
+  }
+  return (MonotonicNs() - t0) / (2 * (bytes / kPage));
+}
+
+// Writes every thread's sampled accesses, merged in time order, as an .hpt
+// trace (called once, after the workers ended).
+absl::Status WriteTrace(const Options& o, uint8_t* base,
+                        const std::vector<AccessSampler>& samplers,
+                        const std::vector<std::atomic<uint32_t>>& tids,
+                        uint64_t start_realtime_ns, uint64_t start_clock_ns,
+                        uint64_t run_start_ns,
+                        const std::vector<uint64_t>& switch_ns,
+                        uint64_t pte_ns) {
+  std::vector<TraceRecord> all;
+  uint64_t dropped = 0;
+  for (const AccessSampler& s : samplers) {
+    all.insert(all.end(), s.begin(), s.end());
+    dropped += s.dropped();
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const TraceRecord& a, const TraceRecord& b) {
+                     return a.time_ns < b.time_ns;
+                   });
+  TraceHeader header;
+  header.sample_period = o.trace_period;
+  header.start_realtime_ns = start_realtime_ns;
+  header.start_clock_ns = start_clock_ns;
+  header.source = SampleSourceName(SampleSource::kPebsStore);
+  std::string config =
+      "hot_set_workload period=" + std::to_string(o.trace_period) +
+      " start_ns=" + std::to_string(run_start_ns) + " switch_ns=";
+  for (size_t i = 0; i < switch_ns.size(); ++i) {
+    if (i != 0) config += ',';
+    config += std::to_string(switch_ns[i]);
+  }
+  config += " pte_ns=" + std::to_string(pte_ns);
+  header.event_config = config;
+  absl::StatusOr<std::unique_ptr<TraceWriter>> w =
+      TraceWriter::Create(o.trace_out, header);
+  if (!w.ok()) return w.status();
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  for (const TraceRecord& r : all) {
+    Sample s;
+    s.time_ns = r.time_ns;
+    // The hot loop reads word 0 and writes word 1 of the page.
+    s.vaddr = reinterpret_cast<uint64_t>(base) + r.page * kPage + 8;
+    s.period = o.trace_period;
+    s.pid = pid;
+    s.tid = tids[r.thread].load(std::memory_order_relaxed);
+    s.cpu = r.cpu;
+    s.source = SampleSource::kPebsStore;
+    s.flags = kSampleStore;
+    if (absl::Status st = (*w)->Append(s); !st.ok()) return st;
+  }
+  if (dropped != 0) {
+    CpuCounters c;
+    c.cpu = kUnknownCpu;
+    c.lost = dropped;
+    if (absl::Status st = (*w)->SetCounters(c); !st.ok()) return st;
+  }
+  if (absl::Status st = (*w)->Close(); !st.ok()) return st;
+  std::printf("hot_set_workload: trace %s: %zu samples, period %" PRIu64
+              ", %" PRIu64 " dropped (buffer full)\n",
+              o.trace_out.c_str(), all.size(), o.trace_period, dropped);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -351,6 +516,14 @@ int main(int argc, char** argv) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --bind_range_node");
       o.bind_range_node = static_cast<int>(n);
+    } else if (ParseFlag(a, "--trace_out", &v)) {
+      o.trace_out = v;
+    } else if (ParseFlag(a, "--trace_period", &v)) {
+      if (!ParseU64(v, &o.trace_period) || o.trace_period == 0)
+        Usage("bad --trace_period (at least 1)");
+    } else if (ParseFlag(a, "--trace_max_samples", &v)) {
+      if (!ParseU64(v, &o.trace_max_samples) || o.trace_max_samples == 0)
+        Usage("bad --trace_max_samples");
     } else if (ParseFlag(a, "--prefer_node", &v)) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
@@ -359,6 +532,8 @@ int main(int argc, char** argv) {
       Usage("unknown argument");
     }
   }
+  if (o.trace_out.empty() != (o.trace_period == 0))
+    Usage("--trace_out and --trace_period go together");
   // Two sets of clusters in stripes: each half-stripe must hold a cluster.
   if (!o.interleaved && o.mib / o.clusters < 4 * o.cluster_mib) {
     Usage("--mib / --clusters must be at least 4 x --cluster_mib");
@@ -427,6 +602,16 @@ int main(int argc, char** argv) {
     }
   }
   const uint64_t pages = bytes / kPage;
+  // Samplers, one per touching thread, allocated (and touched) before
+  // anything is timed.
+  const uint64_t trace_start_realtime_ns = RealtimeNs();
+  const uint64_t trace_start_ns = MonotonicNs();
+  std::vector<AccessSampler> samplers(o.threads);
+  if (o.trace_period != 0) {
+    for (uint64_t k = 0; k < o.threads; ++k)
+      samplers[k].Init(o.trace_period, o.trace_max_samples / o.threads,
+                       static_cast<uint16_t>(k));
+  }
   for (uint64_t p = 0; p < pages; ++p) {
     uint64_t* w = reinterpret_cast<uint64_t*>(base + p * kPage);
     w[0] = p ^ kSeed;
@@ -477,9 +662,13 @@ int main(int argc, char** argv) {
 
   // Worker threads touch; this thread switches phases and ends the run.
   std::vector<WorkerStats> stats(o.threads);
+  std::vector<std::atomic<uint32_t>> tids(o.threads);
+  std::vector<uint64_t> switch_ns;  // the phase switches, for the trace
+  switch_ns.reserve(64);
   std::vector<std::thread> workers;
   for (uint64_t k = 0; k < o.threads; ++k)
-    workers.emplace_back(Worker, std::cref(o), base, bind_range, k, &stats[k]);
+    workers.emplace_back(Worker, std::cref(o), base, bind_range, k, &stats[k],
+                         &samplers[k], &tids[k]);
   while (!g_stop) {
     timespec tick = {0, 1000000};
     nanosleep(&tick, nullptr);
@@ -490,6 +679,7 @@ int main(int argc, char** argv) {
       g_switch = 0;
       ++phase;
       phase_ns = now;
+      if (switch_ns.size() < switch_ns.capacity()) switch_ns.push_back(now);
       WriteLayout(o, base, bind_range, phase, phase_ns);
       g_phase.store(phase, std::memory_order_release);
     }
@@ -518,6 +708,16 @@ int main(int argc, char** argv) {
               " phases, %" PRIu64 " touches, %" PRIu64 " counted, %" PRIu64
               " bad pages\n",
               passes, phase + 1, touches, counted, bad);
+  if (o.trace_period != 0) {
+    const absl::Status st =
+        WriteTrace(o, base, samplers, tids, trace_start_realtime_ns,
+                   trace_start_ns, start_ns, switch_ns, MeasurePteNs(base, o));
+    if (!st.ok()) {
+      std::fprintf(stderr, "hot_set_workload: trace %s: %s\n",
+                   o.trace_out.c_str(), std::string(st.message()).c_str());
+      return 2;
+    }
+  }
   if (bad != 0 || counted != touches) {
     std::printf("hot_set_workload: DATA CORRUPTED\n");
     return 1;

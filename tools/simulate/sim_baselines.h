@@ -16,7 +16,61 @@
 //          never charged as migration).
 //
 // tpp      The kernel's NUMA balancing in memory-tiering mode
-//          (numa_balancing=2, TPP), as Linux 6.x implements it:
+//          (numa_balancing=2, TPP) as Linux 6.12 implements it, with its
+//          NUMA scanner (TppOptions::scanner = true):
+//          - the scanner (kernel/sched/fair.c task_numa_work()): the first
+//            pass runs sysctl_numa_balancing_scan_delay (1000 ms) after the
+//            trace's first sample (the mm's numa_next_scan starts at
+//            now + scan_delay); every pass sets the next one at now +
+//            the task's scan period, then walks the address space from
+//            where the last pass stopped and arms (change_prot_numa(): the
+//            PTE made PROT_NONE) every present page on a slower tier that
+//            is not armed already, stamping it with the scan time
+//            (mm/mprotect.c change_pte_range(): folio_xchg_access_time()
+//            for a non-top-tier folio; top-tier folios are skipped in
+//            tiering-only mode, and PTEs already PROT_NONE are skipped, so
+//            an armed page keeps its older stamp). A pass covers at most
+//            sysctl_numa_balancing_scan_size (256 MB) of ranges it changed
+//            and 8x that of address space (`pages`, `virtpages`); reaching
+//            the end starts the next sequence (reset_ptenuma_scan()). The
+//            simulated address space is the pages sampled so far, as one
+//            VMA (6.12 scans a VMA its task did not fault on recently only
+//            when nothing else is left, f169c62ff7cd, or after
+//            nr_threads sequences: with one VMA it is always scanned);
+//          - a hint fault happens only at the first sample of an armed
+//            page (a sample is an access), which disarms it
+//            (do_numa_page() restores the PTE whatever it decides);
+//          - the scan period (task_scan_start()/task_scan_min()/
+//            task_scan_max()): it starts at
+//            max(sysctl_numa_balancing_scan_period_min / windows, 100 ms),
+//            windows = footprint / scan size rounded up, and is bounded by
+//            sysctl_numa_balancing_scan_period_max (60 s) / windows.
+//            update_task_scan_period() runs at the first counted fault
+//            after each new sequence (task_numa_placement()). In tiering
+//            mode a fault on a slow-tier page is not counted
+//            (task_numa_fault() returns early), so the counted faults are
+//            the successful promotions, each remote (numa_migrate_check()
+//            sets TNF_FAULT_LOCAL only for a page already on the CPU's
+//            node) and private (a slow-tier folio's cpupid holds its access
+//            time, so last_cpupid is -1: "first accesses are treated as
+//            private"): local + shared == 0, and the period doubles (up to
+//            the max) and pushes the next scan to now + period;
+//          - should_numa_migrate_memory(): promote at once when the target
+//            has free space enough (pgdat_free_space_enough(): free above
+//            the promo watermark by max(1 GiB, 1/16 of the node): never
+//            for a node of 1 GiB or less); otherwise the hot threshold
+//            (numa_promotion_adjust_threshold(): its period starts at 0
+//            and the kernel's ms clock starts 300 s below a wrap
+//            (INITIAL_JIFFIES), so the first call adjusts at once: 1000 ->
+//            1125 ms when few candidates came, then every
+//            numa_balancing_scan_period_max_ms), the hint-fault latency
+//            (numa_hint_fault_latency(): now - the scan stamp) below it,
+//            and numa_promotion_rate_limit();
+//          - target, watermark check and kswapd as below.
+//
+// tpp-ideal The same decisions without the scanner (TppOptions::scanner =
+//          false; the model before the calibration against the real
+//          kernel, tests/compare/calibrate.sh):
 //          - promotion at the hint fault, i.e. at sample time: a sample of
 //            a page on a slower tier is the hint fault; the page is a
 //            candidate when the time since its previous sample is below
@@ -32,7 +86,8 @@
 //            (60 s) as numa_promotion_adjust_threshold() does: one step of
 //            2/16 of the default down when candidates exceeded the rate
 //            limit's budget by 10%, up (to 2x) when below 90% of it;
-//          - candidates are rate-limited per target node and second
+//
+// Both:    - candidates are rate-limited per target node and second
 //            (numa_promotion_rate_limit(),
 //            numa_balancing_promote_rate_limit_MBps = 65536 by default);
 //          - the target is the accessing CPU's node (the first fast node
@@ -54,6 +109,8 @@
 //          LRU: exact least-recently-sampled order per node (the kernel's
 //          LRU approximates recency with accessed bits; samples stand for
 //          accesses here).
+//          Every parameter is the kernel's default sysctl (no constant is
+//          fitted to a trace).
 //
 // memtis   Memtis (Lee et al., SOSP'23), as its kernel does by
 //          default (htmm_* sysfs knobs):
@@ -128,13 +185,48 @@ struct TppOptions {
   uint64_t threshold_period_ns =
       60000000000;                 // numa_balancing_scan_period_max_ms
   double watermark_scale = 0.001;  // watermark_scale_factor 10 / 10000
+  // true: "tpp", the NUMA scanner and the 6.12 details above; false:
+  // "tpp-ideal".
+  bool scanner = false;
+  uint64_t scan_delay_ns = 1000000000;  // numa_balancing_scan_delay_ms
+  uint64_t scan_period_min_ns =
+      1000000000;  // numa_balancing_scan_period_min_ms
+  // numa_balancing_scan_size_mb
+  uint64_t scan_size_bytes = uint64_t{256} << 20;
+  // The trace's pages were placed before it began (`--first-touch-node`:
+  // hot_set_workload writes its whole area first): a page first sampled
+  // after the scanner's first pass was present for that pass, which armed
+  // it (an unsampled page made no access that would have disarmed it), so
+  // it carries that pass's stamp. A pass covers the whole address space
+  // whenever it spans less than the scan size (256 MB); larger traces are
+  // approximated by the first pass's time.
+  bool present_at_start = false;
+  // The machine's cost of changing one PTE in a pass, for the scanner's 3%
+  // CPU cap (task_numa_work(): "make sure tasks use at least 32x as much
+  // time to run other code than they used here": the task's node_stamp
+  // moves 32x the pass's runtime ahead, so its next pass waits that long
+  // beyond the period). A pass walks every PTE of the span it covers. 0:
+  // not modelled (on a server a 256 MB pass takes milliseconds, far below
+  // the 1 s period); under emulation it is ~1000x that, and the cap, not
+  // the period, spaces the passes (tests/compare/calibrate.sh measures it
+  // in the guest: hot_set_workload's pte_ns).
+  uint64_t scan_ns_per_pte = 0;
+  // pgdat_free_space_enough()'s floor (scanner only; tpp-ideal drops it).
+  uint64_t free_space_floor_bytes = uint64_t{1} << 30;
 };
 
 class TppPolicy : public MemoryPolicy {
  public:
   TppPolicy(std::unique_ptr<SimulatedMemory> memory, const TppOptions& options);
   void Start(uint64_t start_ns) override;
+  uint64_t next_event_ns() const override { return next_scan_ns_; }
+  void Advance(uint64_t now_ns) override;
   std::vector<std::pair<std::string, uint64_t>> Details() const override;
+
+  // The scanner's state (tests).
+  uint64_t scan_period_ns() const { return scan_period_ns_; }
+  uint64_t scan_seq() const { return scan_seq_; }
+  bool IsArmed(uint64_t vaddr) const;
 
  protected:
   void Access(const Sample& s, int node) override;
@@ -143,8 +235,9 @@ class TppPolicy : public MemoryPolicy {
   static constexpr uint32_t kNil = UINT32_MAX;
   struct Page {
     uint64_t vaddr = 0;
-    uint64_t last_sample_ns = 0;
+    uint64_t last_sample_ns = 0;  // tpp-ideal; tpp: the scan stamp
     bool sampled = false;
+    bool armed = false;     // tpp: PROT_NONE since the last scan
     int16_t lru_node = -1;  // the list it is on
     uint32_t prev = kNil, next = kNil;
   };
@@ -154,6 +247,7 @@ class TppPolicy : public MemoryPolicy {
     // numa_promotion_rate_limit() / numa_promotion_adjust_threshold().
     uint64_t rl_start_ns = 0, rl_base = 0;
     uint64_t th_start_ns = 0, th_base = 0;
+    bool th_started = false;    // tpp: the first adjustment happened
     uint64_t threshold_ns = 0;  // 0: the default
     uint64_t candidates = 0;    // PGPROMOTE_CANDIDATE
   };
@@ -167,6 +261,15 @@ class TppPolicy : public MemoryPolicy {
   // Demotes from `node` until its free memory reaches the promo watermark.
   void Kswapd(int node, uint64_t now);
   bool Move(uint32_t i, int to, uint64_t now);
+  // task_numa_work() at `now`.
+  void Scan(uint64_t now);
+  // The 3% cap after a pass that walked `ptes` PTEs.
+  void ChargeScan(uint64_t now, uint64_t ptes);
+  // task_numa_placement() -> update_task_scan_period() for a counted fault.
+  void Placement(uint64_t now);
+  // task_scan_min() / task_scan_max() for the current footprint.
+  uint64_t ScanMinNs() const;
+  uint64_t ScanMaxNs() const;
 
   const TppOptions options_;
   std::vector<NodeState> nodes_;  // by node id
@@ -177,6 +280,17 @@ class TppPolicy : public MemoryPolicy {
            unbalanced_ = 0;
   uint64_t promotions_ = 0, kswapd_runs_ = 0, kswapd_demotions_ = 0,
            kswapd_stuck_ = 0;
+  // The scanner (tpp).
+  uint64_t next_scan_ns_ = UINT64_MAX;
+  uint64_t first_scan_ns_ = 0;
+  uint64_t mm_next_scan_ns_ = 0;  // mm->numa_next_scan
+  uint64_t stamp_ns_ = 0;         // the task's node_stamp, as a time
+  uint64_t scan_period_ns_ = 0;
+  uint64_t scan_seq_ = 0, task_scan_seq_ = 0;
+  uint64_t scan_offset_page_ = 0;  // page number the next pass starts at
+  std::vector<uint32_t> by_addr_;  // pages_ indices, ascending address
+  uint64_t scans_ = 0, pte_updates_ = 0, period_doublings_ = 0,
+           stale_faults_ = 0, scan_cost_ns_ = 0;
 };
 
 // --- memtis

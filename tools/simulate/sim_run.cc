@@ -18,7 +18,7 @@
 namespace hotpage {
 
 std::vector<std::string> AllPolicyNames() {
-  return {"oracle", "hotpage", "first-touch", "tpp",
+  return {"oracle", "hotpage", "first-touch", "tpp",  "tpp-ideal",
           "memtis", "arms",    "hemem",       "colloid"};
 }
 
@@ -76,6 +76,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
     SimulatedMemoryOptions o;
     o.capacities = machine.capacities;
     o.expected_pages = machine.footprint_pages;
+    o.first_touch_node = options.first_touch_node;
     return SimulatedMemory::Create(machine.topology, o);
   };
   for (const std::string& name : names) {
@@ -97,8 +98,12 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       out.push_back(std::move(*p));
     } else if (name == "first-touch") {
       out.push_back(std::make_unique<FirstTouchPolicy>(std::move(*mem)));
-    } else if (name == "tpp") {
-      out.push_back(std::make_unique<TppPolicy>(std::move(*mem), TppOptions{}));
+    } else if (name == "tpp" || name == "tpp-ideal") {
+      TppOptions t;
+      t.scanner = name == "tpp";
+      t.present_at_start = options.first_touch_node >= 0;
+      t.scan_ns_per_pte = options.tpp_scan_ns_per_pte;
+      out.push_back(std::make_unique<TppPolicy>(std::move(*mem), t));
     } else if (name == "memtis") {
       MemtisOptions m;
       m.cooling_samples = memtis_cooling_samples;

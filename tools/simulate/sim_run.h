@@ -43,6 +43,10 @@ struct SimulateOptions {
   // when none was.
   std::string engine_flags;
   std::optional<uint32_t> pid;  // default: the pid with most samples
+  // >= 0: first touch places pages on this node (SimulatedMemoryOptions).
+  int first_touch_node = -1;
+  // The tpp model's TppOptions::scan_ns_per_pte (0: not modelled).
+  uint64_t tpp_scan_ns_per_pte = 0;
   SimObserver* observer = nullptr;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;

@@ -384,6 +384,151 @@ TEST(TppPolicyTest, PromotesAtOnceWhileTheTargetHasPlentyOfRoom) {
   EXPECT_EQ(t->memory().NodeOf(A(1)), 0);
 }
 
+// The tests above are of the idealised model (TppOptions{}: "tpp-ideal");
+// these of "tpp", with the NUMA scanner (sim_baselines.h).
+
+// A tpp policy whose pages all start on the CXL node (first touch there).
+std::unique_ptr<TppPolicy> ScannerTpp(const SimMachine& m,
+                                      bool present_at_start = false) {
+  SimulatedMemoryOptions o;
+  o.capacities = m.capacities;
+  o.first_touch_node = 1;
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+      SimulatedMemory::Create(m.topology, o);
+  EXPECT_TRUE(mem.ok()) << mem.status();
+  TppOptions t;
+  t.scanner = true;
+  t.present_at_start = present_at_start;
+  return std::make_unique<TppPolicy>(std::move(*mem), t);
+}
+
+TEST(TppScannerTest, HintFaultsOnlyOnPagesTheScannerArmed) {
+  const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+  auto tpp = ScannerTpp(m);
+  TppPolicy* t = tpp.get();
+  EXPECT_EQ(t->name(), "tpp");
+  std::vector<std::unique_ptr<SimPolicy>> p;
+  p.push_back(std::move(tpp));
+  Simulation sim(std::move(p), 100 * kSec);
+  // Samples 0.4 s apart before the first scan (scan_delay: 1 s after the
+  // first sample): no hint fault, so no promotion (tpp-ideal would promote
+  // at the second one).
+  sim.Feed(At(1, 0));
+  sim.Feed(At(1, 400 * kMs));
+  sim.Feed(At(1, 800 * kMs));
+  EXPECT_EQ(t->memory().NodeOf(A(1)), 1);
+  EXPECT_FALSE(t->IsArmed(A(1)));
+  // The scan at 1 s arms it (a slow-tier page); its next sample, 0.2 s
+  // later, is the hint fault: below the 1 s threshold (1.125 s after the
+  // first adjustment), and DRAM (2000 pages) never has 1 GiB free: promoted
+  // on latency.
+  sim.Feed(At(2, 1100 * kMs));  // a sample after the scan
+  EXPECT_TRUE(t->IsArmed(A(1)));
+  EXPECT_EQ(t->scan_seq(), 1u);
+  sim.Feed(At(1, 1200 * kMs));
+  EXPECT_FALSE(t->IsArmed(A(1)));
+  EXPECT_EQ(t->memory().NodeOf(A(1)), 0);
+  // A promotion is a counted fault: the scan period doubles (1 s -> 2 s).
+  EXPECT_EQ(t->scan_period_ns(), 2 * kSec);
+  sim.Finish();
+  EXPECT_EQ(sim.Totals()[0].promoted_pages, 1u);
+}
+
+TEST(TppScannerTest, AnArmedPageKeepsItsScanStampUntilItFaults) {
+  const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+  auto tpp = ScannerTpp(m);
+  TppPolicy* t = tpp.get();
+  std::vector<std::unique_ptr<SimPolicy>> p;
+  p.push_back(std::move(tpp));
+  Simulation sim(std::move(p), 100 * kSec);
+  // Page 5 is sampled once, then armed by the scan at 1 s. Page 9, sampled
+  // every 100 ms, faults at once after that scan and is promoted: a counted
+  // fault, so the period doubles to 2 s and the next scan is at 3 s. That
+  // scan skips page 5 (already PROT_NONE: its stamp stays 1 s), so its
+  // next sample, at 4.5 s, faults 3.5 s after the stamp: not hot.
+  sim.Feed(At(5, 0));
+  for (uint64_t ms = 100; ms < 4500; ms += 100) sim.Feed(At(9, ms * kMs));
+  EXPECT_EQ(t->memory().NodeOf(A(9)), 0);
+  EXPECT_TRUE(t->IsArmed(A(5)));
+  EXPECT_EQ(t->scan_seq(), 2u);
+  sim.Feed(At(5, 4500 * kMs));
+  EXPECT_EQ(t->memory().NodeOf(A(5)), 1);
+  EXPECT_FALSE(t->IsArmed(A(5)));
+  const std::vector<std::pair<std::string, uint64_t>> d = t->Details();
+  uint64_t stale = 0;
+  for (const auto& [name, v] : d)
+    if (name == "stale_faults") stale = v;
+  EXPECT_EQ(stale, 1u);
+  // The scan at 5 s re-arms it with a fresh stamp; its sample 0.1 s later
+  // is hot and promotes it.
+  sim.Feed(At(9, 5000 * kMs));
+  EXPECT_TRUE(t->IsArmed(A(5)));
+  EXPECT_EQ(t->scan_seq(), 3u);
+  sim.Feed(At(5, 5100 * kMs));
+  EXPECT_EQ(t->memory().NodeOf(A(5)), 0);
+}
+
+TEST(TppScannerTest, PagesPresentAtStartCarryTheFirstPassStamp) {
+  // hot_set_workload's second hot set is written before the trace and
+  // first sampled at the switch: the first pass armed it then, so its first
+  // sample faults with that old stamp (not hot); without present_at_start
+  // the page is new to the scanner and takes no fault.
+  for (const bool present : {true, false}) {
+    const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+    auto tpp = ScannerTpp(m, present);
+    TppPolicy* t = tpp.get();
+    std::vector<std::unique_ptr<SimPolicy>> p;
+    p.push_back(std::move(tpp));
+    Simulation sim(std::move(p), 100 * kSec);
+    sim.Feed(At(1, 0));
+    sim.Feed(At(1, 1100 * kMs));  // after the first pass (1 s): promoted
+    EXPECT_EQ(t->memory().NodeOf(A(1)), 0);
+    sim.Feed(At(50, 12 * kSec));  // first sample of page 50
+    EXPECT_EQ(t->memory().NodeOf(A(50)), 1);
+    EXPECT_FALSE(t->IsArmed(A(50)));  // the fault (if any) disarmed it
+    uint64_t stale = 0;
+    for (const auto& [name, v] : t->Details())
+      if (name == "stale_faults") stale = v;
+    EXPECT_EQ(stale, present ? 1u : 0u) << "present_at_start " << present;
+  }
+}
+
+TEST(TppScannerTest, ThePassCostDelaysTheNextPass) {
+  // Two pages 10 apart: a pass walks 10 PTEs. At 1 ms a PTE the pass costs
+  // 10 ms, and the 3% cap puts the next pass 32 x 10 ms beyond the period:
+  // at 1 + 1 + 0.32 s instead of 2 s.
+  for (const uint64_t ns_per_pte : {uint64_t{0}, 1 * kMs}) {
+    const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+    SimulatedMemoryOptions o;
+    o.capacities = m.capacities;
+    o.first_touch_node = 1;
+    absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+        SimulatedMemory::Create(m.topology, o);
+    ASSERT_TRUE(mem.ok());
+    TppOptions t;
+    t.scanner = true;
+    t.scan_ns_per_pte = ns_per_pte;
+    auto tpp = std::make_unique<TppPolicy>(std::move(*mem), t);
+    TppPolicy* pt = tpp.get();
+    std::vector<std::unique_ptr<SimPolicy>> p;
+    p.push_back(std::move(tpp));
+    Simulation sim(std::move(p), 100 * kSec);
+    sim.Feed(At(0, 0));
+    sim.Feed(At(9, 1));
+    sim.Feed(At(20000, 1500 * kMs));  // after the first pass, far away
+    EXPECT_EQ(pt->scan_seq(), 1u);
+    EXPECT_EQ(pt->next_event_ns(),
+              ns_per_pte == 0 ? 2 * kSec : 2 * kSec + 320 * kMs);
+  }
+}
+
+TEST(TppScannerTest, IdealModelIsTppIdeal) {
+  const SimMachine m = Machine(/*fast=*/2000, /*slow=*/10000);
+  TppPolicy ideal(Memory(m), TppOptions{});
+  EXPECT_EQ(ideal.name(), "tpp-ideal");
+  EXPECT_EQ(ideal.next_event_ns(), UINT64_MAX);  // no scanner
+}
+
 // --- memtis
 // ---------------------------------------------------------------------
 

@@ -136,7 +136,8 @@ int SimulatedMemory::NodeOfCpu(uint32_t cpu) const {
 int SimulatedMemory::Touch(uint64_t vaddr, uint32_t cpu, uint64_t now_ns) {
   auto [it, inserted] = pages_.try_emplace(vaddr / kSimPageBytes);
   if (!inserted && it->second.node >= 0) return it->second.node;
-  int preferred = NodeOfCpu(cpu);
+  int preferred = options_.first_touch_node >= 0 ? options_.first_touch_node
+                                                 : NodeOfCpu(cpu);
   const NodeState* p = Find(preferred);
   if (p == nullptr || p->capacity == 0) {
     preferred = fast_nodes_.empty() ? nodes_.front() : fast_nodes_.front();

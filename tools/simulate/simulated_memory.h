@@ -103,6 +103,11 @@ struct SimulatedMemoryOptions {
   double first_touch_reserve_fraction = 0.001;
   // Pages expected (the footprint): the page map is sized once.
   size_t expected_pages = 0;
+  // >= 0: first touch prefers this node instead of the sampling CPU's (then
+  // falls back from it as usual), as an mbind(MPOL_PREFERRED) before the
+  // first touch would: a trace whose pages started on a slow node
+  // (tests/compare's workload is placed there).
+  int first_touch_node = -1;
 };
 
 // What a policy may not do now, asked at a simulated time (SimMigration
