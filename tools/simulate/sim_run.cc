@@ -18,7 +18,7 @@
 namespace hotpage {
 
 std::vector<std::string> AllPolicyNames() {
-  return {"oracle", "hotpage", "first-touch", "tpp",  "tpp-ideal",
+  return {"oracle", "hotpage", "first-touch", "tpp",    "tpp-ideal",
           "memtis", "arms",    "hemem",       "colloid"};
 }
 
