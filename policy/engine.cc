@@ -133,6 +133,11 @@ PolicyEngine::PolicyEngine(const Topology& topology,
   }
   batch_.reserve(4096);
   latency_gap_ns_ = LatencyGapNs(topology_);
+  latency_model_ = LoadedLatencyModel::FromTopology(topology_);
+  int max_node = 0;
+  for (const NodeInfo& n : topology_.nodes) max_node = std::max(max_node, n.id);
+  window_accesses_.assign(std::min(max_node + 1, 4096), 0.0);
+  if (topology_.tiers.size() >= 2) next_tier_nodes_ = topology_.tiers[1].nodes;
 }
 
 void PolicyEngine::ObserveMigration(uint64_t moved_pages, uint64_t spent_ns) {
@@ -184,6 +189,17 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
     if (!promoted_.empty() && promoted_.contains(key)) ++counters_.yield_hits;
+    // Bandwidth demand by node: a page of unknown node (new since the
+    // last round) counts where first touch puts it, the sampling CPU's
+    // node (the kernel's default local policy).
+    int demand_node =
+        a.node >= 0 ? a.node : (fast_nodes_.empty() ? -1 : fast_nodes_[0]);
+    if (auto it = placement_.find(key); it != placement_.end())
+      demand_node = it->second;
+    if (demand_node >= 0 &&
+        static_cast<size_t>(demand_node) < window_accesses_.size()) {
+      window_accesses_[demand_node] += static_cast<double>(a.sample_period);
+    }
     if (!placement_.empty()) {
       if (auto it = placement_.find(key); it != placement_.end()) {
         ++window_known_;
@@ -253,6 +269,45 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                           : share_baseline_ + a * (share - share_baseline_);
   }
   window_known_ = window_fast_ = 0;
+  // Bandwidth (file comment): each tier's loaded latency from this round's
+  // demand, weighted by the nodes' accesses.
+  {
+    const uint64_t dt = last_round_ns_ == 0 || now_ns <= last_round_ns_
+                            ? options_.interval_ns
+                            : now_ns - last_round_ns_;
+    auto tier_latency = [&](const std::vector<int>& nodes) {
+      double sum = 0, weight = 0, idle = 0;
+      int count = 0;
+      for (int n : nodes) {
+        const double acc =
+            n >= 0 && static_cast<size_t>(n) < window_accesses_.size()
+                ? window_accesses_[n]
+                : 0;
+        const double demand = DemandBytesPerSec(acc, dt);
+        sum += acc * latency_model_.LatencyNs(n, demand);
+        weight += acc;
+        idle += latency_model_.IdleLatencyNs(n);
+        ++count;
+      }
+      if (weight > 0) return sum / weight;
+      return count ? idle / count : 0.0;
+    };
+    if (!next_tier_nodes_.empty()) {
+      report.fast_loaded_latency_ns = tier_latency(fast_nodes_);
+      report.next_loaded_latency_ns = tier_latency(next_tier_nodes_);
+      constexpr double kDelta = 0.05;  // Colloid's delta
+      if (report.fast_loaded_latency_ns >
+          report.next_loaded_latency_ns * (1 + kDelta)) {
+        bandwidth_bound_ = true;
+      } else if (report.fast_loaded_latency_ns <
+                 report.next_loaded_latency_ns * (1 - kDelta)) {
+        bandwidth_bound_ = false;
+      }
+    }
+    std::fill(window_accesses_.begin(), window_accesses_.end(), 0.0);
+  }
+  report.bandwidth_bound = bandwidth_bound_;
+  if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
   const uint64_t prev_round_ns = last_round_ns_;
   last_round_ns_ = now_ns;
 
@@ -373,7 +428,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   const std::vector<int> backed_off = view.BackedOffNodes();
   PlacementInput in;
   in.topology = &topology_;
-  in.candidates = candidates;
+  // Bandwidth-bound: no promotion would lower the average access latency.
+  if (!bandwidth_bound_) in.candidates = candidates;
   in.victims = victims;
   in.hot_on_fast = hot_on_fast;
   in.ranges = ranges;

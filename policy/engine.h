@@ -62,6 +62,16 @@
 // H = (exposure + L) / (deaths + 1). Until the migrator has moved a page
 // the cost is unknown and nothing is gated. All three are in RoundReport.
 //
+// Bandwidth (Colloid's rule, SOSP'24): the samples since the previous
+// round give each node's demand (period x 64 B per sample over the time;
+// policy/loaded_latency.h), hence its loaded latency. While the fast
+// tier's (its nodes' mean, weighted by their samples) exceeds the next
+// tier's by more than Colloid's delta (5%), a promotion would add load to
+// the slower place: the round promotes nothing (watermark demotions go
+// on). It resumes once the fast tier is below the next tier's by the same
+// 5% (hysteresis). Not done: moving hot pages out to balance (Colloid's
+// other half).
+//
 // Time: every timestamp is the caller's clock in ns; attach passes
 // CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
 // Rounds fall on start + k * interval; a caller that is late runs one round
@@ -85,6 +95,7 @@
 #include "absl/types/span.h"
 #include "hotness/hotness_table.h"
 #include "hotness/scanner.h"
+#include "policy/loaded_latency.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
 #include "sampler/sample.h"
@@ -181,6 +192,11 @@ struct RoundReport {
   double horizon_s = 0;
   double migration_cost_ns = 0;
   double migration_margin_per_sec = 0;
+  // Bandwidth (file comment): the loaded latencies of the fastest tier and
+  // the next from this round's samples, and whether promotions were held.
+  double fast_loaded_latency_ns = 0;
+  double next_loaded_latency_ns = 0;
+  bool bandwidth_bound = false;
   uint64_t live_entries = 0;
   uint32_t hot_threshold = 0;  // count at or above which a page is hot
   uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
@@ -200,6 +216,7 @@ struct EngineCounters {
   // Candidates whose lower bound came from the short window (since the
   // previous round) rather than the decayed count.
   uint64_t short_window_candidates = 0;
+  uint64_t bandwidth_bound_rounds = 0;  // rounds that held promotions
 };
 
 class PolicyEngine {
@@ -283,6 +300,11 @@ class PolicyEngine {
   uint64_t window_fast_ = 0;
   double share_baseline_ = -1;
   bool early_pending_ = false;
+  // Bandwidth: accesses (sample periods) per node since the last round.
+  LoadedLatencyModel latency_model_;
+  std::vector<double> window_accesses_;  // by node id
+  std::vector<int> next_tier_nodes_;
+  bool bandwidth_bound_ = false;
   // Benefit against cost.
   double latency_gap_ns_ = 0;  // fastest tier vs the next, read latency
   uint64_t observed_pages_ = 0;

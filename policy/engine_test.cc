@@ -455,6 +455,48 @@ TEST(PolicyEngineTest, BenefitAgainstCostLearnsTheHorizonAndTheCost) {
   EXPECT_NEAR(r6.migration_margin_per_sec, 5.0, 1e-9);
 }
 
+// Colloid's rule, first half: when the fast tier's loaded latency (from
+// the round's demand: period x 64 B per sample) exceeds the next tier's by
+// more than 5%, the round promotes nothing. DRAM peaks at 1 GB/s here; 100
+// samples of period 10^6 in a second are 6.4 GB/s: saturated, 5x its idle
+// 100 ns, above CXL's 300 ns. The same samples at period 1 promote.
+TEST(PolicyEngineTest, SaturatedFastTierHoldsPromotions) {
+  for (const uint64_t period : {uint64_t{1000000}, uint64_t{1}}) {
+    Topology topo = ThreeNodes();
+    for (int n = 0; n < 3; ++n) {
+      topo.nodes[n].hmat.read_latency_ns = n < 2 ? 100 : 300;
+      topo.nodes[n].hmat.read_bandwidth_mbps = n < 2 ? 1000 : 100000;
+    }
+    EngineOptions opt;
+    opt.shift_z = 0;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    const uint64_t fast = kBase, slow = kBase + kPage;
+    view.node[fast] = 0;
+    view.node[slow] = 2;
+    std::vector<Sample> samples;
+    for (int i = 0; i < 100; ++i) {
+      samples.push_back(At(fast, kSec / 2));
+      samples.back().period = period;
+      samples.push_back(At(slow, kSec / 2));
+      samples.back().period = period;
+    }
+    engine->Ingest(samples);
+    RoundReport r = engine->RunRound(view, kSec);
+    if (period > 1) {
+      EXPECT_TRUE(r.bandwidth_bound);
+      EXPECT_GT(r.fast_loaded_latency_ns, 300 * 1.05);
+      EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
+      EXPECT_EQ(engine->counters().bandwidth_bound_rounds, 1u);
+    } else {
+      EXPECT_FALSE(r.bandwidth_bound);
+      EXPECT_NEAR(r.fast_loaded_latency_ns, 100, 1);
+      EXPECT_EQ(r.decision.promoted_pages, 1u) << DecisionToString(r.decision);
+    }
+  }
+}
+
 // The table covers the process's footprint when the caller knows it (cold
 // fast-tier pages stay tracked, so they can be demoted), within the cap.
 TEST(PolicyEngineTest, TableCoversTheFootprint) {

@@ -116,6 +116,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
   std::vector<std::pair<std::string, uint64_t>> out = {
       {"rounds", c.rounds},
       {"early_rounds", c.early_rounds},
+      {"bandwidth_bound_rounds", c.bandwidth_bound_rounds},
       {"short_window_candidates", c.short_window_candidates},
       {"horizon_ms", horizon_ms_},
       {"migration_cost_ns", migration_cost_ns_},
