@@ -1,7 +1,6 @@
 #include "policy/engine.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -51,26 +50,11 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
 
 namespace {
 
-// A node's read latency: HMAT's, else 80 ns x its SLIT distance from the
-// nearest CPU node / 10 (the simulator's rule, SimulatedMemory).
-double ReadLatencyNs(const Topology& t, const NodeInfo& n) {
-  if (n.hmat.read_latency_ns)
-    return static_cast<double>(*n.hmat.read_latency_ns);
-  int dist = n.cpus.empty() ? INT_MAX : 10;
-  if (n.cpus.empty()) {
-    for (const NodeInfo& c : t.nodes) {
-      if (c.cpus.empty()) continue;
-      if (n.id >= 0 && static_cast<size_t>(n.id) < c.distance.size())
-        dist = std::min(dist, c.distance[n.id]);
-    }
-  }
-  if (dist == INT_MAX || dist <= 0) dist = 20;
-  return 80.0 * dist / 10.0;
-}
-
-// The read-latency gap between the fastest tier and the next (mean of each
-// tier's nodes); 0 if there is one tier.
-double LatencyGapNs(const Topology& t) {
+// The idle read-latency gap between the fastest tier and the next (mean of
+// each tier's nodes with memory), from the loaded-latency model (HMAT, else
+// its per-tier defaults), so that the benefit test and the bandwidth rule
+// price latency alike; 0 if there is one tier.
+double LatencyGapNs(const Topology& t, const LoadedLatencyModel& model) {
   if (t.tiers.size() < 2) return 0;
   auto mean = [&](const MemoryTier& tier) {
     double sum = 0;
@@ -78,7 +62,7 @@ double LatencyGapNs(const Topology& t) {
     for (int id : tier.nodes) {
       const NodeInfo* n = t.FindNode(id);
       if (n == nullptr || n->memory_bytes == 0) continue;
-      sum += ReadLatencyNs(t, *n);
+      sum += model.IdleLatencyNs(id);
       ++count;
     }
     return count == 0 ? 0.0 : sum / count;
@@ -132,8 +116,8 @@ PolicyEngine::PolicyEngine(const Topology& topology,
     }
   }
   batch_.reserve(4096);
-  latency_gap_ns_ = LatencyGapNs(topology_);
   latency_model_ = LoadedLatencyModel::FromTopology(topology_);
+  latency_gap_ns_ = LatencyGapNs(topology_, latency_model_);
   int max_node = 0;
   for (const NodeInfo& n : topology_.nodes) max_node = std::max(max_node, n.id);
   window_accesses_.assign(std::min(max_node + 1, 4096), 0.0);
@@ -189,22 +173,20 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
     if (!promoted_.empty() && promoted_.contains(key)) ++counters_.yield_hits;
-    // Bandwidth demand by node: a page of unknown node (new since the
-    // last round) counts where first touch puts it, the sampling CPU's
-    // node (the kernel's default local policy).
+    // One placement lookup serves both tallies. The shift detector counts
+    // pages of known node only; the bandwidth demand counts a page of
+    // unknown node (new since the last round) where first touch puts it,
+    // the sampling CPU's node (the kernel's default local policy).
     int demand_node =
         a.node >= 0 ? a.node : (fast_nodes_.empty() ? -1 : fast_nodes_[0]);
-    if (auto it = placement_.find(key); it != placement_.end())
+    if (auto it = placement_.find(key); it != placement_.end()) {
       demand_node = it->second;
+      ++window_known_;
+      window_fast_ += IsFastNode(it->second);
+    }
     if (demand_node >= 0 &&
         static_cast<size_t>(demand_node) < window_accesses_.size()) {
       window_accesses_[demand_node] += static_cast<double>(a.sample_period);
-    }
-    if (!placement_.empty()) {
-      if (auto it = placement_.find(key); it != placement_.end()) {
-        ++window_known_;
-        window_fast_ += IsFastNode(it->second);
-      }
     }
   }
   counters_.samples += samples.size();

@@ -51,10 +51,10 @@
 // expected to save pays for it (PlacementInput::migration_margin_per_sec).
 // For a page of rate r (accesses/s) moved from the next tier to the fast
 // one, the saving is r x dL x H, where dL is the read-latency gap between
-// the fastest tier and the next (HMAT, else 80 ns x SLIT distance / 10,
-// the simulator's rule) and H the horizon over which a promoted page stays
-// hot; the cost is the migrator's measured time per moved 4 KiB page (its
-// thread's CPU time over the pages it moved: ObserveMigration). The
+// the fastest tier and the next (idle latencies of policy/loaded_latency.h:
+// HMAT, else its per-tier defaults) and H the horizon over which a promoted
+// page stays hot; the cost is the migrator's measured time per moved 4 KiB page
+// (its thread's CPU time over the pages it moved: ObserveMigration). The
 // horizon is learned: promoted pages' lifetimes (promotion to demotion) are
 // taken as exponential and H is their maximum-likelihood mean, exposure /
 // deaths, with one pseudo-lifetime of the decayed count's epoch length
