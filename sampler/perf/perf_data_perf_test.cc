@@ -392,6 +392,19 @@ void CheckTouchedPages(const Recording& rec, const ReadResult& got) {
   }
   ASSERT_NE(pid, 0u) << "no sample at the first touched page "
                      << absl::StrCat("0x", absl::Hex(rec.base));
+  // Every touched page faults at least once, on both events. A page may
+  // fault twice: when the fault handler finds its page table changed under
+  // it (pte_offset_map_lock() fails while the other thread installs or
+  // frees a page table, or the per-VMA lock gives way to the mmap lock),
+  // it returns without installing the page and the access faults again.
+  // Both attempts raise PERF_COUNT_SW_PAGE_FAULTS (do_user_addr_fault()
+  // counts on entry) and, unless the first returned VM_FAULT_RETRY, both
+  // count as minor (mm_account_fault()). It is rare (one page in 20,000
+  // under ASan on CI, twice in three sessions), so a repeat is allowed on a
+  // few pages; that the reader's counts are exactly perf script's is
+  // checked separately (CompareWithScript), so a repeat here is not a
+  // reader error.
+  int repeated = 0;
   for (int i = 0; i < rec.pages; ++i) {
     const uint64_t addr = rec.base + 4096ULL * i + (64ULL * i) % 4096;
     int seen[2] = {0, 0};
@@ -400,11 +413,14 @@ void CheckTouchedPages(const Recording& rec, const ReadResult& got) {
         ++seen[got.origins[k].event % 2];
       }
     }
-    ASSERT_EQ(seen[0], 1) << "page-faults sample for page " << i << " at "
+    ASSERT_GE(seen[0], 1) << "no page-faults sample for page " << i << " at "
                           << absl::StrCat("0x", absl::Hex(addr));
-    ASSERT_EQ(seen[1], 1) << "minor-faults sample for page " << i << " at "
+    ASSERT_GE(seen[1], 1) << "no minor-faults sample for page " << i << " at "
                           << absl::StrCat("0x", absl::Hex(addr));
+    if (seen[0] > 1 || seen[1] > 1) ++repeated;
   }
+  EXPECT_LE(repeated, rec.pages / 100 + 1)
+      << "more pages faulted twice than page-table races explain";
 }
 
 class PerfRecordTest : public ::testing::TestWithParam<Mode> {};

@@ -458,8 +458,11 @@ absl::Status WriteTrace(const Options& o, uint8_t* base,
   }
   if (absl::Status st = (*w)->Close(); !st.ok()) return st;
   std::printf("hot_set_workload: trace %s: %zu samples, period %" PRIu64
-              ", %" PRIu64 " dropped (buffer full)\n",
-              o.trace_out.c_str(), all.size(), o.trace_period, dropped);
+              ", %" PRIu64 " dropped%s\n",
+              o.trace_out.c_str(), all.size(), o.trace_period, dropped,
+              dropped != 0
+                  ? " (buffer full: raise --trace_max_samples or the period)"
+                  : "");
   return absl::OkStatus();
 }
 

@@ -64,23 +64,28 @@ wait $pid || bad "second run exit $?"
 # a period coprime with the set's size every hot page is sampled. (A worker
 # takes the switch at the end of its pass: phase 0's pages may follow the
 # switch time until the first sample of phase 1's set, never after it.)
+# The period is large enough that the buffer cannot fill on a fast machine:
+# 1.5 s of touches is 250M here (4M samples at period 61, which overflowed
+# --trace_max_samples on CI), 250k at period 1021, and 1021 is still coprime
+# with the 1024-page hot set, so every hot page is sampled once a phase has
+# 1024 samples (1M touches, about 6 ms of this run).
 hp=tools/hotpage
 "$w" --mib=16 --clusters=2 --cluster_mib=2 --thp=never --switch_after_ms=600 --duration_ms=1500 \
-  --layout="$tmp/l3" --trace_out="$tmp/t.hpt" --trace_period=61 --trace_max_samples=4000000 >"$tmp/out3" 2>&1 &
+  --layout="$tmp/l3" --trace_out="$tmp/t.hpt" --trace_period=1021 --trace_max_samples=4000000 >"$tmp/out3" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do [ -s "$tmp/l3" ] && break; sleep 0.05; done
 cp "$tmp/l3" "$tmp/l3.phase0"
 for _ in $(seq 1 100); do grep -q '^phase 1$' "$tmp/l3" && break; sleep 0.02; done
 cp "$tmp/l3" "$tmp/l3.phase1"
 wait $pid || bad "trace run exit $?: $(cat "$tmp/out3")"
-grep -q "trace $tmp/t.hpt: [0-9]* samples, period 61, 0 dropped" "$tmp/out3" \
+grep -q "trace $tmp/t.hpt: [0-9]* samples, period 1021, 0 dropped" "$tmp/out3" \
   && ok "trace written: $(grep 'trace ' "$tmp/out3")" || bad "no trace line: $(cat "$tmp/out3")"
 if "$hp" dump --header "$tmp/t.hpt" >"$tmp/dump" 2>"$tmp/dump.err"; then
   ok "trace decodes ($(grep -c -v '^#' "$tmp/dump") samples)"
 else
   bad "hotpage dump failed: $(cat "$tmp/dump.err")"
 fi
-grep -q 'sample_period=61\|period=61' "$tmp/dump" && ok "header has the period" || bad "header: $(grep '^#' "$tmp/dump" | head -5)"
+grep -q 'sample_period=1021\|period=1021' "$tmp/dump" && ok "header has the period" || bad "header: $(grep '^#' "$tmp/dump" | head -5)"
 start_ns=$(grep -o 'start_ns=[0-9]*' "$tmp/dump" | head -n 1 | cut -d= -f2)
 sw=$(grep -o 'switch_ns=[0-9,]*' "$tmp/dump" | head -n 1 | cut -d= -f2)
 [ -n "$start_ns" ] && [ -n "$sw" ] && ok "header has start_ns=$start_ns switch_ns=$sw" || bad "no start/switch in header"
