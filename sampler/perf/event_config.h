@@ -50,6 +50,24 @@ struct EventSpec {
   perf_event_attr attr{};  // complete, ready for perf_event_open
   SampleSource source = SampleSource::kUnknown;
   bool sampling = true;  // false for a non-sampling group leader
+  // The PMU directory name under /sys/bus/event_source/devices ("cpu",
+  // "cpu_core", "cpu_atom", "ibs_op"; "software" for page faults).
+  std::string pmu;
+  // The CPUs this event may be opened on: its PMU's `cpus` file on hybrid
+  // parts (the kernel answers ENOENT elsewhere: x86_pmu_event_init()).
+  // Empty: every CPU the sampler samples. The sampler opens the event on
+  // the intersection with SamplerConfig::cpus.
+  std::vector<int> cpus;
+  // Events with the same `group` form one perf group when
+  // EventGroup::grouped; its leader is the first event of that group in
+  // `events`. Different groups are opened independently (hybrid: one
+  // group per core PMU, each on its own CPUs).
+  int group = 0;
+  // false: the event samples (it is a PEBS event) but its records are not
+  // memory accesses to keep, e.g. the mem-loads-aux leader on Sapphire
+  // Rapids: the ring reader recognises them by id, counts them and drops
+  // them.
+  bool keep_samples = true;
 };
 
 // Events opened together on each CPU: events[0] leads the group when
