@@ -81,6 +81,7 @@ int RunImport(const std::vector<std::string>& args);
 int RunAttach(const std::vector<std::string>& args);
 int RunDump(const std::vector<std::string>& args);
 int RunSimulate(const std::vector<std::string>& args);
+int RunDoctor(const std::vector<std::string>& args);
 
 }  // namespace hotpage
 
