@@ -757,8 +757,8 @@ absl::StatusOr<DoctorReport> Diagnose(const KernelFs& fs,
       std::vector<std::string> events;
       for (const EventSpec& e : g->events) events.push_back(EventLine(e));
       out.Add("plan", true,
-              absl::StrCat(why, "; ", g->grouped ? "grouped" : "ungrouped",
-                           ", encoded by ", g->encoder, ": ",
+              absl::StrCat("the events of ", source, " (", g->encoder,
+                           g->grouped ? ", one group" : "", "): ",
                            absl::StrJoin(events, " | ")));
       plan = std::move(*g);
     } else {

@@ -155,7 +155,7 @@ TEST(DoctorTest, SapphireRapidsPlansTheAuxGroupAndCountsItsDescriptors) {
   const DoctorFact& plan = Get(r, "plan");
   EXPECT_TRUE(Contains(plan.value, "cpu/mem-loads-aux/")) << plan.value;
   EXPECT_TRUE(Contains(plan.value, "cpu/mem-loads,ldlat=30/")) << plan.value;
-  EXPECT_TRUE(Contains(plan.value, "grouped")) << plan.value;
+  EXPECT_TRUE(Contains(plan.value, "one group")) << plan.value;
   const DoctorFact& fds = Get(r, "rlimit_nofile");
   EXPECT_TRUE(Contains(fds.value, "the plan needs 1344")) << fds.value;
   EXPECT_TRUE(Contains(fds.value, "3 threads of pid 4242")) << fds.value;
