@@ -758,8 +758,8 @@ absl::StatusOr<DoctorReport> Diagnose(const KernelFs& fs,
       for (const EventSpec& e : g->events) events.push_back(EventLine(e));
       out.Add("plan", true,
               absl::StrCat("the events of ", source, " (", g->encoder,
-                           g->grouped ? ", one group" : "", "): ",
-                           absl::StrJoin(events, " | ")));
+                           g->grouped ? ", one group" : "",
+                           "): ", absl::StrJoin(events, " | ")));
       plan = std::move(*g);
     } else {
       out.Add("plan", false, std::string(g.status().message()),

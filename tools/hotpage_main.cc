@@ -26,7 +26,8 @@ constexpr Subcommand kSubcommands[] = {
     {"simulate",
      "replay a trace through hotpage and baseline policies on simulated tiers",
      &RunSimulate},
-    {"doctor", "say what works on this machine for hotpage, why not, and the fix",
+    {"doctor",
+     "say what works on this machine for hotpage, why not, and the fix",
      &RunDoctor},
 };
 
