@@ -383,8 +383,17 @@ void FeatureFacts(const KernelFs& fs, const DoctorEnv& env,
   std::vector<std::string> tiers;
   if (absl::StatusOr<std::vector<std::string>> names = fs.ListDir(kTierDir);
       names.ok()) {
+    // By tier id (memory_tier4 before memory_tier35), as the kernel ranks.
+    std::vector<std::pair<int64_t, std::string>> ids;
     for (const std::string& n : *names) {
-      if (!absl::StartsWith(n, "memory_tier")) continue;
+      int64_t id = 0;
+      if (absl::StartsWith(n, "memory_tier") &&
+          absl::SimpleAtoi(absl::StripPrefix(n, "memory_tier"), &id)) {
+        ids.emplace_back(id, n);
+      }
+    }
+    std::sort(ids.begin(), ids.end());
+    for (const auto& [id, n] : ids) {
       absl::StatusOr<std::vector<int>> nodes =
           fs.ReadList(absl::StrCat(kTierDir, "/", n, "/nodelist"));
       tiers.push_back(absl::StrCat(
@@ -790,8 +799,9 @@ absl::StatusOr<DoctorReport> Diagnose(const KernelFs& fs,
         "; the plan needs ", need, " (", plan->events.size(), " event",
         plan->events.size() == 1 ? "" : "s", " on ", online.size(),
         " online CPUs = ", per_task,
-        env.pid ? absl::StrCat(" per thread x ", threads, " threads of pid ",
-                               *env.pid)
+        env.pid ? absl::StrCat(" per thread x ", threads,
+                               threads == 1 ? " thread" : " threads",
+                               " of pid ", *env.pid)
                 : std::string(" system-wide; --pid counts its threads"),
         ")");
     const bool ok = need <= env.nofile_hard;

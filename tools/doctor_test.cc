@@ -304,6 +304,7 @@ TEST(DoctorTest, KernelFeaturesFromTheTree) {
   BaseTree(t, "6.10.0", 4);
   t.Write("/sys/kernel/mm/mempolicy/weighted_interleave/node0", "1\n");
   t.Write("/sys/devices/virtual/memory_tiering/memory_tier4/nodelist", "0\n");
+  t.Write("/sys/devices/virtual/memory_tiering/memory_tier35/nodelist", "1\n");
   t.Write("/sys/devices/system/node/node0/access0/initiators/read_latency",
           "80\n");
   t.Write("/proc/self/clear_refs", "");
@@ -314,7 +315,9 @@ TEST(DoctorTest, KernelFeaturesFromTheTree) {
   EXPECT_TRUE(Get(r, "weighted_interleave").ok);
   EXPECT_TRUE(Get(r, "mpol_preferred_many").ok);
   EXPECT_TRUE(Get(r, "memory_tiers").ok);
-  EXPECT_TRUE(Contains(Get(r, "memory_tiers").value, "memory_tier4 nodes 0"));
+  EXPECT_TRUE(Contains(Get(r, "memory_tiers").value,
+                       "memory_tier4 nodes 0, memory_tier35 nodes 1"))
+      << Get(r, "memory_tiers").value;
   EXPECT_TRUE(Get(r, "hmat").ok);
   EXPECT_TRUE(Contains(Get(r, "hmat").value, "nodes 0"));
   EXPECT_TRUE(Get(r, "soft_dirty").ok) << Get(r, "soft_dirty").value;

@@ -71,7 +71,7 @@ sleep 30 & child=$!
 out=$("$HOTPAGE" doctor --pid $child); rc=$?
 check "--pid: the target is found" contains "$out" "ok  pid: pid $child (sleep)"
 check "--pid: move_pages allowed on our own child" contains "$out" "ok  move_pages: allowed on pid $child"
-check "--pid: descriptors counted per thread" contains "$out" "threads of pid $child"
+check "--pid: descriptors counted per thread" contains "$out" "x 1 thread of pid $child"
 kill $child; wait $child 2>/dev/null
 out=$("$HOTPAGE" doctor --pid 4194303); rc=$?
 check "--pid: a missing pid is a fact" contains "$out" "no  pid: pid 4194303: no such process"

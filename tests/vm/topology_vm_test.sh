@@ -5,7 +5,10 @@
 #  2. with --hotpage: `hotpage topology --json` against
 #     topologies/NAME.expect.json (json_expect: the output must contain that
 #     pattern), and that `hotpage topology` (the table) exits 0 and prints
-#     something.
+#     something;
+#  3. with --hotpage: `hotpage doctor` exits 0 (text and --json) and its
+#     facts agree with the guest (no PMU, root, HMAT and NUMA balancing as
+#     the sysfs dump shows them).
 #
 #   topology_vm_test.sh --topology NAME --checker PATH/json_expect
 #                       [--hotpage PATH/hotpage] [--timeout SEC]
@@ -103,6 +106,43 @@ if [[ -n "${hotpage}" ]]; then
     else
       echo "[${topology}] hotpage topology --json matches ${topology}.expect.json"
     fi
+  fi
+
+  # 3. hotpage doctor: runs (a guest has no PMU, but as root the page-fault
+  # source with soft-dirty write faults can run, so it exits 0), and its
+  # facts agree with the guest's sysfs.
+  section HOTPAGE-DOCTOR >"${work}/doctor.txt"
+  section HOTPAGE-DOCTOR-JSON >"${work}/doctor.json"
+  doctor_line="$(grep -a -o '@@HOTPAGE-DOCTOR-STATUS text=[0-9]* json=[0-9]*@@' "${console}" | tail -n 1)"
+  if [[ -z "${doctor_line}" ]]; then
+    fail "hotpage doctor did not run in the guest (no status line)"
+  else
+    [[ "${doctor_line}" == "@@HOTPAGE-DOCTOR-STATUS text=0 json=0@@" ]] \
+      || fail "'hotpage doctor' exit statuses: ${doctor_line} (want 0 and 0)"
+    want_facts=("ok  source: " "no  pmu: no hardware core PMU" "ok  cap_sys_admin: "
+                "ok  pid: pid " "ok  move_pages: allowed" "ok  mpol_preferred_many: yes"
+                "ok  weighted_interleave: yes" "ok  memory_tiers: " "ok  damon: "
+                "ok  rlimit_nofile: ")
+    # HMAT and NUMA balancing as the guest's sysfs shows them.
+    if grep -Eq '/access0/initiators/read_latency=[0-9]+$' "${work}/sysfs.txt"; then
+      want_facts+=("ok  hmat: access0 latency/bandwidth on nodes ")
+    else
+      want_facts+=("no  hmat: ")
+    fi
+    nb="$(sed -n 's|^/proc/sys/kernel/numa_balancing=||p' "${work}/sysfs.txt")"
+    if [[ "${nb}" == 0 ]]; then
+      want_facts+=("ok  numa_balancing: kernel.numa_balancing=0: off")
+    else
+      want_facts+=("no  numa_balancing: kernel.numa_balancing=${nb}")
+    fi
+    for want in "${want_facts[@]}"; do
+      grep -aqF -- "${want}" "${work}/doctor.txt" \
+        || fail "hotpage doctor: no line with '${want}'"
+    done
+    printf '{"source_ok": true}' >"${work}/doctor.expect.json"
+    "${checker}" "${work}/doctor.expect.json" "${work}/doctor.json" \
+      || fail "'hotpage doctor --json' is not JSON with source_ok true"
+    echo "[${topology}] hotpage doctor: $(grep -c '^ok  ' "${work}/doctor.txt") facts ok, $(grep -c '^no  ' "${work}/doctor.txt") not"
   fi
 else
   echo "[${topology}] no --hotpage given: hotpage checks skipped"
