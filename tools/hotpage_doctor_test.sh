@@ -101,6 +101,10 @@ check "PEBS tree: 2 events x 8 CPUs" contains "$out" "the plan needs 16 "
 printf '{"source": "pebs", "source_ok": true}' >"$T/spr.expect.json"
 check "PEBS tree json" "$JSON_EXPECT" "$T/spr.expect.json" "$T/spr.json"
 
+out=$("$HOTPAGE" doctor --sysfs-root "$S" --source ibs); rc=$?
+check "PEBS tree, --source ibs: exits 1" test $rc -eq 1
+check "PEBS tree, --source ibs: says why" contains "$out" "no  source: ibs cannot run: no AMD IBS op PMU"
+
 # Nothing may run: paranoid 3, no capabilities, no PMU, no DAMON.
 echo 3 >$S/proc/sys/kernel/perf_event_paranoid
 rm -r $P
