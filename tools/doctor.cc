@@ -143,6 +143,9 @@ void PmuFacts(const KernelFs& fs,
             "kernel before 6.1: the data address comes only in the "
             "PERF_SAMPLE_RAW block (IbsDcLinAd)");
       }
+      // perf_ibs_op's pmu.task_ctx_nr (arch/x86/events/amd/ibs.c) is
+      // perf_hw_context from v6.2 (after the event-context rewrite),
+      // perf_invalid_context before: per-task events are refused.
       parts.push_back(VersionAtLeast(version, 6, 2)
                           ? "per-task IBS (Linux 6.2+)"
                           : "per-task IBS needs Linux 6.2: system-wide "
@@ -633,11 +636,13 @@ uint64_t TargetFacts(const KernelFs& fs, const DoctorEnv& env,
                        before->start_time_ticks, " ticks"),
           "the process has exited: start it again");
 
-  // move_pages(2): find_mm_struct() in mm/migrate.c asks
+  // move_pages(2) (Linux 4.13+; before, the same uid or CAP_SYS_NICE):
+  // find_mm_struct() in mm/migrate.c asks
   // ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS): the caller's real
   // uid equals the target's real, effective and saved uid and its real gid
   // the target's three gids, or CAP_SYS_PTRACE (__ptrace_may_access() in
-  // kernel/ptrace.c; a target that is not dumpable also needs it).
+  // kernel/ptrace.c; a target that is not dumpable also needs it, which
+  // /proc/PID/status does not show: its /proc files are then root's).
   std::optional<std::vector<int64_t>> uids, gids;
   if (status.ok()) {
     uids = StatusIds(*status, "Uid:");
