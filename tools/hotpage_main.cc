@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "tools/build_commit.h"  // generated: HOTPAGE_GIT_COMMIT
 #include "tools/cli.h"
+#include "tools/version.h"
 
 namespace hotpage {
 namespace {
@@ -39,7 +41,9 @@ void PrintUsage(std::ostream& os) {
        << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << c.summary
        << "\n";
   }
-  os << "\nRun 'hotpage COMMAND --help' for a command's options.\n";
+  os << "\nRun 'hotpage COMMAND --help' for a command's options.\n"
+        "'hotpage --version' (or 'hotpage COMMAND --version') prints the "
+        "version\nand the git commit it was built from.\n";
 }
 
 }  // namespace
@@ -52,6 +56,10 @@ int main(int argc, char** argv) {
     return hotpage::kExitUsage;
   }
   std::string cmd = argv[1];
+  if (cmd == "--version") {
+    std::cout << hotpage::VersionLine(HOTPAGE_GIT_COMMIT) << "\n";
+    return hotpage::kExitOk;
+  }
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     if (cmd == "help" && argc >= 3) {
       for (const hotpage::Subcommand& c : kSubcommands) {
@@ -62,8 +70,13 @@ int main(int argc, char** argv) {
     return hotpage::kExitOk;
   }
   for (const hotpage::Subcommand& c : kSubcommands) {
-    if (cmd == c.name)
-      return c.run(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd != c.name) continue;
+    std::vector<std::string> args(argv + 2, argv + argc);
+    if (hotpage::AsksForVersion(args)) {
+      std::cout << hotpage::VersionLine(HOTPAGE_GIT_COMMIT) << "\n";
+      return hotpage::kExitOk;
+    }
+    return c.run(args);
   }
   std::cerr << "hotpage: unknown command '" << cmd << "'\n\n";
   hotpage::PrintUsage(std::cerr);
