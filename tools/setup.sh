@@ -44,6 +44,10 @@ pkgs+=(python3)
 # which decodes it with libpng.
 pkgs+=(chromium libexpat1-dev libpng-dev)
 
+# tests/dist checks dist/hotpage.service with systemd-analyze verify
+# (package systemd; nothing is started).
+pkgs+=(systemd)
+
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
