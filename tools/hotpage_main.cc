@@ -41,9 +41,12 @@ void PrintUsage(std::ostream& os) {
        << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << c.summary
        << "\n";
   }
-  os << "\nRun 'hotpage COMMAND --help' for a command's options.\n"
-        "'hotpage --version' (or 'hotpage COMMAND --version') prints the "
-        "version\nand the git commit it was built from.\n";
+  os << "\nOptions:\n"
+        "  -h, --help  show this help ('hotpage COMMAND --help' shows a "
+        "command's)\n"
+        "  --version   print the version and the git commit hotpage was built "
+        "from\n"
+        "              (every command takes it)\n";
 }
 
 }  // namespace

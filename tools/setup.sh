@@ -45,8 +45,9 @@ pkgs+=(python3)
 pkgs+=(chromium libexpat1-dev libpng-dev)
 
 # tests/dist checks dist/hotpage.service with systemd-analyze verify
-# (package systemd; nothing is started).
-pkgs+=(systemd)
+# (package systemd; nothing is started). //dist:man_pages writes the man
+# pages from --help with help2man; tests/dist renders them with man-db.
+pkgs+=(systemd help2man man-db)
 
 missing=()
 for p in "${pkgs[@]}"; do
