@@ -48,6 +48,8 @@ pkgs+=(chromium libexpat1-dev libpng-dev)
 # (package systemd; nothing is started). //dist:man_pages writes the man
 # pages from --help with help2man; tests/dist renders them with man-db.
 pkgs+=(systemd help2man man-db)
+# tests/dist/deb_test builds the Debian package (dpkg-buildpackage, dh).
+pkgs+=(dpkg-dev debhelper)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -44,8 +44,8 @@ out=$("$HOTPAGE" record -- /bin/true --version 2>&1); rc=$?
 check "record -- CMD --version is not ours (exit $rc)" test $rc -eq 2
 check "record -- CMD --version prints no version" test "$out" != "$top"
 
-# debian/changelog's upstream version is VERSION.
-deb=$(sed -n '1s/^hotpage (\([^)-]*\)-[^)]*).*/\1/p' "$R/debian/changelog")
+# debian/changelog's version is VERSION (a native package: no revision).
+deb=$(sed -n '1s/^hotpage (\([^)]*\)).*/\1/p' "$R/debian/changelog")
 check "debian/changelog is at $version (has '$deb')" test "$deb" = "$version"
 
 # tools/workspace_status.sh in a scratch repository.
