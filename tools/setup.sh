@@ -50,6 +50,8 @@ pkgs+=(chromium libexpat1-dev libpng-dev)
 pkgs+=(systemd help2man man-db)
 # tests/dist/deb_test builds the Debian package (dpkg-buildpackage, dh).
 pkgs+=(dpkg-dev debhelper)
+# tests/dist/k8s_manifest_test parses the DaemonSet manifest with PyYAML.
+pkgs+=(python3-yaml)
 
 missing=()
 for p in "${pkgs[@]}"; do
