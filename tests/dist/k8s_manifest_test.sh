@@ -43,8 +43,8 @@ assert host("/run/hotpage") == "/run/hotpage"
 cfg = vols[mounts["/etc/hotpage"]]["configMap"]["name"]
 assert cfg == cm["metadata"]["name"], cfg
 conf = tomllib.loads(cm["data"]["hotpage.toml"])
-assert conf["state_dir"] == "/run/hotpage"
-assert conf["workload"] and all(w["cgroup"].startswith("/kubepods")
+assert conf["daemon"]["state_dir"] == "/run/hotpage"
+assert conf["workload"] and all(w["cgroup"].startswith("kubepods")
                                 for w in conf["workload"]), conf
 assert pod["terminationGracePeriodSeconds"] >= 2
 print("ok")

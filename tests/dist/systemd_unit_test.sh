@@ -68,8 +68,8 @@ check "the defaults file sets HOTPAGE_OPTS" grep -q '^HOTPAGE_OPTS=' "$R/dist/de
 out=$(/usr/bin/python3 - "$R/dist/hotpage.toml" 2>&1 <<'PY'
 import sys, tomllib
 d = tomllib.load(open(sys.argv[1], "rb"))
-assert d["kernel_tiering"] in ("refuse", "coexist", "take-over"), d
-assert d["state_dir"] == "/run/hotpage", d
+assert d["daemon"]["kernel_tiering"] in ("refuse", "coexist", "take-over"), d
+assert d["daemon"]["state_dir"] == "/run/hotpage", d
 assert len(d["workload"]) >= 1
 for w in d["workload"]:
     sel = [k for k in ("cgroup", "comm", "cmdline", "pid", "all") if k in w]
