@@ -25,6 +25,14 @@ std::vector<std::string> ParsedFlags::GetAll(absl::string_view name) const {
   return it->second;
 }
 
+bool AsksForVersion(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return false;
+    if (a == "--version") return true;
+  }
+  return false;
+}
+
 absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags,
                                 absl::string_view name, int64_t default_value,
                                 int64_t lo, int64_t hi) {

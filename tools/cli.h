@@ -54,6 +54,12 @@ class ParsedFlags {
 absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::vector<FlagSpec>& specs);
 
+// true when args (after the subcommand name, or after `hotpage` itself)
+// hold "--version" before any "--": every command answers it the same way,
+// in hotpage_main.cc, before its own flags are parsed. Arguments after "--"
+// belong to a command hotpage runs (`record -- COMMAND`).
+bool AsksForVersion(const std::vector<std::string>& args);
+
 // Parses a flag value as an integer in [lo, hi]; the error names the flag.
 absl::StatusOr<int64_t> FlagInt(const ParsedFlags& flags,
                                 absl::string_view name, int64_t default_value,

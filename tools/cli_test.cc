@@ -77,6 +77,15 @@ TEST(ParseFlags, HelpIsAlwaysKnown) {
   EXPECT_TRUE(f->Has("help"));
 }
 
+TEST(AsksForVersion, AnywhereBeforeDoubleDash) {
+  EXPECT_TRUE(AsksForVersion({"--version"}));
+  EXPECT_TRUE(AsksForVersion({"--pid", "1", "--version"}));
+  EXPECT_FALSE(AsksForVersion({"--pid", "1"}));
+  EXPECT_FALSE(AsksForVersion({"--", "cmd", "--version"}));
+  EXPECT_FALSE(AsksForVersion({"--versions"}));
+  EXPECT_FALSE(AsksForVersion({}));
+}
+
 TEST(FormatUsage, ListsEveryFlag) {
   std::string u = FormatUsage("topology", "[--json]", "Shows.", kSpecs);
   EXPECT_NE(u.find("Usage: hotpage topology [--json]"), std::string::npos);

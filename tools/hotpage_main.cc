@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "tools/build_commit.h"  // generated: HOTPAGE_GIT_COMMIT
 #include "tools/cli.h"
+#include "tools/version.h"
 
 namespace hotpage {
 namespace {
@@ -42,7 +44,12 @@ void PrintUsage(std::ostream& os) {
        << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << c.summary
        << "\n";
   }
-  os << "\nRun 'hotpage COMMAND --help' for a command's options.\n";
+  os << "\nOptions:\n"
+        "  -h, --help  show this help ('hotpage COMMAND --help' shows a "
+        "command's)\n"
+        "  --version   print the version and the git commit hotpage was built "
+        "from\n"
+        "              (every command takes it)\n";
 }
 
 }  // namespace
@@ -55,6 +62,10 @@ int main(int argc, char** argv) {
     return hotpage::kExitUsage;
   }
   std::string cmd = argv[1];
+  if (cmd == "--version") {
+    std::cout << hotpage::VersionLine(HOTPAGE_GIT_COMMIT) << "\n";
+    return hotpage::kExitOk;
+  }
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     if (cmd == "help" && argc >= 3) {
       for (const hotpage::Subcommand& c : kSubcommands) {
@@ -65,8 +76,13 @@ int main(int argc, char** argv) {
     return hotpage::kExitOk;
   }
   for (const hotpage::Subcommand& c : kSubcommands) {
-    if (cmd == c.name)
-      return c.run(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd != c.name) continue;
+    std::vector<std::string> args(argv + 2, argv + argc);
+    if (hotpage::AsksForVersion(args)) {
+      std::cout << hotpage::VersionLine(HOTPAGE_GIT_COMMIT) << "\n";
+      return hotpage::kExitOk;
+    }
+    return c.run(args);
   }
   std::cerr << "hotpage: unknown command '" << cmd << "'\n\n";
   hotpage::PrintUsage(std::cerr);

@@ -44,6 +44,15 @@ pkgs+=(python3)
 # which decodes it with libpng.
 pkgs+=(chromium libexpat1-dev libpng-dev)
 
+# tests/dist checks dist/hotpage.service with systemd-analyze verify
+# (package systemd; nothing is started). //dist:man_pages writes the man
+# pages from --help with help2man; tests/dist renders them with man-db.
+pkgs+=(systemd help2man man-db)
+# tests/dist/deb_test builds the Debian package (dpkg-buildpackage, dh).
+pkgs+=(dpkg-dev debhelper)
+# tests/dist/k8s_manifest_test parses the DaemonSet manifest with PyYAML.
+pkgs+=(python3-yaml)
+
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
