@@ -43,20 +43,21 @@
 // the period controller's set.
 //
 // Period changes: PERF_EVENT_IOC_PERIOD reaches only the event it is issued
-// on: _perf_ioctl() calls perf_event_period() for that event alone, where
-// ENABLE/DISABLE go through perf_event_for_each_child()
-// (kernel/events/core.c). Inherited children (threads and processes created
-// after the open) keep the period they were created with; children created
-// after the change copy the parent's new attr.sample_period
-// (inherit_event() -> perf_event_alloc(&parent_event->attr, ...)). There is
-// no descriptor for an inherited child, so no ioctl can reach it; the
-// sampler does not re-open (that would lose the children's inheritance).
-// Instead it is honest about it: period() is the period of the events it
-// opened and of children created after the last change, every sample
-// carries its own PERIOD (so estimates scale right whatever the period),
-// period_reaches_children() says whether older children may sample at an
-// older period, and failed ioctls are counted (period_errors()), not
-// ignored.
+// on: _perf_event_period() runs event_function_call(event,
+// __perf_event_period, ...) for that event alone, where ENABLE/DISABLE go
+// through perf_event_for_each_child() (kernel/events/core.c).
+// __perf_event_period() also sets the event's attr.sample_period, so
+// children inherited after the change copy the new period
+// (inherit_event() -> perf_event_alloc(&parent_event->attr, ...)); children
+// inherited before it keep the old one. There is no descriptor for an
+// inherited child, so no ioctl can reach it, and re-opening would lose the
+// children already inherited. The sampler is honest about it instead:
+// period() is the period of the events it opened and of children created
+// after the last change; every sample carries its own PERIOD, so estimates
+// scale right whatever period a child samples at;
+// period_reaches_children() turns false once the period changed while
+// inherited children may exist; failed ioctls are counted
+// (period_errors()), not ignored.
 //
 // Wake-ups: events use a watermark (a quarter of the ring by default), so
 // the thread sleeps in epoll_wait until there is a batch worth reading or
