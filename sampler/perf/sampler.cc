@@ -605,12 +605,12 @@ uint64_t AcquireHead(void* base) {
 
 void Sampler::ScanTaskRecords() {
   bool new_exit = false;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   for (size_t i = 0; i < rings_.size(); ++i) {
     Ring& ring = rings_[i];
     if (ring.closed) continue;
     auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
     const uint64_t head = AcquireHead(ring.base);
-    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t offset = meta->data_offset ? meta->data_offset : page;
     const uint64_t size = meta->data_size ? meta->data_size : ring.bytes - page;
     const uint8_t* data = static_cast<const uint8_t*>(ring.base) + offset;

@@ -105,6 +105,8 @@ std::string AttachStatsJson(const AttachStats& s) {
     w.Uint(s.perf->lost);
     w.Key("lost_samples");
     w.Uint(s.perf->lost_samples);
+    w.Key("period_errors");
+    w.Uint(s.perf->period_errors);
     w.EndObject();
   }
   if (s.write_faults != nullptr) {

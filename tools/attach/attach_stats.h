@@ -32,6 +32,8 @@ struct PerfSourceStats {
   uint64_t unthrottle = 0;
   uint64_t lost = 0;          // records lost to a full ring (PERF_RECORD_LOST)
   uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES
+  // PERF_EVENT_IOC_PERIOD calls the kernel refused (Sampler::period_errors).
+  uint64_t period_errors = 0;
 };
 
 // Everything the stats files report.

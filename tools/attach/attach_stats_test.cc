@@ -15,13 +15,14 @@ namespace {
 TEST(AttachStatsPerf, ThrottleInJsonPromAndStatusLine) {
   AttachStats s;
   s.source = "pebs";
-  s.perf = PerfSourceStats{12, 11, 5, 2};
+  s.perf = PerfSourceStats{12, 11, 5, 2, 1};
   const std::string json = AttachStatsJson(s);
   EXPECT_TRUE(absl::StrContains(json, R"(  "perf": {
     "throttle": 12,
     "unthrottle": 11,
     "lost": 5,
-    "lost_samples": 2
+    "lost_samples": 2,
+    "period_errors": 1
   })"))
       << json;
   const std::string prom = AttachStatsProm(s);

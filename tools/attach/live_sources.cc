@@ -24,6 +24,7 @@ std::optional<PerfSourceStats> SamplerAttachSource::PerfStats() const {
   p.unthrottle = t.unthrottle;
   p.lost = t.lost;
   p.lost_samples = t.lost_samples;
+  p.period_errors = sampler_->period_errors();
   return p;
 }
 
