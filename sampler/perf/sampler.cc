@@ -155,11 +155,19 @@ std::string ExplainOpenError(int err, const EventSpec& spec, bool system_wide) {
     case EACCES:
     case EPERM:
       return absl::StrCat(
-          base, system_wide
-                    ? ". System-wide sampling needs CAP_PERFMON (or root) or "
-                      "kernel.perf_event_paranoid <= 0"
-                    : ". Sampling another process needs CAP_PERFMON or ptrace "
-                      "access to it, and kernel.perf_event_paranoid <= 2");
+          base,
+          system_wide
+              ? ". System-wide sampling needs CAP_PERFMON (or root) or "
+                "kernel.perf_event_paranoid <= 0"
+              : ". Sampling another process needs CAP_PERFMON or ptrace "
+                "access to it, and kernel.perf_event_paranoid <= 2",
+          // An event that counts kernel mode needs paranoid <= 1
+          // (perf_allow_kernel() in include/linux/perf_event.h); IBS can
+          // exclude it only with swfilt (perf_ibs_init(), Linux 6.14+).
+          !system_wide && !spec.attr.exclude_kernel
+              ? " (<= 1 for this event: it samples kernel mode too, e.g. "
+                "IBS without swfilt)"
+              : "");
     case ENODATA:
       return absl::StrCat(
           base,

@@ -71,7 +71,11 @@
 // written in copy_process() -> perf_event_fork() before the child can run).
 // A target process whose leader's EXIT record was seen leaves the filter
 // once every ring has been drained past that record, so a recycled pid is
-// not sampled (a process's samples all precede its EXIT record).
+// not sampled (a process's samples all precede its EXIT record). Limits:
+// a leader that exits before its other threads (pthread_exit() in main)
+// ends the process's sampling early; at most 64 exits wait at a time (more
+// stay in the filter); while newer exits keep arriving, older ones wait
+// with them.
 //
 // Threading: one thread calls Poll()/Flush(); counters may be read from it.
 // No allocation per sample: batches are decoded into a fixed buffer.

@@ -791,6 +791,8 @@ TEST(Sampler, OpenErrorsNameTheHybridPmuAndFitTheSource) {
   const std::string ibs = ExplainOpenError(EINVAL, Ibs().events[0], true);
   EXPECT_NE(ibs.find("swfilt"), std::string::npos) << ibs;
   EXPECT_EQ(ibs.find("ldlat"), std::string::npos) << ibs;
+  const std::string acc = ExplainOpenError(EACCES, Ibs().events[0], false);
+  EXPECT_NE(acc.find("<= 1 for this event"), std::string::npos) << acc;
   const std::string eop = ExplainOpenError(EOPNOTSUPP, g.events[1], false);
   EXPECT_NE(eop.find("precise_ip"), std::string::npos) << eop;
 }
