@@ -637,10 +637,15 @@ void Sampler::ScanTaskRecords() {
         CopyOut(data, mask, pos + sizeof(hdr), f, sizeof(f));
         if (f[0] == f[2] && hdr.type == PERF_RECORD_FORK) {
           if (filter_.OnFork(f[1], f[0])) ++forks_followed_;
-          // A reused pid forked by a target again is a target.
-          for (size_t k = 0; k < num_pending_exits_; ++k) {
-            if (pending_exits_[k] == f[0])
-              pending_exits_[k--] = pending_exits_[--num_pending_exits_];
+          // A pid reused by a child of a target is a target again: keep it
+          // (a child of any other process stays due for removal).
+          if (filter_.Accepts(f[1])) {
+            size_t kept = 0;
+            for (size_t k = 0; k < num_pending_exits_; ++k) {
+              if (pending_exits_[k] != f[0])
+                pending_exits_[kept++] = pending_exits_[k];
+            }
+            num_pending_exits_ = kept;
           }
         } else if (f[0] == f[2] && filter_.Accepts(f[0]) &&
                    num_pending_exits_ < kMaxPendingExits &&

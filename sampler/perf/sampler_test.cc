@@ -777,6 +777,28 @@ TEST(Sampler, SystemWideFilterForgetsExitedProcesses) {
   EXPECT_EQ((*s)->Totals().filtered_pid, 1u);
 }
 
+// D13: a pid reused by a child of a target stays a target; reused by a
+// child of another process, it leaves with the exit.
+TEST(Sampler, SystemWideFilterKeepsAPidReusedByATargetsChild) {
+  for (uint32_t parent : {150u, 999u}) {
+    FakePerfEventSystem sys;
+    SamplerConfig c = PageFaultConfig({100, 150}, {0, 1});
+    c.system_wide = true;
+    auto s = Sampler::Open(c, &sys);
+    ASSERT_TRUE(s.ok()) << s.status();
+    SyntheticRing* cpu0 = sys.RingOfCpu(0);
+    SyntheticRing* cpu1 = sys.RingOfCpu(1);
+    ASSERT_TRUE(cpu1->Write(PERF_RECORD_EXIT, TaskBody(100, 1, 100)));
+    ASSERT_TRUE(cpu1->Write(PERF_RECORD_FORK, TaskBody(100, parent, 100)));
+    size_t got = 0;
+    auto sink = [&](absl::Span<const Sample> b) { got += b.size(); };
+    ASSERT_TRUE((*s)->Poll(0, sink).ok());
+    ASSERT_TRUE(cpu0->Write(PERF_RECORD_SAMPLE, Body(0, 100, 0x7000)));
+    ASSERT_TRUE((*s)->Poll(0, sink).ok());
+    EXPECT_EQ(got, parent == 150 ? 1u : 0u) << "parent " << parent;
+  }
+}
+
 // D12: ENOENT on a hybrid PMU names the PMU and its CPUs; EINVAL hints
 // fit the source.
 TEST(Sampler, OpenErrorsNameTheHybridPmuAndFitTheSource) {
