@@ -153,6 +153,8 @@ class Sampler {
 
   // Waits up to timeout_ms for a ring to reach its watermark, then drains
   // all rings round-robin within their budgets, calling `sink` with batches.
+  // A ring whose polled task exited (EPOLLHUP) is handed to another task's
+  // event, or drained a last time and closed (see the file comment).
   // Returns the number of samples delivered.
   absl::StatusOr<size_t> Poll(int timeout_ms, const SampleSink& sink);
 
