@@ -422,6 +422,8 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
         Sampler::Open(scfg, &out->perf_sys);
     if (!s.ok()) return s.status();
     out->sampler = std::move(*s);
+    if (out->sampler->system_wide())
+      why = absl::StrCat(why, "; system-wide: ", out->sampler->reason());
     if (absl::Status st = out->sampler->Enable(); !st.ok()) return st;
     if (a.write_faults) {
       // Opened once and bound to this process (write_fault_rearm.h); the

@@ -311,7 +311,10 @@ int RunRecord(const std::vector<std::string>& args) {
   const bool progress = isatty(STDERR_FILENO) && !flags->Has("quiet");
   std::cerr << "hotpage record: " << why << "\n  events: " << events->Describe()
             << " on " << cpus->size() << " CPUs, "
-            << ((*sampler)->system_wide() ? "system-wide" : "per task") << "\n";
+            << ((*sampler)->system_wide()
+                    ? absl::StrCat("system-wide: ", (*sampler)->reason())
+                    : "per task")
+            << "\n";
   if (absl::Status s = (*sampler)->Enable(); !s.ok()) {
     kill_child();
     return fail(s);

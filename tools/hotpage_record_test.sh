@@ -21,6 +21,7 @@ for mode in per-task system-wide; do
   check "$mode: record exits 0" test $rc -eq 0
   check "$mode: says which source and why" contains "$out" "page-fault source requested"
   check "$mode: summary names the file" contains "$out" "to $T/$mode.hpt"
+  [ $mode = system-wide ] && check "system-wide: says why" contains "$out" "system-wide: system-wide rings requested"
   base=$(sed -E 's/.*base=(0x[0-9a-f]+).*/\1/' "$T/$mode.addr")
   # Expected addresses: base + i*4096 + (i*64 % 4096).
   for ((i = 0; i < PAGES; i++)); do printf '0x%x\n' $((base + i * 4096 + (i * 64) % 4096)); done | sort >"$T/want"

@@ -32,6 +32,17 @@ bool PidFilter::OnFork(uint32_t parent, uint32_t child) {
   return true;
 }
 
+bool PidFilter::Remove(uint32_t tgid) {
+  for (size_t i = 0; i < tgids_.size(); ++i) {
+    if (tgids_[i] == tgid) {
+      tgids_[i] = tgids_.back();
+      tgids_.pop_back();
+      return true;
+    }
+  }
+  return false;
+}
+
 RingReader::RingReader(void* base, size_t page_size, size_t data_size,
                        std::vector<RingEvent> events, PidFilter* filter)
     : meta_(static_cast<perf_event_mmap_page*>(base)),

@@ -76,6 +76,9 @@ class PidFilter {
   }
   // Returns true if the child was added.
   bool OnFork(uint32_t parent, uint32_t child);
+  // Forgets a process that exited (its pid may be reused by another);
+  // returns true if it was there. No allocation.
+  bool Remove(uint32_t tgid);
   const std::vector<uint32_t>& tgids() const { return tgids_; }
 
  private:
@@ -91,6 +94,7 @@ class PidFilter {
 struct RingEvent {
   uint64_t id = 0;
   PerfEventLayout layout;
+  bool keep = true;
 };
 
 class RingReader {

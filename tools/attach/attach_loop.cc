@@ -122,6 +122,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.migrator = parts_.migrator->Snapshot();
   stats_.cpu_seconds =
       absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
+  stats_.perf = parts_.source->PerfStats();
   parts_.stats->Publish(stats_, /*final=*/false);
   std::vector<std::string> by_node;
   for (const auto& [node, n] : stats_.hot_pages_by_node) {
@@ -129,12 +130,13 @@ void AttachLoop::Round(uint64_t now_ns) {
   }
   const std::string line = absl::StrFormat(
       "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s "
-      "planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d",
+      "planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d%s",
       static_cast<double>(now_ns - start_ns_) / 1e9, stats_.rounds,
       stats_.samples, stats_.hot_pages,
       by_node.empty() ? "-" : absl::StrJoin(by_node, ","), d.promoted_pages,
       d.demoted_pages, stats_.migrator.promoted_pages,
-      stats_.migrator.demoted_pages, FailedTotal(stats_.migrator));
+      stats_.migrator.demoted_pages, FailedTotal(stats_.migrator),
+      PerfStatusFields(stats_));
   if (options_.live_line) {
     *parts_.log << "\r" << line << "   " << std::flush;
   } else {
@@ -163,6 +165,7 @@ void AttachLoop::Teardown() {
   }
   stats_.migrator = migrator.Snapshot();
   stats_.samples = parts_.engine->counters().samples;
+  stats_.perf = parts_.source->PerfStats();
   stats_.cpu_seconds =
       absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
   parts_.stats->Publish(stats_, /*final=*/true);

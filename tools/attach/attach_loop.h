@@ -78,6 +78,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -105,6 +106,11 @@ class AttachSource {
   // Stops sampling and undoes what the source set up (DAMON's kdamond).
   // Called once, on every exit path of Run(); errors are not reported.
   virtual void Stop() = 0;
+  // Perf sources: the kernel's throttle and loss records so far, for the
+  // stats and the status line; nullopt for other sources.
+  virtual std::optional<PerfSourceStats> PerfStats() const {
+    return std::nullopt;
+  }
 };
 
 struct AttachLoopOptions {

@@ -105,7 +105,10 @@ class ScriptedSource : public AttachSource {
     return absl::OkStatus();
   }
   void Stop() override { ++stops; }
+  std::optional<PerfSourceStats> PerfStats() const override { return perf; }
 
+  // A perf source's throttle and loss counts (unset: not a perf source).
+  std::optional<PerfSourceStats> perf;
   // Called with the poll's number (1 for the first) after the clock moved.
   std::function<absl::Status(int)> hook;
   int polls = 0;
@@ -278,6 +281,23 @@ TEST_F(AttachLoopTest, DryRunDecidesAndReportsButMovesNothing) {
   EXPECT_EQ(mover_.CountOn(2), static_cast<size_t>(kHotPages));
   EXPECT_EQ(migrator_->state(), MigratorState::kNotStarted);
   EXPECT_TRUE(absl::StrContains(AttachStatsJson(s), "\"dry_run\": true"));
+}
+
+// A perf source's THROTTLE/UNTHROTTLE counts reach the stats and the status
+// line (issue 12, section 4).
+TEST_F(AttachLoopTest, PerfThrottleCountsReachStatsAndStatusLine) {
+  options_.dry_run = true;
+  options_.duration_s = 0.5;
+  source_.perf = PerfSourceStats{7, 6, 3, 1};
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
+  const AttachStats& s = recorder_.published.back().stats;
+  ASSERT_TRUE(s.perf.has_value());
+  EXPECT_EQ(s.perf->throttle, 7u);
+  EXPECT_EQ(s.perf->unthrottle, 6u);
+  EXPECT_TRUE(absl::StrContains(AttachStatsJson(s), "\"throttle\": 7"));
+  EXPECT_TRUE(absl::StrContains(log_.str(),
+                                "failed=0 throttled=7 unthrottled=6 lost=4"))
+      << log_.str();
 }
 
 // The migrator measures hot_to_moved on its own clock against the round's

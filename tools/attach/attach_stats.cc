@@ -94,6 +94,21 @@ std::string AttachStatsJson(const AttachStats& s) {
     w.String(s.damon_recovered);
     w.EndObject();
   }
+  if (s.perf.has_value()) {
+    w.Key("perf");
+    w.BeginObject();
+    w.Key("throttle");
+    w.Uint(s.perf->throttle);
+    w.Key("unthrottle");
+    w.Uint(s.perf->unthrottle);
+    w.Key("lost");
+    w.Uint(s.perf->lost);
+    w.Key("lost_samples");
+    w.Uint(s.perf->lost_samples);
+    w.Key("period_errors");
+    w.Uint(s.perf->period_errors);
+    w.EndObject();
+  }
   if (s.write_faults != nullptr) {
     const WriteFaultRearmStats& r = s.write_faults->stats();
     w.Key("write_faults");
@@ -162,7 +177,25 @@ std::string AttachStatsProm(const AttachStats& s) {
              s.promoted_entries
                  ? static_cast<double>(s.yield_hits) / s.promoted_entries
                  : 0.0));
+  if (s.perf.has_value()) {
+    metric(
+        "perf_throttle_total",
+        "PERF_RECORD_THROTTLE records: an event stopped for the rest of a "
+        "tick over perf_event_max_sample_rate.",
+        absl::StrCat("hotpage_perf_throttle_total ", s.perf->throttle, "\n"));
+    metric("perf_unthrottle_total",
+           "PERF_RECORD_UNTHROTTLE records: a throttled event running again.",
+           absl::StrCat("hotpage_perf_unthrottle_total ", s.perf->unthrottle,
+                        "\n"));
+  }
   return out;
+}
+
+std::string PerfStatusFields(const AttachStats& s) {
+  if (!s.perf.has_value()) return "";
+  return absl::StrCat(" throttled=", s.perf->throttle,
+                      " unthrottled=", s.perf->unthrottle,
+                      " lost=", s.perf->lost + s.perf->lost_samples);
 }
 
 void AttachStatsFiles::Publish(const AttachStats& stats, bool final) {

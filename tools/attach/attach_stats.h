@@ -20,6 +20,22 @@
 
 namespace hotpage {
 
+// The perf sampler's kernel-side signals (RingCounters, ring_reader.h).
+// throttle: PERF_RECORD_THROTTLE records, each one event stopped for the
+// rest of a tick because it went over perf_event_max_sample_rate / HZ
+// samples (__perf_event_account_interrupt() in kernel/events/core.c);
+// unthrottle: PERF_RECORD_UNTHROTTLE, the event running again. A throttled
+// event loses samples without any LOST record, so a rising count means the
+// period is too short for the kernel's limit.
+struct PerfSourceStats {
+  uint64_t throttle = 0;
+  uint64_t unthrottle = 0;
+  uint64_t lost = 0;          // records lost to a full ring (PERF_RECORD_LOST)
+  uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES
+  // PERF_EVENT_IOC_PERIOD calls the kernel refused (Sampler::period_errors).
+  uint64_t period_errors = 0;
+};
+
 // Everything the stats files report.
 struct AttachStats {
   uint64_t rounds = 0;
@@ -47,7 +63,14 @@ struct AttachStats {
   const WriteFaultRearm* write_faults = nullptr;
   // --source damon: the stale kdamond DamonSource::Start removed, if any.
   std::string damon_recovered;
+  // Perf sources (pebs, ibs, pagefault, hintfault): throttle and loss
+  // records so far; unset for other sources.
+  std::optional<PerfSourceStats> perf;
 };
+
+// The status line's perf part: " throttled=N unthrottled=N lost=N" for a
+// perf source, empty otherwise.
+std::string PerfStatusFields(const AttachStats& s);
 
 // Pages move_pages failed to move, over every errno.
 uint64_t FailedTotal(const MigratorStats& m);

@@ -17,6 +17,17 @@ absl::Status SamplerAttachSource::Poll(const SampleSink& sink) {
 
 void SamplerAttachSource::Stop() { (void)sampler_->Disable(); }
 
+std::optional<PerfSourceStats> SamplerAttachSource::PerfStats() const {
+  const RingCounters t = sampler_->Totals();
+  PerfSourceStats p;
+  p.throttle = t.throttle;
+  p.unthrottle = t.unthrottle;
+  p.lost = t.lost;
+  p.lost_samples = t.lost_samples;
+  p.period_errors = sampler_->period_errors();
+  return p;
+}
+
 absl::Status DamonAttachSource::Poll(const SampleSink& sink) {
   return damon_->Poll(sink).status();
 }

@@ -21,6 +21,7 @@ class SamplerAttachSource : public AttachSource {
   explicit SamplerAttachSource(Sampler* sampler) : sampler_(sampler) {}
   absl::Status Poll(const SampleSink& sink) override;
   void Stop() override;
+  std::optional<PerfSourceStats> PerfStats() const override;
 
  private:
   Sampler* const sampler_;
