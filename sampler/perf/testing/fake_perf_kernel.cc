@@ -277,6 +277,9 @@ int FakePerfKernel::CheckOpen(const perf_event_attr& attr, pid_t pid, int cpu,
     if (pmu == nullptr) return -ENOENT;
   }
   if (pmu != nullptr && !pmu->ibs) {
+    // __x86_pmu_event_init(): the counters are reserved by another user
+    // (reserve_pmc_hardware() fails): EBUSY.
+    if (c.pmc_in_use) return -EBUSY;
     // x86_pmu_event_init(): a hybrid PMU's event on a CPU outside its
     // supported_cpus is ENOENT (arch/x86/events/core.c).
     if (cpu != -1 && !pmu->cpus.empty() &&
@@ -849,6 +852,13 @@ int FakePerfKernel::DeliverAll(const std::vector<FakeAccess>& accesses) {
   int n = 0;
   for (const FakeAccess& a : accesses) n += Deliver(a);
   return n;
+}
+
+bool FakePerfKernel::all_enabled() const {
+  for (const auto& [fd, e] : events_) {
+    if (!e->enabled || !e->leader->enabled) return false;
+  }
+  return true;
 }
 
 uint64_t FakePerfKernel::PeriodFor(int fd, pid_t tid) const {

@@ -83,6 +83,9 @@ struct FakeKernelConfig {
   // max_samples_per_tick = DIV_ROUND_UP(rate, HZ).
   uint64_t max_sample_rate = 100000;
   int hz = 250;
+  // Another user holds the core PMU's counters: every x86 core PMU event
+  // is EBUSY (__x86_pmu_event_init(): reserve_pmc_hardware() fails).
+  bool pmc_in_use = false;
   // RLIMIT_NOFILE (soft) and the descriptors the process holds besides the
   // fake's events (stdin/out/err, the trace file, epoll, ...).
   size_t nofile_limit = 1024;
@@ -184,6 +187,8 @@ class FakePerfKernel : public PerfEventSystem {
   // "cpu_core type=4 config=0x1cd pid=100 cpu=2 leader=3".
   std::vector<std::string> DescribeOpens() const;
   size_t open_fds() const { return events_.size(); }
+  // Every open event is enabled (the Sampler has enabled all its groups).
+  bool all_enabled() const;
   size_t max_open_fds() const { return max_open_fds_; }
   // Period a sample of `tid` taken by the event `fd` (or its inherited
   // child for `tid`) would report now.
