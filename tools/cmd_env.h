@@ -27,6 +27,9 @@ struct CommandEnv {
 // `hotpage record` (cmd_record.cc) on `env`; args as RunRecord's.
 int RecordMain(const std::vector<std::string>& args, const CommandEnv& env);
 
+// `hotpage attach` (cmd_attach.cc) on `env`; args as RunAttach's.
+int AttachMain(const std::vector<std::string>& args, const CommandEnv& env);
+
 }  // namespace hotpage
 
 #endif  // HOTPAGE_TOOLS_CMD_ENV_H_
