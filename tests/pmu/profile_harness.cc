@@ -72,14 +72,10 @@ void ProfileRun::SetPrivileged(bool privileged) {
   kernel_->mutable_config().cap_perfmon = privileged;
 }
 
-RecordResult ProfileRun::Record(const std::vector<std::string>& extra_args,
-                                const std::vector<FakeAccess>& script) {
+template <typename Main>
+RecordResult ProfileRun::Run(Main main, const std::vector<std::string>& args,
+                             const std::vector<FakeAccess>& script) {
   RecordResult r;
-  const std::string out = absl::StrCat(tree_.root(), "/out.hpt");
-  std::vector<std::string> args = {"--pid",  absl::StrCat(target_), "-o",
-                                   out,      "--duration",          "0.3",
-                                   "--quiet"};
-  args.insert(args.end(), extra_args.begin(), extra_args.end());
   bool played = false;
   FakePerfKernel* k = kernel_.get();
   kernel_->set_on_enable([&] {
@@ -95,7 +91,7 @@ RecordResult ProfileRun::Record(const std::vector<std::string>& extra_args,
   const int errfd = open(err_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
   dup2(errfd, 2);
   close(errfd);
-  r.exit_code = RecordMain(args, CommandEnv{&*fs_, kernel_.get()});
+  r.exit_code = main(args, CommandEnv{&*fs_, kernel_.get()});
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -104,7 +100,18 @@ RecordResult ProfileRun::Record(const std::vector<std::string>& extra_args,
   std::stringstream err;
   err << in.rdbuf();
   r.err = err.str();
-  std::cerr << "--- record stderr ---\n" << r.err << "---\n";
+  std::cerr << "--- stderr ---\n" << r.err << "---\n";
+  return r;
+}
+
+RecordResult ProfileRun::Record(const std::vector<std::string>& extra_args,
+                                const std::vector<FakeAccess>& script) {
+  const std::string out = absl::StrCat(tree_.root(), "/out.hpt");
+  std::vector<std::string> args = {"--pid",  absl::StrCat(target_), "-o",
+                                   out,      "--duration",          "0.3",
+                                   "--quiet"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  RecordResult r = Run(RecordMain, args, script);
   if (r.exit_code != 0) return r;
   absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(out);
   EXPECT_TRUE(reader.ok()) << reader.status();
@@ -116,6 +123,56 @@ RecordResult ProfileRun::Record(const std::vector<std::string>& extra_args,
     if (!block.ok() || block->empty()) break;
     r.samples.insert(r.samples.end(), block->begin(), block->end());
   }
+  return r;
+}
+
+RecordResult ProfileRun::Attach(const std::vector<std::string>& extra_args,
+                                const std::vector<FakeAccess>& script) {
+  // Two tiers from the captured 6.12 guest: its node and memory-tier
+  // directories, with node 0 holding this profile's CPUs.
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  const std::string tiers =
+      absl::StrCat(srcdir ? srcdir : ".", "/", ws ? ws : "hotpage",
+                   "/tests/testdata/sysfs/dram-cxl");
+  for (const char* dir :
+       {"/sys/devices/system/node", "/sys/devices/virtual/memory_tiering",
+        "/sys/kernel/mm"}) {
+    std::filesystem::create_directories(tree_.root() + dir);
+    std::filesystem::copy(
+        tiers + dir, tree_.root() + dir,
+        std::filesystem::copy_options::recursive |
+            std::filesystem::copy_options::overwrite_existing);
+  }
+  absl::StatusOr<std::vector<int>> cpus =
+      fs_->ReadList("/sys/devices/system/cpu/online");
+  EXPECT_TRUE(cpus.ok());
+  std::string list;
+  for (int c : cpus.ok() ? *cpus : std::vector<int>{}) {
+    absl::StrAppend(&list, list.empty() ? "" : ",", c);
+    tree_.Write(absl::StrCat("/sys/devices/system/cpu/cpu", c,
+                             "/topology/physical_package_id"),
+                "0\n");
+  }
+  tree_.Write("/sys/devices/system/node/node0/cpulist", list + "\n");
+  for (const char* f : {"numa_maps", "maps", "statm", "smaps"}) {
+    std::ifstream in(absl::StrCat("/proc/", target_, "/", f));
+    std::stringstream text;
+    text << in.rdbuf();
+    tree_.Write(absl::StrCat("/proc/", target_, "/", f), text.str());
+  }
+  const std::string stats = absl::StrCat(tree_.root(), "/stats.json");
+  std::vector<std::string> args = {"--pid",        absl::StrCat(target_),
+                                   "--dry-run",    "--duration",
+                                   "0.5",          "--interval-ms",
+                                   "100",          "--quiet",
+                                   "--stats-json", stats};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  RecordResult r = Run(AttachMain, args, script);
+  std::ifstream in(stats);
+  std::stringstream text;
+  text << in.rdbuf();
+  r.stats_json = text.str();
   return r;
 }
 

@@ -32,6 +32,7 @@ struct RecordResult {
   std::string err;              // stderr
   std::vector<Sample> samples;  // the trace's, in file order
   std::string trace_source;     // the trace header's source
+  std::string stats_json;       // attach: the last --stats-json
 };
 
 class ProfileRun {
@@ -55,11 +56,22 @@ class ProfileRun {
   RecordResult Record(const std::vector<std::string>& extra_args,
                       const std::vector<FakeAccess>& script);
 
+  // `hotpage attach --pid TARGET --dry-run` for a short while: the tree
+  // gets two memory tiers (tests/testdata/sysfs/dram-cxl's nodes, node 0
+  // holding the profile's CPUs) and the target's /proc files, copied from
+  // the live ones.
+  RecordResult Attach(const std::vector<std::string>& extra_args,
+                      const std::vector<FakeAccess>& script);
+
  private:
   FakeTree tree_;
   pid_t target_ = -1;
   std::optional<KernelFs> fs_;
   std::unique_ptr<FakePerfKernel> kernel_;
+
+  template <typename Main>
+  RecordResult Run(Main main, const std::vector<std::string>& args,
+                   const std::vector<FakeAccess>& script);
 };
 
 // `n` loads by the target on each CPU in `cpus`, 1 ms apart (below every

@@ -150,5 +150,46 @@ TEST(RecordProfileTest, NamedSourceFailsWithoutFallback) {
   EXPECT_EQ(m.kernel().DescribeOpens().size(), 0u);
 }
 
+// attach --source auto on the same machine (two memory tiers added, dry
+// run): the same events, and the script's samples reach the engine.
+TEST(AttachProfileTest, SkylakeSp) {
+  ProfileRun m("skylake_sp");
+  const pid_t p = m.target();
+  const std::vector<FakeAccess> script = LoadsOnCpus(p, {0, 1, 2, 3}, 8);
+  RecordResult r = m.Attach({}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(StrContains(r.err, "hotpage attach: --source auto: pebs"))
+      << r.err;
+  EXPECT_EQ(m.kernel().DescribeOpens(),
+            OpensOn("cpu", 4, 0x1cd, p, {0, 1, 2, 3}));
+  EXPECT_EQ(m.kernel().max_open_fds(), 4u);
+  EXPECT_TRUE(
+      StrContains(r.stats_json, absl::StrCat("\"samples\": ", script.size())))
+      << r.stats_json;
+  EXPECT_TRUE(StrContains(r.stats_json, "\"source\": \"pebs\""))
+      << r.stats_json;
+}
+
+// attach: PEBS fails to open, page faults are taken instead.
+TEST(AttachProfileTest, AutoFallsBackWhenPebsFailsToOpen) {
+  ProfileRun m("skylake_sp");
+  m.kernel().mutable_config().pmc_in_use = true;
+  const pid_t p = m.target();
+  const std::vector<FakeAccess> script =
+      LoadsOnCpus(p, {0, 1, 2, 3}, 4, /*page_fault=*/true);
+  RecordResult r = m.Attach({}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(StrContains(r.err,
+                          "hotpage attach: --source auto: pebs failed to "
+                          "open: "))
+      << r.err;
+  EXPECT_TRUE(StrContains(r.err, "; taking pagefault")) << r.err;
+  EXPECT_EQ(m.kernel().DescribeOpens(),
+            OpensOn("software", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+                    p, {0, 1, 2, 3}));
+  EXPECT_TRUE(StrContains(r.stats_json, "\"source\": \"pagefault\""))
+      << r.stats_json;
+}
+
 }  // namespace
 }  // namespace hotpage
