@@ -60,6 +60,17 @@ inline void ExpectScriptSamples(const std::vector<Sample>& got,
   }
 }
 
+// attach's --stats-json counted `n` samples from `source`.
+inline void ExpectAttachStats(const std::string& json, size_t n,
+                              const std::string& source) {
+  EXPECT_NE(json.find(absl::StrFormat("\"samples\": %d,", n)),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(absl::StrFormat("\"source\": \"%s\"", source)),
+            std::string::npos)
+      << json;
+}
+
 inline std::vector<std::string> Concat(
     std::vector<std::vector<std::string>> parts) {
   std::vector<std::string> out;

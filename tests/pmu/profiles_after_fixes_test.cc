@@ -10,6 +10,7 @@
 //    sample is dropped as address 0.
 //  - Zen4PerTaskWithoutPrivilege (D9): IBS is forced CPU-wide, which needs
 //    CAP_PERFMON at paranoid 2 (EACCES); auto falls back to page faults.
+//  - AttachProfileAfterFixesTest.*: the same causes, through attach.
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -155,6 +156,54 @@ TEST(RecordProfileAfterFixesTest, Zen4PerTaskWithoutPrivilege) {
     EXPECT_GE(o.result, 0);
   }
   ExpectScriptSamples(r.samples, script, /*hardware=*/true);
+}
+
+// attach --source auto on the same machines: the hardware source is
+// taken (no fallback) and every scripted sample reaches the engine.
+TEST(AttachProfileAfterFixesTest, Hybrid) {
+  for (const char* name : {"alder_lake", "meteor_lake"}) {
+    SCOPED_TRACE(name);
+    ProfileRun m(name);
+    const std::vector<FakeAccess> script =
+        LoadsOnCpus(m.target(), {0, 1, 2, 3, 4, 5, 6, 7}, 4);
+    RecordResult r = m.Attach({}, script);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(StrContains(r.err, "--source auto: pebs")) << r.err;
+    EXPECT_FALSE(StrContains(r.err, "failed to open")) << r.err;
+    ExpectAttachStats(r.stats_json, script.size(), "pebs");
+  }
+}
+
+TEST(AttachProfileAfterFixesTest, SapphireRapidsAuxSamplesAreDropped) {
+  ProfileRun m("sapphire_rapids");
+  const pid_t p = m.target();
+  const std::vector<FakeAccess> loads = LoadsOnCpus(p, {0, 1, 2, 3}, 8);
+  std::vector<FakeAccess> script = loads;
+  FakeAccess blocked;
+  blocked.pid = p;
+  blocked.tid = p;
+  blocked.addr = 0x7e0000000000ull;
+  blocked.time_ns = 500'000;
+  blocked.kind = FakeAccessKind::kStoreForwardBlock;
+  script.push_back(blocked);
+  RecordResult r = m.Attach({}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectAttachStats(r.stats_json, loads.size(), "pebs");
+}
+
+TEST(AttachProfileAfterFixesTest, Amd) {
+  for (const char* name : {"zen2_5_15", "zen4_6_8"}) {
+    SCOPED_TRACE(name);
+    ProfileRun m(name);
+    if (std::string(name) == "zen4_6_8") m.SetPrivileged(false);
+    const std::vector<FakeAccess> script =
+        LoadsOnCpus(m.target(), {0, 1, 2, 3}, 8);
+    RecordResult r = m.Attach({}, script);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(StrContains(r.err, "--source auto: ibs")) << r.err;
+    EXPECT_FALSE(StrContains(r.err, "failed to open")) << r.err;
+    ExpectAttachStats(r.stats_json, script.size(), "ibs");
+  }
 }
 
 }  // namespace

@@ -163,11 +163,52 @@ TEST(AttachProfileTest, SkylakeSp) {
   EXPECT_EQ(m.kernel().DescribeOpens(),
             OpensOn("cpu", 4, 0x1cd, p, {0, 1, 2, 3}));
   EXPECT_EQ(m.kernel().max_open_fds(), 4u);
-  EXPECT_TRUE(
-      StrContains(r.stats_json, absl::StrCat("\"samples\": ", script.size())))
-      << r.stats_json;
-  EXPECT_TRUE(StrContains(r.stats_json, "\"source\": \"pebs\""))
-      << r.stats_json;
+  ExpectAttachStats(r.stats_json, script.size(), "pebs");
+}
+
+TEST(AttachProfileTest, IcelakeSpAndSapphireRapids) {
+  for (const char* name : {"icelake_sp", "sapphire_rapids"}) {
+    SCOPED_TRACE(name);
+    ProfileRun m(name);
+    const std::vector<FakeAccess> script =
+        LoadsOnCpus(m.target(), {0, 1, 2, 3}, 8);
+    RecordResult r = m.Attach({}, script);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(StrContains(r.err, "--source auto: pebs")) << r.err;
+    ExpectAttachStats(r.stats_json, script.size(), "pebs");
+  }
+}
+
+TEST(AttachProfileTest, Zen4On68) {
+  ProfileRun m("zen4_6_8");
+  const std::vector<FakeAccess> script =
+      LoadsOnCpus(m.target(), {0, 1, 2, 3}, 8);
+  RecordResult r = m.Attach({}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(StrContains(r.err, "--source auto: ibs")) << r.err;
+  EXPECT_EQ(m.kernel().max_open_fds(), 4u);
+  ExpectAttachStats(r.stats_json, script.size(), "ibs");
+}
+
+// The VMs: no PMU sampler. No numa_balancing sysctl in these trees, so no
+// hint faults; write faults where this kernel has soft-dirty, else page
+// faults: either way the page-fault events.
+TEST(AttachProfileTest, VirtualMachines) {
+  for (const char* name : {"vm_vpmu", "vm_nopmu"}) {
+    SCOPED_TRACE(name);
+    ProfileRun m(name);
+    const pid_t p = m.target();
+    const std::vector<FakeAccess> script =
+        LoadsOnCpus(p, {0, 1, 2, 3}, 4, /*page_fault=*/true);
+    RecordResult r = m.Attach({}, script);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(StrContains(r.err, "--source auto: pagefault")) << r.err;
+    EXPECT_TRUE(StrContains(r.err, "no PEBS/IBS")) << r.err;
+    EXPECT_EQ(m.kernel().DescribeOpens(),
+              OpensOn("software", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+                      p, {0, 1, 2, 3}));
+    ExpectAttachStats(r.stats_json, script.size(), "pagefault");
+  }
 }
 
 // attach: PEBS fails to open, page faults are taken instead.
