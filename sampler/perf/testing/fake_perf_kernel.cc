@@ -497,12 +497,14 @@ int FakePerfKernel::Ioctl(int fd, unsigned long request, unsigned long arg) {
     case PERF_EVENT_IOC_PERIOD: {
       uint64_t value = 0;
       std::memcpy(&value, reinterpret_cast<const void*>(arg), sizeof(value));
-      // perf_event_period(): sampling events only, never 0, in frequency
-      // mode at most perf_event_max_sample_rate; IBS checks its own
-      // granularity from 6.15 (perf_ibs_check_period()).
+      // _perf_event_period() (kernel/events/core.c): sampling events only,
+      // never 0, in frequency mode at most perf_event_max_sample_rate, a
+      // period below bit 63; IBS checks its own granularity from 6.15
+      // (perf_ibs_check_period()).
       if (e->attr.sample_period == 0 && !e->attr.freq) return -EINVAL;
       if (value == 0) return -EINVAL;
       if (e->attr.freq && value > config_.max_sample_rate) return -EINVAL;
+      if (!e->attr.freq && (value >> 63) != 0) return -EINVAL;
       if (e->pmu != nullptr && e->pmu->ibs && config_.KernelAtLeast(6, 15) &&
           ((value & 0xf) != 0 || value < 0x90)) {
         return -EINVAL;
