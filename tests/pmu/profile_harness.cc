@@ -32,25 +32,47 @@ void ProfileRun::CopyProfile(const std::string& name, const std::string& dest) {
                             std::filesystem::copy_options::overwrite_existing);
 }
 
-ProfileRun::ProfileRun(const std::string& name) {
-  CopyProfile(name, tree_.root());
-  target_ = fork();
-  if (target_ == 0) {
+namespace {
+
+// A process that waits in pause(), with its /proc/PID/stat in `tree`.
+pid_t StartTarget(FakeTree& tree) {
+  const pid_t pid = fork();
+  if (pid == 0) {
     for (;;) pause();
   }
-  std::ifstream in(absl::StrCat("/proc/", target_, "/stat"));
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
   std::stringstream stat;
   stat << in.rdbuf();
-  tree_.Write(absl::StrCat("/proc/", target_, "/stat"), stat.str());
+  tree.Write(absl::StrCat("/proc/", pid, "/stat"), stat.str());
+  return pid;
+}
+
+void StopTarget(pid_t pid) {
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+}  // namespace
+
+ProfileRun::ProfileRun(const std::string& name) {
+  CopyProfile(name, tree_.root());
+  target_ = StartTarget(tree_);
   Reload();
 }
 
 ProfileRun::~ProfileRun() {
   kernel_.reset();
-  if (target_ > 0) {
-    kill(target_, SIGKILL);
-    waitpid(target_, nullptr, 0);
-  }
+  StopTarget(target_);
+  for (pid_t p : more_targets_) StopTarget(p);
+}
+
+pid_t ProfileRun::AddTarget() {
+  const pid_t pid = StartTarget(tree_);
+  more_targets_.push_back(pid);
+  kernel_->AddTask(pid);
+  return pid;
 }
 
 void ProfileRun::Reload() {
@@ -82,6 +104,7 @@ RecordResult ProfileRun::Run(Main main, const std::vector<std::string>& args,
     if (!played && k->all_enabled()) {
       played = true;
       k->DeliverAll(script);
+      if (after_script_) after_script_(*k);
     }
   });
   // stderr into a file for the duration of the run.
@@ -110,6 +133,10 @@ RecordResult ProfileRun::Record(const std::vector<std::string>& extra_args,
   std::vector<std::string> args = {"--pid",  absl::StrCat(target_), "-o",
                                    out,      "--duration",          "0.3",
                                    "--quiet"};
+  for (pid_t p : more_targets_) {
+    args.push_back("--pid");
+    args.push_back(absl::StrCat(p));
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   RecordResult r = Run(RecordMain, args, script);
   if (r.exit_code != 0) return r;

@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,12 @@ class ProfileRun {
   ~ProfileRun();
 
   pid_t target() const { return target_; }
+  // Another process to record (record --pid for each); returns its pid.
+  pid_t AddTarget();
+  // Runs after the script was delivered (e.g. to make a task exit).
+  void set_after_script(std::function<void(FakePerfKernel&)> f) {
+    after_script_ = std::move(f);
+  }
   FakePerfKernel& kernel() { return *kernel_; }
   FakeTree& tree() { return tree_; }
   // Re-reads the tree (after tests changed files in it).
@@ -66,6 +73,8 @@ class ProfileRun {
  private:
   FakeTree tree_;
   pid_t target_ = -1;
+  std::vector<pid_t> more_targets_;
+  std::function<void(FakePerfKernel&)> after_script_;
   std::optional<KernelFs> fs_;
   std::unique_ptr<FakePerfKernel> kernel_;
 

@@ -11,6 +11,11 @@
 //  - Zen4PerTaskWithoutPrivilege (D9): IBS is forced CPU-wide, which needs
 //    CAP_PERFMON at paranoid 2 (EACCES); auto falls back to page faults.
 //  - AttachProfileAfterFixesTest.*: the same causes, through attach.
+//  - FirstTargetExits (D5): the ring's epoll fd belongs to the first
+//    target's event; once that task exits it reports EPOLLHUP forever and
+//    the poll loop spins at 100% of a core.
+
+#include <cstdlib>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -156,6 +161,33 @@ TEST(RecordProfileAfterFixesTest, Zen4PerTaskWithoutPrivilege) {
     EXPECT_GE(o.result, 0);
   }
   ExpectScriptSamples(r.samples, script, /*hardware=*/true);
+}
+
+// Two targets; the first exits right after its samples. The second keeps
+// being sampled and the loop does not spin on the first one's EPOLLHUP.
+TEST(RecordProfileAfterFixesTest, FirstTargetExits) {
+  ProfileRun m("skylake_sp");
+  const pid_t a = m.target();
+  const pid_t b = m.AddTarget();
+  std::vector<FakeAccess> script = LoadsOnCpus(a, {0, 1, 2, 3}, 2);
+  std::vector<FakeAccess> later = LoadsOnCpus(b, {0, 1, 2, 3}, 4);
+  for (FakeAccess& x : later) x.time_ns += 100'000'000;  // after a's exit
+  m.set_after_script([&](FakePerfKernel& k) {
+    k.ExitTask(a);
+    k.DeliverAll(later);
+  });
+  RecordResult r = m.Record({}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<FakeAccess> all = script;
+  all.insert(all.end(), later.begin(), later.end());
+  ExpectScriptSamples(r.samples, all, /*hardware=*/true);
+  // "sampler CPU X% of one core": an idle loop (0.1% in the other runs),
+  // not a spinning one (100% of what the scheduler gives it: 15% on a
+  // loaded 2-core CI machine, measured).
+  const size_t at = r.err.find("sampler CPU ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const double cpu_pct = std::atof(r.err.c_str() + at + 12);
+  EXPECT_LT(cpu_pct, 5.0) << r.err;
 }
 
 // attach --source auto on the same machines: the hardware source is
