@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -49,6 +50,7 @@
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
+#include "tools/cmd_env.h"
 #include "tools/engine_flags.h"
 #include "tools/live_memory_view.h"
 
@@ -77,25 +79,6 @@ struct AttachArgs {
   bool dry_run = false;
   PlacementConfig pcfg;
 };
-
-// --source auto: probes the machine, chooses (tools/attach/source_choice.h)
-// and says why on stderr; `a` then reads as if the source had been named.
-// Before the engine is made: its sample weight depends on the source.
-absl::Status ResolveAutoSource(const KernelFs& fs, AttachArgs* a) {
-  if (a->source_name != "auto") return absl::OkStatus();
-  const pid_t pid = static_cast<pid_t>(a->pid);
-  const SourceCapabilities caps = ProbeSourceCapabilities(
-      fs, a->flags.Has("allow-sysctl-changes"), [pid]() -> absl::Status {
-        HOTPAGE_RETURN_IF_ERROR(ProbeSoftDirty());
-        return OpenClearRefs(pid).status();
-      });
-  absl::StatusOr<SourceChoice> choice = ChooseAutoSource(caps);
-  if (!choice.ok()) return choice.status();
-  std::cerr << "hotpage attach: " << choice->reason << "\n";
-  a->source_name = choice->source;
-  a->write_faults = choice->write_faults;
-  return absl::OkStatus();
-}
 
 // Parses `args` into `a`. Returns the exit code when the command ends here
 // (--help, a usage error), nullopt to go on.
@@ -343,7 +326,6 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a,
 
 // The live sample source and what goes with it.
 struct LiveSource {
-  LinuxPerfEventSystem perf_sys;  // outlives the sampler
   std::unique_ptr<DamonSource> damon;
   std::unique_ptr<NumaBalancingController>
       hint;  // restores its sysctls when destroyed
@@ -358,7 +340,7 @@ struct LiveSource {
 // proves the write-fault re-arm's file is the target's.
 absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
                          const Topology& topo, const ProcessHandle& handle,
-                         LiveSource* out) {
+                         PerfEventSystem* perf, LiveSource* out) {
   std::string& source_name = out->name;
   source_name = a.source_name;
   std::string& why = out->why;
@@ -418,8 +400,7 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
       scfg.ring_data_pages = 512;
       scfg.budget_bytes_per_ring = size_t{2} << 20;
     }
-    absl::StatusOr<std::unique_ptr<Sampler>> s =
-        Sampler::Open(scfg, &out->perf_sys);
+    absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, perf);
     if (!s.ok()) return s.status();
     out->sampler = std::move(*s);
     if (out->sampler->system_wide())
@@ -445,6 +426,57 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
   } else {
     out->source = std::make_unique<SamplerAttachSource>(out->sampler.get());
   }
+  return absl::OkStatus();
+}
+
+// Stops what StartSource started, newest first (the hintfault controller
+// restores its sysctls when destroyed).
+void StopSource(LiveSource* src) {
+  src->source.reset();
+  src->rearm.reset();
+  src->sampler.reset();
+  src->hint.reset();
+  src->damon.reset();
+  src->why.clear();
+}
+
+// Starts the named source, or for --source auto probes the machine,
+// chooses (tools/attach/source_choice.h), starts the choice and, when it
+// fails to start, the next one down the order (OpenAutoSource); says on
+// stderr what failed, what it took and why. `a` then reads as if the
+// source had been named.
+absl::Status StartChosenSource(const KernelFs& fs, const Topology& topo,
+                               const ProcessHandle& handle,
+                               PerfEventSystem* perf, AttachArgs* a,
+                               LiveSource* out) {
+  if (a->source_name != "auto")
+    return StartSource(*a, fs, topo, handle, perf, out);
+  const pid_t pid = static_cast<pid_t>(a->pid);
+  const std::function<absl::Status()> probe_soft_dirty =
+      [pid]() -> absl::Status {
+    HOTPAGE_RETURN_IF_ERROR(ProbeSoftDirty());
+    return OpenClearRefs(pid).status();
+  };
+  const SourceCapabilities caps = ProbeSourceCapabilities(
+      fs, a->flags.Has("allow-sysctl-changes"), probe_soft_dirty);
+  absl::StatusOr<SourceChoice> choice = OpenAutoSource(
+      caps,
+      [&](const SourceChoice& c) {
+        AttachArgs tried = *a;
+        tried.source_name = c.source;
+        tried.write_faults = c.write_faults;
+        const absl::Status s = StartSource(tried, fs, topo, handle, perf, out);
+        if (!s.ok()) StopSource(out);
+        return s;
+      },
+      [](const std::string& line) {
+        std::cerr << "hotpage attach: " << line << "\n";
+      },
+      probe_soft_dirty);
+  if (!choice.ok()) return choice.status();
+  std::cerr << "hotpage attach: " << choice->reason << "\n";
+  a->source_name = choice->source;
+  a->write_faults = choice->write_faults;
   return absl::OkStatus();
 }
 
@@ -476,6 +508,13 @@ void PrintStartup(const AttachArgs& a, const LiveSource& src,
 }
 
 int RunAttach(const std::vector<std::string>& args) {
+  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
+  if (!fs.ok()) return Fail(fs.status());
+  LinuxPerfEventSystem perf;
+  return AttachMain(args, CommandEnv{&*fs, &perf});
+}
+
+int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   AttachArgs a;
   if (std::optional<int> done = ParseAttachArgs(args, &a)) return *done;
   // Signals first: TerminationSignalThread blocks SIGINT/SIGTERM in this
@@ -487,8 +526,7 @@ int RunAttach(const std::vector<std::string>& args) {
           [&stop](int) { stop.store(true, std::memory_order_relaxed); },
           {SIGINT, SIGTERM, SIGHUP});
   if (!signals.ok()) return Fail(signals.status());
-  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
-  if (!fs.ok()) return Fail(fs.status());
+  const KernelFs* fs = env.fs;
   if (absl::Status s = CheckPrivileges(*fs, a); !s.ok()) return Fail(s);
   absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
   if (!topo.ok()) return Fail(topo.status());
@@ -503,14 +541,17 @@ int RunAttach(const std::vector<std::string>& args) {
   absl::StatusOr<ProcessHandle> migrator_handle =
       ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
   if (!migrator_handle.ok()) return Fail(migrator_handle.status());
-  // The process exists: probe its clear_refs for --source auto.
-  if (absl::Status s = ResolveAutoSource(*fs, &a); !s.ok()) return Fail(s);
+  // The process exists: probe its clear_refs for --source auto. The source
+  // starts before the engine is made: its sample weight depends on the
+  // source auto takes.
+  LiveSource src;
+  if (absl::Status s =
+          StartChosenSource(*fs, *topo, *handle, env.perf, &a, &src);
+      !s.ok())
+    return Fail(s);
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
       MakeEngine(a, *fs, *topo);
   if (!engine.ok()) return UsageError(engine.status().message());
-  LiveSource src;
-  if (absl::Status s = StartSource(a, *fs, *topo, *handle, &src); !s.ok())
-    return Fail(s);
 
   // The migrator and the loop share one monotonic clock (attach_loop.h).
   SyscallPageMover mover;

@@ -34,11 +34,13 @@
 #include "sampler/reorder_buffer.h"
 #include "sampler/trace/trace_writer.h"
 #include "sampler/write_fault_rearm.h"
+#include "tools/attach/source_choice.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
+#include "tools/cmd_env.h"
 
 namespace hotpage {
 namespace {
@@ -75,6 +77,16 @@ CpuCounters ToTraceCounters(int cpu, const RingCounters& c) {
 }  // namespace
 
 int RunRecord(const std::vector<std::string>& args) {
+  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
+  if (!fs.ok()) {
+    std::cerr << "hotpage record: " << fs.status().message() << "\n";
+    return kExitFailure;
+  }
+  LinuxPerfEventSystem sys;
+  return RecordMain(args, CommandEnv{&*fs, &sys});
+}
+
+int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
   const std::vector<FlagSpec> specs = {
       {"pid", "PID",
        "sample this process and its threads and children (repeatable)", true},
@@ -189,8 +201,7 @@ int RunRecord(const std::vector<std::string>& args) {
     std::cerr << "hotpage record: " << s.message() << "\n";
     return kExitFailure;
   };
-  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
-  if (!fs.ok()) return fail(fs.status());
+  const KernelFs* fs = env.fs;
 
   // Targets.
   // Targets are guarded by ProcessHandle (pidfd + start time): a thread id
@@ -247,19 +258,12 @@ int RunRecord(const std::vector<std::string>& args) {
   opt.ldlat_cycles = static_cast<int>(*ldlat);
   opt.pebs_stores = flags->Has("stores");
   opt.ibs_l3_miss_only = flags->Has("l3-miss-only");
-  std::string why;
-  absl::StatusOr<EventGroup> events = ChooseEvents(*fs, *source, opt, &why);
-  if (!events.ok()) {
-    kill_child();
-    return fail(events.status());
-  }
   absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*fs);
   if (!cpus.ok()) {
     kill_child();
     return fail(cpus.status());
   }
   SamplerConfig cfg;
-  cfg.events = *events;
   cfg.all = flags->Has("all");
   cfg.system_wide = flags->Has("system-wide");
   for (const ProcessHandle& t : targets) cfg.pids.push_back(t.pid());
@@ -270,11 +274,44 @@ int RunRecord(const std::vector<std::string>& args) {
   IncludeExistingThreads(*fs, &cfg);
   cfg.ring_data_pages = ring_pages;
   cfg.cpu_budget = *budget / 100.0;
-  LinuxPerfEventSystem sys;
-  absl::StatusOr<std::unique_ptr<Sampler>> sampler = Sampler::Open(cfg, &sys);
-  if (!sampler.ok()) {
+  // Opening a source: its events, then every ring.
+  std::string why;
+  absl::StatusOr<EventGroup> events = absl::UnknownError("no source opened");
+  absl::StatusOr<std::unique_ptr<Sampler>> sampler =
+      absl::UnknownError("no source opened");
+  auto open_source = [&](SourceRequest req) -> absl::Status {
+    events = ChooseEvents(*fs, req, opt, &why);
+    if (!events.ok()) return events.status();
+    cfg.events = *events;
+    sampler = Sampler::Open(cfg, env.perf);
+    return sampler.status();
+  };
+  absl::Status opened;
+  if (*source == SourceRequest::kAuto) {
+    // PEBS, IBS, page faults, each weighed for privilege, the next tried
+    // when one fails to open (tools/attach/source_choice.h).
+    SourceCapabilities caps = ProbeSourceCapabilities(*fs, false, [] {
+      return absl::UnimplementedError("not used by record");
+    });
+    caps.perf_sources_only = true;
+    caps.system_wide = cfg.all || cfg.system_wide;
+    absl::StatusOr<SourceChoice> choice = OpenAutoSource(
+        caps,
+        [&](const SourceChoice& c) {
+          absl::StatusOr<SourceRequest> req = ParseSourceRequest(c.source);
+          return req.ok() ? open_source(*req) : req.status();
+        },
+        [](const std::string& line) {
+          std::cerr << "hotpage record: " << line << "\n";
+        });
+    if (choice.ok()) why = choice->reason;
+    opened = choice.status();
+  } else {
+    opened = open_source(*source);
+  }
+  if (!opened.ok()) {
     kill_child();
-    return fail(sampler.status());
+    return fail(opened);
   }
 
   // Trace.

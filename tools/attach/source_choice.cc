@@ -2,8 +2,11 @@
 
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "sampler/hintfault/numa_balancing_controller.h"
 #include "sampler/perf/event_config.h"
 #include "sampler/recovery_state.h"
@@ -78,7 +81,84 @@ std::string NoPmu(const SourceCapabilities& c) {
   return c.no_pmu_reason.empty() ? "no PMU with PEBS or IBS" : c.no_pmu_reason;
 }
 
+// Why `key` failed to open in this run; nullptr if it did not.
+const std::string* FailedReason(const SourceCapabilities& c,
+                                absl::string_view key) {
+  for (const auto& [k, why] : c.failed) {
+    if (k == key) return &why;
+  }
+  return nullptr;
+}
+
+// `missing` (why the source cannot run; empty when it can), or the line
+// saying it failed to open.
+std::string Unusable(const SourceCapabilities& c, absl::string_view key,
+                     std::string missing) {
+  if (const std::string* f = FailedReason(c, key))
+    return absl::StrCat(key, " failed to open: ", *f);
+  return missing;
+}
+
+// "; " and the passed-over sources, or nothing.
+std::string Tail(const std::vector<std::string>& passed) {
+  return passed.empty() ? "" : absl::StrCat("; ", absl::StrJoin(passed, "; "));
+}
+
+bool PerfmonCapable(const SourceCapabilities& c) {
+  return c.cap_perfmon || c.cap_sys_admin;
+}
+
+// Per-task IBS: Linux 6.2+ (or an unknown version: the open decides).
+bool IbsPerTask(const SourceCapabilities& c) {
+  return !c.kernel_version || *c.kernel_version >= std::make_pair(6, 2);
+}
+
+// Why the process may not open a hardware sampler's events: CPU-wide events
+// need perf_allow_cpu() (paranoid <= 0 or perfmon_capable()), per-task ones
+// paranoid <= 2 (Debian's 3 refuses every event) or perfmon_capable().
+// Empty when it may, or when the paranoid level is unknown (the open
+// decides, and the fallback takes over if it fails).
+std::string NoHardwarePrivilege(const SourceCapabilities& c, bool cpu_wide,
+                                absl::string_view why_cpu_wide) {
+  if (PerfmonCapable(c) || !c.perf_event_paranoid) return "";
+  const int64_t p = *c.perf_event_paranoid;
+  if (cpu_wide && p > 0) {
+    return absl::StrCat("its events must be CPU-wide (", why_cpu_wide,
+                        "), which needs CAP_PERFMON or perf_event_paranoid "
+                        "<= 0, and perf_event_paranoid is ",
+                        p);
+  }
+  if (p > 2) {
+    return absl::StrCat("perf_event_paranoid is ", p,
+                        " and the process lacks CAP_PERFMON");
+  }
+  return "";
+}
+
+// A present hardware sampler that auto passes over (it failed to open, or
+// the process may not open it): adds the line to `passed` and returns true.
+bool HardwarePassedOver(const SourceCapabilities& c, absl::string_view key,
+                        absl::string_view name, bool cpu_wide,
+                        absl::string_view why_cpu_wide,
+                        std::vector<std::string>* passed) {
+  if (const std::string* f = FailedReason(c, key)) {
+    passed->push_back(absl::StrCat(key, " failed to open: ", *f));
+    return true;
+  }
+  const std::string np = NoHardwarePrivilege(c, cpu_wide, why_cpu_wide);
+  if (!np.empty()) {
+    passed->push_back(absl::StrCat("no ", name, ": ", np));
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string SourceKey(const SourceChoice& choice) {
+  return choice.write_faults ? absl::StrCat(choice.source, " --write-faults")
+                             : choice.source;
+}
 
 bool HintFaultSysctlsAlreadyUsable(const SourceCapabilities& caps) {
   // NUMA_BALANCING_MEMORY_TIERING is bit 1 (value 2) of the sysctl
@@ -111,24 +191,66 @@ bool HintFaultSysctlsAlreadyUsable(const SourceCapabilities& caps) {
 //     the hot sets' pages: every cold page sharing a region with a hot one
 //     went to fast memory, displacing pages that were hot. Chosen only
 //     when no page-fault event can be opened; `--source damon` asks for it.
+// The same order serves the fallback (OpenAutoSource): when a choice fails
+// to open, the next one down is tried. PEBS before IBS only because no
+// machine has both; a hardware source that failed (hybrid ENOENT, EMFILE,
+// ENODATA, EACCES for CPU-wide IBS) still leaves page-precise software
+// sources, which need nothing but per-task perf events, before DAMON,
+// which needs root. hotpage record (perf_sources_only) has PEBS, IBS and
+// page faults only.
 absl::StatusOr<SourceChoice> ChooseAutoSource(const SourceCapabilities& c) {
   SourceChoice out;
-  if (c.pebs) {
+  std::vector<std::string> passed;
+  // The hardware samplers, each when it exists, has not failed to open in
+  // this run, and the process may open its events.
+  const bool pebs_usable =
+      c.pebs && !HardwarePassedOver(c, "pebs", "PEBS", c.system_wide,
+                                    "--all or --system-wide", &passed);
+  if (pebs_usable) {
     out.source = "pebs";
-    out.reason =
+    out.reason = absl::StrCat(
         "--source auto: pebs (Intel PEBS load latency: hardware samples of "
-        "load addresses on every tier)";
+        "load addresses on every tier)",
+        Tail(passed));
     return out;
   }
-  if (c.ibs) {
+  const bool ibs_cpu_wide = c.system_wide || !IbsPerTask(c);
+  const bool ibs_usable =
+      c.ibs && !HardwarePassedOver(
+                   c, "ibs", "IBS", ibs_cpu_wide,
+                   c.system_wide ? "--all or --system-wide"
+                                 : "per-task IBS needs Linux 6.2 or later",
+                   &passed);
+  if (ibs_usable) {
     out.source = "ibs";
-    out.reason =
+    out.reason = absl::StrCat(
         "--source auto: ibs (AMD IBS op: hardware samples of load addresses "
-        "on every tier)";
+        "on every tier)",
+        Tail(passed));
     return out;
   }
-  std::vector<std::string> passed = {absl::StrCat("no PEBS/IBS: ", NoPmu(c))};
-  const std::string no_hint = NoHintFaults(c);
+  if (!c.pebs && !c.ibs) {
+    passed.push_back(absl::StrCat("no PEBS/IBS: ", NoPmu(c)));
+  }
+  if (c.perf_sources_only) {
+    // hotpage record: page faults are the last perf source.
+    if (const std::string* f = FailedReason(c, "pagefault")) {
+      passed.push_back(absl::StrCat("pagefault failed to open: ", *f));
+    } else if (c.page_fault_events) {
+      out.source = "pagefault";
+      out.reason = absl::StrCat(
+          "--source auto: pagefault (software page faults: page-precise but "
+          "first touches only: pages already resident are not seen)",
+          Tail(passed));
+      return out;
+    } else {
+      passed.push_back(absl::StrCat("no page faults: ", NoPageFaultEvents(c)));
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("--source auto: no sample source can run here: ",
+                     absl::StrJoin(passed, "; ")));
+  }
+  const std::string no_hint = Unusable(c, "hintfault", NoHintFaults(c));
   if (no_hint.empty()) {
     out.source = "hintfault";
     out.reason = absl::StrCat(
@@ -140,9 +262,13 @@ absl::StatusOr<SourceChoice> ChooseAutoSource(const SourceCapabilities& c) {
         "); ", absl::StrJoin(passed, "; "));
     return out;
   }
-  passed.push_back(absl::StrCat("no hint faults: ", no_hint));
-  const std::string no_write = NoWriteFaults(c);
-  if (no_write.empty()) {
+  passed.push_back(FailedReason(c, "hintfault")
+                       ? no_hint
+                       : absl::StrCat("no hint faults: ", no_hint));
+  const std::string no_write =
+      Unusable(c, "pagefault --write-faults", NoWriteFaults(c));
+  const bool page_faults_failed = FailedReason(c, "pagefault") != nullptr;
+  if (no_write.empty() && !page_faults_failed) {
     out.source = "pagefault";
     out.write_faults = true;
     out.reason = absl::StrCat(
@@ -152,8 +278,12 @@ absl::StatusOr<SourceChoice> ChooseAutoSource(const SourceCapabilities& c) {
         absl::StrJoin(passed, "; "));
     return out;
   }
-  if (c.page_fault_events) {
-    passed.push_back(absl::StrCat("no write faults: ", no_write));
+  if (c.page_fault_events && !no_write.empty()) {
+    passed.push_back(FailedReason(c, "pagefault --write-faults")
+                         ? no_write
+                         : absl::StrCat("no write faults: ", no_write));
+  }
+  if (c.page_fault_events && !page_faults_failed) {
     out.source = "pagefault";
     out.reason = absl::StrCat(
         "--source auto: pagefault (page-precise but first touches only: "
@@ -164,8 +294,13 @@ absl::StatusOr<SourceChoice> ChooseAutoSource(const SourceCapabilities& c) {
         "--source damon");
     return out;
   }
-  passed.push_back(absl::StrCat("no page faults: ", NoPageFaultEvents(c)));
-  const std::string no_damon = NoDamon(c);
+  if (page_faults_failed) {
+    passed.push_back(absl::StrCat("pagefault failed to open: ",
+                                  *FailedReason(c, "pagefault")));
+  } else {
+    passed.push_back(absl::StrCat("no page faults: ", NoPageFaultEvents(c)));
+  }
+  const std::string no_damon = Unusable(c, "damon", NoDamon(c));
   if (no_damon.empty()) {
     out.source = "damon";
     out.reason = absl::StrCat(
@@ -174,10 +309,44 @@ absl::StatusOr<SourceChoice> ChooseAutoSource(const SourceCapabilities& c) {
         absl::StrJoin(passed, "; "));
     return out;
   }
-  passed.push_back(absl::StrCat("no DAMON: ", no_damon));
+  passed.push_back(FailedReason(c, "damon")
+                       ? no_damon
+                       : absl::StrCat("no DAMON: ", no_damon));
   return absl::FailedPreconditionError(
       absl::StrCat("--source auto: no sample source can run here: ",
                    absl::StrJoin(passed, "; ")));
+}
+
+absl::StatusOr<SourceChoice> OpenAutoSource(
+    SourceCapabilities caps,
+    absl::FunctionRef<absl::Status(const SourceChoice&)> open,
+    absl::FunctionRef<void(const std::string&)> say,
+    const std::function<absl::Status()>& probe_soft_dirty) {
+  std::string pending;  // the last failure, told with what replaces it
+  for (;;) {
+    absl::StatusOr<SourceChoice> choice = ChooseAutoSource(caps);
+    if (choice.ok() && choice->source != "pebs" && choice->source != "ibs" &&
+        !caps.soft_dirty_probed && !caps.perf_sources_only &&
+        probe_soft_dirty) {
+      // Past the PMU now: soft-dirty write faults come into question.
+      const absl::Status s = probe_soft_dirty();
+      caps.soft_dirty_probed = true;
+      caps.soft_dirty = s.ok();
+      caps.soft_dirty_reason = s.ok() ? "" : std::string(s.message());
+      choice = ChooseAutoSource(caps);
+    }
+    if (!pending.empty()) {
+      say(choice.ok() ? absl::StrCat(pending, "; taking ", SourceKey(*choice),
+                                     " instead")
+                      : absl::StrCat(pending, "; no other source can run"));
+    }
+    if (!choice.ok()) return choice.status();
+    const absl::Status s = open(*choice);
+    if (s.ok()) return choice;
+    caps.failed.emplace_back(SourceKey(*choice), std::string(s.message()));
+    pending = absl::StrCat("--source auto: ", SourceKey(*choice),
+                           " failed to open: ", s.message());
+  }
 }
 
 SourceCapabilities ProbeSourceCapabilities(
@@ -194,6 +363,19 @@ SourceCapabilities ProbeSourceCapabilities(
     c.no_pmu_reason = "the CPU PMU has neither PEBS mem-loads nor AMD ibs_op";
   }
   c.perf_event_paranoid = a.paranoid;
+  c.cap_perfmon = a.cap_perfmon;
+  if (absl::StatusOr<std::string> rel =
+          fs.ReadTrimmed("/proc/sys/kernel/osrelease");
+      rel.ok()) {
+    // "6.8.0-31-generic": MAJOR.MINOR is all the rules need.
+    std::vector<absl::string_view> parts =
+        absl::StrSplit(*rel, absl::MaxSplits(absl::ByAnyChar(".-"), 2));
+    int major = 0, minor = 0;
+    if (parts.size() >= 2 && absl::SimpleAtoi(parts[0], &major) &&
+        absl::SimpleAtoi(parts[1], &minor)) {
+      c.kernel_version = std::make_pair(major, minor);
+    }
+  }
   // The sampler's page-fault events are per task and exclude the kernel
   // (event_config.h SamplingOptions::user_only): perf_event_open allows
   // them without CAP_PERFMON up to perf_event_paranoid 2 (kernel
@@ -217,6 +399,7 @@ SourceCapabilities ProbeSourceCapabilities(
     if (!s.ok()) c.soft_dirty_reason = std::string(s.message());
   } else {
     c.soft_dirty_reason = "not probed (a PMU sampler is available)";
+    c.soft_dirty_probed = false;
   }
   return c;
 }

@@ -5,6 +5,8 @@
 #include "tools/attach/source_choice.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
@@ -236,6 +238,207 @@ TEST(ProbeSourceCapabilitiesTest, ReadsTheMachine) {
   EXPECT_EQ(probes, 0);
   EXPECT_TRUE(c.pebs);
   EXPECT_EQ(Choose(c).source, "pebs");
+}
+
+// --- Privilege (issue 12) ----------------------------------------------------
+
+// A PMU machine without CAP_PERFMON at the default paranoid level 2.
+SourceCapabilities Unprivileged() {
+  SourceCapabilities c;
+  c.page_fault_events = true;
+  c.perf_event_paranoid = 2;
+  c.soft_dirty = true;
+  return c;
+}
+
+TEST(ChooseAutoSourceTest, IbsBefore62NeedsCpuWidePrivilege) {
+  SourceCapabilities c = Unprivileged();
+  c.ibs = true;
+  c.kernel_version = std::make_pair(5, 15);
+  SourceChoice s = Choose(c);
+  EXPECT_EQ(s.source, "pagefault");
+  EXPECT_TRUE(s.write_faults);
+  EXPECT_TRUE(StrContains(s.reason,
+                          "no IBS: its events must be CPU-wide (per-task IBS "
+                          "needs Linux 6.2 or later), which needs CAP_PERFMON "
+                          "or perf_event_paranoid <= 0, and "
+                          "perf_event_paranoid is 2"))
+      << s.reason;
+  EXPECT_FALSE(StrContains(s.reason, "no PEBS/IBS")) << s.reason;
+  c.kernel_version = std::make_pair(6, 2);  // per-task IBS
+  EXPECT_EQ(Choose(c).source, "ibs");
+  c.kernel_version = std::make_pair(5, 15);
+  c.cap_perfmon = true;
+  EXPECT_EQ(Choose(c).source, "ibs");
+  c.cap_perfmon = false;
+  c.perf_event_paranoid = 0;
+  EXPECT_EQ(Choose(c).source, "ibs");
+}
+
+TEST(ChooseAutoSourceTest, SystemWidePebsNeedsPrivilegeAndParanoid3Nothing) {
+  SourceCapabilities c = Unprivileged();
+  c.pebs = true;
+  EXPECT_EQ(Choose(c).source, "pebs");  // per task at paranoid 2
+  c.system_wide = true;
+  SourceChoice s = Choose(c);
+  EXPECT_EQ(s.source, "pagefault");
+  EXPECT_TRUE(StrContains(s.reason,
+                          "no PEBS: its events must be CPU-wide "
+                          "(--all or --system-wide)"))
+      << s.reason;
+  c.system_wide = false;
+  c.perf_event_paranoid = 3;  // Debian: no event without CAP_PERFMON
+  c.page_fault_events = false;
+  absl::StatusOr<SourceChoice> r = ChooseAutoSource(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(StrContains(r.status().message(),
+                          "no PEBS: perf_event_paranoid is 3 and the process "
+                          "lacks CAP_PERFMON"))
+      << r.status();
+}
+
+// --- Fallback when opening fails (issue 12)
+// -----------------------------------
+
+TEST(OpenAutoSourceTest, FallsBackWhenOpeningFailsAndSaysSo) {
+  SourceCapabilities c = Unprivileged();
+  c.pebs = true;
+  std::vector<std::string> tried, said;
+  absl::StatusOr<SourceChoice> r = OpenAutoSource(
+      c,
+      [&](const SourceChoice& s) {
+        tried.push_back(SourceKey(s));
+        if (s.source == "pebs") {
+          return absl::NotFoundError(
+              "perf_event_open cpu_core/mem-loads-aux/: ENOENT [cpu 4]");
+        }
+        return absl::OkStatus();
+      },
+      [&](const std::string& line) { said.push_back(line); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->source, "pagefault");
+  EXPECT_TRUE(r->write_faults);
+  EXPECT_EQ(tried,
+            (std::vector<std::string>{"pebs", "pagefault --write-faults"}));
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0],
+            "--source auto: pebs failed to open: perf_event_open "
+            "cpu_core/mem-loads-aux/: ENOENT [cpu 4]; taking pagefault "
+            "--write-faults instead");
+  EXPECT_TRUE(StrContains(r->reason, "pebs failed to open: perf_event_open"))
+      << r->reason;
+}
+
+TEST(OpenAutoSourceTest, WalksTheWholeOrderAndNamesEveryFailure) {
+  SourceCapabilities c = NoPmuRoot();
+  c.allow_sysctl_changes = true;
+  c.ibs = true;
+  c.cap_perfmon = true;
+  std::vector<std::string> tried, said;
+  absl::StatusOr<SourceChoice> r = OpenAutoSource(
+      c,
+      [&](const SourceChoice& s) {
+        tried.push_back(SourceKey(s));
+        return absl::PermissionDeniedError(absl::StrCat(SourceKey(s), " no"));
+      },
+      [&](const std::string& line) { said.push_back(line); });
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status()));
+  EXPECT_EQ(tried, (std::vector<std::string>{"ibs", "hintfault",
+                                             "pagefault --write-faults",
+                                             "pagefault", "damon"}));
+  ASSERT_EQ(said.size(), 5u);
+  EXPECT_EQ(said[0],
+            "--source auto: ibs failed to open: ibs no; taking hintfault "
+            "instead");
+  EXPECT_EQ(said[4],
+            "--source auto: damon failed to open: damon no; no other source "
+            "can run");
+  for (const char* key : {"ibs failed to open", "hintfault failed to open",
+                          "pagefault --write-faults failed to open",
+                          "pagefault failed to open", "damon failed to open"}) {
+    EXPECT_TRUE(StrContains(r.status().message(), key)) << r.status();
+  }
+}
+
+TEST(OpenAutoSourceTest, RecordTakesPerfSourcesOnly) {
+  SourceCapabilities c = NoPmuRoot();
+  c.perf_sources_only = true;
+  c.allow_sysctl_changes = true;
+  c.pebs = true;
+  std::vector<std::string> tried;
+  absl::StatusOr<SourceChoice> r = OpenAutoSource(
+      c,
+      [&](const SourceChoice& s) {
+        tried.push_back(SourceKey(s));
+        return s.source == "pebs" ? absl::ResourceExhaustedError("EMFILE")
+                                  : absl::OkStatus();
+      },
+      [](const std::string&) {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(tried, (std::vector<std::string>{"pebs", "pagefault"}));
+  EXPECT_FALSE(r->write_faults);
+  EXPECT_EQ(r->reason,
+            "--source auto: pagefault (software page faults: page-precise "
+            "but first touches only: pages already resident are not seen); "
+            "pebs failed to open: EMFILE");
+  tried.clear();
+  r = OpenAutoSource(
+      c,
+      [&](const SourceChoice& s) {
+        tried.push_back(SourceKey(s));
+        return absl::UnavailableError("no");
+      },
+      [](const std::string&) {});
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(tried, (std::vector<std::string>{"pebs", "pagefault"}));
+}
+
+// With a PMU, soft-dirty was not probed; the fallback probes it once it
+// gets past the PMU.
+TEST(OpenAutoSourceTest, ProbesSoftDirtyWhenFallingPastThePmu) {
+  SourceCapabilities c = Unprivileged();
+  c.pebs = true;
+  c.soft_dirty = false;
+  c.soft_dirty_probed = false;
+  c.soft_dirty_reason = "not probed (a PMU sampler is available)";
+  int probes = 0;
+  absl::StatusOr<SourceChoice> r = OpenAutoSource(
+      c,
+      [](const SourceChoice& s) {
+        return s.source == "pebs" ? absl::NotFoundError("ENOENT")
+                                  : absl::OkStatus();
+      },
+      [](const std::string&) {},
+      [&] {
+        ++probes;
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(probes, 1);
+  EXPECT_EQ(SourceKey(*r), "pagefault --write-faults");
+}
+
+TEST(ProbeSourceCapabilitiesTest, ReadsKernelVersionAndCapPerfmon) {
+  FakeTree t;
+  t.Write("/sys/bus/event_source/devices/ibs_op/type", "11\n");
+  t.Write("/proc/sys/kernel/perf_event_paranoid", "2\n");
+  t.Write("/proc/sys/kernel/osrelease", "5.15.0-91-generic\n");
+  // CAP_PERFMON is bit 38.
+  t.Write("/proc/self/status", "Name:\thotpage\nCapEff:\t0000004000000000\n");
+  KernelFs fs = *KernelFs::Open(t.root());
+  SourceCapabilities c =
+      ProbeSourceCapabilities(fs, false, [] { return absl::OkStatus(); });
+  ASSERT_TRUE(c.kernel_version.has_value());
+  EXPECT_EQ(*c.kernel_version, std::make_pair(5, 15));
+  EXPECT_TRUE(c.cap_perfmon);
+  EXPECT_FALSE(c.cap_sys_admin);
+  EXPECT_FALSE(c.soft_dirty_probed);
+  EXPECT_EQ(Choose(c).source, "ibs");  // CPU-wide IBS allowed
+  t.Write("/proc/self/status", "Name:\thotpage\nCapEff:\t0000000000000000\n");
+  c = ProbeSourceCapabilities(fs, false, [] { return absl::OkStatus(); });
+  EXPECT_FALSE(c.cap_perfmon);
+  EXPECT_NE(Choose(c).source, "ibs");
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// CommandEnv: the machine a subcommand runs on, injected, so that tests run
+// `record` (and `attach`) in-process over a machine profile
+// (tests/pmu/profiles/) and a FakePerfKernel
+// (sampler/perf/testing/fake_perf_kernel.h). RunRecord() is RecordMain()
+// with the live machine: KernelFs at "/" and LinuxPerfEventSystem.
+//
+// Only the kernel seams are injected (every sysfs/procfs read, every
+// perf_event_open/mmap/ioctl); the process's own system calls (fork,
+// signals, pidfd, the trace file) stay real.
+
+#ifndef HOTPAGE_TOOLS_CMD_ENV_H_
+#define HOTPAGE_TOOLS_CMD_ENV_H_
+
+#include <string>
+#include <vector>
+
+#include "sampler/perf/perf_event_system.h"
+#include "tools/base/kernel/kernel_fs.h"
+
+namespace hotpage {
+
+struct CommandEnv {
+  const KernelFs* fs = nullptr;     // sysfs and procfs
+  PerfEventSystem* perf = nullptr;  // perf events
+};
+
+// `hotpage record` (cmd_record.cc) on `env`; args as RunRecord's.
+int RecordMain(const std::vector<std::string>& args, const CommandEnv& env);
+
+// `hotpage attach` (cmd_attach.cc) on `env`; args as RunAttach's.
+int AttachMain(const std::vector<std::string>& args, const CommandEnv& env);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_CMD_ENV_H_
