@@ -39,6 +39,7 @@
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
+#include "tools/print_events.h"
 
 namespace hotpage {
 namespace {
@@ -85,7 +86,8 @@ int RunRecord(const std::vector<std::string>& args) {
       {"duration", "SEC",
        "stop after SEC seconds (default: until Ctrl-C or the targets exit)"},
       {"sample-period", "N",
-       "events per sample (default: 1000 PEBS, 65536 IBS, 1 page faults)"},
+       "events per sample (default: 50000 PEBS, 1500000 IBS, 1 page faults, "
+       "raised when kernel.perf_event_max_sample_rate is below 40000)"},
       {"ldlat", "CYCLES", "PEBS load-latency threshold (default 30)"},
       {"stores", "", "also sample stores (PEBS)"},
       {"l3-miss-only", "", "IBS: only ops that missed L3 (Zen 4+)"},
@@ -102,6 +104,8 @@ int RunRecord(const std::vector<std::string>& args) {
        "node, by clearing the targets' soft-dirty bits every 200 ms or more "
        "(see attach --help)"},
       {"quiet", "", "no progress line"},
+      PrintEventsFlagSpecs()[0],
+      PrintEventsFlagSpecs()[1],
   };
   const char* synopsis =
       "(--pid PID ... | --all | -- COMMAND [ARGS...]) -o FILE.hpt [options]";
@@ -141,6 +145,11 @@ int RunRecord(const std::vector<std::string>& args) {
     std::cout << FormatUsage("record", synopsis, description, specs);
     return kExitOk;
   }
+  if (flags->Has("print-events")) {
+    return RunPrintEvents("record", *flags, !command.empty());
+  }
+  if (flags->Has("sysfs-root"))
+    return usage_error("--sysfs-root is only used with --print-events");
   if (!flags->positional().empty()) {
     return usage_error(absl::StrCat("unexpected argument '",
                                     flags->positional()[0],

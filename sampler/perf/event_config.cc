@@ -379,6 +379,7 @@ absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
   g.encoder = "software";
   EventSpec e;
   e.name = "software/page-faults/";
+  e.pmu = "software";
   e.source = SampleSource::kPageFault;
   e.attr = BaseAttr();
   e.attr.type = PERF_TYPE_SOFTWARE;
@@ -694,7 +695,12 @@ absl::StatusOr<EventGroup> ChooseEvents(const KernelFs& fs, SourceRequest req,
   SamplerAvailability a = ProbeAvailability(fs);
   auto missing = [&]() {
     std::vector<std::string> r;
-    if (!a.core_pmu) {
+    if (req == SourceRequest::kPebs && a.ibs) {
+      r.push_back(
+          "no PEBS: this CPU has AMD IBS (the ibs_op PMU), not Intel PEBS");
+    } else if (req == SourceRequest::kIbs && a.pebs) {
+      r.push_back("no IBS: this CPU has Intel PEBS (mem-loads), not AMD IBS");
+    } else if (!a.core_pmu) {
       r.push_back(a.hypervisor
                       ? "this is a VM without a virtual PMU (no cpu PMU in "
                         "/sys/bus/event_source/devices)"

@@ -433,6 +433,26 @@ TEST(EventOpenHint, NamesTheRealCause) {
   EXPECT_EQ(EventOpenHint(ENOENT, pf->events[0], 0), "");
 }
 
+TEST(ChooseEvents, TheOtherVendorsSamplerIsNamed) {
+  std::string why;
+  {
+    FakeTree t;
+    AmdIbsPmu(t, false, false);
+    auto g = ChooseEvents(Fs(t), SourceRequest::kPebs, SamplingOptions(), &why);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.status().message().find("has AMD IBS"), std::string::npos)
+        << g.status();
+  }
+  {
+    FakeTree t;
+    IntelCpuPmu(t, false, false);
+    auto g = ChooseEvents(Fs(t), SourceRequest::kIbs, SamplingOptions(), &why);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.status().message().find("has Intel PEBS"), std::string::npos)
+        << g.status();
+  }
+}
+
 TEST(ChooseEvents, HybridWithoutPebsIsNotCalledNoPmu) {
   FakeTree t;
   t.Write(std::string(kPmus) + "/cpu_core/type", "8\n");
