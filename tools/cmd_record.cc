@@ -466,6 +466,12 @@ int RunRecord(const std::vector<std::string>& args) {
       static_cast<unsigned long long>(t.filtered_pid),
       static_cast<unsigned long long>((*sampler)->period()),
       elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+  if (t.ibs_non_memory + t.aux_dropped > 0) {
+    std::cerr << "hotpage record: not memory accesses, not lost: "
+              << t.ibs_non_memory
+              << " IBS ops that were neither loads nor stores, "
+              << t.aux_dropped << " mem-loads-aux group leader samples\n";
+  }
   if (!rearms.empty()) {
     uint64_t n = 0;
     for (const auto& r : rearms) n += r->stats().rearms;
