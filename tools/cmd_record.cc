@@ -90,7 +90,9 @@ int RunRecord(const std::vector<std::string>& args) {
        "raised when kernel.perf_event_max_sample_rate is below 40000)"},
       {"ldlat", "CYCLES", "PEBS load-latency threshold (default 30)"},
       {"stores", "", "also sample stores (PEBS)"},
-      {"l3-miss-only", "", "IBS: only ops that missed L3 (Zen 4+)"},
+      {"l3-miss-only", "",
+       "IBS: only ops that missed L3 (Zen 4+); a sample's period then "
+       "understates the ops it stands for"},
       {"cpu-budget", "PCT",
        "keep the sampling thread under PCT% of one core by raising the period "
        "(default 2; 0 = fixed period)"},
