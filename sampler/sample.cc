@@ -40,6 +40,8 @@ const char* TlbOutcomeName(TlbOutcome tlb) {
       return "L2-hit";
     case TlbOutcome::kMiss:
       return "miss";
+    case TlbOutcome::kHit:
+      return "hit";
   }
   return "unknown";
 }
@@ -70,13 +72,20 @@ DecodedDataSrc DecodeDataSrc(uint64_t data_src) {
   const uint64_t lvl = (data_src >> PERF_MEM_LVL_SHIFT) & 0x3fff;
   const uint64_t tlb = (data_src >> PERF_MEM_TLB_SHIFT) & 0x7f;
   const uint64_t lvl_num = (data_src >> PERF_MEM_LVLNUM_SHIFT) & 0xf;
-  const bool remote = ((data_src >> PERF_MEM_REMOTE_SHIFT) & 1) != 0;
+  const uint64_t hops = (data_src >> PERF_MEM_HOPS_SHIFT) & 0x7;
+  // HOPS_0 is "remote core, same node": another core complex of this
+  // package, not another package.
+  const bool remote =
+      ((data_src >> PERF_MEM_REMOTE_SHIFT) & 1) != 0 && hops != PERF_MEM_HOPS_0;
+  // A miss without a hit: lvl_num names the level that missed.
+  const bool miss_only =
+      (lvl & PERF_MEM_LVL_MISS) != 0 && (lvl & PERF_MEM_LVL_HIT) == 0;
 
   out.is_store = (op & PERF_MEM_OP_STORE) != 0;
 
   // Newer encoding first. 0 means "not filled in" (old kernels, software
   // events set the whole value to PERF_MEM_NA), NA means "not available".
-  switch (lvl_num) {
+  switch (miss_only ? uint64_t{PERF_MEM_LVLNUM_NA} : lvl_num) {
     case PERF_MEM_LVLNUM_L1:
       out.level = MemLevel::kL1;
       break;
@@ -129,7 +138,12 @@ DecodedDataSrc DecodeDataSrc(uint64_t data_src) {
       ((tlb & PERF_MEM_TLB_MISS) && !(tlb & PERF_MEM_TLB_HIT))) {
     out.tlb = TlbOutcome::kMiss;
   } else if (tlb & PERF_MEM_TLB_HIT) {
-    out.tlb = (tlb & PERF_MEM_TLB_L2) ? TlbOutcome::kL2Hit : TlbOutcome::kL1Hit;
+    const bool l1 = (tlb & PERF_MEM_TLB_L1) != 0;
+    const bool l2 = (tlb & PERF_MEM_TLB_L2) != 0;
+    out.tlb = l1 && l2 ? TlbOutcome::kHit
+              : l2     ? TlbOutcome::kL2Hit
+              : l1     ? TlbOutcome::kL1Hit
+                       : TlbOutcome::kHit;
   }
   return out;
 }

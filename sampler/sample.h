@@ -35,6 +35,10 @@ enum class TlbOutcome : uint8_t {
   kL1Hit = 1,
   kL2Hit = 2,
   kMiss = 3,  // page walk (hardware walker or OS)
+  // A hit whose level the PMU does not say: Intel PEBS reports every hit
+  // that did not miss the second-level TLB as TLB_HIT|TLB_L1|TLB_L2
+  // (pebs_set_tlb_lock() in arch/x86/events/intel/ds.c).
+  kHit = 4,
 };
 const char* TlbOutcomeName(TlbOutcome tlb);
 
@@ -83,6 +87,16 @@ struct DecodedDataSrc {
 // Decodes perf_mem_data_src (linux/perf_event.h). Prefers the newer
 // mem_lvl_num/mem_remote fields (Linux 4.14+) and falls back to the old
 // mem_lvl bit set. Pure; no allocation; safe on any 64-bit value.
+// Rules beyond the field names, from the kernel's encoders:
+//  - mem_lvl MISS without HIT: mem_lvl_num names the level that missed,
+//    not where the data came from (Intel dse 0x00 "unknown L3 miss" is
+//    LVL_MISS|LVLNUM_L3 in arch/x86/events/intel/ds.c): level unknown.
+//  - TLB_HIT with both TLB_L1 and TLB_L2: a hit at an unreported level
+//    (TlbOutcome::kHit), not an STLB hit.
+//  - remote with HOPS_0 ("remote core, same node"): AMD Zen 4's near-CCX
+//    cache (IBS_DATA_SRC_EXT_NEAR_CCX_CACHE in arch/x86/events/amd/ibs.c:
+//    REM_CCE1|ANY_CACHE|REM|HOPS(0)) is this package's cache: kL3, not
+//    kRemoteCache.
 DecodedDataSrc DecodeDataSrc(uint64_t data_src);
 
 }  // namespace hotpage

@@ -53,6 +53,7 @@
 #include "tools/cmd_env.h"
 #include "tools/engine_flags.h"
 #include "tools/live_memory_view.h"
+#include "tools/print_events.h"
 
 namespace hotpage {
 namespace {
@@ -102,6 +103,8 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
          "tier included, by clearing the process's soft-dirty bits every "
          "interval"},
     };
+    v.insert(v.end(), PrintEventsFlagSpecs().begin(),
+             PrintEventsFlagSpecs().end());
     // The engine flags (tools/engine_flags.h), shared with `simulate`.
     v.insert(v.end(), EngineFlagSpecs().begin(), EngineFlagSpecs().end());
     v.insert(
@@ -198,6 +201,10 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
     std::cout << FormatUsage("attach", synopsis, description, specs);
     return kExitOk;
   }
+  if (flags->Has("print-events"))
+    return RunPrintEvents("attach", *flags, false);
+  if (flags->Has("sysfs-root"))
+    return UsageError("--sysfs-root is only used with --print-events");
   if (!flags->positional().empty())
     return UsageError(
         absl::StrCat("unexpected argument '", flags->positional()[0], "'"));

@@ -41,6 +41,7 @@
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
 #include "tools/cmd_env.h"
+#include "tools/print_events.h"
 
 namespace hotpage {
 namespace {
@@ -97,10 +98,13 @@ int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
       {"duration", "SEC",
        "stop after SEC seconds (default: until Ctrl-C or the targets exit)"},
       {"sample-period", "N",
-       "events per sample (default: 1000 PEBS, 65536 IBS, 1 page faults)"},
+       "events per sample (default: 50000 PEBS, 1500000 IBS, 1 page faults, "
+       "raised when kernel.perf_event_max_sample_rate is below 40000)"},
       {"ldlat", "CYCLES", "PEBS load-latency threshold (default 30)"},
       {"stores", "", "also sample stores (PEBS)"},
-      {"l3-miss-only", "", "IBS: only ops that missed L3 (Zen 4+)"},
+      {"l3-miss-only", "",
+       "IBS: only ops that missed L3 (Zen 4+); a sample's period then "
+       "understates the ops it stands for"},
       {"cpu-budget", "PCT",
        "keep the sampling thread under PCT% of one core by raising the period "
        "(default 2; 0 = fixed period)"},
@@ -114,6 +118,8 @@ int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
        "node, by clearing the targets' soft-dirty bits every 200 ms or more "
        "(see attach --help)"},
       {"quiet", "", "no progress line"},
+      PrintEventsFlagSpecs()[0],
+      PrintEventsFlagSpecs()[1],
   };
   const char* synopsis =
       "(--pid PID ... | --all | -- COMMAND [ARGS...]) -o FILE.hpt [options]";
@@ -153,6 +159,11 @@ int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
     std::cout << FormatUsage("record", synopsis, description, specs);
     return kExitOk;
   }
+  if (flags->Has("print-events")) {
+    return RunPrintEvents("record", *flags, !command.empty());
+  }
+  if (flags->Has("sysfs-root"))
+    return usage_error("--sysfs-root is only used with --print-events");
   if (!flags->positional().empty()) {
     return usage_error(absl::StrCat("unexpected argument '",
                                     flags->positional()[0],
@@ -497,6 +508,12 @@ int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
       static_cast<unsigned long long>(t.filtered_pid),
       static_cast<unsigned long long>((*sampler)->period()),
       elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+  if (t.ibs_non_memory + t.aux_dropped > 0) {
+    std::cerr << "hotpage record: not memory accesses, not lost: "
+              << t.ibs_non_memory
+              << " IBS ops that were neither loads nor stores, "
+              << t.aux_dropped << " mem-loads-aux group leader samples\n";
+  }
   if (!rearms.empty()) {
     uint64_t n = 0;
     for (const auto& r : rearms) n += r->stats().rearms;

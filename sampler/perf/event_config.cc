@@ -2,6 +2,8 @@
 
 #include <perfmon/pfmlib_perf_event.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -119,11 +121,116 @@ absl::StatusOr<SourceRequest> ParseSourceRequest(absl::string_view s) {
 }
 
 std::string EventGroup::Describe() const {
-  std::vector<std::string> names;
-  for (const EventSpec& e : events) names.push_back(e.name);
-  std::string s = absl::StrJoin(names, ",");
-  if (grouped) s = absl::StrCat("{", s, "}");
-  return absl::StrCat(s, " via ", encoder);
+  // Groups in order of first appearance; a group of several events (when
+  // grouped) in braces; events restricted to some CPUs say which.
+  std::vector<std::string> parts;
+  std::vector<int> seen;
+  for (const EventSpec& e : events) {
+    if (std::find(seen.begin(), seen.end(), e.group) != seen.end()) continue;
+    seen.push_back(e.group);
+    std::vector<std::string> names;
+    const EventSpec* first = nullptr;
+    for (const EventSpec& m : events) {
+      if (m.group != e.group) continue;
+      if (first == nullptr) first = &m;
+      names.push_back(m.name);
+    }
+    std::string part = absl::StrJoin(names, ",");
+    if (grouped && names.size() > 1) part = absl::StrCat("{", part, "}");
+    if (!first->cpus.empty()) {
+      part = absl::StrCat(part, "@cpus:", FormatCpuList(first->cpus));
+    }
+    parts.push_back(part);
+  }
+  std::string s = absl::StrCat(absl::StrJoin(parts, ","), " via ", encoder);
+  if (!why.empty()) absl::StrAppend(&s, " (", why, ")");
+  return s;
+}
+
+std::string FormatCpuList(const std::vector<int>& cpus) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    out.push_back(j == i ? absl::StrCat(cpus[i])
+                         : absl::StrCat(cpus[i], "-", cpus[j]));
+    i = j + 1;
+  }
+  return absl::StrJoin(out, ",");
+}
+
+uint64_t MaxSampleRate(const KernelFs& fs) {
+  absl::StatusOr<int64_t> r =
+      fs.ReadInt("/proc/sys/kernel/perf_event_max_sample_rate");
+  if (!r.ok() || *r <= 0) return kKernelDefaultMaxSampleRate;
+  return static_cast<uint64_t>(*r);
+}
+
+std::optional<std::pair<int, int>> KernelVersion(const KernelFs& fs) {
+  absl::StatusOr<std::string> rel =
+      fs.ReadTrimmed("/proc/sys/kernel/osrelease");
+  if (!rel.ok()) return std::nullopt;
+  // "6.1.0-13-amd64", "5.15.0-91-generic", "6.12": major.minor first.
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(absl::string_view(*rel), absl::MaxSplits('.', 2));
+  if (parts.size() < 2) return std::nullopt;
+  absl::string_view minor = parts[1];
+  size_t digits = 0;
+  while (digits < minor.size() && absl::ascii_isdigit(minor[digits])) ++digits;
+  int major_v = 0, minor_v = 0;
+  if (!absl::SimpleAtoi(parts[0], &major_v) ||
+      !absl::SimpleAtoi(minor.substr(0, digits), &minor_v) || major_v <= 0 ||
+      major_v > 1000 || minor_v < 0 || minor_v > 1000) {
+    return std::nullopt;
+  }
+  return std::make_pair(major_v, minor_v);
+}
+
+std::string EventOpenHint(int err, const EventSpec& spec, int cpu) {
+  const bool pebs = spec.source == SampleSource::kPebsLoad ||
+                    spec.source == SampleSource::kPebsStore;
+  switch (err) {
+    case ENOENT:
+      if (!spec.cpus.empty() && cpu >= 0 &&
+          std::find(spec.cpus.begin(), spec.cpus.end(), cpu) ==
+              spec.cpus.end()) {
+        return absl::StrCat(
+            "the ", spec.pmu, " PMU covers only CPUs ",
+            FormatCpuList(spec.cpus), ", not cpu ", cpu,
+            " (hybrid CPU: x86_pmu_event_init() answers ENOENT for an event "
+            "of one core type on the other's CPUs)");
+      }
+      if (spec.pmu == "cpu_core" || spec.pmu == "cpu_atom") {
+        return absl::StrCat("the ", spec.pmu,
+                            " PMU refused the event on this CPU (hybrid "
+                            "CPU: open each core PMU's events only on the "
+                            "CPUs in its cpus file)");
+      }
+      return "";
+    case EOPNOTSUPP:
+      if (pebs) {
+        return absl::StrCat(
+            "precise_ip=", spec.attr.precise_ip,
+            " is above what this PMU supports (x86_pmu_max_precise()), or "
+            "PEBS is unavailable here (a VM without guest PEBS)");
+      }
+      return "";
+    case ENODATA:
+      return "this CPU requires mem-loads in a group led by mem-loads-aux "
+             "(intel_pmu_hw_config())";
+    case EINVAL:
+      if (pebs) {
+        return "for PEBS: WEIGHT_STRUCT needs Linux 5.12+, and ldlat must "
+               "fit 16 bits";
+      }
+      if (spec.source == SampleSource::kIbsOp) {
+        return "for IBS: exclude_* bits without swfilt, a period the PMU "
+               "refuses, or per-task IBS before Linux 6.2";
+      }
+      return "";
+    default:
+      return "";
+  }
 }
 
 absl::StatusOr<FormatField> ParseFormatField(absl::string_view text) {
@@ -272,6 +379,7 @@ absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
   g.encoder = "software";
   EventSpec e;
   e.name = "software/page-faults/";
+  e.pmu = "software";
   e.source = SampleSource::kPageFault;
   e.attr = BaseAttr();
   e.attr.type = PERF_TYPE_SOFTWARE;
@@ -283,96 +391,206 @@ absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
   return g;
 }
 
+namespace {
+
+// One core PMU the PEBS plan opens events on.
+struct PebsPmuPlan {
+  std::string pmu;        // "cpu", "cpu_core", "cpu_atom"
+  bool aux = false;       // events/mem-loads-aux exists: group behind it
+  std::vector<int> cpus;  // its `cpus` file on hybrid parts; empty: all
+};
+
+absl::StatusOr<std::vector<int>> PmuCpus(const KernelFs& fs,
+                                         absl::string_view pmu) {
+  const std::string path = absl::StrCat(kPmuDir, "/", pmu, "/cpus");
+  absl::StatusOr<std::vector<int>> cpus = fs.ReadList(path);
+  if (!cpus.ok()) {
+    return absl::Status(
+        cpus.status().code(),
+        absl::StrCat("hybrid PMU ", pmu, ": cannot read its CPU list ",
+                     fs.Display(path), ": ", cpus.status().message()));
+  }
+  if (cpus->empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "hybrid PMU ", pmu, ": ", fs.Display(path), " lists no CPU"));
+  }
+  return cpus;
+}
+
+}  // namespace
+
 absl::StatusOr<EventGroup> PebsEvents(const KernelFs& fs,
                                       const SamplingOptions& opt,
                                       std::optional<std::string> libpfm_pmu) {
   const PmuProbe probe = ProbePmu(fs);
-  const std::optional<std::string>& pmu = probe.pebs_pmu;
-  if (!pmu) {
+  if (!probe.pebs_pmu) {
+    std::string where =
+        fs.Display(absl::StrCat(kPmuDir, "/cpu/events/mem-loads"));
+    if (probe.hybrid) {
+      where = absl::StrCat(
+          "this is a hybrid Intel CPU (cpu_core/cpu_atom PMUs) but ",
+          fs.Display(absl::StrCat(kPmuDir, "/cpu_core/events/mem-loads")),
+          " does not exist (PEBS is off in this kernel or hypervisor)");
+    } else if (probe.core_pmu) {
+      where = absl::StrCat(where,
+                           " does not exist: the CPU PMU has no PEBS load "
+                           "latency (not an Intel CPU with PEBS, or a VM "
+                           "whose virtual PMU has no PEBS)");
+    } else {
+      where = absl::StrCat(where,
+                           " does not exist and there is no CPU PMU at all "
+                           "(no PMU driver, or a VM without a virtual PMU)");
+    }
     return absl::NotFoundError(
-        absl::StrCat("no PEBS load-latency event: ",
-                     fs.Display(absl::StrCat(kPmuDir, "/cpu/events/mem-loads")),
-                     " does not exist (not an Intel CPU with PEBS, no PMU "
-                     "driver, or a VM without a "
-                     "virtual PMU)"));
+        absl::StrCat("no PEBS load-latency event: ", where));
   }
   const uint64_t period =
-      opt.sample_period ? opt.sample_period : kDefaultPebsPeriod;
-  const std::string events_dir = absl::StrCat(kPmuDir, "/", *pmu, "/events/");
-  const bool need_aux = probe.pebs_mem_loads_aux;
+      opt.sample_period
+          ? opt.sample_period
+          : DefaultPeriod(kPebsWorstLoadsPerSec, MaxSampleRate(fs));
+
+  std::vector<PebsPmuPlan> pmus;
+  if (probe.hybrid) {
+    // Alder Lake and later: one plan per core PMU, each on its own CPUs.
+    // The aux leader is a P-core requirement only
+    // (require_mem_loads_aux_event(): hybrid_big).
+    if (*probe.pebs_pmu == "cpu_core") {
+      PebsPmuPlan core{"cpu_core", probe.pebs_mem_loads_aux, {}};
+      HOTPAGE_ASSIGN_OR_RETURN(core.cpus, PmuCpus(fs, "cpu_core"));
+      pmus.push_back(std::move(core));
+    }
+    if (probe.atom_mem_loads) {
+      PebsPmuPlan atom{"cpu_atom", false, {}};
+      HOTPAGE_ASSIGN_OR_RETURN(atom.cpus, PmuCpus(fs, "cpu_atom"));
+      pmus.push_back(std::move(atom));
+    }
+  } else {
+    pmus.push_back({*probe.pebs_pmu, probe.pebs_mem_loads_aux, {}});
+  }
 
   EventGroup g;
-  auto finish = [&](EventSpec& e, SampleSource src) {
+  std::vector<std::string> why;
+  auto finish = [&](EventSpec& e, SampleSource src, const PebsPmuPlan& p,
+                    int group) {
     e.source = src;
+    e.pmu = p.pmu;
+    e.cpus = p.cpus;
+    e.group = group;
     e.attr.sample_period = period;
     e.attr.precise_ip = 2;
     e.attr.sample_type |= PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
     UserOnly(e.attr, opt.user_only);
   };
+  auto alias = [&](const PebsPmuPlan& p,
+                   absl::string_view event) -> absl::StatusOr<std::string> {
+    return fs.ReadTrimmed(absl::StrCat(kPmuDir, "/", p.pmu, "/events/", event));
+  };
 
-  EventSpec load;
-  if (libpfm_pmu) {
-    g.encoder = "libpfm4";
-    load.name = absl::StrCat(
-        *libpfm_pmu,
-        "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=", opt.ldlat_cycles);
-    HOTPAGE_ASSIGN_OR_RETURN(load.attr, EncodeLibpfm(load.name));
-    // libpfm encodes for the raw core PMU type (4); on hybrid parts the
-    // kernel's P-core PMU has its own type.
-    if (*pmu != "cpu") {
-      HOTPAGE_ASSIGN_OR_RETURN(load.attr.type, PmuType(fs, *pmu));
+  // libpfm4 only for a single "cpu" PMU: it encodes for the raw type 4 and
+  // one CPU model. On any libpfm4 error, the kernel's alias (D4 of the PMU
+  // audit: libpfm4 4.13 cannot encode MEM_TRANS_RETIRED:LOAD_LATENCY for
+  // snb, snb_ep, ivb, ivb_ep, nhm, nhm_ex, wsm, wsm_dp, where the kernel
+  // has mem_ld_snb / mem_ld_nhm).
+  bool use_libpfm = libpfm_pmu.has_value() && !probe.hybrid;
+  if (libpfm_pmu && probe.hybrid) {
+    why.push_back(
+        "hybrid CPU: the kernel's per-PMU aliases (libpfm4 encodes for one "
+        "core type)");
+  }
+  int next_group = 0;
+  for (const PebsPmuPlan& p : pmus) {
+    const int group = next_group++;
+    EventSpec load;
+    bool encoded = false;
+    if (use_libpfm) {
+      const std::string name = absl::StrCat(
+          *libpfm_pmu,
+          "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=", opt.ldlat_cycles);
+      absl::StatusOr<perf_event_attr> a = EncodeLibpfm(name);
+      if (a.ok()) {
+        load.name = name;
+        load.attr = *a;
+        encoded = true;
+        g.encoder = "libpfm4";
+        // libpfm4 encodes for the raw core PMU type (4).
+        if (p.pmu != "cpu") {
+          HOTPAGE_ASSIGN_OR_RETURN(load.attr.type, PmuType(fs, p.pmu));
+        }
+      } else {
+        use_libpfm = false;
+        why.push_back(absl::StrCat(a.status().message(),
+                                   "; using the kernel's sysfs alias"));
+      }
     }
-  } else {
-    g.encoder = "sysfs";
-    HOTPAGE_ASSIGN_OR_RETURN(std::string alias,
-                             fs.ReadTrimmed(events_dir + "mem-loads"));
-    load.name = absl::StrCat(*pmu, "/mem-loads,ldlat=", opt.ldlat_cycles, "/");
-    HOTPAGE_ASSIGN_OR_RETURN(
-        load.attr,
-        EncodeSysfsEvent(fs, *pmu, alias,
+    if (!encoded) {
+      g.encoder = "sysfs";
+      HOTPAGE_ASSIGN_OR_RETURN(std::string a, alias(p, "mem-loads"));
+      load.name =
+          absl::StrCat(p.pmu, "/mem-loads,ldlat=", opt.ldlat_cycles, "/");
+      HOTPAGE_ASSIGN_OR_RETURN(
+          load.attr, EncodeSysfsEvent(
+                         fs, p.pmu, a,
                          {{"ldlat", static_cast<uint64_t>(opt.ldlat_cycles)}}));
-  }
-  finish(load, SampleSource::kPebsLoad);
+    }
+    finish(load, SampleSource::kPebsLoad, p, group);
 
-  if (need_aux) {
-    // Sapphire Rapids and later: mem-loads with DATA_SRC must be in a group
-    // led by mem-loads-aux, or perf_event_open fails with ENODATA. The
-    // leader only enables the auxiliary facility; perf mem opens it with
-    // the same sampling settings, and so do we.
-    EventSpec aux;
-    HOTPAGE_ASSIGN_OR_RETURN(std::string alias,
-                             fs.ReadTrimmed(events_dir + "mem-loads-aux"));
-    aux.name = absl::StrCat(*pmu, "/mem-loads-aux/");
-    HOTPAGE_ASSIGN_OR_RETURN(aux.attr, EncodeSysfsEvent(fs, *pmu, alias, {}));
-    finish(aux, SampleSource::kPebsLoad);
-    aux.sampling = false;
-    g.events.push_back(aux);
-    g.grouped = true;
+    if (p.aux) {
+      // Sapphire Rapids and later, and Alder Lake's P-cores: mem-loads with
+      // DATA_SRC must be in a group led by mem-loads-aux, or
+      // perf_event_open fails with ENODATA (intel_pmu_hw_config()). The
+      // leader must be a sampling PEBS event too (x86_pmu_hw_config(): "no
+      // sense in having PEBS for non sampling events"), so its records
+      // arrive in the ring: keep_samples=false makes the ring reader
+      // count and drop them, and a huge period makes them rare.
+      EventSpec aux;
+      HOTPAGE_ASSIGN_OR_RETURN(std::string a, alias(p, "mem-loads-aux"));
+      aux.name = absl::StrCat(p.pmu, "/mem-loads-aux/");
+      HOTPAGE_ASSIGN_OR_RETURN(aux.attr, EncodeSysfsEvent(fs, p.pmu, a, {}));
+      finish(aux, SampleSource::kPebsLoad, p, group);
+      aux.attr.sample_period = kAuxLeaderPeriod;
+      aux.sampling = false;
+      aux.keep_samples = false;
+      g.events.push_back(aux);
+      g.grouped = true;
+    }
+    g.events.push_back(load);
   }
-  g.events.push_back(load);
 
   if (opt.pebs_stores) {
-    EventSpec store;
-    // The kernel's alias first: libpfm4 4.13 encodes SPR's STORE_SAMPLE as
-    // 0x3cd where the kernel uses 0x2cd (pmu.md).
-    if (fs.Exists(events_dir + "mem-stores")) {
-      HOTPAGE_ASSIGN_OR_RETURN(std::string alias,
-                               fs.ReadTrimmed(events_dir + "mem-stores"));
-      store.name = absl::StrCat(*pmu, "/mem-stores/");
-      HOTPAGE_ASSIGN_OR_RETURN(store.attr,
-                               EncodeSysfsEvent(fs, *pmu, alias, {}));
-    } else if (libpfm_pmu) {
-      store.name = absl::StrCat(*libpfm_pmu, "::MEM_INST_RETIRED:ALL_STORES");
-      HOTPAGE_ASSIGN_OR_RETURN(store.attr, EncodeLibpfm(store.name));
-    } else {
-      return absl::NotFoundError(
-          absl::StrCat("store sampling requested but ",
-                       fs.Display(events_dir + "mem-stores"),
-                       " does not exist and libpfm4 does not know this CPU"));
+    // Stores are events of their own (their own groups), as perf mem opens
+    // them (cpu/mem-stores/P): inside the aux group, SPR's store event
+    // (0x2cd, INTEL_PSD_CONSTRAINT(0x2cd, 0x1): counter 0 only) would
+    // schedule the loads out whenever anything else holds counter 0.
+    for (const PebsPmuPlan& p : pmus) {
+      EventSpec store;
+      const std::string events_dir =
+          absl::StrCat(kPmuDir, "/", p.pmu, "/events/");
+      // The kernel's alias first: libpfm4 4.13 encodes SPR's STORE_SAMPLE
+      // as 0x3cd where the kernel uses 0x2cd.
+      if (fs.Exists(events_dir + "mem-stores")) {
+        HOTPAGE_ASSIGN_OR_RETURN(std::string a, alias(p, "mem-stores"));
+        store.name = absl::StrCat(p.pmu, "/mem-stores/");
+        HOTPAGE_ASSIGN_OR_RETURN(store.attr,
+                                 EncodeSysfsEvent(fs, p.pmu, a, {}));
+      } else if (libpfm_pmu && !probe.hybrid) {
+        store.name = absl::StrCat(*libpfm_pmu, "::MEM_INST_RETIRED:ALL_STORES");
+        HOTPAGE_ASSIGN_OR_RETURN(store.attr, EncodeLibpfm(store.name));
+      } else {
+        return absl::NotFoundError(
+            absl::StrCat("store sampling requested but ",
+                         fs.Display(events_dir + "mem-stores"),
+                         " does not exist and libpfm4 does not know this CPU"));
+      }
+      finish(store, SampleSource::kPebsStore, p, next_group++);
+      g.events.push_back(store);
     }
-    finish(store, SampleSource::kPebsStore);
-    g.events.push_back(store);
   }
+  if (!opt.sample_period && period != kDefaultPebsPeriod) {
+    why.push_back(absl::StrCat("period ", period,
+                               ": kernel.perf_event_max_sample_rate is ",
+                               MaxSampleRate(fs)));
+  }
+  g.why = absl::StrJoin(why, "; ");
   return g;
 }
 
@@ -403,8 +621,9 @@ absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs,
   };
   // Count dispatched ops rather than cycles: samples then follow the
   // instruction mix, which is what "accesses" means.
-  if (fs.Exists(dir + "/format/cnt_ctl"))
-    HOTPAGE_RETURN_IF_ERROR(set_bit("cnt_ctl"));
+  const bool cnt_ctl = fs.Exists(dir + "/format/cnt_ctl");
+  if (cnt_ctl) HOTPAGE_RETURN_IF_ERROR(set_bit("cnt_ctl"));
+  std::vector<std::string> why;
   if (opt.ibs_l3_miss_only) {
     if (!fs.Exists(dir + "/format/l3missonly")) {
       return absl::NotFoundError(absl::StrCat(
@@ -412,19 +631,39 @@ absl::StatusOr<EventGroup> IbsEvents(const KernelFs& fs,
           fs.Display(dir + "/format/l3missonly"), " does not exist"));
     }
     HOTPAGE_RETURN_IF_ERROR(set_bit("l3missonly"));
+    why.push_back(
+        "l3missonly: the hardware drops the ops that hit and restarts the "
+        "count, so a sample's PERIOD understates the ops it stands for");
   }
   // IBS rejects exclude_* with EINVAL unless the kernel has swfilt.
   if (opt.user_only && fs.Exists(dir + "/format/swfilt")) {
     HOTPAGE_RETURN_IF_ERROR(set_bit("swfilt"));
     e.attr.exclude_kernel = 1;
   }
-  uint64_t period = opt.sample_period ? opt.sample_period : kDefaultIbsPeriod;
+  uint64_t period =
+      opt.sample_period
+          ? opt.sample_period
+          : DefaultPeriod(cnt_ctl ? kIbsWorstOpsPerSec : kIbsWorstCyclesPerSec,
+                          MaxSampleRate(fs));
   period &= ~uint64_t{0xf};  // the hardware ignores the low 4 bits
   if (period < 0x90) period = 0x90;
   e.attr.sample_period = period;
   e.attr.sample_type |= PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
+  // Before 6.1, perf_ibs_handle_irq() fills no ADDR (nor DATA_SRC): the
+  // address is only in the raw register dump, which it reads in full only
+  // for PERF_SAMPLE_RAW (offset_max = perf_ibs->offset_max).
+  if (std::optional<std::pair<int, int>> v = KernelVersion(fs);
+      v && *v < std::make_pair(6, 1)) {
+    e.attr.sample_type |= PERF_SAMPLE_RAW;
+    why.push_back(absl::StrCat(
+        "kernel ", v->first, ".", v->second,
+        " < 6.1: IBS fills the data address only in PERF_SAMPLE_RAW; "
+        "decoding IbsOpData3/IbsDcLinAd from it"));
+  }
+  e.pmu = "ibs_op";
   e.name = absl::StrCat("ibs_op/", absl::StrJoin(terms, ","), "/");
   g.events.push_back(e);
+  g.why = absl::StrJoin(why, "; ");
   return g;
 }
 
@@ -434,6 +673,7 @@ SamplerAvailability ProbeAvailability(const KernelFs& fs) {
   a.pebs = pmu.pebs();
   a.ibs = pmu.ibs_op;
   a.core_pmu = pmu.core_pmu;
+  a.hybrid = pmu.hybrid;
   if (absl::StatusOr<int64_t> p =
           fs.ReadInt("/proc/sys/kernel/perf_event_paranoid");
       p.ok()) {
@@ -455,11 +695,20 @@ absl::StatusOr<EventGroup> ChooseEvents(const KernelFs& fs, SourceRequest req,
   SamplerAvailability a = ProbeAvailability(fs);
   auto missing = [&]() {
     std::vector<std::string> r;
-    if (!a.core_pmu) {
+    if (req == SourceRequest::kPebs && a.ibs) {
+      r.push_back(
+          "no PEBS: this CPU has AMD IBS (the ibs_op PMU), not Intel PEBS");
+    } else if (req == SourceRequest::kIbs && a.pebs) {
+      r.push_back("no IBS: this CPU has Intel PEBS (mem-loads), not AMD IBS");
+    } else if (!a.core_pmu) {
       r.push_back(a.hypervisor
                       ? "this is a VM without a virtual PMU (no cpu PMU in "
                         "/sys/bus/event_source/devices)"
                       : "no hardware PMU driver is loaded");
+    } else if (a.hybrid) {
+      r.push_back(
+          "this hybrid Intel CPU's P-core PMU (cpu_core) has no PEBS "
+          "mem-loads (PEBS off in this kernel or hypervisor)");
     } else {
       r.push_back("the CPU PMU has neither PEBS mem-loads nor AMD ibs_op");
     }

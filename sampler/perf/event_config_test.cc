@@ -1,6 +1,9 @@
 #include "sampler/perf/event_config.h"
 
+#include <cerrno>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tools/base/kernel/fake_tree.h"
@@ -29,7 +32,41 @@ void AmdIbsPmu(FakeTree& t, bool l3miss, bool swfilt) {
   if (swfilt) t.Write(ibs + "/format/swfilt", "config2:0\n");
 }
 
+// Alder Lake as the kernel shows it: no "cpu" PMU, cpu_core (P-cores, with
+// the aux event: mem_ld_aux_adl is hybrid_big) and cpu_atom (E-cores),
+// each with its own dynamic type and cpus file (intel/core.c:
+// EVENT_ATTR_STR_HYBRID(mem-loads, mem_ld_adl,
+// "event=0xd0,umask=0x5,ldlat=3;event=0xcd,umask=0x1,ldlat=3", ...), the
+// first string for the small core, the second for the big one).
+void HybridPmus(FakeTree& t, bool stores) {
+  for (const char* pmu : {"cpu_core", "cpu_atom"}) {
+    std::string d = std::string(kPmus) + "/" + pmu;
+    t.Write(d + "/format/event", "config:0-7\n");
+    t.Write(d + "/format/umask", "config:8-15\n");
+    t.Write(d + "/format/ldlat", "config1:0-15\n");
+  }
+  std::string core = std::string(kPmus) + "/cpu_core";
+  t.Write(core + "/type", "8\n");
+  t.Write(core + "/cpus", "0-15\n");
+  t.Write(core + "/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+  t.Write(core + "/events/mem-loads-aux", "event=0x03,umask=0x82\n");
+  std::string atom = std::string(kPmus) + "/cpu_atom";
+  t.Write(atom + "/type", "10\n");
+  t.Write(atom + "/cpus", "16-23\n");
+  t.Write(atom + "/events/mem-loads", "event=0xd0,umask=0x5,ldlat=3\n");
+  if (stores) {
+    t.Write(core + "/events/mem-stores", "event=0xcd,umask=0x2\n");
+    t.Write(atom + "/events/mem-stores", "event=0xd0,umask=0x6\n");
+  }
+}
+
 KernelFs Fs(const FakeTree& t) { return *KernelFs::Open(t.root()); }
+
+std::vector<int> Range(int lo, int hi) {
+  std::vector<int> v;
+  for (int i = lo; i <= hi; ++i) v.push_back(i);
+  return v;
+}
 
 TEST(ParseFormatField, Forms) {
   auto f = ParseFormatField("config:0-7\n");
@@ -141,6 +178,291 @@ TEST(PebsEvents, SapphireRapidsNeedsTheAuxLeader) {
   EXPECT_EQ(g->events[2].attr.config, 0x2cdu);
   EXPECT_EQ(g->events[2].source, SampleSource::kPebsStore);
   EXPECT_NE(g->Describe().find("{cpu/mem-loads-aux/"), std::string::npos);
+}
+
+// D1: on hybrid parts one group per core PMU, each on its PMU's CPUs.
+TEST(PebsEvents, HybridOneGroupPerCorePmuOnItsCpus) {
+  FakeTree t;
+  HybridPmus(t, /*stores=*/false);
+  SamplingOptions opt;
+  // libpfm4 is not used on hybrid parts even when it knows the CPU.
+  auto g = PebsEvents(Fs(t), opt, std::string("adl_glc"));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(g->grouped);
+  EXPECT_EQ(g->encoder, "sysfs");
+  ASSERT_EQ(g->events.size(), 3u);
+  const EventSpec& aux = g->events[0];
+  const EventSpec& core = g->events[1];
+  const EventSpec& atom = g->events[2];
+  EXPECT_EQ(aux.pmu, "cpu_core");
+  EXPECT_EQ(aux.attr.type, 8u);
+  EXPECT_EQ(aux.attr.config, 0x8203u);
+  EXPECT_EQ(aux.cpus, Range(0, 15));
+  EXPECT_EQ(core.pmu, "cpu_core");
+  EXPECT_EQ(core.attr.type, 8u);
+  EXPECT_EQ(core.attr.config, 0x1cdu);
+  EXPECT_EQ(core.attr.config1, 30u);
+  EXPECT_EQ(core.cpus, Range(0, 15));
+  EXPECT_EQ(core.group, aux.group);
+  // cpu_atom: its own alias (event=0xd0,umask=0x5), no aux, its own group.
+  EXPECT_EQ(atom.pmu, "cpu_atom");
+  EXPECT_EQ(atom.attr.type, 10u);
+  EXPECT_EQ(atom.attr.config, 0x5d0u);
+  EXPECT_EQ(atom.attr.config1, 30u);
+  EXPECT_EQ(atom.attr.precise_ip, 2u);
+  EXPECT_EQ(atom.cpus, Range(16, 23));
+  EXPECT_NE(atom.group, core.group);
+  EXPECT_TRUE(atom.keep_samples);
+  EXPECT_EQ(atom.source, SampleSource::kPebsLoad);
+  EXPECT_NE(g->Describe().find("cpu_atom/mem-loads,ldlat=30/@cpus:16-23"),
+            std::string::npos)
+      << g->Describe();
+}
+
+TEST(PebsEvents, HybridCpuListsAreParsedAndRequired) {
+  FakeTree t;
+  HybridPmus(t, false);
+  t.Write(std::string(kPmus) + "/cpu_core/cpus", "0-3,8,10-11\n");
+  auto g = PebsEvents(Fs(t), SamplingOptions(), std::nullopt);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->events[1].cpus, (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  t.Remove(std::string(kPmus) + "/cpu_atom/cpus");
+  auto bad = PebsEvents(Fs(t), SamplingOptions(), std::nullopt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cpu_atom"), std::string::npos)
+      << bad.status();
+}
+
+TEST(PebsEvents, NonHybridEventsHaveNoCpuList) {
+  FakeTree t;
+  IntelCpuPmu(t, /*aux=*/true, /*stores=*/true);
+  SamplingOptions opt;
+  opt.pebs_stores = true;
+  auto g = PebsEvents(Fs(t), opt, std::nullopt);
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (const EventSpec& e : g->events) {
+    EXPECT_TRUE(e.cpus.empty()) << e.name;
+    EXPECT_EQ(e.pmu, "cpu") << e.name;
+  }
+}
+
+// D7: the aux leader samples (PEBS must) but its records are not loads.
+TEST(PebsEvents, AuxLeaderSamplesAreNotKept) {
+  FakeTree t;
+  IntelCpuPmu(t, /*aux=*/true, /*stores=*/false);
+  auto g = PebsEvents(Fs(t), SamplingOptions(), std::nullopt);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->events.size(), 2u);
+  EXPECT_FALSE(g->events[0].keep_samples);
+  EXPECT_EQ(g->events[0].attr.sample_period, kAuxLeaderPeriod);
+  EXPECT_EQ(g->events[0].attr.precise_ip, 2u);  // still a PEBS event
+  EXPECT_TRUE(g->events[1].keep_samples);
+  EXPECT_EQ(g->events[1].attr.sample_period, kDefaultPebsPeriod);
+}
+
+// D10: stores are their own group, never members of the aux group.
+TEST(PebsEvents, StoresAreASeparateGroup) {
+  FakeTree t;
+  IntelCpuPmu(t, /*aux=*/true, /*stores=*/true);
+  SamplingOptions opt;
+  opt.pebs_stores = true;
+  auto g = PebsEvents(Fs(t), opt, std::nullopt);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->events.size(), 3u);
+  EXPECT_EQ(g->events[0].group, g->events[1].group);
+  EXPECT_NE(g->events[2].group, g->events[1].group);
+  EXPECT_EQ(g->events[2].source, SampleSource::kPebsStore);
+  EXPECT_TRUE(g->events[2].keep_samples);
+  EXPECT_NE(g->Describe().find("},cpu/mem-stores/"), std::string::npos)
+      << g->Describe();
+
+  FakeTree h;
+  HybridPmus(h, /*stores=*/true);
+  auto hg = PebsEvents(Fs(h), opt, std::nullopt);
+  ASSERT_TRUE(hg.ok()) << hg.status();
+  ASSERT_EQ(hg->events.size(), 5u);
+  std::vector<int> store_groups;
+  for (const EventSpec& e : hg->events) {
+    if (e.source != SampleSource::kPebsStore) continue;
+    for (const EventSpec& o : hg->events) {
+      if (&o != &e) {
+        EXPECT_NE(o.group, e.group) << e.name << " " << o.name;
+      }
+    }
+    store_groups.push_back(e.group);
+  }
+  EXPECT_EQ(store_groups.size(), 2u);
+  EXPECT_EQ(hg->events[4].pmu, "cpu_atom");
+  EXPECT_EQ(hg->events[4].attr.config, 0x6d0u);
+  EXPECT_EQ(hg->events[4].cpus, Range(16, 23));
+}
+
+// D4: libpfm4 4.13 cannot encode MEM_TRANS_RETIRED:LOAD_LATENCY on Sandy
+// Bridge ("invalid event attribute") or Westmere ("event not found"); the
+// kernel's alias works there, and the plan says why it took it.
+TEST(PebsEvents, LibpfmFailureFallsBackToTheKernelAlias) {
+  for (const char* pmu : {"snb", "ivb_ep", "wsm"}) {
+    FakeTree t;
+    IntelCpuPmu(t, false, false);
+    auto g = PebsEvents(Fs(t), SamplingOptions(), std::string(pmu));
+    ASSERT_TRUE(g.ok()) << pmu << ": " << g.status();
+    EXPECT_EQ(g->encoder, "sysfs") << pmu;
+    EXPECT_EQ(g->events[0].attr.config, 0x1cdu) << pmu;
+    EXPECT_EQ(g->events[0].attr.config1, 30u) << pmu;
+    EXPECT_NE(g->why.find("libpfm4 cannot encode"), std::string::npos)
+        << pmu << ": " << g->why;
+    EXPECT_NE(g->why.find("sysfs alias"), std::string::npos) << g->why;
+  }
+}
+
+// D8: the default period keeps a core at the stated worst-case event rate
+// under the kernel's throttle and hotpage's budget, for the kernel's
+// default rate and for rates the kernel lowered itself to.
+TEST(DefaultPeriod, StaysUnderTheThrottleAtTheWorstCaseRate) {
+  for (uint64_t max_rate : {uint64_t{100000}, uint64_t{50000}, uint64_t{25000},
+                            uint64_t{6250}, uint64_t{1000}, uint64_t{1}}) {
+    for (uint64_t worst :
+         {kPebsWorstLoadsPerSec, kIbsWorstOpsPerSec, kIbsWorstCyclesPerSec}) {
+      const uint64_t period = DefaultPeriod(worst, max_rate);
+      const double rate = static_cast<double>(worst) / period;
+      EXPECT_LE(rate, static_cast<double>(max_rate))
+          << worst << " " << max_rate;
+      EXPECT_LE(rate, static_cast<double>(kMaxSamplesPerSecPerCpu));
+      if (max_rate >= 2) {
+        EXPECT_LE(rate, max_rate / 2.0);
+      }
+      // __perf_event_account_interrupt(): throttled past
+      // DIV_ROUND_UP(max_rate, HZ) samples per tick.
+      for (uint64_t hz : {uint64_t{100}, uint64_t{250}, uint64_t{1000}}) {
+        const uint64_t per_tick = (max_rate + hz - 1) / hz;
+        EXPECT_LE(rate / hz, static_cast<double>(per_tick))
+            << worst << " " << max_rate << " HZ=" << hz;
+      }
+    }
+  }
+  // The defaults at the kernel's default rate.
+  EXPECT_LE(kPebsWorstLoadsPerSec / kDefaultPebsPeriod, 20000u);
+  EXPECT_LE(kIbsWorstOpsPerSec / kDefaultIbsPeriod, 20000u);
+}
+
+TEST(DefaultPeriod, FollowsTheKernelsMaxSampleRate) {
+  FakeTree t;
+  IntelCpuPmu(t, false, false);
+  AmdIbsPmu(t, false, false);
+  {
+    auto g = PebsEvents(Fs(t), SamplingOptions(), std::nullopt);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(g->events[0].attr.sample_period, kDefaultPebsPeriod);
+    EXPECT_LE(kPebsWorstLoadsPerSec / g->events[0].attr.sample_period,
+              kKernelDefaultMaxSampleRate);
+    auto i = IbsEvents(Fs(t), SamplingOptions());
+    ASSERT_TRUE(i.ok());
+    EXPECT_EQ(i->events[0].attr.sample_period, kDefaultIbsPeriod);
+  }
+  // The kernel lowered the rate to 25000/s: the period grows with it.
+  t.Write("/proc/sys/kernel/perf_event_max_sample_rate", "25000\n");
+  EXPECT_EQ(MaxSampleRate(Fs(t)), 25000u);
+  auto g = PebsEvents(Fs(t), SamplingOptions(), std::nullopt);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->events[0].attr.sample_period, 80000u);  // 1e9 / 12500
+  EXPECT_NE(g->why.find("perf_event_max_sample_rate is 25000"),
+            std::string::npos)
+      << g->why;
+  auto i = IbsEvents(Fs(t), SamplingOptions());
+  ASSERT_TRUE(i.ok());
+  EXPECT_LE(kIbsWorstOpsPerSec / i->events[0].attr.sample_period, 12500u);
+  EXPECT_EQ(i->events[0].attr.sample_period & 0xf, 0u);
+  // An explicit period is the user's.
+  SamplingOptions opt;
+  opt.sample_period = 1234;
+  EXPECT_EQ(PebsEvents(Fs(t), opt, std::nullopt)->events[0].attr.sample_period,
+            1234u);
+}
+
+// D2: before 6.1 IBS puts the data address only in the RAW block.
+TEST(IbsEvents, RawBlockBeforeLinux61) {
+  struct Case {
+    const char* release;
+    bool raw;
+  };
+  for (const Case& c :
+       {Case{"5.15.0-91-generic\n", true}, Case{"6.0.19\n", true},
+        Case{"6.1.0-13-amd64\n", false}, Case{"6.12.9\n", false}}) {
+    FakeTree t;
+    AmdIbsPmu(t, false, false);
+    t.Write("/proc/sys/kernel/osrelease", c.release);
+    auto g = IbsEvents(Fs(t), SamplingOptions());
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ((g->events[0].attr.sample_type & PERF_SAMPLE_RAW) != 0, c.raw)
+        << c.release;
+    EXPECT_EQ(g->why.find("PERF_SAMPLE_RAW") != std::string::npos, c.raw)
+        << g->why;
+    EXPECT_EQ(g->events[0].pmu, "ibs_op");
+  }
+}
+
+TEST(KernelVersion, Parses) {
+  FakeTree t;
+  EXPECT_FALSE(KernelVersion(Fs(t)).has_value());
+  t.Write("/proc/sys/kernel/osrelease", "5.15.0-91-generic\n");
+  EXPECT_EQ(KernelVersion(Fs(t)), std::make_pair(5, 15));
+  t.Write("/proc/sys/kernel/osrelease", "6.1\n");
+  EXPECT_EQ(KernelVersion(Fs(t)), std::make_pair(6, 1));
+  for (const char* bad : {"", "6", "x.y", "6.-1", "99999.1"}) {
+    t.Write("/proc/sys/kernel/osrelease", bad);
+    EXPECT_FALSE(KernelVersion(Fs(t)).has_value()) << bad;
+  }
+}
+
+// D12: an ENOENT of a hybrid PMU's event names the PMU's CPUs, not "no PMU".
+TEST(EventOpenHint, NamesTheRealCause) {
+  FakeTree t;
+  HybridPmus(t, false);
+  auto g = PebsEvents(Fs(t), SamplingOptions(), std::nullopt);
+  ASSERT_TRUE(g.ok());
+  const std::string hint = EventOpenHint(ENOENT, g->events[2], 3);
+  EXPECT_NE(hint.find("cpu_atom PMU covers only CPUs 16-23, not cpu 3"),
+            std::string::npos)
+      << hint;
+  EXPECT_EQ(hint.find("no PMU"), std::string::npos) << hint;
+  EXPECT_NE(EventOpenHint(EOPNOTSUPP, g->events[1], 0).find("precise_ip=2"),
+            std::string::npos);
+  EXPECT_NE(EventOpenHint(ENODATA, g->events[1], 0).find("mem-loads-aux"),
+            std::string::npos);
+  auto pf = PageFaultEvents(SamplingOptions());
+  EXPECT_EQ(EventOpenHint(ENOENT, pf->events[0], 0), "");
+}
+
+TEST(ChooseEvents, TheOtherVendorsSamplerIsNamed) {
+  std::string why;
+  {
+    FakeTree t;
+    AmdIbsPmu(t, false, false);
+    auto g = ChooseEvents(Fs(t), SourceRequest::kPebs, SamplingOptions(), &why);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.status().message().find("has AMD IBS"), std::string::npos)
+        << g.status();
+  }
+  {
+    FakeTree t;
+    IntelCpuPmu(t, false, false);
+    auto g = ChooseEvents(Fs(t), SourceRequest::kIbs, SamplingOptions(), &why);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.status().message().find("has Intel PEBS"), std::string::npos)
+        << g.status();
+  }
+}
+
+TEST(ChooseEvents, HybridWithoutPebsIsNotCalledNoPmu) {
+  FakeTree t;
+  t.Write(std::string(kPmus) + "/cpu_core/type", "8\n");
+  t.Write(std::string(kPmus) + "/cpu_atom/type", "10\n");
+  std::string why;
+  auto g = ChooseEvents(Fs(t), SourceRequest::kPebs, SamplingOptions(), &why);
+  ASSERT_FALSE(g.ok());
+  const std::string msg(g.status().message());
+  EXPECT_NE(msg.find("hybrid"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("no hardware PMU driver"), std::string::npos) << msg;
 }
 
 TEST(PebsEvents, LibpfmWhenItKnowsTheCpu) {

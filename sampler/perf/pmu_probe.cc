@@ -16,9 +16,14 @@ PmuProbe ProbePmu(const KernelFs& fs) {
     }
   }
   p.ibs_op = fs.Exists(absl::StrCat(kPmuDevicesDir, "/ibs_op/type"));
-  p.core_pmu = fs.Exists(absl::StrCat(kPmuDevicesDir, "/cpu/type")) ||
-               fs.Exists(absl::StrCat(kPmuDevicesDir, "/cpu_core/type")) ||
-               p.ibs_op;
+  const bool core = fs.Exists(absl::StrCat(kPmuDevicesDir, "/cpu_core/type"));
+  const bool atom = fs.Exists(absl::StrCat(kPmuDevicesDir, "/cpu_atom/type"));
+  const bool cpu = fs.Exists(absl::StrCat(kPmuDevicesDir, "/cpu/type"));
+  p.hybrid = (core || atom) && !cpu;
+  p.atom_mem_loads =
+      p.hybrid &&
+      fs.Exists(absl::StrCat(kPmuDevicesDir, "/cpu_atom/events/mem-loads"));
+  p.core_pmu = cpu || core || atom || p.ibs_op;
   return p;
 }
 

@@ -11,8 +11,16 @@
 //    events/mem-loads-aux of THAT PMU says the load event must be grouped
 //    behind the aux event (Sapphire Rapids and later).
 //  - AMD IBS op: the ibs_op PMU (its type file).
-//  - any core PMU at all (cpu, cpu_core or ibs_op), to tell "no PMU driver /
-//    VM without a virtual PMU" from "a PMU without memory sampling".
+//  - hybrid Intel (Alder Lake and later): the kernel registers cpu_core
+//    (P-cores) and cpu_atom (E-cores) instead of "cpu", each with its own
+//    dynamic type and a `cpus` file (intel_hybrid_get_attr_cpus() in
+//    arch/x86/events/intel/core.c); an event of one is refused with ENOENT
+//    on the other's CPUs (x86_pmu_event_init() in arch/x86/events/core.c).
+//    cpu_atom's events/mem-loads is its own load-latency alias
+//    (EVENT_ATTR_STR_HYBRID(mem-loads, mem_ld_adl, ...)), without aux.
+//  - any core PMU at all (cpu, cpu_core, cpu_atom or ibs_op), to tell "no
+//    PMU driver / VM without a virtual PMU" from "a PMU without memory
+//    sampling".
 // libpfm4's CPUID detection is not used here: it answers even where the
 // kernel exposes no PMU.
 //
@@ -35,7 +43,11 @@ struct PmuProbe {
   std::optional<std::string> pebs_pmu;
   bool pebs_mem_loads_aux = false;  // pebs_pmu has events/mem-loads-aux
   bool ibs_op = false;              // the ibs_op PMU exists
-  bool core_pmu = false;            // cpu, cpu_core or ibs_op exists
+  bool core_pmu = false;            // cpu, cpu_core, cpu_atom or ibs_op exists
+  // Hybrid Intel: cpu_core or cpu_atom exists (and no "cpu").
+  bool hybrid = false;
+  // cpu_atom has events/mem-loads (E-core PEBS load latency).
+  bool atom_mem_loads = false;
 
   bool pebs() const { return pebs_pmu.has_value(); }
 };

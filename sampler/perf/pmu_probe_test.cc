@@ -66,7 +66,21 @@ TEST(PmuProbe, HybridPCorePmu) {
   EXPECT_EQ(p.pebs_pmu, "cpu_core");
   EXPECT_FALSE(p.pebs_mem_loads_aux);
   EXPECT_TRUE(p.core_pmu);
+  EXPECT_TRUE(p.hybrid);
+  EXPECT_FALSE(p.atom_mem_loads);
   ExpectAvailabilityAgrees(t);
+  t.Write(kPmus + "/cpu_atom/events/mem-loads",
+          "event=0xd0,umask=0x5,ldlat=3\n");
+  EXPECT_TRUE(ProbePmu(Fs(t)).atom_mem_loads);
+}
+
+TEST(PmuProbe, AtomOnlyHybridTreeIsACorePmu) {
+  FakeTree t;
+  t.Write(kPmus + "/cpu_atom/type", "10\n");
+  const PmuProbe p = ProbePmu(Fs(t));
+  EXPECT_TRUE(p.core_pmu);
+  EXPECT_TRUE(p.hybrid);
+  EXPECT_FALSE(p.pebs());
 }
 
 // The aux event counts only on the PMU the load event opens on: an aux
@@ -81,6 +95,7 @@ TEST(PmuProbe, AuxOnlyOfThePebsPmu) {
   const PmuProbe p = ProbePmu(Fs(t));
   EXPECT_EQ(p.pebs_pmu, "cpu");
   EXPECT_FALSE(p.pebs_mem_loads_aux);
+  EXPECT_FALSE(p.hybrid);  // a "cpu" PMU: not the hybrid layout
   ExpectAvailabilityAgrees(t);
 }
 

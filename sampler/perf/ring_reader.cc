@@ -1,6 +1,9 @@
 #include "sampler/perf/ring_reader.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "sampler/perf/ibs_raw.h"
 
 namespace hotpage {
 
@@ -19,6 +22,8 @@ RingCounters& RingCounters::operator+=(const RingCounters& o) {
   unknown_event += o.unknown_event;
   other += o.other;
   forks_followed += o.forks_followed;
+  aux_dropped += o.aux_dropped;
+  ibs_non_memory += o.ibs_non_memory;
   return *this;
 }
 
@@ -54,6 +59,10 @@ RingReader::RingReader(void* base, size_t page_size, size_t data_size,
   mask_ = size - 1;
   if (!events_.empty())
     id_offset_ = SampleIdOffset(events_[0].layout.sample_type);
+  // Sorted by id: FindEvent's binary search (per-task rings list pids x
+  // group size events).
+  std::sort(events_.begin(), events_.end(),
+            [](const RingEvent& a, const RingEvent& b) { return a.id < b.id; });
 }
 
 uint64_t RingReader::Pending() const {
@@ -63,15 +72,16 @@ uint64_t RingReader::Pending() const {
 }
 
 const RingEvent* RingReader::FindEvent(const uint8_t* body, size_t len) const {
-  if (events_.size() == 1) return &events_[0];
+  if (events_.size() == 1 && events_[0].keep) return &events_[0];
   if (id_offset_ < 0 || len < static_cast<size_t>(id_offset_) + 8)
     return nullptr;
   uint64_t id;
   std::memcpy(&id, body + id_offset_, 8);
-  for (const RingEvent& e : events_) {
-    if (e.id == id) return &e;
-  }
-  return nullptr;
+  auto it =
+      std::lower_bound(events_.begin(), events_.end(), id,
+                       [](const RingEvent& e, uint64_t v) { return e.id < v; });
+  if (it == events_.end() || it->id != id) return nullptr;
+  return &*it;
 }
 
 void RingReader::HandleOther(uint32_t type, const uint8_t* body, size_t len) {
@@ -150,10 +160,21 @@ size_t RingReader::Drain(Sample* out, size_t out_cap, size_t byte_budget) {
       const RingEvent* ev = FindEvent(body, len);
       uint64_t id;
       Sample* s = &out[n];
+      IbsOpKind ibs = IbsOpKind::kMemory;
       if (ev == nullptr) {
         ++counters_.unknown_event;
+      } else if (!ev->keep) {
+        ++counters_.aux_dropped;
       } else if (!DecodeSample(ev->layout, body, len, s, &id)) {
         ++counters_.malformed;
+      } else if (ev->layout.source == SampleSource::kIbsOp &&
+                 (ibs = CompleteIbsOpSample(ev->layout, body, len, s)) !=
+                     IbsOpKind::kMemory) {
+        if (ibs == IbsOpKind::kNotMemory) {
+          ++counters_.ibs_non_memory;
+        } else {
+          ++counters_.malformed;
+        }
       } else if (s->vaddr == 0) {
         ++counters_.filtered_zero;
       } else if (s->vaddr > kMaxUserAddress) {

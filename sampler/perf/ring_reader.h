@@ -53,6 +53,14 @@ struct RingCounters {
   uint64_t unknown_event = 0;    // id matches no event we opened
   uint64_t other = 0;            // COMM, MMAP, EXIT, ... (ignored)
   uint64_t forks_followed = 0;   // child processes added to the filter
+  // Records of events whose samples are not memory accesses to keep
+  // (RingEvent::keep false: the mem-loads-aux group leader), counted and
+  // dropped undecoded.
+  uint64_t aux_dropped = 0;
+  // IBS op samples of ops that are neither loads nor stores (with cnt_ctl,
+  // most dispatched ops): they have no data address by design, so they are
+  // neither lost nor filtered.
+  uint64_t ibs_non_memory = 0;
 
   RingCounters& operator+=(const RingCounters& o);
 };
@@ -90,10 +98,14 @@ class PidFilter {
 
 // An event whose records may appear in a ring, identified by the kernel's
 // event id (PERF_EVENT_IOC_ID). With a single event, id may be 0 and
-// IDENTIFIER absent.
+// IDENTIFIER absent. Each event is decoded with its own layout; IBS op
+// events (layout.source kIbsOp) also through ibs_raw.h.
 struct RingEvent {
   uint64_t id = 0;
   PerfEventLayout layout;
+  // EventSpec::keep_samples: false for an event whose records are not
+  // memory accesses (the mem-loads-aux leader); they are counted in
+  // RingCounters::aux_dropped and never decoded.
   bool keep = true;
 };
 
@@ -102,7 +114,10 @@ class RingReader {
   // `base` is the start of the mapping (the metadata page); the data area is
   // found from data_offset/data_size (Linux 4.1+), or, when those are 0,
   // follows the first page with `data_size` bytes. Events must all have
-  // sample_id_all and, when there is more than one, IDENTIFIER.
+  // sample_id_all and, when there is more than one, IDENTIFIER: a record is
+  // then matched to its event by id (a record of no listed event is
+  // unknown_event). A single event with keep=true decodes every record
+  // (its id may be 0).
   RingReader(void* base, size_t page_size, size_t data_size,
              std::vector<RingEvent> events, PidFilter* filter);
 
