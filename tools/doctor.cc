@@ -675,21 +675,6 @@ uint64_t TargetFacts(const KernelFs& fs, const DoctorEnv& env,
 
 }  // namespace
 
-std::optional<std::pair<int, int>> ParseKernelRelease(absl::string_view rel) {
-  std::vector<absl::string_view> parts = absl::StrSplit(rel, '.');
-  if (parts.size() < 2) return std::nullopt;
-  int major = 0, minor = 0;
-  if (!absl::SimpleAtoi(parts[0], &major)) return std::nullopt;
-  absl::string_view mn = parts[1];
-  size_t digits = 0;
-  while (digits < mn.size() && digits < 4 &&
-         absl::ascii_isdigit(static_cast<unsigned char>(mn[digits])))
-    ++digits;
-  if (digits == 0 || !absl::SimpleAtoi(mn.substr(0, digits), &minor))
-    return std::nullopt;
-  return std::make_pair(major, minor);
-}
-
 const DoctorFact* DoctorReport::Find(const std::string& name) const {
   for (const DoctorFact& f : facts) {
     if (f.name == name) return &f;

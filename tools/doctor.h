@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/parse.h"  // ParseKernelRelease
 
 namespace hotpage {
 
@@ -82,9 +83,6 @@ absl::StatusOr<DoctorReport> Diagnose(const KernelFs& fs, const DoctorEnv& env);
 std::string DoctorToText(const DoctorReport& report);
 // {"source": ..., "source_ok": ..., "facts": [{name, ok, value, fix}...]}.
 std::string DoctorToJson(const DoctorReport& report);
-
-// "6.12.0-1-amd64" -> {6, 12}; nullopt if it does not start with N.N.
-std::optional<std::pair<int, int>> ParseKernelRelease(absl::string_view rel);
 
 }  // namespace hotpage
 

@@ -185,6 +185,16 @@ TEST(DoctorTest, ZenOn515IbsIsSystemWideOnlyAndNeedsPrivilege) {
   EXPECT_TRUE(Contains(ibs.value, "per-task IBS needs Linux 6.2")) << ibs.value;
   // AMD's cpu PMU has no mem-loads, and that is fine.
   EXPECT_TRUE(Get(r, "pmu.cpu").ok) << Get(r, "pmu.cpu").value;
+  // Auto weighs privilege (source_choice.h): unprivileged, CPU-wide IBS is
+  // out, and it says so.
+  EXPECT_EQ(r.source, "pagefault");
+  EXPECT_TRUE(Contains(Get(r, "source").value,
+                       "per-task IBS needs Linux 6.2 or later"))
+      << Get(r, "source").value;
+  // Asked for by name, IBS cannot run without the privilege.
+  DoctorEnv ibs_env = Env();
+  ibs_env.source = "ibs";
+  r = Diag(t, ibs_env);
   EXPECT_EQ(r.source, "ibs");
   EXPECT_FALSE(r.source_ok);
   EXPECT_TRUE(Contains(Get(r, "source").value, "system-wide only before"))

@@ -170,20 +170,7 @@ std::optional<std::pair<int, int>> KernelVersion(const KernelFs& fs) {
   absl::StatusOr<std::string> rel =
       fs.ReadTrimmed("/proc/sys/kernel/osrelease");
   if (!rel.ok()) return std::nullopt;
-  // "6.1.0-13-amd64", "5.15.0-91-generic", "6.12": major.minor first.
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(absl::string_view(*rel), absl::MaxSplits('.', 2));
-  if (parts.size() < 2) return std::nullopt;
-  absl::string_view minor = parts[1];
-  size_t digits = 0;
-  while (digits < minor.size() && absl::ascii_isdigit(minor[digits])) ++digits;
-  int major_v = 0, minor_v = 0;
-  if (!absl::SimpleAtoi(parts[0], &major_v) ||
-      !absl::SimpleAtoi(minor.substr(0, digits), &minor_v) || major_v <= 0 ||
-      major_v > 1000 || minor_v < 0 || minor_v > 1000) {
-    return std::nullopt;
-  }
-  return std::make_pair(major_v, minor_v);
+  return ParseKernelRelease(*rel);
 }
 
 std::string EventOpenHint(int err, const EventSpec& spec, int cpu) {

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -26,26 +27,6 @@ absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid) {
   if (out.empty())
     return absl::NotFoundError(absl::StrCat("pid ", pid, " has no threads"));
   return out;
-}
-
-std::optional<std::pair<int, int>> ParseKernelRelease(absl::string_view s) {
-  // "6.2.0-39-generic", "5.15.0", "6.12.117+deb12-amd64": major.minor.
-  int v[2] = {0, 0};
-  for (int k = 0; k < 2; ++k) {
-    size_t digits = 0;
-    while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9' &&
-           digits < 6) {
-      v[k] = v[k] * 10 + (s[digits] - '0');
-      ++digits;
-    }
-    if (digits == 0) return std::nullopt;
-    s.remove_prefix(digits);
-    if (k == 0) {
-      if (s.empty() || s[0] != '.') return std::nullopt;
-      s.remove_prefix(1);
-    }
-  }
-  return std::make_pair(v[0], v[1]);
 }
 
 void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config) {

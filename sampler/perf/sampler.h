@@ -102,6 +102,7 @@
 #include "sampler/perf/perf_event_system.h"
 #include "sampler/perf/period_controller.h"
 #include "sampler/perf/ring_reader.h"
+#include "tools/base/parse.h"  // ParseKernelRelease
 
 namespace hotpage {
 
@@ -270,9 +271,6 @@ absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid);
 // per-task plan fits under RLIMIT_NOFILE is decided by Sampler::Open. Call
 // after pids and cpus are set.
 void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config);
-
-// "6.2.0-39-generic" -> (6, 2); nullopt when unparsable.
-std::optional<std::pair<int, int>> ParseKernelRelease(absl::string_view s);
 
 // The perf event descriptors `config` opens: tasks x (sum over perf groups
 // of the group's CPUs x its size), where tasks is 1 system-wide, else the

@@ -94,6 +94,12 @@ void ProfileRun::SetPrivileged(bool privileged) {
   kernel_->mutable_config().cap_perfmon = privileged;
 }
 
+void ProfileRun::SetParanoid(int64_t paranoid) {
+  tree_.Write("/proc/sys/kernel/perf_event_paranoid",
+              absl::StrCat(paranoid, "\n"));
+  kernel_->mutable_config().paranoid = paranoid;
+}
+
 template <typename Main>
 RecordResult ProfileRun::Run(Main main, const std::vector<std::string>& args,
                              const std::vector<FakeAccess>& script) {

@@ -59,6 +59,8 @@ class ProfileRun {
 
   // Writes CapEff into /proc/self/status and the fake's cap_perfmon.
   void SetPrivileged(bool privileged);
+  // Writes kernel.perf_event_paranoid into the tree and the fake.
+  void SetParanoid(int64_t paranoid);
 
   RecordResult Record(const std::vector<std::string>& extra_args,
                       const std::vector<FakeAccess>& script);

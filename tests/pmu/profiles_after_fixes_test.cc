@@ -9,7 +9,8 @@
 //  - Zen2On515 (D2): before 6.1 IBS fills the address only in RAW; every
 //    sample is dropped as address 0.
 //  - Zen4PerTaskWithoutPrivilege (D9): IBS is forced CPU-wide, which needs
-//    CAP_PERFMON at paranoid 2 (EACCES); auto falls back to page faults.
+//    CAP_PERFMON or paranoid <= 0 (EACCES at paranoid 1); auto falls back
+//    to page faults.
 //  - AttachProfileAfterFixesTest.*: the same causes, through attach.
 //  - FirstTargetExits (D5): the ring's epoll fd belongs to the first
 //    target's event; once that task exits it reports EPOLLHUP forever and
@@ -146,9 +147,13 @@ TEST(RecordProfileAfterFixesTest, Zen2On515) {
 }
 
 // Zen 4 on 6.8 without CAP_PERFMON at paranoid 2: per-task IBS (6.2+).
+// Per-task IBS from 6.2 (D9). IBS without swfilt samples kernel mode too,
+// so unprivileged it needs perf_event_paranoid <= 1 (perf_allow_kernel());
+// CPU-wide it would need <= 0, so only per-task events can open here.
 TEST(RecordProfileAfterFixesTest, Zen4PerTaskWithoutPrivilege) {
   ProfileRun m("zen4_6_8");
   m.SetPrivileged(false);
+  m.SetParanoid(1);
   const pid_t p = m.target();
   const std::vector<FakeAccess> script = LoadsOnCpus(p, {0, 1, 2, 3}, 8);
   RecordResult r = m.Record({}, script);
@@ -161,6 +166,20 @@ TEST(RecordProfileAfterFixesTest, Zen4PerTaskWithoutPrivilege) {
     EXPECT_GE(o.result, 0);
   }
   ExpectScriptSamples(r.samples, script, /*hardware=*/true);
+}
+
+// At paranoid 2 IBS cannot open even per task: auto passes it over with the
+// reason instead of trying and failing.
+TEST(RecordProfileAfterFixesTest, Zen4AtParanoid2PassesIbsOverWithTheReason) {
+  ProfileRun m("zen4_6_8");
+  m.SetPrivileged(false);
+  const pid_t p = m.target();
+  RecordResult r = m.Record({}, LoadsOnCpus(p, {0, 1, 2, 3}, 2));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(StrContains(r.err, "--source auto: pagefault")) << r.err;
+  EXPECT_TRUE(StrContains(r.err, "perf_event_paranoid <= 1")) << r.err;
+  EXPECT_FALSE(StrContains(r.err, "failed to open")) << r.err;
+  for (const FakeOpen& o : m.kernel().opens()) EXPECT_NE(o.pmu, "ibs_op");
 }
 
 // Two targets; the first exits right after its samples. The second keeps
@@ -227,7 +246,10 @@ TEST(AttachProfileAfterFixesTest, Amd) {
   for (const char* name : {"zen2_5_15", "zen4_6_8"}) {
     SCOPED_TRACE(name);
     ProfileRun m(name);
-    if (std::string(name) == "zen4_6_8") m.SetPrivileged(false);
+    if (std::string(name) == "zen4_6_8") {
+      m.SetPrivileged(false);  // per-task IBS at paranoid 1 (see above)
+      m.SetParanoid(1);
+    }
     const std::vector<FakeAccess> script =
         LoadsOnCpus(m.target(), {0, 1, 2, 3}, 8);
     RecordResult r = m.Attach({}, script);

@@ -119,7 +119,8 @@ bool IbsPerTask(const SourceCapabilities& c) {
 // Empty when it may, or when the paranoid level is unknown (the open
 // decides, and the fallback takes over if it fails).
 std::string NoHardwarePrivilege(const SourceCapabilities& c, bool cpu_wide,
-                                absl::string_view why_cpu_wide) {
+                                absl::string_view why_cpu_wide,
+                                bool samples_kernel = false) {
   if (PerfmonCapable(c) || !c.perf_event_paranoid) return "";
   const int64_t p = *c.perf_event_paranoid;
   if (cpu_wide && p > 0) {
@@ -127,6 +128,16 @@ std::string NoHardwarePrivilege(const SourceCapabilities& c, bool cpu_wide,
                         "), which needs CAP_PERFMON or perf_event_paranoid "
                         "<= 0, and perf_event_paranoid is ",
                         p);
+  }
+  // perf_event_open(): an event that does not exclude the kernel needs
+  // perf_allow_kernel(), paranoid <= 1 without CAP_PERFMON.
+  if (samples_kernel && p > 1) {
+    return absl::StrCat(
+        "its events sample kernel mode too (no swfilt to "
+        "exclude it), which needs CAP_PERFMON or "
+        "perf_event_paranoid <= 1, and perf_event_paranoid "
+        "is ",
+        p);
   }
   if (p > 2) {
     return absl::StrCat("perf_event_paranoid is ", p,
@@ -140,12 +151,14 @@ std::string NoHardwarePrivilege(const SourceCapabilities& c, bool cpu_wide,
 bool HardwarePassedOver(const SourceCapabilities& c, absl::string_view key,
                         absl::string_view name, bool cpu_wide,
                         absl::string_view why_cpu_wide,
-                        std::vector<std::string>* passed) {
+                        std::vector<std::string>* passed,
+                        bool samples_kernel = false) {
   if (const std::string* f = FailedReason(c, key)) {
     passed->push_back(absl::StrCat(key, " failed to open: ", *f));
     return true;
   }
-  const std::string np = NoHardwarePrivilege(c, cpu_wide, why_cpu_wide);
+  const std::string np =
+      NoHardwarePrivilege(c, cpu_wide, why_cpu_wide, samples_kernel);
   if (!np.empty()) {
     passed->push_back(absl::StrCat("no ", name, ": ", np));
     return true;
@@ -220,7 +233,7 @@ absl::StatusOr<SourceChoice> ChooseAutoSource(const SourceCapabilities& c) {
                    c, "ibs", "IBS", ibs_cpu_wide,
                    c.system_wide ? "--all or --system-wide"
                                  : "per-task IBS needs Linux 6.2 or later",
-                   &passed);
+                   &passed, /*samples_kernel=*/!c.ibs_swfilt);
   if (ibs_usable) {
     out.source = "ibs";
     out.reason = absl::StrCat(
@@ -364,18 +377,11 @@ SourceCapabilities ProbeSourceCapabilities(
   }
   c.perf_event_paranoid = a.paranoid;
   c.cap_perfmon = a.cap_perfmon;
-  if (absl::StatusOr<std::string> rel =
-          fs.ReadTrimmed("/proc/sys/kernel/osrelease");
-      rel.ok()) {
-    // "6.8.0-31-generic": MAJOR.MINOR is all the rules need.
-    std::vector<absl::string_view> parts =
-        absl::StrSplit(*rel, absl::MaxSplits(absl::ByAnyChar(".-"), 2));
-    int major = 0, minor = 0;
-    if (parts.size() >= 2 && absl::SimpleAtoi(parts[0], &major) &&
-        absl::SimpleAtoi(parts[1], &minor)) {
-      c.kernel_version = std::make_pair(major, minor);
-    }
-  }
+  c.kernel_version = KernelVersion(fs);  // MAJOR.MINOR is all we need
+  // IBS without swfilt cannot exclude kernel mode (perf_ibs_init() refuses
+  // the exclude_* bits), so its events sample the kernel too.
+  c.ibs_swfilt =
+      fs.Exists("/sys/bus/event_source/devices/ibs_op/format/swfilt");
   // The sampler's page-fault events are per task and exclude the kernel
   // (event_config.h SamplingOptions::user_only): perf_event_open allows
   // them without CAP_PERFMON up to perf_event_paranoid 2 (kernel

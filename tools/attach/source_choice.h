@@ -47,6 +47,7 @@ struct SourceCapabilities {
   // A PMU that samples load addresses: Intel PEBS load latency, AMD IBS op.
   bool pebs = false;
   bool ibs = false;
+  bool ibs_swfilt = false;    // ibs_op/format/swfilt: it can exclude the kernel
   std::string no_pmu_reason;  // why neither (for the reason line)
   // Software page-fault perf events may be opened on the target
   // (perf_event_paranoid <= 2, or CAP_PERFMON / CAP_SYS_ADMIN). Hint faults

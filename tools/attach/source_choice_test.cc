@@ -266,7 +266,22 @@ TEST(ChooseAutoSourceTest, IbsBefore62NeedsCpuWidePrivilege) {
       << s.reason;
   EXPECT_FALSE(StrContains(s.reason, "no PEBS/IBS")) << s.reason;
   c.kernel_version = std::make_pair(6, 2);  // per-task IBS
+  c.ibs_swfilt = true;                      // excludes the kernel
   EXPECT_EQ(Choose(c).source, "ibs");
+  // Without swfilt IBS samples kernel mode: paranoid 2 forbids that even
+  // per task (perf_allow_kernel()), 1 allows it.
+  c.ibs_swfilt = false;
+  s = Choose(c);
+  EXPECT_EQ(s.source, "pagefault");
+  EXPECT_TRUE(StrContains(s.reason,
+                          "no IBS: its events sample kernel mode too (no "
+                          "swfilt to exclude it), which needs CAP_PERFMON or "
+                          "perf_event_paranoid <= 1, and perf_event_paranoid "
+                          "is 2"))
+      << s.reason;
+  c.perf_event_paranoid = 1;
+  EXPECT_EQ(Choose(c).source, "ibs");
+  c.perf_event_paranoid = 2;
   c.kernel_version = std::make_pair(5, 15);
   c.cap_perfmon = true;
   EXPECT_EQ(Choose(c).source, "ibs");

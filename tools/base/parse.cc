@@ -153,4 +153,25 @@ std::optional<uint64_t> ParseNodeMeminfo(absl::string_view text,
   return std::nullopt;
 }
 
+std::optional<std::pair<int, int>> ParseKernelRelease(absl::string_view s) {
+  int v[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    size_t digits = 0;
+    while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9' &&
+           digits < 6) {
+      v[k] = v[k] * 10 + (s[digits] - '0');
+      ++digits;
+    }
+    if (digits == 0) return std::nullopt;
+    s.remove_prefix(digits);
+    if (k == 0) {
+      if (s.empty() || s[0] != '.') return std::nullopt;
+      s.remove_prefix(1);
+    }
+  }
+  // Linux is at 6.x; a four- or five-digit major is not a release.
+  if (v[0] > 1000 || v[1] > 1000) return std::nullopt;
+  return std::make_pair(v[0], v[1]);
+}
+
 }  // namespace hotpage

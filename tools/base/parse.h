@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,11 @@ inline constexpr int kMaxListId = 1 << 16;
 // and are rejected). Surrounding whitespace is ignored; empty means empty.
 // Returns sorted unique values, or an error describing the first bad token.
 absl::StatusOr<std::vector<int>> ParseKernelList(absl::string_view text);
+
+// Major and minor of a kernel release as /proc/sys/kernel/osrelease prints
+// it ("6.12.117+deb12-amd64", "5.15.0-91-generic", "6.9-rc1"): digits, '.',
+// digits, then anything. nullopt otherwise.
+std::optional<std::pair<int, int>> ParseKernelRelease(absl::string_view s);
 
 // Formats sorted values back into the kernel's compact list form.
 std::string FormatKernelList(const std::vector<int>& values);
