@@ -188,8 +188,8 @@ TEST(DoctorTest, ZenOn515IbsIsSystemWideOnlyAndNeedsPrivilege) {
   // Auto weighs privilege (source_choice.h): unprivileged, CPU-wide IBS is
   // out, and it says so.
   EXPECT_EQ(r.source, "pagefault");
-  EXPECT_TRUE(Contains(Get(r, "source").value,
-                       "per-task IBS needs Linux 6.2 or later"))
+  EXPECT_TRUE(
+      Contains(Get(r, "source").value, "per-task IBS needs Linux 6.2 or later"))
       << Get(r, "source").value;
   // Asked for by name, IBS cannot run without the privilege.
   DoctorEnv ibs_env = Env();
