@@ -256,6 +256,13 @@ class PolicyEngine {
   void RefreshHugeChunks(MemoryView& view);
   size_t huge_chunks() const { return huge_chunks_.size(); }
 
+  // Replaces the placement rules between rounds (the daemon's SIGHUP), the
+  // hotness table and every learned estimate kept. Validated as Create()
+  // validates; on error nothing changes. The weighted rotation restarts.
+  // FailedPrecondition when the change would alter the scanner (locality,
+  // max_move_bytes): those need a new engine.
+  absl::Status Reconfigure(const PlacementConfig& config);
+
   const EngineCounters& counters() const { return counters_; }
   const PlacementConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
@@ -278,7 +285,7 @@ class PolicyEngine {
   void CheckShift(uint64_t now_ns);
 
   const Topology& topology_;
-  const PlacementConfig config_;
+  PlacementConfig config_;  // replaced only by Reconfigure()
   const EngineOptions options_;
   std::unique_ptr<TargetStrategy> strategy_;
   std::unique_ptr<HotnessTable> table_;
