@@ -1,4 +1,5 @@
-// Fuzz target for tools/daemon/daemon_config.h: the config parser takes a
+// Fuzz target for tools/daemon/daemon_config.h (and the take-over state
+// file's parser, sysctl_takeover.h): the config parser takes a
 // file any admin (or a bad deploy) wrote and is re-run on every SIGHUP, so
 // it must never crash, hang or accept what it then cannot honour. Each input
 // is parsed as is, and spliced into a valid config at a position taken from
@@ -16,6 +17,7 @@
 
 #include "absl/strings/string_view.h"
 #include "tools/daemon/daemon_config.h"
+#include "tools/daemon/sysctl_takeover.h"
 
 namespace {
 
@@ -63,6 +65,16 @@ void Check(absl::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view in(reinterpret_cast<const char*>(data), size);
   Check(in);
+  // The take-over state file is read back as root: only the two known
+  // sysctls with their kernel-printed values may come out of it.
+  if (auto st = hotpage::ParseTakeoverState(in); st.ok()) {
+    for (const auto& c : *st) {
+      if (c.path != "/proc/sys/kernel/numa_balancing" &&
+          c.path != "/sys/kernel/mm/numa/demotion_enabled") {
+        std::abort();
+      }
+    }
+  }
   if (size >= 2) {
     const std::string tail(in.substr(2));
     std::string seed(kSeed);
