@@ -26,6 +26,10 @@ constexpr Subcommand kSubcommands[] = {
     {"simulate",
      "replay a trace through hotpage and baseline policies on simulated tiers",
      &RunSimulate},
+    {"daemon",
+     "manage every configured workload (cgroups, names, pids) as a service",
+     &RunDaemon},
+    {"status", "ask the running daemon about its workloads", &RunStatus},
 };
 
 void PrintUsage(std::ostream& os) {
