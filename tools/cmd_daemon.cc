@@ -38,10 +38,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "policy/placement.h"
 #include "policy/topology.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/json.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/node_meminfo.h"
 #include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/state_dir.h"
 #include "tools/base/termination_signals.h"
@@ -280,6 +282,17 @@ int RunDaemon(const std::vector<std::string>& args) {
   parts.fs = &*fs;
   parts.factory = LiveMemberFactory(env);
   parts.fast_capacity_bytes = FastCapacity(*topo);
+  parts.fast_free_bytes = [&fs, &topo] {
+    // Free room above each fast node's high watermark (policy/placement.h).
+    uint64_t room = 0;
+    const PlacementConfig defaults;
+    for (int n : topo->FastNodes()) {
+      const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
+      const uint64_t high = WatermarksFor(defaults, *topo, n).high_bytes;
+      if (free && *free > high) room += *free - high;
+    }
+    return room;
+  };
   parts.self = getpid();
   parts.log = &out;
   parts.uptime_s = [started] {

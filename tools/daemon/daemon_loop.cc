@@ -194,12 +194,19 @@ void DaemonLoop::ApplyShares() {
         static_cast<double>(std::max<uint64_t>(in[i].demand_bytes, 4096));
     demand_total += in[i].demand_bytes;
   }
+  // What can be shared: the workloads' own fast memory plus the free room.
+  uint64_t shareable = capacity;
+  if (parts_.fast_free_bytes) {
+    uint64_t held = 0;
+    for (const ShareInput& s : in) held += s.fast_bytes;
+    shareable = std::min(capacity, held + parts_.fast_free_bytes());
+  }
   // Shares bite only when the hot sets do not fit (or a cap is set): with
   // room for every hot set, no process is held back, and cold pages stay
   // where they are instead of being moved out for nobody.
-  const bool short_of_fast = demand_total > capacity;
+  const bool short_of_fast = demand_total > shareable;
   std::vector<uint64_t> targets;
-  if (short_of_fast) targets = FairShares(capacity, in);
+  if (short_of_fast) targets = FairShares(shareable, in);
 
   double share_sum = 0;
   for (size_t i = 0; i < n; ++i) {

@@ -101,7 +101,13 @@ struct DaemonParts {
   const KernelFs* fs = nullptr;  // /proc for the selection
   MemberFactory factory;
   uint64_t fast_capacity_bytes = 0;  // the fast tier's memory
-  pid_t self = 0;                    // never selected
+  // Optional: the fast tier's free bytes above its high watermarks now.
+  // Then the capacity shared out is what the workloads hold plus that
+  // (memory of processes the daemon does not manage is not theirs to
+  // share), at most fast_capacity_bytes. Percent floors and caps are of
+  // fast_capacity_bytes either way.
+  std::function<uint64_t()> fast_free_bytes;
+  pid_t self = 0;  // never selected
   std::ostream* log = nullptr;
   // Seconds since the daemon started (for the status); injected for tests.
   std::function<double()> uptime_s;

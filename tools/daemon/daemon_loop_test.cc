@@ -90,6 +90,9 @@ class DaemonLoopTest : public ::testing::Test {
     DaemonParts parts;
     parts.fs = &*fs_;
     parts.fast_capacity_bytes = 8 * kGiB;
+    if (free_bytes_ != 0) {
+      parts.fast_free_bytes = [this] { return free_bytes_; };
+    }
     parts.self = 1;
     parts.log = &log_;
     parts.factory = [this](const WorkloadConfig& w, const SelectedProcess& p)
@@ -114,6 +117,7 @@ class DaemonLoopTest : public ::testing::Test {
   std::map<int, int> made_;
   std::set<int> refuse_;
   int serial_ = 0;
+  uint64_t free_bytes_ = 0;  // 0: no free-memory reading
 };
 
 constexpr char kTwo[] = R"(
@@ -214,6 +218,19 @@ fast_floor = "50%"
   loop->Tick();
   EXPECT_EQ(members_[200]->target.load(), 4 * kGiB);  // its floor
   EXPECT_EQ(members_[100]->target.load(), 4 * kGiB);
+}
+
+// Memory of processes the daemon does not manage is not shared out: with
+// 3 GiB held by the workloads and 2 GiB free, 5 GiB are shared, not 8.
+TEST_F(DaemonLoopTest, SharesWhatTheWorkloadsHoldPlusTheFreeRoom) {
+  free_bytes_ = 2 * kGiB;
+  auto loop = Make(kTwo);
+  loop->Tick();
+  members_[100]->Set(2 * kGiB, 4 * kGiB, 600000);
+  members_[200]->Set(1 * kGiB, 4 * kGiB, 60000);
+  loop->Tick();
+  EXPECT_EQ(members_[100]->target.load(), 4 * kGiB);
+  EXPECT_EQ(members_[200]->target.load(), 1 * kGiB);
 }
 
 TEST_F(DaemonLoopTest, ACapHoldsEvenWithRoom) {
