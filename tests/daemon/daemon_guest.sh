@@ -1,0 +1,116 @@
+# Guest side of //tests/daemon:daemon_vm_test (topology small-dram+cxl:
+# node 0 = CPUs + 512 MiB, node 1 = CPU-less 1536 MiB). `hotpage daemon`
+# manages two cgroups whose hot sets together do not fit in what is left
+# of node 0: each keeps its floor; a workload started after the daemon is
+# picked up; SIGHUP with a new cap takes effect without restarting the
+# workload's member (its hotness kept); a broken file is rejected and the
+# running config stays; `hotpage status --json`; SIGTERM leaves nothing.
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+# Hot-set pages (4 KiB) of PID on node 0.
+hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
+# Runs a command in cgroup $1 (the shell joins it, then execs the command).
+in_cgroup() { cg=$1; shift; sh -c 'echo $$ > /sys/fs/cgroup/'"$cg"'/cgroup.procs && exec "$@"' sh "$@"; }
+MiB=256  # 4 KiB pages per MiB
+
+mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
+# Leave ~200 MiB of node 0 free: room for one hot set (120 MiB), not two.
+attach_vm_check fill 0 200 >/tmp/fill.out &
+F=$!
+wait_file /tmp/fill.out; cat /tmp/fill.out
+echo "node 0 free: $(free0) kB"
+
+cat >/tmp/h.toml <<'TOML'
+[daemon]
+interval_ms = 500
+rate_limit_mbps = 256
+kernel_tiering = "coexist"
+socket = "/tmp/hp/hotpage.sock"
+state_dir = "/tmp/hp"
+prom_file = "/tmp/hotpage.prom"
+
+[[workload]]
+name = "a"
+cgroup = "a"
+source = "damon"
+fast_floor = "100MiB"
+
+[[workload]]
+name = "b"
+cgroup = "b"
+source = "damon"
+fast_floor = "60MiB"
+TOML
+in_cgroup a hot_set_workload --mib=200 --clusters=6 --cluster_mib=20 --thp=never --prefer_node=1 --layout=/tmp/la &
+WA=$!
+wait_file /tmp/la || bad "workload a started"
+hotpage daemon --config /tmp/h.toml 2>/tmp/d.log &
+D=$!
+if r=$(attach_vm_check wait90 $WA /tmp/la 0 150); then ok "a alone: its hot set on node 0: $r"; else bad "a alone: $r"; fi
+
+# b starts after the daemon, in its cgroup: picked up within a round.
+in_cgroup b hot_set_workload --mib=200 --clusters=6 --cluster_mib=20 --thp=never --prefer_node=1 --layout=/tmp/lb &
+WB=$!
+wait_file /tmp/lb || bad "workload b started"
+for i in $(seq 1 40); do grep -q "b: managing pid $WB" /tmp/d.log && break; sleep 0.1; done
+grep -q "b: managing pid $WB" /tmp/d.log && ok "b picked up after $((i * 100)) ms" || bad "b not picked up: $(cat /tmp/d.log)"
+
+# Together 240 MiB of hot set over ~180 MiB of room: each keeps its floor.
+ok_floor=0
+for i in $(seq 1 90); do
+  a0=$(hot0 $WA /tmp/la); b0=$(hot0 $WB /tmp/lb)
+  if [ "${a0:-0}" -ge $((90 * MiB)) ] && [ "${b0:-0}" -ge $((54 * MiB)) ]; then ok_floor=1; break; fi
+  sleep 1
+done
+echo "after ${i} s: a on node 0 $((a0 / MiB)) MiB, b $((b0 / MiB)) MiB; node 0 free $(free0) kB"
+[ $ok_floor = 1 ] && ok "floors held: a $((a0 / MiB)) MiB >= 90% of 100, b $((b0 / MiB)) MiB >= 90% of 60" \
+  || bad "floors: a $((a0 / MiB)) MiB (floor 100), b $((b0 / MiB)) MiB (floor 60)"
+hotpage status --socket /tmp/hp/hotpage.sock --json >/tmp/s.json; rc=$?
+[ $rc = 0 ] && ok "status --json exits 0" || bad "status --json: $rc"
+echo '{}' >/tmp/any.json
+json_expect /tmp/any.json /tmp/s.json >/dev/null && ok "status --json parses" || bad "status --json does not parse: $(head -c 300 /tmp/s.json)"
+grep -q "\"pid\": $WA" /tmp/s.json && grep -q "\"pid\": $WB" /tmp/s.json && ok "status lists both processes" || bad "status: $(cat /tmp/s.json)"
+grep -q 'hotpage_workload_fast_bytes{workload="b"}' /tmp/hotpage.prom && ok "labelled metrics in the prom file" || bad "prom file: $(head -20 /tmp/hotpage.prom)"
+hotpage status --socket /tmp/hp/hotpage.sock | tee /tmp/st.txt
+
+# SIGHUP: b loses its floor and gets a 20 MiB cap; its member stays.
+sed -i 's/fast_floor = "60MiB"/fast_cap = "20MiB"/' /tmp/h.toml
+kill -HUP $D
+for i in $(seq 1 60); do
+  b0=$(hot0 $WB /tmp/lb)
+  [ "${b0:-0}" -le $((30 * MiB)) ] && break
+  sleep 1
+done
+[ "${b0:-0}" -le $((30 * MiB)) ] && ok "reloaded cap holds after ${i} s: b $((b0 / MiB)) MiB on node 0 (cap 20 + 10 hysteresis)" \
+  || bad "cap after reload: b $((b0 / MiB)) MiB on node 0"
+grep -q "reloaded /tmp/h.toml" /tmp/d.log && ok "reload logged" || bad "no reload line"
+[ "$(grep -c "b: managing pid $WB" /tmp/d.log)" = 1 ] && ok "b's member kept (hotness state kept)" || bad "b restarted on reload"
+
+# A broken file is rejected; the running config stays.
+echo 'fast_cap = "20 MB"' >>/tmp/h.toml
+kill -HUP $D
+for i in $(seq 1 30); do grep -q "reload rejected" /tmp/d.log && break; sleep 0.1; done
+grep -q "reload rejected, the running config stays: /tmp/h.toml:" /tmp/d.log && ok "broken config rejected with its line" || bad "broken config: $(tail -3 /tmp/d.log)"
+sleep 2
+b0=$(hot0 $WB /tmp/lb)
+[ "${b0:-0}" -le $((30 * MiB)) ] && ok "old config still in force: b $((b0 / MiB)) MiB" || bad "after a rejected reload: b $((b0 / MiB)) MiB"
+kill -0 $D && ok "daemon still running" || bad "daemon died on a bad reload"
+
+# SIGTERM: stops within about a second and leaves nothing behind.
+t0=$(date +%s)
+kill -TERM $D; wait $D; rc=$?
+t1=$(date +%s)
+[ $rc = 0 ] && ok "SIGTERM: exit 0 in $((t1 - t0)) s" || bad "SIGTERM: exit $rc"
+[ $((t1 - t0)) -le 3 ] && ok "stopped promptly" || bad "took $((t1 - t0)) s to stop"
+[ ! -e /tmp/hp/hotpage.sock ] && ok "socket removed" || bad "socket left behind"
+on=$(cat /sys/kernel/mm/damon/admin/kdamonds/*/state 2>/dev/null | grep -c '^on$')
+[ "${on:-0}" = 0 ] && ok "no kdamond left running" || bad "$on kdamond(s) still on"
+echo "--- daemon log"; cat /tmp/d.log
+kill -TERM $WA $WB; wait $WA && ok "workload a data intact" || bad "workload a data"
+wait $WB && ok "workload b data intact" || bad "workload b data"
+kill $F
+echo "daemon VM test: $fails failed"
+exit $fails
