@@ -277,6 +277,7 @@ int RunDaemon(const std::vector<std::string>& args) {
   env.topology = &*topo;
   env.interval_ms = cfg->interval_ms;
   env.dry_run = flags->Has("dry-run");
+  env.round_lines = level == LogLevel::kDebug;
   env.log = &out;
   DaemonParts parts;
   parts.fs = &*fs;

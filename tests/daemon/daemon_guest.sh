@@ -36,13 +36,15 @@ prom_file = "/tmp/hotpage.prom"
 [[workload]]
 name = "a"
 cgroup = "a"
-source = "damon"
+source = "pagefault"
+write_faults = true
 fast_floor = "20MiB"
 
 [[workload]]
 name = "b"
 cgroup = "b"
-source = "damon"
+source = "pagefault"
+write_faults = true
 fast_floor = "70MiB"
 TOML
 in_cgroup a hot_set_workload --mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1 --layout=/tmp/la &
@@ -50,7 +52,8 @@ WA=$!
 wait_file /tmp/la || bad "workload a started"
 hotpage daemon --config /tmp/h.toml 2>/tmp/d.log &
 D=$!
-if r=$(attach_vm_check wait90 $WA /tmp/la 0 120); then ok "a alone: its hot set on node 0: $r"; else bad "a alone: $r"; fi
+diag() { hotpage status --socket /tmp/hp/hotpage.sock --json | head -c 2500; echo; tail -n 20 /tmp/d.log; }
+if r=$(attach_vm_check wait90 $WA /tmp/la 0 90); then ok "a alone: its hot set on node 0: $r"; else bad "a alone: $r"; diag; fi
 
 # b starts after the daemon, in its cgroup: picked up within a round.
 in_cgroup b hot_set_workload --mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1 --layout=/tmp/lb &
@@ -72,7 +75,7 @@ for i in $(seq 1 90); do
 done
 echo "after ${i} s: a on node 0 $((a0 / MiB)) MiB, b $((b0 / MiB)) MiB; node 0 free $(free0) kB"
 [ $ok_floor = 1 ] && ok "floors held: a $((a0 / MiB)) MiB >= 90% of 20, b $((b0 / MiB)) MiB >= 90% of 70" \
-  || bad "floors: a $((a0 / MiB)) MiB (floor 20), b $((b0 / MiB)) MiB (floor 70)"
+  || { bad "floors: a $((a0 / MiB)) MiB (floor 20), b $((b0 / MiB)) MiB (floor 70)"; diag; }
 hotpage status --socket /tmp/hp/hotpage.sock --json >/tmp/s.json; rc=$?
 [ $rc = 0 ] && ok "status --json exits 0" || bad "status --json: $rc"
 echo '{}' >/tmp/any.json
@@ -104,6 +107,10 @@ b0=$(hot0 $WB /tmp/lb)
 [ "${b0:-0}" -le $((30 * MiB)) ] && ok "old config still in force: b $((b0 / MiB)) MiB" || bad "after a rejected reload: b $((b0 / MiB)) MiB"
 kill -0 $D && ok "daemon still running" || bad "daemon died on a bad reload"
 
+# What the daemon costs with two workloads: CPU, memory, descriptors.
+cpu_ticks=$(awk '{print $14 + $15}' /proc/$D/stat)
+echo "daemon cost: cpu $((cpu_ticks))/100 s over $(awk '{print int($22/100)}' /proc/$D/stat) s since boot start; $(grep VmRSS /proc/$D/status); threads $(ls /proc/$D/task | wc -l); fds $(ls /proc/$D/fd | wc -l)"
+
 # SIGTERM: stops within about a second and leaves nothing behind.
 t0=$(date +%s)
 kill -TERM $D; wait $D; rc=$?
@@ -117,5 +124,29 @@ echo "--- daemon log"; cat /tmp/d.log
 kill -TERM $WA $WB; wait $WA && ok "workload a data intact" || bad "workload a data"
 wait $WB && ok "workload b data intact" || bad "workload b data"
 kill $F
+# kernel_tiering: refuse names the mover and exits 1; take-over turns it
+# off while running and restores it at exit.
+echo 2 >/proc/sys/kernel/numa_balancing
+cat >/tmp/r.toml <<'TOML'
+[daemon]
+socket = "/tmp/hr/hotpage.sock"
+state_dir = "/tmp/hr"
+[[workload]]
+name = "x"
+comm = "no-such-comm"
+TOML
+hotpage daemon --config /tmp/r.toml 2>/tmp/r.log; rc=$?
+[ $rc = 1 ] && grep -q "kernel.numa_balancing = 2" /tmp/r.log && ok "refuse: exit 1 naming numa_balancing" || bad "refuse: rc $rc $(cat /tmp/r.log)"
+{ echo '[daemon]'; echo 'kernel_tiering = "take-over"'; grep -v '^\[daemon\]' /tmp/r.toml; } >/tmp/t.toml
+hotpage daemon --config /tmp/t.toml 2>/tmp/t.log &
+T=$!
+for i in $(seq 1 50); do [ -S /tmp/hr/hotpage.sock ] && break; sleep 0.1; done
+nb=$(cat /proc/sys/kernel/numa_balancing)
+[ "$nb" = 0 ] && ok "take-over: numa_balancing 0 while running" || bad "take-over: numa_balancing $nb; $(cat /tmp/t.log)"
+kill -TERM $T; wait $T
+nb=$(cat /proc/sys/kernel/numa_balancing)
+[ "$nb" = 2 ] && ok "take-over: restored to 2 at exit" || bad "take-over: $nb after exit"
+echo 0 >/proc/sys/kernel/numa_balancing
+
 echo "daemon VM test: $fails failed"
 exit $fails

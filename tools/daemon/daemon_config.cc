@@ -219,7 +219,8 @@ absl::StatusOr<WorkloadConfig> ParseWorkload(const Checker& ck,
       "name",        "cgroup",        "comm",       "cmdline",
       "pid",         "all",           "source",     "promote_to",
       "weights",     "package_aware", "locality",   "keep_interleave",
-      "huge_strict", "rate_share",    "fast_floor", "fast_cap"};
+      "huge_strict", "rate_share",    "fast_floor", "fast_cap",
+      "write_faults"};
   if (!t.is_table()) return ck.Error(t, "workload", "must be a table");
   if (absl::Status s = ck.OnlyKnown(t, "[[workload]]", kKnown); !s.ok()) {
     return s;
@@ -319,6 +320,8 @@ absl::StatusOr<WorkloadConfig> ParseWorkload(const Checker& ck,
       absl::StatusOr<WeightsConfig> weights = ParseWeights(text);
       if (!weights.ok()) return ck.Error(v, k, weights.status().message());
       w.placement.weights = *weights;
+    } else if (k == "write_faults") {
+      HP_ASSIGN_OR_RETURN_CFG(w.write_faults, ck.Bool(v, k));
     } else if (k == "package_aware") {
       HP_ASSIGN_OR_RETURN_CFG(w.placement.package_aware, ck.Bool(v, k));
     } else if (k == "locality") {
@@ -335,6 +338,11 @@ absl::StatusOr<WorkloadConfig> ParseWorkload(const Checker& ck,
     } else if (k == "fast_cap") {
       HP_ASSIGN_OR_RETURN_CFG(w.fast_cap, ParseFastShare(ck, v, k));
     }
+  }
+  if (w.write_faults && w.source != "pagefault") {
+    return ck.Error(tab.at("write_faults"), "write_faults",
+                    "needs source = \"pagefault\" (the faults it re-arms "
+                    "reach the page-fault sampler)");
   }
   if (w.fast_floor.set && w.fast_cap.set &&
       w.fast_floor.percent == w.fast_cap.percent &&

@@ -23,7 +23,8 @@
 //   [[workload]]
 //   name = "cache"                # unique; labels metrics and status
 //   cgroup = "system.slice/memcached.service"
-//   source = "auto"
+//   source = "auto"               # auto, pebs, ibs, pagefault, damon
+//   write_faults = false          # with pagefault: attach's --write-faults
 //   promote_to = "0"              # node list, as --promote-to
 //   weights = "0:3,1:1"           # as --weights
 //   package_aware = false
@@ -89,6 +90,9 @@ struct WorkloadConfig {
   // kCmdline: an extended regex; kPid: the pid in decimal; kAll: empty.
   std::string match;
   std::string source = "auto";
+  // With source "pagefault": re-arm write faults (soft-dirty) so pages
+  // the process keeps writing fault again (attach's --write-faults).
+  bool write_faults = false;
   std::string promote_to;     // node list; checked against the machine later
   PlacementConfig placement;  // weights, package_aware, locality, ...
   double rate_share = 1;      // relative weight of the global budget

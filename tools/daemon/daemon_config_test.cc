@@ -36,6 +36,8 @@ fast_cap = "50%"
 [[workload]]
 name = "db"
 cmdline = "^postgres: .*"
+source = "pagefault"
+write_faults = true
 
 [[workload]]
 name = "one"
@@ -76,6 +78,8 @@ TEST(DaemonConfigTest, ParsesEveryKey) {
   EXPECT_EQ(w.fast_floor.Resolve(8ull << 30, false), 2ull << 30);
   EXPECT_EQ(w.fast_cap.Resolve(8ull << 30, true), 4ull << 30);
   EXPECT_EQ(c->workloads[1].selector, SelectorKind::kCmdline);
+  EXPECT_TRUE(c->workloads[1].write_faults);
+  EXPECT_FALSE(w.write_faults);
   EXPECT_EQ(c->workloads[2].selector, SelectorKind::kPid);
   EXPECT_EQ(c->workloads[2].match, "4242");
   EXPECT_EQ(c->workloads[3].selector, SelectorKind::kComm);
@@ -142,6 +146,8 @@ TEST(DaemonConfigTest, RejectsWithLineAndReason) {
       {"[daemon]\nsocket=\"run/x\"\n", "socket: must be an absolute path"},
       {"[daemon]\nstate_dir=\"/run/../etc\"\n", "without '..'"},
       {"[daemon]\ninterval_ms=1\n", "interval_ms: must be in [10,"},
+      {"[[workload]]\nname=\"a\"\npid=1\nwrite_faults=true\n",
+       "h.toml:4: write_faults: needs source = \"pagefault\""},
       {"[daemon]\nlog_level=\"loud\"\n", "log_level: one of debug"},
       {"[daemon]\n", "no [[workload]]: nothing to manage"},
       {"workload = 3\n", "must be an array of tables"},

@@ -20,6 +20,7 @@
 #include "sampler/damon/damon_source.h"
 #include "sampler/perf/event_config.h"
 #include "sampler/perf/sampler.h"
+#include "sampler/write_fault_rearm.h"
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
@@ -134,7 +135,7 @@ class LiveMember : public DaemonMember {
     lopt.source_name = source_name_;
     lopt.log_prefix =
         absl::StrCat("hotpage daemon: ", name_, ": pid ", pid_, ": ");
-    lopt.round_lines = false;
+    lopt.round_lines = env_.round_lines;
     AttachLoopParts parts;
     parts.source = source_.get();
     parts.engine = engine_.get();
@@ -145,6 +146,7 @@ class LiveMember : public DaemonMember {
     parts.target_alive = [this] { return handle_->Alive(); };
     parts.stop = stop;
     parts.damon_recovered = damon_ ? damon_->recovered() : std::string();
+    parts.rearm = rearm_.get();
     parts.log = env_.log;
     parts.before_round = [this] { ApplyPending(); };
     return AttachLoop(lopt, std::move(parts)).Run();
@@ -226,6 +228,12 @@ class LiveMember : public DaemonMember {
     scfg.pids = {pid_};
     scfg.cpus = *cpus;
     IncludeExistingThreads(*env_.fs, &scfg);
+    if (w.write_faults) {
+      // Every written page faults within milliseconds of a re-arm: the
+      // rings attach uses for --write-faults (32768 samples per CPU).
+      scfg.ring_data_pages = 512;
+      scfg.budget_bytes_per_ring = size_t{2} << 20;
+    }
     absl::StatusOr<std::unique_ptr<Sampler>> s =
         Sampler::Open(scfg, &perf_sys_);
     if (!s.ok()) return s.status();
@@ -260,6 +268,7 @@ class LiveMember : public DaemonMember {
   LinuxPerfEventSystem perf_sys_;  // outlives the sampler
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<DamonSource> damon_;
+  std::unique_ptr<WriteFaultRearm> rearm_;
   std::unique_ptr<AttachSource> source_;
   std::string source_name_;
   SyscallPageMover mover_;

@@ -5,9 +5,15 @@
 // run by an AttachLoop; the view is wrapped in a FairShareView
 // (share_view.h) so the daemon's target holds.
 //
-// Sources: `auto`, `pebs`, `ibs`, `pagefault` through the perf sampler
+// Sources: `auto`, `pebs`, `ibs`, `pagefault` (with `write_faults`, the
+// soft-dirty re-arm of attach's --write-faults) through the perf sampler
 // per task (ChooseEvents: PEBS, then IBS, then page faults for auto), and
-// `damon` (one kdamond per process). `hintfault` is refused: it changes
+// `damon`. DAMON serves ONE process at a time: DamonSource owns the
+// machine's only hotpage kdamond and its lock (writing nr_kdamonds
+// destroys every kdamond, so a second cannot be added while one runs), so
+// a second DAMON member is refused with that reason; one machine-wide
+// DAMON context with a target per process is the follow-up.
+// `hintfault` is refused: it changes
 // machine-wide sysctls (sampler/hintfault/numa_balancing_controller.h),
 // which one workload must not do for the others; the daemon's
 // `kernel_tiering = "take-over"` is the machine-wide switch.
@@ -31,6 +37,7 @@ struct LiveMemberEnv {
   const Topology* topology = nullptr;  // at least two tiers
   int interval_ms = 1000;
   bool dry_run = false;
+  bool round_lines = false;  // each round's line (--log-level debug)
   std::ostream* log = nullptr;
 };
 
