@@ -12,8 +12,9 @@ wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done
 free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
 # Hot-set pages (4 KiB) of PID on node 0.
 hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
-# Runs a command in cgroup $1 (the shell joins it, then execs the command).
-in_cgroup() { cg=$1; shift; sh -c 'echo $$ > /sys/fs/cgroup/'"$cg"'/cgroup.procs && exec "$@"' sh "$@"; }
+# The workload, in cgroup $1 (the shell joins it, then execs the workload,
+# so $! is the workload's pid). Its layout file is /tmp/l$1.
+W_ARGS="--mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1"
 MiB=256  # 4 KiB pages per MiB
 
 mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
@@ -47,16 +48,17 @@ source = "pagefault"
 write_faults = true
 fast_floor = "70MiB"
 TOML
-in_cgroup a hot_set_workload --mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1 --layout=/tmp/la &
+sh -c "echo \$\$ > /sys/fs/cgroup/a/cgroup.procs && exec hot_set_workload $W_ARGS --layout=/tmp/la" &
 WA=$!
 wait_file /tmp/la || bad "workload a started"
+grep -q "^$WA\$" /sys/fs/cgroup/a/cgroup.procs && ok "a runs in cgroup a" || bad "a not in its cgroup: $(cat /sys/fs/cgroup/a/cgroup.procs)"
 hotpage daemon --config /tmp/h.toml 2>/tmp/d.log &
 D=$!
 diag() { hotpage status --socket /tmp/hp/hotpage.sock --json | head -c 2500; echo; tail -n 20 /tmp/d.log; }
 if r=$(attach_vm_check wait90 $WA /tmp/la 0 90); then ok "a alone: its hot set on node 0: $r"; else bad "a alone: $r"; diag; fi
 
 # b starts after the daemon, in its cgroup: picked up within a round.
-in_cgroup b hot_set_workload --mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1 --layout=/tmp/lb &
+sh -c "echo \$\$ > /sys/fs/cgroup/b/cgroup.procs && exec hot_set_workload $W_ARGS --layout=/tmp/lb" &
 WB=$!
 wait_file /tmp/lb || bad "workload b started"
 for i in $(seq 1 40); do grep -q "b: managing pid $WB" /tmp/d.log && break; sleep 0.1; done

@@ -239,6 +239,15 @@ class LiveMember : public DaemonMember {
     if (!s.ok()) return s.status();
     sampler_ = std::move(*s);
     if (absl::Status st = sampler_->Enable(); !st.ok()) return st;
+    if (w.write_faults) {
+      // Opened once and bound to this process (write_fault_rearm.h); the
+      // handle check after the open proves the pid was not reused.
+      if (absl::Status p = ProbeSoftDirty(); !p.ok()) return p;
+      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
+          pid_, [this] { return handle_->StillSame() == TargetState::kSame; });
+      if (!r.ok()) return r.status();
+      rearm_ = std::move(*r);
+    }
     source_ = std::make_unique<SamplerAttachSource>(sampler_.get());
     source_name_ =
         events->events.empty()
