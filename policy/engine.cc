@@ -414,6 +414,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   for (const PageKey& k : seen_) {
     auto c = next_counts_.find(k.Pack());
     const uint32_t count = c == next_counts_.end() ? 0 : c->second;
+    if (count > 0) report.active_pages += BasePages(k.kind);
     if (report.hot_threshold == 0 || count < report.hot_threshold) continue;
     report.hot_pages += BasePages(k.kind);
     auto it = placement_.find(k.Pack());

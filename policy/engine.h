@@ -201,6 +201,10 @@ struct RoundReport {
   uint32_t hot_threshold = 0;  // count at or above which a page is hot
   uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
   std::map<int, uint64_t> hot_pages_by_node;
+  // 4 KiB pages sampled since the previous round, whatever their count:
+  // the working set this round saw (the daemon's demand; hot_pages is 0
+  // while everything tracked fits in the fast tier, threshold 0).
+  uint64_t active_pages = 0;
   PlacementDecision decision;
 };
 

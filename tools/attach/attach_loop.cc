@@ -106,6 +106,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.migration_margin_per_sec = report.migration_margin_per_sec;
   stats_.hot_pages = report.hot_pages;
   stats_.hot_pages_by_node = report.hot_pages_by_node;
+  stats_.active_pages = report.active_pages;
   stats_.samples = c.samples;
   stats_.planned_promotions = c.planned_promotions;
   stats_.planned_demotions = c.planned_demotions;

@@ -9,12 +9,16 @@ std::vector<uint64_t> FairShares(uint64_t capacity_bytes,
                                  const std::vector<ShareInput>& in) {
   const size_t n = in.size();
   std::vector<uint64_t> target(n, 0);
-  // 1. Floors, limited by demand and cap: a workload that does not want
-  // its floor leaves the rest to the others.
+  // 1. Floors, limited by what the workload wants or already holds, and
+  // by its cap: a workload that neither wants nor holds its floor leaves
+  // the rest to the others, and what it holds up to its floor is never
+  // taken (its demand may not be measured yet: a new process, a sparse
+  // sampler).
   long double floors = 0;
   for (size_t i = 0; i < n; ++i) {
-    target[i] =
-        std::min({in[i].floor_bytes, in[i].demand_bytes, in[i].cap_bytes});
+    target[i] = std::min({in[i].floor_bytes,
+                          std::max(in[i].demand_bytes, in[i].fast_bytes),
+                          in[i].cap_bytes});
     floors += target[i];
   }
   if (floors > capacity_bytes) {

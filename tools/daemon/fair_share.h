@@ -38,9 +38,10 @@ struct ShareInput {
 };
 
 // Target fast bytes per workload (same order as `in`). Sum <= capacity.
-// Floors come first; if the floors alone exceed the capacity (byte floors
-// on a smaller machine than the config assumed), they are scaled down in
-// proportion, so every floor keeps the same fraction of itself.
+// Floors come first, each up to what the workload wants or holds; if the floors
+// alone exceed the capacity (byte floors on a smaller machine than the config
+// assumed), they are scaled down in proportion, so every floor keeps the same
+// fraction of itself.
 std::vector<uint64_t> FairShares(uint64_t capacity_bytes,
                                  const std::vector<ShareInput>& in);
 

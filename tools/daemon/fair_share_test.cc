@@ -53,6 +53,16 @@ TEST(FairShareTest, FloorBeyondDemandIsNotHoarded) {
   EXPECT_EQ(t[1], 7 * kGiB);
 }
 
+// A workload whose demand is not measured (0) keeps what it holds up to
+// its floor.
+TEST(FairShareTest, AFloorProtectsWhatIsHeldBeforeDemandIsKnown) {
+  const std::vector<ShareInput> in = {W(2 * kGiB, UINT64_MAX, 3 * kGiB, 0, 0),
+                                      W(0, UINT64_MAX, 0, 8 * kGiB, 9)};
+  const std::vector<uint64_t> t = FairShares(8 * kGiB, in);
+  EXPECT_EQ(t[0], 2 * kGiB);
+  EXPECT_EQ(t[1], 6 * kGiB);
+}
+
 TEST(FairShareTest, OvercommittedFloorsScaleTogether) {
   const std::vector<ShareInput> in = {W(6 * kGiB, UINT64_MAX, 0, 9 * kGiB, 1),
                                       W(6 * kGiB, UINT64_MAX, 0, 9 * kGiB, 9)};

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -54,22 +55,39 @@ absl::StatusOr<PlacementConfig> RulesFor(const WorkloadConfig& w,
 }
 
 // Keeps the last stats the loop published (AttachStatsSink).
+// Keeps the last stats the loop published (AttachStatsSink), and the
+// working set: the most pages any of the last kDemandRounds rounds saw
+// sampled. One round's window can miss a hot page that is sampled only
+// now and then (a write-fault re-arm every second or more, a sparse PEBS
+// period), so the demand the daemon shares out by is the recent maximum.
 class SnapshotSink : public AttachStatsSink {
  public:
+  static constexpr int kDemandRounds = 8;
   void Publish(const AttachStats& stats, bool final) override {
     MutexLock l(&mu_);
     stats_ = stats;
     stats_.hintfault = nullptr;
     stats_.write_faults = nullptr;
+    if (!final) {
+      active_[next_++ % kDemandRounds] = stats.active_pages;
+    }
   }
   AttachStats Get() const {
     MutexLock l(&mu_);
     return stats_;
   }
+  uint64_t DemandPages() const {
+    MutexLock l(&mu_);
+    uint64_t m = 0;
+    for (uint64_t a : active_) m = std::max(m, a);
+    return m;
+  }
 
  private:
   mutable Mutex mu_;
   AttachStats stats_ ABSL_GUARDED_BY(mu_);
+  uint64_t active_[kDemandRounds] ABSL_GUARDED_BY(mu_) = {};
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class LiveMember : public DaemonMember {
@@ -177,7 +195,7 @@ class LiveMember : public DaemonMember {
     const AttachStats s = sink_.Get();
     MemberSnapshot m;
     m.fast_bytes = view_->fast_bytes();
-    m.hot_bytes = s.hot_pages * 4096;
+    m.hot_bytes = sink_.DemandPages() * 4096;
     m.samples = s.samples;
     m.rounds = s.rounds;
     m.promoted_pages = s.migrator.promoted_pages;
