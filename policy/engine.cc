@@ -130,6 +130,22 @@ void PolicyEngine::ObserveMigration(uint64_t moved_pages, uint64_t spent_ns) {
   observed_ns_ = std::max(observed_ns_, spent_ns);
 }
 
+absl::Status PolicyEngine::Reconfigure(const PlacementConfig& config) {
+  const ScanOptions now = ScanOptionsFor(config_, options_);
+  const ScanOptions next = ScanOptionsFor(config, options_);
+  if (now.top_k != next.top_k || now.hottest_on_fast != next.hottest_on_fast) {
+    return absl::FailedPreconditionError(
+        "the change alters the scanner (locality or the move budget): the "
+        "engine must be recreated");
+  }
+  HOTPAGE_RETURN_IF_ERROR(ValidatePlacementConfig(config, topology_));
+  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<TargetStrategy> strategy,
+                           MakeTargetStrategy(config, topology_));
+  config_ = config;
+  strategy_ = std::move(strategy);
+  return absl::OkStatus();
+}
+
 void PolicyEngine::Start(uint64_t now_ns) {
   start_ns_ = now_ns;
   next_round_ns_ = next_scheduled_ns_ = now_ns + options_.interval_ns;
@@ -398,6 +414,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   for (const PageKey& k : seen_) {
     auto c = next_counts_.find(k.Pack());
     const uint32_t count = c == next_counts_.end() ? 0 : c->second;
+    if (count > 0) report.active_pages += BasePages(k.kind);
     if (report.hot_threshold == 0 || count < report.hot_threshold) continue;
     report.hot_pages += BasePages(k.kind);
     auto it = placement_.find(k.Pack());

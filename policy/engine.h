@@ -201,6 +201,10 @@ struct RoundReport {
   uint32_t hot_threshold = 0;  // count at or above which a page is hot
   uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
   std::map<int, uint64_t> hot_pages_by_node;
+  // 4 KiB pages sampled since the previous round, whatever their count:
+  // the working set this round saw (the daemon's demand; hot_pages is 0
+  // while everything tracked fits in the fast tier, threshold 0).
+  uint64_t active_pages = 0;
   PlacementDecision decision;
 };
 
@@ -256,6 +260,13 @@ class PolicyEngine {
   void RefreshHugeChunks(MemoryView& view);
   size_t huge_chunks() const { return huge_chunks_.size(); }
 
+  // Replaces the placement rules between rounds (the daemon's SIGHUP), the
+  // hotness table and every learned estimate kept. Validated as Create()
+  // validates; on error nothing changes. The weighted rotation restarts.
+  // FailedPrecondition when the change would alter the scanner (locality,
+  // max_move_bytes): those need a new engine.
+  absl::Status Reconfigure(const PlacementConfig& config);
+
   const EngineCounters& counters() const { return counters_; }
   const PlacementConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
@@ -278,7 +289,7 @@ class PolicyEngine {
   void CheckShift(uint64_t now_ns);
 
   const Topology& topology_;
-  const PlacementConfig config_;
+  PlacementConfig config_;  // replaced only by Reconfigure()
   const EngineOptions options_;
   std::unique_ptr<TargetStrategy> strategy_;
   std::unique_ptr<HotnessTable> table_;

@@ -530,3 +530,43 @@ TEST(PolicyEngineTest, RejectsBadOptions) {
 
 }  // namespace
 }  // namespace hotpage
+
+namespace hotpage {
+namespace {
+
+// The daemon's SIGHUP: new rules take effect at the next round and the
+// hotness learned so far stays.
+TEST(PolicyEngineTest, ReconfigureKeepsTheTableAndChangesTheRules) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 4; ++i) {
+    view.node[kBase + i * kPage] = 2;
+    for (int n = 0; n < 4; ++n) samples.push_back(At(kBase + i * kPage, 1));
+  }
+  engine->Ingest(samples);
+  PlacementConfig cfg;
+  cfg.promote_to = {1};  // the other DRAM node, not the accessor's
+  ASSERT_TRUE(engine->Reconfigure(cfg).ok());
+  EXPECT_EQ(engine->config().promote_to, (std::vector<int>{1}));
+  // No new sample: the promotions come from what was learned before.
+  RoundReport r = engine->RunRound(view, kSec);
+  ASSERT_EQ(r.decision.moves.size(), 4u);
+  for (const PlannedMove& m : r.decision.moves) EXPECT_EQ(m.to_node, 1);
+
+  // A bad config changes nothing.
+  PlacementConfig bad;
+  bad.promote_to = {7};
+  EXPECT_FALSE(engine->Reconfigure(bad).ok());
+  EXPECT_EQ(engine->config().promote_to, (std::vector<int>{1}));
+  // Locality changes the scanner: refused, the caller makes a new engine.
+  PlacementConfig loc = cfg;
+  loc.locality = true;
+  EXPECT_EQ(engine->Reconfigure(loc).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace hotpage

@@ -88,6 +88,8 @@ int RunAttach(const std::vector<std::string>& args);
 int RunDump(const std::vector<std::string>& args);
 int RunSimulate(const std::vector<std::string>& args);
 int RunDoctor(const std::vector<std::string>& args);
+int RunDaemon(const std::vector<std::string>& args);
+int RunStatus(const std::vector<std::string>& args);
 
 }  // namespace hotpage
 

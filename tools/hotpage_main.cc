@@ -31,6 +31,10 @@ constexpr Subcommand kSubcommands[] = {
     {"doctor",
      "say what works on this machine for hotpage, why not, and the fix",
      &RunDoctor},
+    {"daemon",
+     "manage every configured workload (cgroups, names, pids) as a service",
+     &RunDaemon},
+    {"status", "ask the running daemon about its workloads", &RunStatus},
 };
 
 void PrintUsage(std::ostream& os) {

@@ -27,7 +27,7 @@ fi
 
 pkgs=(bazel-bootstrap g++ libabsl-dev libtbb-dev libpfm4-dev libgtest-dev
       libbenchmark-dev libnuma-dev libzstd-dev linux-libc-dev pkg-config libcds-dev
-      nlohmann-json3-dev)
+      nlohmann-json3-dev libtoml11-dev)
 if [ $want_vm -eq 1 ]; then
   while read -r p; do [ -n "$p" ] && pkgs+=("$p"); done < <(grep -v '^#' tests/vm/packages.txt)
 fi

@@ -86,6 +86,7 @@ bool AttachLoop::Step(uint64_t* now_ns) {
 }
 
 void AttachLoop::Round(uint64_t now_ns) {
+  if (parts_.before_round) parts_.before_round();
   PolicyEngine& engine = *parts_.engine;
   {
     // The cost of a move for the engine's benefit test: the migrator's
@@ -105,6 +106,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.migration_margin_per_sec = report.migration_margin_per_sec;
   stats_.hot_pages = report.hot_pages;
   stats_.hot_pages_by_node = report.hot_pages_by_node;
+  stats_.active_pages = report.active_pages;
   stats_.samples = c.samples;
   stats_.planned_promotions = c.planned_promotions;
   stats_.planned_demotions = c.planned_demotions;
@@ -139,8 +141,8 @@ void AttachLoop::Round(uint64_t now_ns) {
       PerfStatusFields(stats_));
   if (options_.live_line) {
     *parts_.log << "\r" << line << "   " << std::flush;
-  } else {
-    *parts_.log << "hotpage attach: " << line << "\n";
+  } else if (options_.round_lines) {
+    *parts_.log << options_.log_prefix << line << "\n";
   }
 }
 
@@ -152,10 +154,10 @@ void AttachLoop::Teardown() {
   parts_.source->Stop();
   if (NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
     if (absl::Status s = hint->Stop(); !s.ok()) {
-      log << "hotpage attach: " << s.message() << "\n";
+      log << options_.log_prefix << s.message() << "\n";
       if (error_.ok()) error_ = s;
     } else {
-      log << "hotpage attach: " << hint->restored() << "\n";
+      log << options_.log_prefix << hint->restored() << "\n";
     }
   }
   Migrator& migrator = *parts_.migrator;
@@ -170,32 +172,38 @@ void AttachLoop::Teardown() {
       absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
   parts_.stats->Publish(stats_, /*final=*/true);
   const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;
-  log << absl::StrFormat(
-      "hotpage attach: %s after %.1f s; promoted %d pages (planned by "
-      "--locality: %d), demoted %d, failed %d, ping-pong %d; %d samples, %d "
-      "rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
-      stop_reason_, elapsed, stats_.migrator.promoted_pages,
-      stats_.planned_locality, stats_.migrator.demoted_pages,
-      FailedTotal(stats_.migrator), stats_.migrator.pingpong_pages,
-      stats_.samples, stats_.rounds, stats_.cpu_seconds,
-      elapsed > 0 ? 100.0 * stats_.cpu_seconds / elapsed : 0.0);
+  log << options_.log_prefix
+      << absl::StrFormat(
+             "%s after %.1f s; promoted %d pages (planned by "
+             "--locality: %d), demoted %d, failed %d, ping-pong %d; %d "
+             "samples, %d "
+             "rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
+             stop_reason_, elapsed, stats_.migrator.promoted_pages,
+             stats_.planned_locality, stats_.migrator.demoted_pages,
+             FailedTotal(stats_.migrator), stats_.migrator.pingpong_pages,
+             stats_.samples, stats_.rounds, stats_.cpu_seconds,
+             elapsed > 0 ? 100.0 * stats_.cpu_seconds / elapsed : 0.0);
   if (const NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
     const HintFaultStats h = hint->stats();
-    log << absl::StrFormat(
-        "hotpage attach: hint faults %d (%.0f/s, system-wide), kernel scan "
-        "passes %s, longest gap %.1f s, pages the kernel migrated itself %d\n",
-        h.delta.numa_hint_faults, h.hint_faults_per_sec,
-        h.scan_seq_known ? absl::StrCat(h.scan_passes) : std::string("unknown"),
-        h.longest_scan_gap_s, h.kernel_migrated_pages);
+    log << options_.log_prefix
+        << absl::StrFormat(
+               "hint faults %d (%.0f/s, system-wide), kernel scan "
+               "passes %s, longest gap %.1f s, pages the kernel migrated "
+               "itself %d\n",
+               h.delta.numa_hint_faults, h.hint_faults_per_sec,
+               h.scan_seq_known ? absl::StrCat(h.scan_passes)
+                                : std::string("unknown"),
+               h.longest_scan_gap_s, h.kernel_migrated_pages);
   }
   if (const WriteFaultRearm* rearm = parts_.rearm; rearm != nullptr) {
     const WriteFaultRearmStats& r = rearm->stats();
-    log << absl::StrFormat(
-        "hotpage attach: write faults re-armed %d times (every %.0f ms at the "
-        "end), clearing took %.1f ms in all, %.2f ms at most\n",
-        r.rearms, static_cast<double>(r.interval_ns) / 1e6,
-        static_cast<double>(r.clear_ns_total) / 1e6,
-        static_cast<double>(r.clear_ns_max) / 1e6);
+    log << options_.log_prefix
+        << absl::StrFormat(
+               "write faults re-armed %d times (every %.0f ms at the "
+               "end), clearing took %.1f ms in all, %.2f ms at most\n",
+               r.rearms, static_cast<double>(r.interval_ns) / 1e6,
+               static_cast<double>(r.clear_ns_total) / 1e6,
+               static_cast<double>(r.clear_ns_max) / 1e6);
   }
 }
 

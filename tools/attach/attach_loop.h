@@ -118,6 +118,10 @@ struct AttachLoopOptions {
   double duration_s = 0;    // > 0: end after this long
   std::string source_name;  // for the stats ("source") and the summary
   bool live_line = false;   // status line rewritten in place (a terminal)
+  // Starts every line on the log ("hotpage attach: "; the daemon names the
+  // workload and pid). Per-round lines only when round_lines.
+  std::string log_prefix = "hotpage attach: ";
+  bool round_lines = true;
 };
 
 // The pieces the loop runs with. Everything must outlive the loop.
@@ -142,6 +146,10 @@ struct AttachLoopParts {
   std::string damon_recovered;
   // Status lines and the summary.
   std::ostream* log = &std::cerr;
+  // Optional: called on the loop's thread before each round, so that an
+  // owner on another thread can hand over changes (the daemon's reloaded
+  // rules: PolicyEngine::Reconfigure) at a point where no round runs.
+  std::function<void()> before_round;
 };
 
 class AttachLoop {

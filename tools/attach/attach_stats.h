@@ -48,6 +48,7 @@ struct AttachStats {
   uint64_t samples = 0;
   uint64_t hot_pages = 0;  // 4 KiB pages at or above the round's hot threshold
   std::map<int, uint64_t> hot_pages_by_node;
+  uint64_t active_pages = 0;  // sampled since the previous round (engine.h)
   uint64_t planned_promotions = 0;  // pages (4 KiB) the policy chose to promote
   uint64_t planned_demotions = 0;
   uint64_t planned_locality = 0;  // pages (4 KiB) moved by --locality in a tier

@@ -1,0 +1,158 @@
+# Guest side of //tests/daemon:daemon_vm_test (topology small-dram+cxl:
+# node 0 = CPUs + 512 MiB, node 1 = CPU-less 1536 MiB). `hotpage daemon`
+# manages two cgroups whose hot sets together do not fit in what is left
+# of node 0: each keeps its floor; a workload started after the daemon is
+# picked up; SIGHUP with a new cap takes effect without restarting the
+# workload's member (its hotness kept); a broken file is rejected and the
+# running config stays; `hotpage status --json`; SIGTERM leaves nothing.
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+# Hot-set pages (4 KiB) of PID on node 0.
+hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
+# The workload, in cgroup $1 (the shell joins it, then execs the workload,
+# so $! is the workload's pid). Its layout file is /tmp/l$1.
+W_ARGS="--mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1"
+MiB=256  # 4 KiB pages per MiB
+
+mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
+# Leave ~200 MiB of node 0 free: after the high watermark (~20 MiB) and
+# the daemon's own memory (~60 MiB: its members' tables and rings, on the
+# node its CPUs are on) room for one hot set (80 MiB) and some, not two.
+attach_vm_check fill 0 200 >/tmp/fill.out &
+F=$!
+wait_file /tmp/fill.out; cat /tmp/fill.out
+echo "node 0 free: $(free0) kB"
+
+cat >/tmp/h.toml <<'TOML'
+[daemon]
+interval_ms = 500
+rate_limit_mbps = 256
+kernel_tiering = "coexist"
+socket = "/tmp/hp/hotpage.sock"
+state_dir = "/tmp/hp"
+prom_file = "/tmp/hotpage.prom"
+
+[[workload]]
+name = "a"
+cgroup = "a"
+source = "pagefault"
+write_faults = true
+fast_floor = "20MiB"
+
+[[workload]]
+name = "b"
+cgroup = "b"
+source = "pagefault"
+write_faults = true
+fast_floor = "70MiB"
+TOML
+sh -c "echo \$\$ > /sys/fs/cgroup/a/cgroup.procs && exec hot_set_workload $W_ARGS --layout=/tmp/la" &
+WA=$!
+wait_file /tmp/la || bad "workload a started"
+grep -q "^$WA\$" /sys/fs/cgroup/a/cgroup.procs && ok "a runs in cgroup a" || bad "a not in its cgroup: $(cat /sys/fs/cgroup/a/cgroup.procs)"
+hotpage daemon --config /tmp/h.toml 2>/tmp/d.log &
+D=$!
+diag() { hotpage status --socket /tmp/hp/hotpage.sock --json | head -c 2500; echo; tail -n 20 /tmp/d.log; }
+if r=$(attach_vm_check wait90 $WA /tmp/la 0 90); then ok "a alone: its hot set on node 0: $r"; else bad "a alone: $r"; diag; fi
+
+# b starts after the daemon, in its cgroup: picked up within a round.
+sh -c "echo \$\$ > /sys/fs/cgroup/b/cgroup.procs && exec hot_set_workload $W_ARGS --layout=/tmp/lb" &
+WB=$!
+wait_file /tmp/lb || bad "workload b started"
+for i in $(seq 1 40); do grep -q "b: managing pid $WB" /tmp/d.log && break; sleep 0.1; done
+grep -q "b: managing pid $WB" /tmp/d.log && ok "b picked up after $((i * 100)) ms" || bad "b not picked up: $(cat /tmp/d.log)"
+
+# Together 160 MiB of hot set over ~120 MiB of room. a came first and holds
+# its whole hot set (80 MiB); b's floor (70 MiB) is more than the room a
+# left, so a must give some back (down to its target: its 20 MiB floor plus
+# what benefit gives it of the rest) for b to reach its floor. Without the
+# shares a would keep 80 and b get the ~40 left. A floor is fast memory
+# held (the prom file's hotpage_workload_fast_bytes), whichever pages.
+fast() { sed -n "s/^hotpage_workload_fast_bytes{workload=\"$1\"} //p" /tmp/hotpage.prom; }
+ok_floor=0
+for i in $(seq 1 90); do
+  fa=$(fast a); fb=$(fast b)
+  if [ "${fa:-0}" -ge $((18 << 20)) ] && [ "${fb:-0}" -ge $((63 << 20)) ]; then ok_floor=1; break; fi
+  sleep 1
+done
+a0=$(hot0 $WA /tmp/la); b0=$(hot0 $WB /tmp/lb)
+echo "after ${i} s: fast memory a $((${fa:-0} >> 20)) MiB, b $((${fb:-0} >> 20)) MiB; of their hot sets on node 0: a $((a0 / MiB)) MiB, b $((b0 / MiB)) MiB; node 0 free $(free0) kB"
+[ $ok_floor = 1 ] && ok "floors held: a $((fa >> 20)) MiB >= 90% of 20, b $((fb >> 20)) MiB >= 90% of 70" \
+  || { bad "floors: a $((${fa:-0} >> 20)) MiB (floor 20), b $((${fb:-0} >> 20)) MiB (floor 70)"; diag; }
+hotpage status --socket /tmp/hp/hotpage.sock --json >/tmp/s.json; rc=$?
+[ $rc = 0 ] && ok "status --json exits 0" || bad "status --json: $rc"
+echo '{}' >/tmp/any.json
+json_expect /tmp/any.json /tmp/s.json >/dev/null && ok "status --json parses" || bad "status --json does not parse: $(head -c 300 /tmp/s.json)"
+grep -q "\"pid\": $WA" /tmp/s.json && grep -q "\"pid\": $WB" /tmp/s.json && ok "status lists both processes" || bad "status: $(cat /tmp/s.json)"
+grep -q 'hotpage_workload_fast_bytes{workload="b"}' /tmp/hotpage.prom && ok "labelled metrics in the prom file" || bad "prom file: $(head -20 /tmp/hotpage.prom)"
+hotpage status --socket /tmp/hp/hotpage.sock | tee /tmp/st.txt
+
+# SIGHUP: b loses its floor and gets a 20 MiB cap; its member stays.
+sed -i 's/fast_floor = "70MiB"/fast_cap = "20MiB"/' /tmp/h.toml
+kill -HUP $D
+for i in $(seq 1 60); do
+  fb=$(fast b)
+  [ "${fb:-0}" -le $((30 << 20)) ] && break
+  sleep 1
+done
+[ "${fb:-0}" -le $((30 << 20)) ] && ok "reloaded cap holds after ${i} s: b $((fb >> 20)) MiB on the fast tier (cap 20 + 10 hysteresis)" \
+  || bad "cap after reload: b $((${fb:-0} >> 20)) MiB on the fast tier"
+grep -q "reloaded /tmp/h.toml" /tmp/d.log && ok "reload logged" || bad "no reload line"
+[ "$(grep -c "b: managing pid $WB" /tmp/d.log)" = 1 ] && ok "b's member kept (hotness state kept)" || bad "b restarted on reload"
+
+# A broken file is rejected; the running config stays.
+echo 'fast_cap = "20 MB"' >>/tmp/h.toml
+kill -HUP $D
+for i in $(seq 1 30); do grep -q "reload rejected" /tmp/d.log && break; sleep 0.1; done
+grep -q "reload rejected, the running config stays: /tmp/h.toml:" /tmp/d.log && ok "broken config rejected with its line" || bad "broken config: $(tail -3 /tmp/d.log)"
+sleep 2
+fb=$(fast b)
+[ "${fb:-0}" -le $((30 << 20)) ] && ok "old config still in force: b $((fb >> 20)) MiB" || bad "after a rejected reload: b $((${fb:-0} >> 20)) MiB"
+kill -0 $D && ok "daemon still running" || bad "daemon died on a bad reload"
+
+# What the daemon costs with two workloads: CPU, memory, descriptors.
+cpu_ticks=$(awk '{print $14 + $15}' /proc/$D/stat)
+echo "daemon cost: cpu $((cpu_ticks))/100 s over $(awk '{print int($22/100)}' /proc/$D/stat) s since boot start; $(grep VmRSS /proc/$D/status); threads $(ls /proc/$D/task | wc -l); fds $(ls /proc/$D/fd | wc -l)"
+
+# SIGTERM: stops within about a second and leaves nothing behind.
+t0=$(date +%s)
+kill -TERM $D; wait $D; rc=$?
+t1=$(date +%s)
+[ $rc = 0 ] && ok "SIGTERM: exit 0 in $((t1 - t0)) s" || bad "SIGTERM: exit $rc"
+[ $((t1 - t0)) -le 3 ] && ok "stopped promptly" || bad "took $((t1 - t0)) s to stop"
+[ ! -e /tmp/hp/hotpage.sock ] && ok "socket removed" || bad "socket left behind"
+on=$(cat /sys/kernel/mm/damon/admin/kdamonds/*/state 2>/dev/null | grep -c '^on$')
+[ "${on:-0}" = 0 ] && ok "no kdamond left running" || bad "$on kdamond(s) still on"
+echo "--- daemon log"; cat /tmp/d.log
+kill -TERM $WA $WB; wait $WA && ok "workload a data intact" || bad "workload a data"
+wait $WB && ok "workload b data intact" || bad "workload b data"
+kill $F
+# kernel_tiering: refuse names the mover and exits 1; take-over turns it
+# off while running and restores it at exit.
+echo 2 >/proc/sys/kernel/numa_balancing
+cat >/tmp/r.toml <<'TOML'
+[daemon]
+socket = "/tmp/hr/hotpage.sock"
+state_dir = "/tmp/hr"
+[[workload]]
+name = "x"
+comm = "no-such-comm"
+TOML
+hotpage daemon --config /tmp/r.toml 2>/tmp/r.log; rc=$?
+[ $rc = 1 ] && grep -q "kernel.numa_balancing = 2" /tmp/r.log && ok "refuse: exit 1 naming numa_balancing" || bad "refuse: rc $rc $(cat /tmp/r.log)"
+{ echo '[daemon]'; echo 'kernel_tiering = "take-over"'; grep -v '^\[daemon\]' /tmp/r.toml; } >/tmp/t.toml
+hotpage daemon --config /tmp/t.toml 2>/tmp/t.log &
+T=$!
+for i in $(seq 1 50); do [ -S /tmp/hr/hotpage.sock ] && break; sleep 0.1; done
+nb=$(cat /proc/sys/kernel/numa_balancing)
+[ "$nb" = 0 ] && ok "take-over: numa_balancing 0 while running" || bad "take-over: numa_balancing $nb; $(cat /tmp/t.log)"
+kill -TERM $T; wait $T
+nb=$(cat /proc/sys/kernel/numa_balancing)
+[ "$nb" = 2 ] && ok "take-over: restored to 2 at exit" || bad "take-over: $nb after exit"
+echo 0 >/proc/sys/kernel/numa_balancing
+
+echo "daemon VM test: $fails failed"
+exit $fails

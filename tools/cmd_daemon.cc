@@ -1,0 +1,459 @@
+// `hotpage daemon`: the machine's agent (tools/daemon/daemon_loop.h), and
+// `hotpage status`, which asks it (tools/daemon/status_socket.h).
+//
+// Start-up, in order: signals (SIGINT/SIGTERM stop, SIGHUP reloads; before
+// any other thread, see termination_signals.h), the config (rejected with
+// FILE:LINE: KEY: reason), the kernel's own movers against
+// `kernel_tiering` (refuse: exit 1 saying what to change), the machine
+// (at least two memory tiers), the take-over of the movers' sysctls, the
+// status socket (one daemon per socket), then one supervisor tick per
+// interval until a stop signal. SIGHUP re-reads the file: a bad one is
+// rejected with its line and the running config stays. Every minute the
+// kernel's movers are checked again and a new one is reported. At the end
+// every member is stopped and joined, the sysctls restored, the socket
+// removed.
+//
+// systemd (Type=notify): READY=1 once the first tick ran, WATCHDOG=1 every
+// tick, STOPPING=1 at the end, through $NOTIFY_SOCKET as sd_notify(3)
+// documents (one datagram on a unix socket; an abstract address when the
+// path starts with '@'). Hand-written rather than linking libsystemd for
+// three fixed messages.
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "policy/placement.h"
+#include "policy/topology.h"
+#include "tools/base/atomic_file.h"
+#include "tools/base/json.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/node_meminfo.h"
+#include "tools/base/kernel/sysfs_writer.h"
+#include "tools/base/state_dir.h"
+#include "tools/base/termination_signals.h"
+#include "tools/cli.h"
+#include "tools/daemon/daemon_config.h"
+#include "tools/daemon/daemon_loop.h"
+#include "tools/daemon/kernel_tiering.h"
+#include "tools/daemon/line_log.h"
+#include "tools/daemon/live_member.h"
+#include "tools/daemon/status_socket.h"
+#include "tools/daemon/sysctl_takeover.h"
+#include "tools/daemon/workload_select.h"
+
+namespace hotpage {
+namespace {
+
+constexpr char kDaemonExample[] = R"(Example /etc/hotpage/hotpage.toml:
+
+  [daemon]
+  interval_ms = 1000
+  rate_limit_mbps = 256          # shared by every workload
+  kernel_tiering = "refuse"      # refuse | coexist | take-over
+
+  [[workload]]
+  name = "cache"
+  cgroup = "system.slice/memcached.service"
+  fast_floor = "4GiB"            # kept however hot the others are
+  fast_cap = "60%"               # never more than this of the fast tier
+
+  [[workload]]
+  name = "batch"
+  comm = "spark-worker"          # or cmdline = "REGEX", pid = N, all = true
+  weights = "0:3,1:1"
+  rate_share = 0.5
+)";
+
+// sd_notify(3): one datagram to $NOTIFY_SOCKET; nothing when unset.
+void Notify(const char* state) {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (path == nullptr || path[0] == '\0') return;
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  const size_t len = std::strlen(path);
+  if (len >= sizeof(a.sun_path)) return;
+  std::memcpy(a.sun_path, path, len);
+  if (a.sun_path[0] == '@') a.sun_path[0] = '\0';  // abstract namespace
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  (void)!sendto(fd, state, std::strlen(state), MSG_NOSIGNAL,
+                reinterpret_cast<const sockaddr*>(&a),
+                static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
+  close(fd);
+}
+
+int Usage(const std::string& cmd, absl::string_view msg) {
+  std::cerr << "hotpage " << cmd << ": " << msg << "\nTry 'hotpage " << cmd
+            << " --help'.\n";
+  return kExitUsage;
+}
+
+int Fail(const std::string& cmd, absl::string_view msg) {
+  std::cerr << "hotpage " << cmd << ": " << msg << "\n";
+  return kExitFailure;
+}
+
+uint64_t FastCapacity(const Topology& topo) {
+  uint64_t bytes = 0;
+  for (int n : topo.FastNodes()) {
+    if (const NodeInfo* info = topo.FindNode(n)) bytes += info->memory_bytes;
+  }
+  return bytes;
+}
+
+// `--check`: the config, what each workload selects now, and what the
+// kernel's movers mean under it. Exit 0 when the daemon would start.
+int Check(const DaemonConfig& cfg, const KernelFs& fs) {
+  std::cout << "config " << cfg.path << ": OK, " << cfg.workloads.size()
+            << " workload(s)\n";
+  absl::StatusOr<std::vector<std::vector<SelectedProcess>>> sel =
+      SelectProcesses(fs, cfg, getpid());
+  for (size_t i = 0; i < cfg.workloads.size(); ++i) {
+    const WorkloadConfig& w = cfg.workloads[i];
+    std::cout << "  " << w.name << ": " << SelectorKindName(w.selector)
+              << (w.match.empty() ? "" : " ") << w.match << ", source "
+              << w.source;
+    if (sel.ok()) {
+      std::cout << "; selects " << (*sel)[i].size() << " process(es) now";
+      size_t shown = 0;
+      for (const SelectedProcess& p : (*sel)[i]) {
+        if (shown++ == 8) {
+          std::cout << " ...";
+          break;
+        }
+        std::cout << " " << p.key.pid << "(" << p.comm << ")";
+      }
+    }
+    std::cout << "\n";
+  }
+  if (!sel.ok()) std::cout << "  selection: " << sel.status().message() << "\n";
+  const TieringDecision d = DecideKernelTiering(DetectKernelMovers(fs, {}),
+                                                cfg.kernel_tiering, cfg.path);
+  for (const std::string& m : d.messages) std::cout << "kernel: " << m << "\n";
+  std::cout << (d.start ? "the daemon would start\n"
+                        : "the daemon would refuse to start\n");
+  return d.start ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int RunDaemon(const std::vector<std::string>& args) {
+  const std::vector<FlagSpec> specs = {
+      {"config", "FILE",
+       absl::StrCat("the configuration (default ", kDefaultDaemonConfigPath,
+                    ")")},
+      {"check", "",
+       "check the config, show what each workload selects now and what the "
+       "kernel's own tiering means for it, then exit (0: it would start)"},
+      {"dry-run", "", "decide and report, move nothing"},
+      {"log-level", "L",
+       "error, warning, info (default) or debug; the config's log_level "
+       "otherwise"},
+      {"quiet", "", "only warnings and errors (--log-level warning)"},
+  };
+  const std::string synopsis =
+      "[--config FILE] [--check] [--dry-run] "
+      "[--log-level L] [--quiet]";
+  const std::string description = absl::StrCat(
+      "Manages every workload the config selects (cgroups, process names,\n"
+      "command-line patterns, pids, or every process above a size): each\n"
+      "process is run as `hotpage attach` runs one, the fast tier is shared\n"
+      "by floors, caps and benefit when it runs short, one migration budget\n"
+      "is shared by rate_share. SIGHUP reloads the config (a bad one is\n"
+      "rejected and the running one stays; kept workloads keep their\n"
+      "hotness); SIGTERM stops within about a second. `hotpage status` asks\n"
+      "it over its socket. Needs root (move_pages of other users' processes,\n"
+      "perf events or DAMON).\n\n",
+      kDaemonExample);
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
+  if (!flags.ok()) return Usage("daemon", flags.status().message());
+  if (flags->Has("help")) {
+    std::cout << FormatUsage("daemon", synopsis, description, specs);
+    return kExitOk;
+  }
+  if (!flags->positional().empty()) {
+    return Usage("daemon", absl::StrCat("unexpected argument '",
+                                        flags->positional()[0], "'"));
+  }
+  std::optional<LogLevel> level;
+  if (std::optional<std::string> l = flags->Get("log-level")) {
+    absl::StatusOr<LogLevel> p = ParseLogLevel(*l);
+    if (!p.ok()) return Usage("daemon", p.status().message());
+    level = *p;
+  }
+  if (flags->Has("quiet")) level = LogLevel::kWarning;
+
+  // Signals before any other thread (termination_signals.h).
+  std::atomic<bool> stop{false};
+  std::atomic<bool> reload{false};
+  absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
+      TerminationSignalThread::Start(
+          [&](int signo) {
+            if (signo == SIGHUP) {
+              reload.store(true, std::memory_order_relaxed);
+            } else {
+              stop.store(true, std::memory_order_relaxed);
+            }
+          },
+          {SIGINT, SIGTERM, SIGHUP});
+  if (!signals.ok()) return Fail("daemon", signals.status().message());
+
+  const std::string path =
+      flags->Get("config").value_or(kDefaultDaemonConfigPath);
+  absl::StatusOr<DaemonConfig> cfg = LoadDaemonConfig(path);
+  if (!cfg.ok()) return Fail("daemon", cfg.status().message());
+  absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
+  if (!fs.ok()) return Fail("daemon", fs.status().message());
+  if (flags->Has("check")) return Check(*cfg, *fs);
+
+  absl::StatusOr<LogLevel> cfg_level = ParseLogLevel(cfg->log_level);
+  LineLog log(level.value_or(cfg_level.ok() ? *cfg_level : LogLevel::kInfo),
+              /*journald=*/!isatty(STDERR_FILENO));
+  std::ostream& out = log.stream();
+
+  // The kernel's own movers.
+  const TieringDecision d = DecideKernelTiering(DetectKernelMovers(*fs, {}),
+                                                cfg->kernel_tiering, cfg->path);
+  for (const std::string& m : d.messages) {
+    log.Log(d.start ? LogLevel::kWarning : LogLevel::kError,
+            absl::StrCat("hotpage daemon: ", m));
+  }
+  if (!d.start) return kExitFailure;
+
+  SyscallMempolicyProbe probe;
+  absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe);
+  if (!topo.ok()) return Fail("daemon", topo.status().message());
+  if (topo->tiers.size() < 2) {
+    return Fail("daemon",
+                absl::StrCat("this machine has ", topo->nodes.size(),
+                             " NUMA node(s) in one memory tier: there is no "
+                             "faster or slower memory to place pages on (see "
+                             "`hotpage topology`)"));
+  }
+
+  absl::StatusOr<StateDir> state =
+      StateDir::Open(cfg->state_dir, "the daemon's state directory",
+                     "the take-over record and the status socket");
+  if (!state.ok()) return Fail("daemon", state.status().message());
+  absl::StatusOr<std::unique_ptr<LiveSysfsWriter>> writer =
+      LiveSysfsWriter::Open("/");
+  if (!writer.ok()) return Fail("daemon", writer.status().message());
+  std::unique_ptr<SysctlTakeover> takeover;
+  {
+    std::string recovered;
+    absl::StatusOr<std::unique_ptr<SysctlTakeover>> t =
+        SysctlTakeover::Apply(&*state, writer->get(), d.changes, &recovered);
+    if (!t.ok()) return Fail("daemon", t.status().message());
+    takeover = std::move(*t);
+    if (!recovered.empty()) {
+      log.Log(LogLevel::kWarning, absl::StrCat("hotpage daemon: ", recovered));
+    }
+    if (!d.changes.empty()) {
+      log.Log(LogLevel::kInfo,
+              absl::StrCat("hotpage daemon: took over the kernel's tiering: ",
+                           takeover->Describe(), " until exit"));
+    }
+  }
+
+  const absl::Time started = absl::Now();
+  LiveMemberEnv env;
+  env.fs = &*fs;
+  env.topology = &*topo;
+  env.interval_ms = cfg->interval_ms;
+  env.dry_run = flags->Has("dry-run");
+  env.round_lines = level == LogLevel::kDebug;
+  env.log = &out;
+  DaemonParts parts;
+  parts.fs = &*fs;
+  parts.factory = LiveMemberFactory(env);
+  parts.fast_capacity_bytes = FastCapacity(*topo);
+  parts.fast_free_bytes = [&fs, &topo] {
+    // Free room above each fast node's high watermark (policy/placement.h).
+    uint64_t room = 0;
+    const PlacementConfig defaults;
+    for (int n : topo->FastNodes()) {
+      const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
+      const uint64_t high = WatermarksFor(defaults, *topo, n).high_bytes;
+      if (free && *free > high) room += *free - high;
+    }
+    return room;
+  };
+  parts.self = getpid();
+  parts.log = &out;
+  parts.uptime_s = [started] {
+    return absl::ToDoubleSeconds(absl::Now() - started);
+  };
+  DaemonLoop loop(*cfg, parts);
+
+  const std::string socket_path = cfg->socket;
+  absl::StatusOr<std::unique_ptr<StatusServer>> server = StatusServer::Start(
+      socket_path, [&loop](absl::string_view req) -> std::string {
+        if (req == "metrics") return loop.MetricsProm();
+        if (req == "status") {
+          return absl::StrCat(loop.StatusJson(), "\n");
+        }
+        return "error: unknown request (status or metrics)\n";
+      });
+  if (!server.ok()) return Fail("daemon", server.status().message());
+
+  log.Log(LogLevel::kInfo,
+          absl::StrCat("hotpage daemon: ", cfg->workloads.size(),
+                       " workload(s) from ", cfg->path, "; fast nodes ",
+                       absl::StrJoin(topo->FastNodes(), ","), "; status on ",
+                       socket_path, env.dry_run ? "; dry run" : ""));
+  bool ready = false;
+  absl::Time next_movers_check = absl::Now() + absl::Minutes(1);
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (reload.exchange(false)) {
+      absl::StatusOr<DaemonConfig> next = LoadDaemonConfig(path);
+      if (!next.ok()) {
+        log.Log(LogLevel::kError,
+                absl::StrCat("hotpage daemon: reload rejected, the running "
+                             "config stays: ",
+                             next.status().message()));
+      } else if (next->socket != loop.config().socket ||
+                 next->state_dir != loop.config().state_dir ||
+                 next->kernel_tiering != loop.config().kernel_tiering) {
+        log.Log(LogLevel::kError,
+                "hotpage daemon: reload rejected: socket, state_dir and "
+                "kernel_tiering change only with a restart; the running "
+                "config stays");
+      } else {
+        loop.Reload(*next);
+      }
+    }
+    loop.Tick();
+    if (!loop.config().prom_file.empty()) {
+      if (absl::Status s =
+              WriteFileAtomically(loop.config().prom_file, loop.MetricsProm());
+          !s.ok()) {
+        log.Log(LogLevel::kWarning,
+                absl::StrCat("hotpage daemon: warning: ", s.message()));
+      }
+    }
+    Notify(ready ? "WATCHDOG=1" : "READY=1");
+    ready = true;
+    if (absl::Now() >= next_movers_check) {
+      next_movers_check = absl::Now() + absl::Minutes(1);
+      const TieringDecision again =
+          DecideKernelTiering(DetectKernelMovers(*fs, {}),
+                              KernelTieringMode::kCoexist, loop.config().path);
+      if (loop.config().kernel_tiering != KernelTieringMode::kTakeOver) {
+        for (const std::string& m : again.messages) {
+          log.Log(LogLevel::kWarning, absl::StrCat("hotpage daemon: ", m));
+        }
+      }
+    }
+    // Sleep out the interval in short steps: a stop signal is seen within
+    // 50 ms.
+    const absl::Time wake =
+        absl::Now() + absl::Milliseconds(loop.config().interval_ms);
+    while (!stop.load(std::memory_order_relaxed) &&
+           !reload.load(std::memory_order_relaxed) && absl::Now() < wake) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  Notify("STOPPING=1");
+  loop.Stop();
+  server->reset();
+  if (absl::Status s = takeover->Restore(); !s.ok()) {
+    log.Log(LogLevel::kError, absl::StrCat("hotpage daemon: ", s.message()));
+    return kExitFailure;
+  }
+  log.Log(LogLevel::kInfo, "hotpage daemon: stopped");
+  return kExitOk;
+}
+
+int RunStatus(const std::vector<std::string>& args) {
+  const std::vector<FlagSpec> specs = {
+      {"json", "", "print the daemon's JSON document"},
+      {"metrics", "", "print the daemon's metrics (Prometheus text)"},
+      {"socket", "PATH",
+       "the daemon's socket (default /run/hotpage/"
+       "hotpage.sock, or the config's)"},
+      {"config", "FILE", "read the socket's path from this config"},
+  };
+  const char* synopsis = "[--json | --metrics] [--socket PATH | --config FILE]";
+  const char* description =
+      "Asks the running `hotpage daemon` for each workload's processes,\n"
+      "fast-tier bytes and share, floor and cap use, target, hot set,\n"
+      "promotions, demotions, yield and errors. Root only.";
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
+  if (!flags.ok()) return Usage("status", flags.status().message());
+  if (flags->Has("help")) {
+    std::cout << FormatUsage("status", synopsis, description, specs);
+    return kExitOk;
+  }
+  if (!flags->positional().empty()) {
+    return Usage("status", absl::StrCat("unexpected argument '",
+                                        flags->positional()[0], "'"));
+  }
+  if (flags->Has("json") && flags->Has("metrics")) {
+    return Usage("status", "--json and --metrics are exclusive");
+  }
+  std::string socket = "/run/hotpage/hotpage.sock";
+  if (std::optional<std::string> c = flags->Get("config")) {
+    absl::StatusOr<DaemonConfig> cfg = LoadDaemonConfig(*c);
+    if (!cfg.ok()) return Fail("status", cfg.status().message());
+    socket = cfg->socket;
+  }
+  if (std::optional<std::string> s = flags->Get("socket")) socket = *s;
+  absl::StatusOr<std::string> reply = QueryStatus(
+      socket, flags->Has("metrics") ? "metrics" : "status", absl::Seconds(5));
+  if (!reply.ok()) return Fail("status", reply.status().message());
+  if (flags->Has("json") || flags->Has("metrics")) {
+    std::cout << *reply;
+    return std::cout.good() ? kExitOk : kExitFailure;
+  }
+  absl::StatusOr<Json> doc = ParseJson(*reply);
+  if (!doc.ok()) {
+    return Fail("status", absl::StrCat("the daemon's reply is not JSON: ",
+                                       doc.status().message()));
+  }
+  auto num = [](const Json& o, absl::string_view key) {
+    const Json* v = JsonMember(o, key);
+    return v != nullptr && v->is_number() ? v->get<double>() : 0.0;
+  };
+  auto gib = [](const Json& o, absl::string_view key) {
+    const Json* v = JsonMember(o, key);
+    if (v == nullptr || !v->is_number()) return std::string("-");
+    return absl::StrFormat("%.2fG", v->get<double>() / (1u << 30));
+  };
+  std::cout << absl::StrFormat("%-16s %5s %10s %7s %10s %10s %10s %9s %9s\n",
+                               "WORKLOAD", "PROCS", "FAST", "SHARE", "TARGET",
+                               "FLOOR", "CAP", "PROMOTED", "DEMOTED");
+  const Json* workloads = JsonMember(*doc, "workloads");
+  if (workloads != nullptr && workloads->is_array()) {
+    for (const Json& w : *workloads) {
+      const Json* name = JsonMember(w, "name");
+      const Json* procs = JsonMember(w, "processes");
+      std::cout << absl::StrFormat(
+          "%-16s %5d %10s %6.1f%% %10s %10s %10s %9.0f %9.0f\n",
+          name != nullptr && name->is_string() ? name->get<std::string>()
+                                               : std::string("?"),
+          procs != nullptr && procs->is_array() ? procs->size() : 0,
+          gib(w, "fast_bytes"), 100 * num(w, "fast_share"),
+          gib(w, "target_bytes"), gib(w, "floor_bytes"), gib(w, "cap_bytes"),
+          num(w, "promoted_pages"), num(w, "demoted_pages"));
+    }
+  }
+  return std::cout.good() ? kExitOk : kExitFailure;
+}
+
+}  // namespace hotpage

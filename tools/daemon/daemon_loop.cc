@@ -1,0 +1,514 @@
+#include "tools/daemon/daemon_loop.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tools/base/json_writer.h"
+#include "tools/daemon/fair_share.h"
+
+namespace hotpage {
+namespace {
+
+// A Prometheus label value: backslash, double quote and newline escaped
+// (the text exposition format's only escapes).
+std::string PromLabel(absl::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
+  a.fast_bytes += b.fast_bytes;
+  a.hot_bytes += b.hot_bytes;
+  a.samples += b.samples;
+  a.rounds += b.rounds;
+  a.promoted_pages += b.promoted_pages;
+  a.demoted_pages += b.demoted_pages;
+  a.failed_pages += b.failed_pages;
+  a.promoted_entries += b.promoted_entries;
+  a.yield_hits += b.yield_hits;
+  a.cpu_seconds += b.cpu_seconds;
+  return a;
+}
+
+// The fields that need a new member when they change on reload.
+bool SameIdentity(const WorkloadConfig& a, const WorkloadConfig& b) {
+  return a.selector == b.selector && a.match == b.match && a.source == b.source;
+}
+
+}  // namespace
+
+DaemonLoop::DaemonLoop(DaemonConfig config, DaemonParts parts)
+    : config_(std::move(config)), parts_(std::move(parts)) {
+  if (!parts_.uptime_s) parts_.uptime_s = [] { return 0.0; };
+}
+
+DaemonLoop::~DaemonLoop() { Stop(); }
+
+size_t DaemonLoop::members() const { return running_.size(); }
+
+const WorkloadConfig* DaemonLoop::FindWorkload(const std::string& name) const {
+  for (const WorkloadConfig& w : config_.workloads) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+void DaemonLoop::StartMember(const WorkloadConfig& w,
+                             const SelectedProcess& p) {
+  absl::StatusOr<std::unique_ptr<DaemonMember>> m = parts_.factory(w, p);
+  if (!m.ok()) {
+    state_[w.name].failed.insert(p.key);
+    *parts_.log << "hotpage daemon: " << w.name << ": pid " << p.key.pid << " ("
+                << p.comm << "): not managed: " << m.status().message() << "\n";
+    return;
+  }
+  auto r = std::make_unique<Running>();
+  r->workload = w.name;
+  r->process = p;
+  r->member = std::move(*m);
+  Running* raw = r.get();
+  raw->thread = std::thread([raw] {
+    raw->result = raw->member->Run(&raw->stop);
+    // Release: the result written above is visible to whoever sees done.
+    raw->done.store(true, std::memory_order_release);
+  });
+  *parts_.log << "hotpage daemon: " << w.name << ": managing pid " << p.key.pid
+              << " (" << p.comm << ")" << (p.cgroup.empty() ? "" : " in ")
+              << p.cgroup << "\n";
+  running_.push_back(std::move(r));
+}
+
+void DaemonLoop::StopMember(Running* r) {
+  r->stop.store(true, std::memory_order_relaxed);
+  if (r->thread.joinable()) r->thread.join();
+  state_[r->workload].retired += r->member->Snapshot();
+  // The retired totals keep counters monotonic; a process's fast bytes and
+  // hot set leave with it.
+  state_[r->workload].retired.fast_bytes = 0;
+  state_[r->workload].retired.hot_bytes = 0;
+}
+
+void DaemonLoop::ReapFinished() {
+  for (auto it = running_.begin(); it != running_.end();) {
+    Running* r = it->get();
+    if (!r->done.load(std::memory_order_acquire)) {
+      ++it;
+      continue;
+    }
+    StopMember(r);
+    *parts_.log << "hotpage daemon: " << r->workload << ": pid "
+                << r->process.key.pid << " ended"
+                << (r->result.ok() ? std::string()
+                                   : absl::StrCat(": ", r->result.message()))
+                << "\n";
+    if (!r->result.ok()) last_error_ = std::string(r->result.message());
+    it = running_.erase(it);
+  }
+}
+
+void DaemonLoop::Tick() {
+  ++ticks_;
+  ReapFinished();
+  absl::StatusOr<std::vector<std::vector<SelectedProcess>>> sel =
+      SelectProcesses(*parts_.fs, config_, parts_.self);
+  if (!sel.ok()) {
+    last_error_ = std::string(sel.status().message());
+    *parts_.log << "hotpage daemon: selecting processes: "
+                << sel.status().message() << "\n";
+  } else {
+    for (size_t i = 0; i < config_.workloads.size(); ++i) {
+      const WorkloadConfig& w = config_.workloads[i];
+      WorkloadState& st = state_[w.name];
+      const SelectionChange ch = Reconcile(st.selected, (*sel)[i]);
+      st.selected = (*sel)[i];
+      // A process that left: its member ends by itself when the process
+      // exits; one that moved out of the cgroup is stopped here.
+      for (const ProcessKey& k : ch.left) {
+        st.failed.erase(k);
+        for (auto it = running_.begin(); it != running_.end(); ++it) {
+          if ((*it)->workload == w.name && (*it)->process.key == k) {
+            StopMember(it->get());
+            running_.erase(it);
+            break;
+          }
+        }
+      }
+      for (const SelectedProcess& p : st.selected) {
+        if (st.failed.count(p.key)) continue;
+        bool have = false;
+        for (const auto& r : running_) {
+          if (r->workload == w.name && r->process.key == p.key) have = true;
+        }
+        if (!have) StartMember(w, p);
+      }
+    }
+  }
+  ApplyShares();
+  Publish();
+}
+
+void DaemonLoop::ApplyShares() {
+  // Per workload: its members' snapshots summed.
+  const size_t n = config_.workloads.size();
+  std::vector<ShareInput> in(n);
+  std::vector<std::vector<Running*>> members(n);
+  std::vector<MemberSnapshot> snaps(running_.size());
+  for (size_t k = 0; k < running_.size(); ++k) {
+    snaps[k] = running_[k]->member->Snapshot();
+  }
+  const uint64_t capacity = parts_.fast_capacity_bytes;
+  uint64_t demand_total = 0;
+  bool any_cap = false;
+  for (size_t i = 0; i < n; ++i) {
+    const WorkloadConfig& w = config_.workloads[i];
+    in[i].floor_bytes = w.fast_floor.Resolve(capacity, false);
+    in[i].cap_bytes =
+        w.fast_cap.set ? w.fast_cap.Resolve(capacity, true) : UINT64_MAX;
+    any_cap |= w.fast_cap.set;
+    uint64_t samples = 0;
+    for (size_t k = 0; k < running_.size(); ++k) {
+      if (running_[k]->workload != w.name) continue;
+      members[i].push_back(running_[k].get());
+      in[i].fast_bytes += snaps[k].fast_bytes;
+      in[i].demand_bytes += snaps[k].hot_bytes;
+      samples += snaps[k].samples;
+    }
+    // Value of the next fast byte: sampled accesses per hot byte. A rate
+    // would need the previous tick's count; the ratio of totals ranks the
+    // workloads the same way while their sampling periods are equal.
+    in[i].benefit_per_byte =
+        static_cast<double>(samples) /
+        static_cast<double>(std::max<uint64_t>(in[i].demand_bytes, 4096));
+    demand_total += in[i].demand_bytes;
+  }
+  // What can be shared: the workloads' own fast memory plus the free room.
+  uint64_t shareable = capacity;
+  if (parts_.fast_free_bytes) {
+    uint64_t held = 0;
+    for (const ShareInput& s : in) held += s.fast_bytes;
+    shareable = std::min(capacity, held + parts_.fast_free_bytes());
+  }
+  // Shares bite only when the hot sets do not fit (or a cap is set): with
+  // room for every hot set, no process is held back, and cold pages stay
+  // where they are instead of being moved out for nobody.
+  const bool short_of_fast = demand_total > shareable;
+  std::vector<uint64_t> targets;
+  if (short_of_fast) targets = FairShares(shareable, in);
+
+  double share_sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!members[i].empty()) share_sum += config_.workloads[i].rate_share;
+  }
+  const double budget = static_cast<double>(config_.rate_limit_mbps) * 1e6;
+  for (size_t i = 0; i < n; ++i) {
+    if (members[i].empty()) continue;
+    const double rate = budget * config_.workloads[i].rate_share /
+                        std::max(share_sum, 1e-9) / members[i].size();
+    uint64_t target = kNoFastTarget;
+    if (short_of_fast) {
+      target = targets[i];
+    } else if (any_cap && in[i].cap_bytes != UINT64_MAX) {
+      target = in[i].cap_bytes;
+    }
+    // Split over the workload's processes by hot set (equal when none has
+    // one yet).
+    uint64_t hot = 0;
+    for (Running* r : members[i]) {
+      for (size_t k = 0; k < running_.size(); ++k) {
+        if (running_[k].get() == r) hot += snaps[k].hot_bytes;
+      }
+    }
+    for (Running* r : members[i]) {
+      uint64_t mine = target;
+      if (target != kNoFastTarget) {
+        uint64_t h = 0;
+        for (size_t k = 0; k < running_.size(); ++k) {
+          if (running_[k].get() == r) h = snaps[k].hot_bytes;
+        }
+        mine = hot > 0 ? static_cast<uint64_t>(
+                             static_cast<long double>(target) * h / hot)
+                       : target / members[i].size();
+      }
+      r->target = mine;
+      r->member->SetFastTarget(mine);
+      r->member->SetRateLimit(rate);
+    }
+  }
+}
+
+void DaemonLoop::Reload(DaemonConfig config) {
+  // Workloads gone, or whose selector or source changed: stop their
+  // members. Kept ones get their new rules before their next round.
+  for (auto it = running_.begin(); it != running_.end();) {
+    Running* r = it->get();
+    const WorkloadConfig* old_w = FindWorkload(r->workload);
+    const WorkloadConfig* new_w = nullptr;
+    for (const WorkloadConfig& w : config.workloads) {
+      if (w.name == r->workload) new_w = &w;
+    }
+    bool restart =
+        new_w == nullptr || old_w == nullptr || !SameIdentity(*old_w, *new_w);
+    if (!restart) {
+      absl::Status s = r->member->Reconfigure(*new_w);
+      if (!s.ok()) {
+        *parts_.log << "hotpage daemon: " << r->workload << ": pid "
+                    << r->process.key.pid << ": restarting: " << s.message()
+                    << "\n";
+        restart = true;
+      }
+    }
+    if (restart) {
+      StopMember(r);
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::map<std::string, WorkloadState> kept;
+  for (const WorkloadConfig& w : config.workloads) {
+    auto it = state_.find(w.name);
+    if (it != state_.end()) {
+      kept[w.name] = std::move(it->second);
+      kept[w.name].failed.clear();  // a new config may fix what failed
+    }
+  }
+  state_ = std::move(kept);
+  // A restarted workload's processes are selected anew at the next tick:
+  // forget the selection of workloads whose members were stopped.
+  for (auto& [name, st] : state_) {
+    bool any = false;
+    for (const auto& r : running_) any |= r->workload == name;
+    if (!any) st.selected.clear();
+  }
+  config_ = std::move(config);
+  *parts_.log << "hotpage daemon: reloaded " << config_.path << ": "
+              << config_.workloads.size() << " workload(s)\n";
+}
+
+void DaemonLoop::Stop() {
+  for (auto& r : running_) r->stop.store(true, std::memory_order_relaxed);
+  for (auto& r : running_) {
+    if (r->thread.joinable()) r->thread.join();
+  }
+  running_.clear();
+}
+
+void DaemonLoop::Publish() {
+  const uint64_t capacity = parts_.fast_capacity_bytes;
+  JsonWriter j(2);
+  j.BeginObject();
+  j.Key("config");
+  j.String(config_.path);
+  j.Key("uptime_s");
+  j.Double(parts_.uptime_s());
+  j.Key("ticks");
+  j.Uint(ticks_);
+  j.Key("fast_capacity_bytes");
+  j.Uint(capacity);
+  j.Key("last_error");
+  j.String(last_error_);
+  j.Key("workloads");
+  j.BeginArray();
+  std::string prom;
+  auto metric = [&prom](const char* name, const char* type, const char* help) {
+    absl::StrAppend(&prom, "# HELP ", name, " ", help, "\n# TYPE ", name, " ",
+                    type, "\n");
+  };
+  std::string w_fast, w_target, w_floor, w_cap, w_procs, w_prom, w_dem, w_fail,
+      w_samples, p_fast, p_hot, p_prom, p_dem;
+  for (const WorkloadConfig& w : config_.workloads) {
+    const WorkloadState& st = state_[w.name];
+    MemberSnapshot total = st.retired;
+    uint64_t target = 0;
+    bool targeted = false;
+    j.BeginObject();
+    j.Key("name");
+    j.String(w.name);
+    j.Key("selector");
+    j.String(SelectorKindName(w.selector));
+    j.Key("match");
+    j.String(w.match);
+    j.Key("processes");
+    j.BeginArray();
+    size_t procs = 0;
+    const std::string wl = absl::StrCat("workload=\"", PromLabel(w.name), "\"");
+    for (const auto& r : running_) {
+      if (r->workload != w.name) continue;
+      ++procs;
+      const MemberSnapshot s = r->member->Snapshot();
+      total += s;
+      if (r->target != kNoFastTarget) {
+        target += r->target;
+        targeted = true;
+      }
+      j.BeginObject();
+      j.Key("pid");
+      j.Int(r->process.key.pid);
+      j.Key("comm");
+      j.String(r->process.comm);
+      j.Key("cgroup");
+      j.String(r->process.cgroup);
+      j.Key("source");
+      j.String(s.source);
+      j.Key("fast_bytes");
+      j.Uint(s.fast_bytes);
+      j.Key("target_bytes");
+      if (r->target == kNoFastTarget) {
+        j.Null();
+      } else {
+        j.Uint(r->target);
+      }
+      j.Key("hot_bytes");
+      j.Uint(s.hot_bytes);
+      j.Key("samples");
+      j.Uint(s.samples);
+      j.Key("promoted_pages");
+      j.Uint(s.promoted_pages);
+      j.Key("demoted_pages");
+      j.Uint(s.demoted_pages);
+      j.Key("failed_pages");
+      j.Uint(s.failed_pages);
+      j.EndObject();
+      const std::string pl =
+          absl::StrCat("{", wl, ",pid=\"", r->process.key.pid, "\",cgroup=\"",
+                       PromLabel(r->process.cgroup), "\"} ");
+      absl::StrAppend(&p_fast, "hotpage_process_fast_bytes", pl, s.fast_bytes,
+                      "\n");
+      absl::StrAppend(&p_hot, "hotpage_process_hot_bytes", pl, s.hot_bytes,
+                      "\n");
+      absl::StrAppend(&p_prom, "hotpage_process_promoted_pages_total", pl,
+                      s.promoted_pages, "\n");
+      absl::StrAppend(&p_dem, "hotpage_process_demoted_pages_total", pl,
+                      s.demoted_pages, "\n");
+    }
+    j.EndArray();
+    const uint64_t floor = w.fast_floor.Resolve(capacity, false);
+    const uint64_t cap = w.fast_cap.Resolve(capacity, true);
+    j.Key("fast_bytes");
+    j.Uint(total.fast_bytes);
+    j.Key("fast_share");
+    j.Double(capacity ? static_cast<double>(total.fast_bytes) / capacity : 0);
+    j.Key("floor_bytes");
+    j.Uint(floor);
+    j.Key("cap_bytes");
+    j.Uint(cap);
+    j.Key("floor_used");
+    j.Double(floor ? std::min(1.0, static_cast<double>(total.fast_bytes) /
+                                       static_cast<double>(floor))
+                   : 1.0);
+    j.Key("cap_used");
+    j.Double(cap ? static_cast<double>(total.fast_bytes) / cap : 0);
+    j.Key("target_bytes");
+    if (targeted) {
+      j.Uint(target);
+    } else {
+      j.Null();
+    }
+    j.Key("hot_bytes");
+    j.Uint(total.hot_bytes);
+    j.Key("samples");
+    j.Uint(total.samples);
+    j.Key("promoted_pages");
+    j.Uint(total.promoted_pages);
+    j.Key("demoted_pages");
+    j.Uint(total.demoted_pages);
+    j.Key("failed_pages");
+    j.Uint(total.failed_pages);
+    j.Key("yield");
+    j.Double(total.promoted_entries
+                 ? static_cast<double>(total.yield_hits) /
+                       static_cast<double>(total.promoted_entries)
+                 : 0);
+    j.Key("not_managed");
+    j.Uint(st.failed.size());
+    j.EndObject();
+    const std::string l = absl::StrCat("{", wl, "} ");
+    absl::StrAppend(&w_fast, "hotpage_workload_fast_bytes", l, total.fast_bytes,
+                    "\n");
+    if (targeted) {
+      absl::StrAppend(&w_target, "hotpage_workload_target_bytes", l, target,
+                      "\n");
+    }
+    absl::StrAppend(&w_floor, "hotpage_workload_floor_bytes", l, floor, "\n");
+    absl::StrAppend(&w_cap, "hotpage_workload_cap_bytes", l, cap, "\n");
+    absl::StrAppend(&w_procs, "hotpage_workload_processes", l, procs, "\n");
+    absl::StrAppend(&w_prom, "hotpage_workload_promoted_pages_total", l,
+                    total.promoted_pages, "\n");
+    absl::StrAppend(&w_dem, "hotpage_workload_demoted_pages_total", l,
+                    total.demoted_pages, "\n");
+    absl::StrAppend(&w_fail, "hotpage_workload_failed_pages_total", l,
+                    total.failed_pages, "\n");
+    absl::StrAppend(&w_samples, "hotpage_workload_samples_total", l,
+                    total.samples, "\n");
+  }
+  j.EndArray();
+  j.EndObject();
+
+  metric("hotpage_workload_fast_bytes", "gauge",
+         "Bytes of the workload's processes on the fast tier.");
+  prom += w_fast;
+  metric("hotpage_workload_target_bytes", "gauge",
+         "The workload's fair share of the fast tier while it is short.");
+  prom += w_target;
+  metric("hotpage_workload_floor_bytes", "gauge",
+         "Configured fast-tier floor (0: none).");
+  prom += w_floor;
+  metric("hotpage_workload_cap_bytes", "gauge",
+         "Configured fast-tier cap (the tier's size: none).");
+  prom += w_cap;
+  metric("hotpage_workload_processes", "gauge",
+         "Processes of the workload being managed.");
+  prom += w_procs;
+  metric("hotpage_workload_promoted_pages_total", "counter",
+         "4 KiB pages moved to a faster tier.");
+  prom += w_prom;
+  metric("hotpage_workload_demoted_pages_total", "counter",
+         "4 KiB pages moved to a slower tier.");
+  prom += w_dem;
+  metric("hotpage_workload_failed_pages_total", "counter",
+         "Pages move_pages failed to move.");
+  prom += w_fail;
+  metric("hotpage_workload_samples_total", "counter",
+         "Access samples taken for the workload.");
+  prom += w_samples;
+  metric("hotpage_process_fast_bytes", "gauge",
+         "Bytes of the process on the fast tier.");
+  prom += p_fast;
+  metric("hotpage_process_hot_bytes", "gauge", "The process's hot set.");
+  prom += p_hot;
+  metric("hotpage_process_promoted_pages_total", "counter",
+         "4 KiB pages of the process moved to a faster tier.");
+  prom += p_prom;
+  metric("hotpage_process_demoted_pages_total", "counter",
+         "4 KiB pages of the process moved to a slower tier.");
+  prom += p_dem;
+
+  MutexLock l(&mu_);
+  published_.status = j.str();
+  published_.metrics = std::move(prom);
+}
+
+std::string DaemonLoop::StatusJson() const {
+  MutexLock l(&mu_);
+  return published_.status;
+}
+
+std::string DaemonLoop::MetricsProm() const {
+  MutexLock l(&mu_);
+  return published_.metrics;
+}
+
+}  // namespace hotpage

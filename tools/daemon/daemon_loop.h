@@ -1,0 +1,178 @@
+// DaemonLoop: `hotpage daemon`'s supervisor. Every round it selects the
+// processes of each configured workload (workload_select.h), starts a
+// member for each new one and retires the members of processes that left,
+// recomputes the fast-tier shares (fair_share.h) and hands each member its
+// target and its part of the global migration budget, and publishes the
+// status (the socket's JSON) and the metrics (Prometheus text, labelled by
+// workload, pid and cgroup).
+//
+// How the pieces fit:
+//
+// clang-format off
+//   DaemonLoop::Tick (the daemon's thread, every interval)
+//     SelectProcesses -> Reconcile per workload -> MemberFactory -> thread
+//     member snapshots -> ShareInput per workload -> FairShares -> targets
+//     -> DaemonMember::SetFastTarget (split over the workload's processes)
+//     -> DaemonMember::SetRateLimit (rate_limit x rate_share / sum, split)
+//   each DaemonMember::Run (its own thread): an AttachLoop over its process
+//     (tools/attach/attach_loop.h) whose MemoryView is a FairShareView
+//     (share_view.h), so the engine itself keeps the process to its target
+// clang-format on
+//
+// A member is one process: its own engine (hotness table), source,
+// migrator and view, as `hotpage attach` builds them. A workload's hotness
+// lives in its members, so a reload that keeps a workload (same name)
+// keeps its members and their tables; their rules change between rounds
+// (DaemonMember::Reconfigure). A workload whose selector or source changed
+// is restarted; a workload that is gone is stopped.
+//
+// Members are made by an injected MemberFactory: the live one
+// (live_member.h) over the kernel, a scripted one in tests. A factory
+// error (the process exited, the pid was reused before the member could
+// pin it, a source that cannot open) is logged once per process and the
+// process is not retried until it is selected anew.
+//
+// Threading: Tick(), Reload() and Stop() run on the daemon's thread.
+// StatusJson() and MetricsProm() may be called from any thread (the status
+// socket's): they read a copy published under mu_ at the end of each tick.
+
+#ifndef HOTPAGE_TOOLS_DAEMON_DAEMON_LOOP_H_
+#define HOTPAGE_TOOLS_DAEMON_DAEMON_LOOP_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/mutex.h"
+#include "tools/daemon/daemon_config.h"
+#include "tools/daemon/workload_select.h"
+
+namespace hotpage {
+
+// A member's fast-tier target when the tier is not short: none.
+inline constexpr uint64_t kNoFastTarget = UINT64_MAX;
+
+// What a member reports (a copy; any thread).
+struct MemberSnapshot {
+  uint64_t fast_bytes = 0;  // on the fast tier at its last round
+  uint64_t hot_bytes = 0;   // its hot set (hot pages x 4 KiB)
+  uint64_t samples = 0;     // since it started
+  uint64_t rounds = 0;
+  uint64_t promoted_pages = 0;
+  uint64_t demoted_pages = 0;
+  uint64_t failed_pages = 0;
+  uint64_t promoted_entries = 0;  // yield denominator
+  uint64_t yield_hits = 0;
+  double cpu_seconds = 0;  // its loop thread and its migrator thread
+  std::string source;
+};
+
+class DaemonMember {
+ public:
+  virtual ~DaemonMember() = default;
+  // Runs until *stop or the process ends (blocking; on the member's own
+  // thread). Returns what ended it: OK for a clean end.
+  virtual absl::Status Run(const std::atomic<bool>* stop) = 0;
+  // From the daemon's thread, while Run runs. kNoFastTarget: none.
+  virtual void SetFastTarget(uint64_t bytes) = 0;
+  virtual void SetRateLimit(double bytes_per_sec) = 0;
+  // New rules for the member's engine, applied before its next round.
+  // FailedPrecondition when they need a new engine (the daemon restarts
+  // the member then).
+  virtual absl::Status Reconfigure(const WorkloadConfig& w) = 0;
+  virtual MemberSnapshot Snapshot() const = 0;
+};
+
+using MemberFactory =
+    std::function<absl::StatusOr<std::unique_ptr<DaemonMember>>(
+        const WorkloadConfig& workload, const SelectedProcess& process)>;
+
+struct DaemonParts {
+  const KernelFs* fs = nullptr;  // /proc for the selection
+  MemberFactory factory;
+  uint64_t fast_capacity_bytes = 0;  // the fast tier's memory
+  // Optional: the fast tier's free bytes above its high watermarks now.
+  // Then the capacity shared out is what the workloads hold plus that
+  // (memory of processes the daemon does not manage is not theirs to
+  // share), at most fast_capacity_bytes. Percent floors and caps are of
+  // fast_capacity_bytes either way.
+  std::function<uint64_t()> fast_free_bytes;
+  pid_t self = 0;  // never selected
+  std::ostream* log = nullptr;
+  // Seconds since the daemon started (for the status); injected for tests.
+  std::function<double()> uptime_s;
+};
+
+class DaemonLoop {
+ public:
+  DaemonLoop(DaemonConfig config, DaemonParts parts);
+  ~DaemonLoop();  // Stop()
+  DaemonLoop(const DaemonLoop&) = delete;
+  DaemonLoop& operator=(const DaemonLoop&) = delete;
+
+  // One supervisor round (see the file comment).
+  void Tick();
+  // Replaces the config; see the file comment for what is kept.
+  void Reload(DaemonConfig config);
+  // Stops every member and joins its thread.
+  void Stop();
+
+  const DaemonConfig& config() const { return config_; }
+  size_t members() const;
+
+  // The status document (`hotpage status --json`) and the metrics.
+  std::string StatusJson() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::string MetricsProm() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Running {
+    std::string workload;
+    SelectedProcess process;
+    std::unique_ptr<DaemonMember> member;
+    std::atomic<bool> stop{false};
+    std::atomic<bool> done{false};
+    absl::Status result;  // written by the thread before done
+    std::thread thread;
+    uint64_t target = kNoFastTarget;
+  };
+  struct WorkloadState {
+    std::vector<SelectedProcess> selected;  // last selection
+    std::set<ProcessKey> failed;            // factory refused; not retried
+    // Totals of members that ended, so counters never go down.
+    MemberSnapshot retired;
+  };
+  struct Published {
+    std::string status;
+    std::string metrics;
+  };
+
+  void StartMember(const WorkloadConfig& w, const SelectedProcess& p);
+  void StopMember(Running* r);
+  void ReapFinished();
+  void ApplyShares();
+  void Publish() ABSL_LOCKS_EXCLUDED(mu_);
+  const WorkloadConfig* FindWorkload(const std::string& name) const;
+
+  DaemonConfig config_;
+  DaemonParts parts_;
+  std::vector<std::unique_ptr<Running>> running_;
+  std::map<std::string, WorkloadState> state_;
+  uint64_t ticks_ = 0;
+  std::string last_error_;
+  mutable Mutex mu_;
+  Published published_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_DAEMON_DAEMON_LOOP_H_

@@ -1,0 +1,334 @@
+#include "tools/daemon/daemon_loop.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tools/base/json.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/mutex.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+void AddProcess(FakeTree& t, int pid, const std::string& comm,
+                const std::string& cgroup, uint64_t start) {
+  const std::string d = absl::StrCat("/proc/", pid);
+  t.Write(d + "/stat",
+          absl::StrCat(pid, " (", comm, ") S 1 ", pid,
+                       " 0 -1 -1 4194304 10 0 0 0 1 2 0 0 20 0 1 0 ", start,
+                       " 1000 100\n"));
+  t.Write(d + "/comm", comm + "\n");
+  t.Write(d + "/cmdline", comm + std::string("\0", 1));
+  t.Write(d + "/cgroup", "0::/" + cgroup + "\n");
+  t.Write(d + "/statm", "200 100 0 0 0 0 0\n");
+}
+
+// A member whose process "runs" until stopped or told to exit; its
+// snapshot is scripted; it records what the daemon told it.
+class FakeMember : public DaemonMember {
+ public:
+  absl::Status Run(const std::atomic<bool>* stop) override {
+    while (!stop->load() && !exit_now.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return absl::OkStatus();
+  }
+  void SetFastTarget(uint64_t bytes) override { target.store(bytes); }
+  void SetRateLimit(double r) override { rate.store(r); }
+  absl::Status Reconfigure(const WorkloadConfig& w) override {
+    MutexLock l(&mu);
+    if (w.placement.locality != locality) {
+      return absl::FailedPreconditionError("locality changes the scanner");
+    }
+    weights_seen.push_back(w.promote_to);
+    return absl::OkStatus();
+  }
+  MemberSnapshot Snapshot() const override {
+    MutexLock l(&mu);
+    return snap;
+  }
+  void Set(uint64_t fast, uint64_t hot, uint64_t samples) {
+    MutexLock l(&mu);
+    snap.fast_bytes = fast;
+    snap.hot_bytes = hot;
+    snap.samples = samples;
+    snap.promoted_pages = samples / 10;
+    snap.source = "pagefault";
+  }
+
+  int serial = 0;  // which member this is (addresses get reused)
+  std::atomic<bool> exit_now{false};
+  std::atomic<uint64_t> target{0};
+  std::atomic<double> rate{0};
+  bool locality = false;
+  mutable Mutex mu;
+  MemberSnapshot snap;
+  std::vector<std::string> weights_seen;
+};
+
+class DaemonLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AddProcess(tree_, 100, "cache", "svc/a", 1000);
+    AddProcess(tree_, 200, "db", "svc/b", 2000);
+    auto fs = KernelFs::Open(tree_.root());
+    ASSERT_TRUE(fs.ok());
+    fs_.emplace(*std::move(fs));
+  }
+
+  std::unique_ptr<DaemonLoop> Make(const std::string& toml) {
+    absl::StatusOr<DaemonConfig> c = ParseDaemonConfig(toml, "t.toml");
+    EXPECT_TRUE(c.ok()) << c.status();
+    DaemonParts parts;
+    parts.fs = &*fs_;
+    parts.fast_capacity_bytes = 8 * kGiB;
+    if (free_bytes_ != 0) {
+      parts.fast_free_bytes = [this] { return free_bytes_; };
+    }
+    parts.self = 1;
+    parts.log = &log_;
+    parts.factory = [this](const WorkloadConfig& w, const SelectedProcess& p)
+        -> absl::StatusOr<std::unique_ptr<DaemonMember>> {
+      ++made_[p.key.pid];
+      if (refuse_.count(p.key.pid)) {
+        return absl::FailedPreconditionError("pid was reused");
+      }
+      auto m = std::make_unique<FakeMember>();
+      m->locality = w.placement.locality;
+      m->serial = ++serial_;
+      members_[p.key.pid] = m.get();
+      return m;
+    };
+    return std::make_unique<DaemonLoop>(*c, parts);
+  }
+
+  FakeTree tree_;
+  std::optional<KernelFs> fs_;
+  std::ostringstream log_;
+  std::map<int, FakeMember*> members_;
+  std::map<int, int> made_;
+  std::set<int> refuse_;
+  int serial_ = 0;
+  uint64_t free_bytes_ = 0;  // 0: no free-memory reading
+};
+
+constexpr char kTwo[] = R"(
+[daemon]
+rate_limit_mbps = 300
+[[workload]]
+name = "a"
+cgroup = "svc/a"
+rate_share = 2
+[[workload]]
+name = "b"
+cgroup = "svc/b"
+)";
+
+TEST_F(DaemonLoopTest, StartsAMemberPerProcessAndSplitsTheBudget) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  EXPECT_EQ(loop->members(), 2u);
+  ASSERT_TRUE(members_.count(100) && members_.count(200));
+  EXPECT_DOUBLE_EQ(members_[100]->rate.load(), 200e6);
+  EXPECT_DOUBLE_EQ(members_[200]->rate.load(), 100e6);
+  // The hot sets fit (none yet): no target.
+  EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
+  loop->Tick();
+  EXPECT_EQ(made_[100], 1);  // not started twice
+}
+
+TEST_F(DaemonLoopTest, ALaterProcessIsPickedUpAndAnExitedOneDropped) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  AddProcess(tree_, 150, "cache2", "svc/a/child", 3000);
+  loop->Tick();
+  EXPECT_EQ(loop->members(), 3u);
+  ASSERT_TRUE(members_.count(150));
+  // The rate of "a" is now split between its two processes.
+  EXPECT_DOUBLE_EQ(members_[150]->rate.load(), 100e6);
+  // 150 exits: its member ends by itself, and the process leaves /proc.
+  members_[150]->exit_now = true;
+  tree_.Remove("/proc/150/stat");
+  for (int i = 0; i < 200 && loop->members() == 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    loop->Tick();
+  }
+  EXPECT_EQ(loop->members(), 2u);
+  EXPECT_NE(log_.str().find("a: pid 150 ended"), std::string::npos)
+      << log_.str();
+}
+
+TEST_F(DaemonLoopTest, AReusedPidIsANewProcess) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  const int first = members_[200]->serial;
+  // 200 exits and its pid goes to another process in the same cgroup.
+  AddProcess(tree_, 200, "db", "svc/b", 9000);
+  loop->Tick();
+  EXPECT_EQ(made_[200], 2);
+  EXPECT_NE(members_[200]->serial, first);
+  EXPECT_EQ(loop->members(), 2u);
+}
+
+TEST_F(DaemonLoopTest, AProcessTheFactoryRefusesIsNotRetried) {
+  refuse_.insert(200);
+  auto loop = Make(kTwo);
+  loop->Tick();
+  loop->Tick();
+  EXPECT_EQ(made_[200], 1);
+  EXPECT_EQ(loop->members(), 1u);
+  EXPECT_NE(log_.str().find("b: pid 200 (db): not managed: pid was reused"),
+            std::string::npos)
+      << log_.str();
+}
+
+// Two workloads whose hot sets (6 GiB each) exceed the 8 GiB fast tier.
+TEST_F(DaemonLoopTest, ShortOfFastMemoryTheHotterWinsWithoutFloors) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  members_[100]->Set(4 * kGiB, 6 * kGiB, 600000);  // hotter
+  members_[200]->Set(4 * kGiB, 6 * kGiB, 60000);
+  loop->Tick();
+  EXPECT_EQ(members_[100]->target.load(), 6 * kGiB);
+  EXPECT_EQ(members_[200]->target.load(), 2 * kGiB);
+}
+
+TEST_F(DaemonLoopTest, ShortOfFastMemoryEachKeepsItsFloor) {
+  auto loop = Make(R"(
+[[workload]]
+name = "a"
+cgroup = "svc/a"
+fast_floor = "3GiB"
+[[workload]]
+name = "b"
+cgroup = "svc/b"
+fast_floor = "50%"
+)");
+  loop->Tick();
+  members_[100]->Set(4 * kGiB, 6 * kGiB, 600000);  // hotter
+  members_[200]->Set(4 * kGiB, 6 * kGiB, 60000);
+  loop->Tick();
+  EXPECT_EQ(members_[200]->target.load(), 4 * kGiB);  // its floor
+  EXPECT_EQ(members_[100]->target.load(), 4 * kGiB);
+}
+
+// Memory of processes the daemon does not manage is not shared out: with
+// 3 GiB held by the workloads and 2 GiB free, 5 GiB are shared, not 8.
+TEST_F(DaemonLoopTest, SharesWhatTheWorkloadsHoldPlusTheFreeRoom) {
+  free_bytes_ = 2 * kGiB;
+  auto loop = Make(kTwo);
+  loop->Tick();
+  members_[100]->Set(2 * kGiB, 4 * kGiB, 600000);
+  members_[200]->Set(1 * kGiB, 4 * kGiB, 60000);
+  loop->Tick();
+  EXPECT_EQ(members_[100]->target.load(), 4 * kGiB);
+  EXPECT_EQ(members_[200]->target.load(), 1 * kGiB);
+}
+
+TEST_F(DaemonLoopTest, ACapHoldsEvenWithRoom) {
+  auto loop = Make(R"(
+[[workload]]
+name = "a"
+cgroup = "svc/a"
+fast_cap = "1GiB"
+[[workload]]
+name = "b"
+cgroup = "svc/b"
+)");
+  loop->Tick();
+  members_[100]->Set(kGiB / 2, 2 * kGiB, 1000);
+  loop->Tick();
+  EXPECT_EQ(members_[100]->target.load(), kGiB);
+  EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
+}
+
+TEST_F(DaemonLoopTest, ReloadKeepsMembersAndRestartsWhatMustRestart) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  FakeMember* a = members_[100];
+  const int a_serial = a->serial;
+  const int b_serial = members_[200]->serial;
+  absl::StatusOr<DaemonConfig> next = ParseDaemonConfig(R"(
+[[workload]]
+name = "a"
+cgroup = "svc/a"
+promote_to = "0"
+[[workload]]
+name = "b"
+cgroup = "svc/b"
+locality = true
+)",
+                                                        "t.toml");
+  ASSERT_TRUE(next.ok());
+  loop->Reload(*next);
+  // "a" kept (same member, new rules); "b" restarted (locality).
+  EXPECT_EQ(loop->members(), 1u);
+  {
+    MutexLock l(&a->mu);
+    EXPECT_EQ(a->weights_seen, (std::vector<std::string>{"0"}));
+  }
+  loop->Tick();
+  EXPECT_EQ(members_[100]->serial, a_serial);
+  EXPECT_NE(members_[200]->serial, b_serial);
+  EXPECT_EQ(made_[200], 2);
+  EXPECT_EQ(loop->members(), 2u);
+  // A workload removed by a reload is stopped.
+  absl::StatusOr<DaemonConfig> only_b = ParseDaemonConfig(
+      "[[workload]]\nname = \"b\"\ncgroup = \"svc/b\"\nlocality = true\n",
+      "t.toml");
+  ASSERT_TRUE(only_b.ok());
+  loop->Reload(*only_b);
+  EXPECT_EQ(loop->members(), 1u);
+}
+
+TEST_F(DaemonLoopTest, StatusAndLabelledMetrics) {
+  AddProcess(tree_, 300, "odd", "svc/a/x\"y", 4000);
+  auto loop = Make(kTwo);
+  loop->Tick();
+  members_[100]->Set(kGiB, 2 * kGiB, 1000);
+  loop->Tick();
+  const std::string status = loop->StatusJson();
+  absl::StatusOr<Json> doc = ParseJson(status);
+  ASSERT_TRUE(doc.ok()) << doc.status() << "\n" << status;
+  EXPECT_NE(status.find("\"name\": \"a\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"pid\": 100"), std::string::npos);
+  EXPECT_NE(status.find("\"fast_bytes\": 1073741824"), std::string::npos);
+  const std::string prom = loop->MetricsProm();
+  EXPECT_NE(prom.find("# TYPE hotpage_workload_fast_bytes gauge"),
+            std::string::npos)
+      << prom;
+  EXPECT_NE(prom.find("hotpage_workload_fast_bytes{workload=\"a\"} "
+                      "1073741824"),
+            std::string::npos)
+      << prom;
+  EXPECT_NE(prom.find("hotpage_process_fast_bytes{workload=\"a\",pid=\"100\","
+                      "cgroup=\"svc/a\"} 1073741824"),
+            std::string::npos)
+      << prom;
+  // Label values are escaped.
+  EXPECT_NE(prom.find("cgroup=\"svc/a/x\\\"y\""), std::string::npos) << prom;
+  EXPECT_NE(prom.find("hotpage_workload_promoted_pages_total{workload=\"a\"} "
+                      "100"),
+            std::string::npos)
+      << prom;
+}
+
+TEST_F(DaemonLoopTest, StopJoinsEveryMember) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  const auto t0 = std::chrono::steady_clock::now();
+  loop->Stop();
+  EXPECT_EQ(loop->members(), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+}  // namespace
+}  // namespace hotpage

@@ -1,0 +1,321 @@
+#include "tools/daemon/live_member.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "migrator/migrator.h"
+#include "migrator/page_mover.h"
+#include "migrator/process_handle.h"
+#include "policy/engine.h"
+#include "policy/placement.h"
+#include "sampler/damon/damon_source.h"
+#include "sampler/perf/event_config.h"
+#include "sampler/perf/sampler.h"
+#include "sampler/write_fault_rearm.h"
+#include "tools/attach/attach_loop.h"
+#include "tools/attach/attach_stats.h"
+#include "tools/attach/live_sources.h"
+#include "tools/base/clock.h"
+#include "tools/base/mutex.h"
+#include "tools/base/parse.h"
+#include "tools/daemon/share_view.h"
+#include "tools/live_memory_view.h"
+
+namespace hotpage {
+namespace {
+
+// The workload's rules with its promote_to resolved and checked against
+// the machine.
+absl::StatusOr<PlacementConfig> RulesFor(const WorkloadConfig& w,
+                                         const Topology& topo) {
+  PlacementConfig cfg = w.placement;
+  if (!w.promote_to.empty()) {
+    absl::StatusOr<std::vector<int>> nodes = ParseKernelList(w.promote_to);
+    if (!nodes.ok()) return nodes.status();
+    for (int n : *nodes) {
+      if (topo.FindNode(n) == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("promote_to: node ", n, " is not on this machine"));
+      }
+    }
+    cfg.promote_to = *nodes;
+  }
+  if (absl::Status s = ValidatePlacementConfig(cfg, topo); !s.ok()) return s;
+  return cfg;
+}
+
+// Keeps the last stats the loop published (AttachStatsSink).
+// Keeps the last stats the loop published (AttachStatsSink), and the
+// working set: the most pages any of the last kDemandRounds rounds saw
+// sampled. One round's window can miss a hot page that is sampled only
+// now and then (a write-fault re-arm every second or more, a sparse PEBS
+// period), so the demand the daemon shares out by is the recent maximum.
+class SnapshotSink : public AttachStatsSink {
+ public:
+  static constexpr int kDemandRounds = 8;
+  void Publish(const AttachStats& stats, bool final) override {
+    MutexLock l(&mu_);
+    stats_ = stats;
+    stats_.hintfault = nullptr;
+    stats_.write_faults = nullptr;
+    if (!final) {
+      active_[next_++ % kDemandRounds] = stats.active_pages;
+    }
+  }
+  AttachStats Get() const {
+    MutexLock l(&mu_);
+    return stats_;
+  }
+  uint64_t DemandPages() const {
+    MutexLock l(&mu_);
+    uint64_t m = 0;
+    for (uint64_t a : active_) m = std::max(m, a);
+    return m;
+  }
+
+ private:
+  mutable Mutex mu_;
+  AttachStats stats_ ABSL_GUARDED_BY(mu_);
+  uint64_t active_[kDemandRounds] ABSL_GUARDED_BY(mu_) = {};
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class LiveMember : public DaemonMember {
+ public:
+  LiveMember(const LiveMemberEnv& env, std::string name, pid_t pid)
+      : env_(env), name_(std::move(name)), pid_(pid) {}
+
+  absl::Status Init(const WorkloadConfig& w, const SelectedProcess& p) {
+    const KernelFs& fs = *env_.fs;
+    // Pinned to the process the selection saw: a different start time
+    // means the pid was reused in between.
+    absl::StatusOr<ProcessHandle> handle = ProcessHandle::Attach(pid_, &fs);
+    if (!handle.ok()) return handle.status();
+    if (handle->start_time_ticks() != p.key.start_time_ticks) {
+      return absl::FailedPreconditionError(
+          "the pid was reused since it was selected");
+    }
+    handle_.emplace(std::move(*handle));
+    absl::StatusOr<ProcessHandle> mh = ProcessHandle::Attach(pid_, &fs);
+    if (!mh.ok()) return mh.status();
+    if (mh->start_time_ticks() != p.key.start_time_ticks) {
+      return absl::FailedPreconditionError(
+          "the pid was reused since it was selected");
+    }
+
+    absl::StatusOr<PlacementConfig> rules = RulesFor(w, *env_.topology);
+    if (!rules.ok()) return rules.status();
+    EngineOptions eopt;
+    eopt.interval_ns = static_cast<uint64_t>(env_.interval_ms) * 1000000;
+    eopt.address_space = static_cast<uint32_t>(pid_);
+    if (absl::StatusOr<std::string> statm =
+            fs.ReadFile(absl::StrCat("/proc/", pid_, "/statm"));
+        statm.ok()) {
+      std::vector<std::string> f = absl::StrSplit(*statm, ' ');
+      uint64_t resident = 0;
+      if (f.size() >= 2 && absl::SimpleAtoi(f[1], &resident)) {
+        eopt.footprint_pages =
+            resident * (static_cast<uint64_t>(getpagesize()) / 4096);
+      }
+    }
+    absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+        PolicyEngine::Create(*env_.topology, *rules, eopt);
+    if (!engine.ok()) return engine.status();
+    engine_ = std::move(*engine);
+
+    if (absl::Status s = StartSource(w); !s.ok()) return s;
+
+    MigratorOptions mopt;
+    migrator_ = std::make_unique<Migrator>(mopt, std::move(*mh), &mover_,
+                                           RealClock::Get());
+    live_view_ = std::make_unique<LiveMemoryView>(
+        pid_, &mover_, &fs, env_.topology,
+        env_.dry_run ? nullptr : migrator_.get());
+    view_ = std::make_unique<FairShareView>(live_view_.get(), env_.topology,
+                                            &engine_->config());
+    engine_->RefreshHugeChunks(*view_);
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(const std::atomic<bool>* stop) override {
+    AttachLoopOptions lopt;
+    lopt.dry_run = env_.dry_run;
+    lopt.source_name = source_name_;
+    lopt.log_prefix =
+        absl::StrCat("hotpage daemon: ", name_, ": pid ", pid_, ": ");
+    lopt.round_lines = env_.round_lines;
+    AttachLoopParts parts;
+    parts.source = source_.get();
+    parts.engine = engine_.get();
+    parts.view = view_.get();
+    parts.migrator = migrator_.get();
+    parts.clock = RealClock::Get();
+    parts.stats = &sink_;
+    parts.target_alive = [this] { return handle_->Alive(); };
+    parts.stop = stop;
+    parts.damon_recovered = damon_ ? damon_->recovered() : std::string();
+    parts.rearm = rearm_.get();
+    parts.log = env_.log;
+    parts.before_round = [this] { ApplyPending(); };
+    return AttachLoop(lopt, std::move(parts)).Run();
+  }
+
+  void SetFastTarget(uint64_t bytes) override {
+    view_->SetTarget(bytes == kNoFastTarget ? FairShareView::kNoTarget : bytes);
+  }
+  void SetRateLimit(double bytes_per_sec) override {
+    migrator_->SetRateLimit(bytes_per_sec);
+  }
+
+  absl::Status Reconfigure(const WorkloadConfig& w) override {
+    absl::StatusOr<PlacementConfig> rules = RulesFor(w, *env_.topology);
+    if (!rules.ok()) return rules.status();
+    const PlacementConfig& now = engine_->config();
+    if (rules->locality != now.locality ||
+        rules->max_move_bytes != now.max_move_bytes) {
+      return absl::FailedPreconditionError(
+          "locality changed: the engine is recreated");
+    }
+    MutexLock l(&mu_);
+    pending_ = *rules;
+    return absl::OkStatus();
+  }
+
+  MemberSnapshot Snapshot() const override {
+    const AttachStats s = sink_.Get();
+    MemberSnapshot m;
+    m.fast_bytes = view_->fast_bytes();
+    m.hot_bytes = sink_.DemandPages() * 4096;
+    m.samples = s.samples;
+    m.rounds = s.rounds;
+    m.promoted_pages = s.migrator.promoted_pages;
+    m.demoted_pages = s.migrator.demoted_pages;
+    m.failed_pages = FailedTotal(s.migrator);
+    m.promoted_entries = s.promoted_entries;
+    m.yield_hits = s.yield_hits;
+    // Every thread the member runs: the loop's and the migrator's.
+    m.cpu_seconds = s.cpu_seconds + absl::ToDoubleSeconds(s.migrator.cpu_time);
+    m.source = source_name_;
+    return m;
+  }
+
+ private:
+  absl::Status StartSource(const WorkloadConfig& w) {
+    if (w.source == "hintfault") {
+      return absl::FailedPreconditionError(
+          "source hintfault changes machine-wide sysctls and is not "
+          "available per workload; use kernel_tiering = \"take-over\" "
+          "with another source");
+    }
+    if (w.source == "damon") {
+      DamonOptions dopt;
+      std::ostream* log = env_.log;
+      const std::string prefix =
+          absl::StrCat("hotpage daemon: ", name_, ": pid ", pid_, ": ");
+      dopt.warn = [log, prefix](const std::string& line) {
+        *log << prefix << line << "\n";
+      };
+      absl::StatusOr<std::unique_ptr<DamonSource>> d =
+          DamonSource::Start(pid_, dopt);
+      if (!d.ok()) return d.status();
+      damon_ = std::move(*d);
+      source_ = std::make_unique<DamonAttachSource>(damon_.get());
+      source_name_ = "damon";
+      return absl::OkStatus();
+    }
+    absl::StatusOr<SourceRequest> req = ParseSourceRequest(w.source);
+    if (!req.ok()) return req.status();
+    std::string why;
+    absl::StatusOr<EventGroup> events =
+        ChooseEvents(*env_.fs, *req, SamplingOptions(), &why);
+    if (!events.ok()) return events.status();
+    absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*env_.fs);
+    if (!cpus.ok()) return cpus.status();
+    SamplerConfig scfg;
+    scfg.events = *events;
+    scfg.pids = {pid_};
+    scfg.cpus = *cpus;
+    IncludeExistingThreads(*env_.fs, &scfg);
+    if (w.write_faults) {
+      // Every written page faults within milliseconds of a re-arm: the
+      // rings attach uses for --write-faults (32768 samples per CPU).
+      scfg.ring_data_pages = 512;
+      scfg.budget_bytes_per_ring = size_t{2} << 20;
+    }
+    absl::StatusOr<std::unique_ptr<Sampler>> s =
+        Sampler::Open(scfg, &perf_sys_);
+    if (!s.ok()) return s.status();
+    sampler_ = std::move(*s);
+    if (absl::Status st = sampler_->Enable(); !st.ok()) return st;
+    if (w.write_faults) {
+      // Opened once and bound to this process (write_fault_rearm.h); the
+      // handle check after the open proves the pid was not reused.
+      if (absl::Status p = ProbeSoftDirty(); !p.ok()) return p;
+      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
+          pid_, [this] { return handle_->StillSame() == TargetState::kSame; });
+      if (!r.ok()) return r.status();
+      rearm_ = std::move(*r);
+    }
+    source_ = std::make_unique<SamplerAttachSource>(sampler_.get());
+    source_name_ =
+        events->events.empty()
+            ? w.source
+            : std::string(SampleSourceName(events->events.front().source));
+    return absl::OkStatus();
+  }
+
+  void ApplyPending() {
+    std::optional<PlacementConfig> p;
+    {
+      MutexLock l(&mu_);
+      p.swap(pending_);
+    }
+    if (!p) return;
+    if (absl::Status s = engine_->Reconfigure(*p); !s.ok()) {
+      *env_.log << "hotpage daemon: " << name_ << ": pid " << pid_
+                << ": new rules not applied: " << s.message() << "\n";
+    }
+  }
+
+  const LiveMemberEnv env_;
+  const std::string name_;
+  const pid_t pid_;
+  std::optional<ProcessHandle> handle_;
+  std::unique_ptr<PolicyEngine> engine_;
+  LinuxPerfEventSystem perf_sys_;  // outlives the sampler
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<DamonSource> damon_;
+  std::unique_ptr<WriteFaultRearm> rearm_;
+  std::unique_ptr<AttachSource> source_;
+  std::string source_name_;
+  SyscallPageMover mover_;
+  std::unique_ptr<Migrator> migrator_;
+  std::unique_ptr<LiveMemoryView> live_view_;
+  std::unique_ptr<FairShareView> view_;
+  SnapshotSink sink_;
+  mutable Mutex mu_;
+  std::optional<PlacementConfig> pending_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+MemberFactory LiveMemberFactory(LiveMemberEnv env) {
+  return [env](const WorkloadConfig& w, const SelectedProcess& p)
+             -> absl::StatusOr<std::unique_ptr<DaemonMember>> {
+    auto m = std::make_unique<LiveMember>(env, w.name, p.key.pid);
+    if (absl::Status s = m->Init(w, p); !s.ok()) return s;
+    return std::unique_ptr<DaemonMember>(std::move(m));
+  };
+}
+
+}  // namespace hotpage

@@ -1,0 +1,49 @@
+// The live DaemonMember: one process managed as `hotpage attach` manages
+// it (tools/cmd_attach.cc): a ProcessHandle pinned to the process the
+// selection saw (same start time, else the pid was reused and the member
+// is refused), its own engine, sample source, migrator and LiveMemoryView,
+// run by an AttachLoop; the view is wrapped in a FairShareView
+// (share_view.h) so the daemon's target holds.
+//
+// Sources: `auto`, `pebs`, `ibs`, `pagefault` (with `write_faults`, the
+// soft-dirty re-arm of attach's --write-faults) through the perf sampler
+// per task (ChooseEvents: PEBS, then IBS, then page faults for auto), and
+// `damon`. DAMON serves ONE process at a time: DamonSource owns the
+// machine's only hotpage kdamond and its lock (writing nr_kdamonds
+// destroys every kdamond, so a second cannot be added while one runs), so
+// a second DAMON member is refused with that reason; one machine-wide
+// DAMON context with a target per process is the follow-up.
+// `hintfault` is refused: it changes
+// machine-wide sysctls (sampler/hintfault/numa_balancing_controller.h),
+// which one workload must not do for the others; the daemon's
+// `kernel_tiering = "take-over"` is the machine-wide switch.
+//
+// Threading: Run() on the member's thread; the setters and Snapshot() on
+// the daemon's (see DaemonMember).
+
+#ifndef HOTPAGE_TOOLS_DAEMON_LIVE_MEMBER_H_
+#define HOTPAGE_TOOLS_DAEMON_LIVE_MEMBER_H_
+
+#include <ostream>
+
+#include "policy/topology.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/daemon/daemon_loop.h"
+
+namespace hotpage {
+
+struct LiveMemberEnv {
+  const KernelFs* fs = nullptr;        // "/"
+  const Topology* topology = nullptr;  // at least two tiers
+  int interval_ms = 1000;
+  bool dry_run = false;
+  bool round_lines = false;  // each round's line (--log-level debug)
+  std::ostream* log = nullptr;
+};
+
+// Everything in `env` must outlive the factory and its members.
+MemberFactory LiveMemberFactory(LiveMemberEnv env);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_DAEMON_LIVE_MEMBER_H_

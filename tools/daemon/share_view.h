@@ -1,0 +1,82 @@
+// FairShareView: how the daemon holds one process to its share of the fast
+// tier without touching the engine.
+//
+// The engine (policy/engine.h) promotes only into a node with room above
+// its high watermark and demotes from a node below its low watermark until
+// its projected free memory reaches the high watermark (policy/placement.h,
+// rule 1). This view wraps the process's real MemoryView and reports, for
+// each fast node, no more free memory than the process's target allows:
+//
+//   reported_free(n) = min(real_free(n), max(0, high(n) + target(n) - mine(n)))
+//
+// where mine(n) is the process's bytes on n (from the numa_maps ranges the
+// same round read, Ranges() before Free()) and target(n) the process's
+// fast-tier target (SetTarget, from FairShares) split over the fast nodes in
+// proportion to their memory. So the process promotes while it is under its
+// target, stops at it, and once it is more than (high - low) above it (2%
+// of the node by default: the kernel's own kind of hysteresis) demotes its
+// coldest pages back down to it. Its pages are the only ones its engine
+// moves, so a process never demotes another's pages: room for one comes
+// from the others' targets shrinking. Slow nodes are reported as they are.
+//
+// Threading: SetTarget() is called from the daemon's thread, everything
+// else from the process's loop thread; the target is an atomic (relaxed:
+// a round may see the previous target, which is as good as one round
+// earlier). fast_bytes() likewise.
+
+#ifndef HOTPAGE_TOOLS_DAEMON_SHARE_VIEW_H_
+#define HOTPAGE_TOOLS_DAEMON_SHARE_VIEW_H_
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "policy/engine.h"
+#include "policy/placement.h"
+#include "policy/topology.h"
+
+namespace hotpage {
+
+class FairShareView : public MemoryView {
+ public:
+  static constexpr uint64_t kNoTarget = UINT64_MAX;
+
+  // `inner`, `topology` and `config` must outlive the view.
+  FairShareView(MemoryView* inner, const Topology* topology,
+                const PlacementConfig* config);
+
+  void SetTarget(uint64_t fast_bytes) {
+    target_.store(fast_bytes, std::memory_order_relaxed);
+  }
+  uint64_t target() const { return target_.load(std::memory_order_relaxed); }
+  // The process's bytes on the fast tier at the last Ranges().
+  uint64_t fast_bytes() const {
+    return fast_bytes_.load(std::memory_order_relaxed);
+  }
+
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override {
+    return inner_->QueryNodes(pages, status);
+  }
+  std::vector<NumaMapsRange> Ranges() override;
+  std::vector<NodeFree> Free() override;
+  std::vector<int> BackedOffNodes() override {
+    return inner_->BackedOffNodes();
+  }
+  bool IsHeld(uint64_t vaddr) override { return inner_->IsHeld(vaddr); }
+  std::vector<uint64_t> HugeChunks() override { return inner_->HugeChunks(); }
+
+ private:
+  MemoryView* const inner_;
+  const Topology* const topology_;
+  const PlacementConfig* const config_;
+  std::vector<int> fast_nodes_;
+  uint64_t fast_capacity_ = 0;
+  std::vector<uint64_t> mine_;  // bytes per node id, from the last Ranges()
+  std::atomic<uint64_t> target_{kNoTarget};
+  std::atomic<uint64_t> fast_bytes_{0};
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_DAEMON_SHARE_VIEW_H_

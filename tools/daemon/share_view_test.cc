@@ -1,0 +1,145 @@
+#include "tools/daemon/share_view.h"
+
+#include <cerrno>
+#include <map>
+#include <memory>
+
+#include "gtest/gtest.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kBase = 0x7f0000000000ull;
+constexpr uint64_t kSec = 1000000000ull;
+
+// One fast node (0, cpu 0) and one slow node (1), 1 GiB each.
+Topology TwoTiers() {
+  Topology t;
+  NodeInfo fast;
+  fast.id = 0;
+  fast.cpus = {0};
+  fast.memory_bytes = kGiB;
+  fast.distance = {10, 20};
+  fast.tier = 0;
+  NodeInfo slow = fast;
+  slow.id = 1;
+  slow.cpus = {};
+  slow.distance = {20, 10};
+  slow.tier = 1;
+  t.nodes = {fast, slow};
+  t.tiers = {MemoryTier{0, {0}}, MemoryTier{1, {1}}};
+  t.packages = {Package{0, {0, 1}}};
+  return t;
+}
+
+// Pages live where `node` says; numa_maps reports `extra_fast_pages` more
+// on the fast node (memory the engine does not track); half the fast node
+// is free.
+class MapView : public MemoryView {
+ public:
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override {
+    for (size_t i = 0; i < pages.size(); ++i) {
+      auto it = node.find(pages[i]);
+      status[i] = it == node.end() ? -ENOENT : it->second;
+    }
+    return 0;
+  }
+  std::vector<NumaMapsRange> Ranges() override {
+    NumaMapsRange r;
+    r.start = kBase;
+    r.end = kBase + (1ull << 32);
+    r.anon = true;
+    std::map<int, uint64_t> n;
+    for (const auto& [addr, nd] : node) ++n[nd];
+    n[0] += extra_fast_pages;
+    for (const auto& [nd, pages] : n) r.pages_on_node.push_back({nd, pages});
+    return {r};
+  }
+  std::vector<NodeFree> Free() override {
+    return {{0, kGiB / 2}, {1, kGiB / 2}};
+  }
+  std::map<uint64_t, int> node;
+  uint64_t extra_fast_pages = 0;
+};
+
+Sample At(uint64_t vaddr, uint64_t t) {
+  Sample s;
+  s.vaddr = vaddr;
+  s.time_ns = t;
+  s.pid = 42;
+  s.cpu = 0;
+  s.period = 1;
+  return s;
+}
+
+struct Moves {
+  size_t promotions = 0;
+  size_t demotions = 0;
+};
+
+// 100 hot slow pages and 10 sampled fast pages; one round through a
+// FairShareView with `target` (kNoTarget: none).
+Moves OneRound(uint64_t target, uint64_t extra_fast_pages) {
+  const Topology topo = TwoTiers();
+  PlacementConfig cfg;
+  EngineOptions opt;
+  opt.address_space = 42;
+  opt.max_table_entries = 1 << 16;
+  auto engine = PolicyEngine::Create(topo, cfg, opt);
+  EXPECT_TRUE(engine.ok());
+  (*engine)->Start(0);
+  MapView inner;
+  inner.extra_fast_pages = extra_fast_pages;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 100; ++i) {
+    inner.node[kBase + i * kPage] = 1;
+    for (int k = 0; k < 8; ++k) samples.push_back(At(kBase + i * kPage, 1));
+  }
+  for (int i = 100; i < 110; ++i) {
+    inner.node[kBase + i * kPage] = 0;
+    samples.push_back(At(kBase + i * kPage, 1));
+  }
+  (*engine)->Ingest(samples);
+  FairShareView view(&inner, &topo, &(*engine)->config());
+  view.SetTarget(target);
+  const RoundReport r = (*engine)->RunRound(view, kSec);
+  Moves out;
+  for (const PlannedMove& m : r.decision.moves) {
+    (m.reason == PlacementReason::kPromote ? out.promotions : out.demotions)++;
+  }
+  EXPECT_EQ(view.fast_bytes(), (10 + extra_fast_pages) * kPage);
+  return out;
+}
+
+TEST(FairShareViewTest, NoTargetLeavesTheEngineAlone) {
+  const Moves r = OneRound(FairShareView::kNoTarget, 0);
+  EXPECT_EQ(r.promotions, 100u);
+  EXPECT_EQ(r.demotions, 0u);
+}
+
+TEST(FairShareViewTest, PromotionsStopAtTheTarget) {
+  // 10 pages on the fast tier already, a target of 50: 40 more. (The
+  // engine may also swap its 10 colder fast pages for hotter slow ones:
+  // a swap does not change how much fast memory the process holds.)
+  const Moves r = OneRound(50 * kPage, 0);
+  EXPECT_EQ(r.promotions - r.demotions, 40u);
+  EXPECT_GE(r.promotions, 40u);
+}
+
+TEST(FairShareViewTest, FarAboveTheTargetDemotes) {
+  // 30 MiB on the fast tier, target 0: more than high - low (2% of 1 GiB)
+  // above it, so the engine demotes what it tracks there (its 10 sampled
+  // fast pages) and promotes nothing.
+  const Moves r = OneRound(0, (30ull << 20) / kPage);
+  EXPECT_EQ(r.promotions, 0u);
+  EXPECT_EQ(r.demotions, 10u);
+  // Within the hysteresis: no net change (swaps only).
+  const Moves near = OneRound(0, (10ull << 20) / kPage);
+  EXPECT_EQ(near.promotions, near.demotions);
+}
+
+}  // namespace
+}  // namespace hotpage

@@ -1,0 +1,73 @@
+#!/bin/bash
+# End-to-end checks of `hotpage daemon` and `hotpage status` that need no
+# second memory tier: --help, config errors with their line, --check (what
+# each workload selects now), usage errors, and status without a daemon.
+# The daemon's real work (promotions, floors, caps, reload, SIGTERM) is the
+# guest test tests/daemon:daemon_vm_test.
+set -u
+HOTPAGE="$(dirname "$0")/hotpage"
+[ -x "$HOTPAGE" ] || HOTPAGE="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hotpage"
+tmp="${TEST_TMPDIR:-/tmp}/daemon_cli.$$"
+mkdir -p "$tmp"
+fails=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+contains() { grep -qF -- "$2" <<<"$1"; }
+
+out=$("$HOTPAGE" --help); check "daemon in the command list" contains "$out" "daemon"
+check "status in the command list" contains "$out" "status"
+out=$("$HOTPAGE" daemon --help); rc=$?
+check "daemon --help exits 0" test $rc -eq 0
+check "daemon --help says SIGHUP reloads" contains "$out" "SIGHUP reloads"
+check "daemon --help has an example config" contains "$out" "[[workload]]"
+out=$("$HOTPAGE" status --help); rc=$?
+check "status --help exits 0" test $rc -eq 0
+
+printf '[[workload]]\nname = "a"\npid = 1\nfast_cap = "3 GB"\n' >"$tmp/bad.toml"
+out=$("$HOTPAGE" daemon --config "$tmp/bad.toml" 2>&1); rc=$?
+check "bad config: exit 1" test $rc -eq 1
+check "bad config: file, line, key, reason" contains "$out" "$tmp/bad.toml:4: fast_cap: '3 GB': unknown unit 'GB'"
+printf '[daemon]\ninterval = 5\n[[workload]]\nname = "a"\npid = 1\n' >"$tmp/typo.toml"
+out=$("$HOTPAGE" daemon --config "$tmp/typo.toml" --check 2>&1); rc=$?
+check "a typo is an error, not a default: exit 1" test $rc -eq 1
+check "a typo names the key" contains "$out" "typo.toml:2: interval: unknown key in [daemon]"
+out=$("$HOTPAGE" daemon --config "$tmp/none.toml" 2>&1); rc=$?
+check "missing config: exit 1" test $rc -eq 1
+check "missing config: says so" contains "$out" "none.toml: no such file"
+
+# This test's own shell, found by --check through its pid.
+cat >"$tmp/ok.toml" <<TOML
+[daemon]
+kernel_tiering = "coexist"
+[[workload]]
+name = "me"
+pid = $$
+fast_floor = "10%"
+[[workload]]
+name = "nobody"
+comm = "no-such-comm"
+TOML
+out=$("$HOTPAGE" daemon --config "$tmp/ok.toml" --check 2>&1); rc=$?
+check "--check: exit 0 (coexist always starts)" test $rc -eq 0
+check "--check: the config is OK" contains "$out" "ok.toml: OK, 2 workload(s)"
+check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto; selects 1 process(es) now $$("
+check "--check: nothing for an unknown comm" contains "$out" "nobody: comm no-such-comm, source auto; selects 0 process(es) now"
+check "--check: says it would start" contains "$out" "the daemon would start"
+
+out=$("$HOTPAGE" daemon --log-level loud 2>&1); rc=$?
+check "bad --log-level: usage error" test $rc -eq 2
+check "bad --log-level: names the levels" contains "$out" "one of error, warning, info, debug"
+out=$("$HOTPAGE" daemon extra 2>&1); rc=$?
+check "stray argument: usage error" test $rc -eq 2
+
+sock=$(mktemp -u /tmp/hpd.XXXXXX.sock)  # short: a socket path has <= 107 bytes
+out=$("$HOTPAGE" status --socket "$sock" 2>&1); rc=$?
+check "status without a daemon: exit 1" test $rc -eq 1
+check "status without a daemon: says so" contains "$out" "no hotpage daemon answers on $sock"
+out=$("$HOTPAGE" status --json --metrics 2>&1); rc=$?
+check "status --json --metrics: usage error" test $rc -eq 2
+
+echo "hotpage_daemon_test: $fails failed"
+exit $fails
