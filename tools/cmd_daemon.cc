@@ -318,6 +318,7 @@ int RunDaemon(const std::vector<std::string>& args) {
                        absl::StrJoin(topo->FastNodes(), ","), "; status on ",
                        socket_path, env.dry_run ? "; dry run" : ""));
   bool ready = false;
+  absl::Time last_notify = absl::Now();
   absl::Time next_movers_check = absl::Now() + absl::Minutes(1);
   while (!stop.load(std::memory_order_relaxed)) {
     if (reload.exchange(false)) {
@@ -348,6 +349,7 @@ int RunDaemon(const std::vector<std::string>& args) {
       }
     }
     Notify(ready ? "WATCHDOG=1" : "READY=1");
+    last_notify = absl::Now();
     ready = true;
     if (absl::Now() >= next_movers_check) {
       next_movers_check = absl::Now() + absl::Minutes(1);
@@ -367,6 +369,12 @@ int RunDaemon(const std::vector<std::string>& args) {
     while (!stop.load(std::memory_order_relaxed) &&
            !reload.load(std::memory_order_relaxed) && absl::Now() < wake) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      // The watchdog hears from this loop at least every 5 s, whatever
+      // interval_ms is (the unit's WatchdogSec is 30 s).
+      if (absl::Now() - last_notify >= absl::Seconds(5)) {
+        Notify("WATCHDOG=1");
+        last_notify = absl::Now();
+      }
     }
   }
   Notify("STOPPING=1");

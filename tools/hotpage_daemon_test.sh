@@ -56,6 +56,11 @@ check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto
 check "--check: nothing for an unknown comm" contains "$out" "nobody: comm no-such-comm, source auto; selects 0 process(es) now"
 check "--check: says it would start" contains "$out" "the daemon would start"
 
+# The example config the package installs parses.
+example="$TEST_SRCDIR/$TEST_WORKSPACE/dist/hotpage.toml"
+out=$("$HOTPAGE" daemon --config "$example" --check 2>&1)
+check "dist/hotpage.toml parses" contains "$out" "hotpage.toml: OK,"
+
 out=$("$HOTPAGE" daemon --log-level loud 2>&1); rc=$?
 check "bad --log-level: usage error" test $rc -eq 2
 check "bad --log-level: names the levels" contains "$out" "one of error, warning, info, debug"

@@ -49,7 +49,9 @@ cp "$UNIT" "$T/etc/systemd/system/"
 # What the unit's comments promise.
 check "starts the daemon with the issue's config path" \
   has "$UNIT" 'ExecStart=/usr/bin/hotpage daemon --config /etc/hotpage/hotpage.toml $HOTPAGE_OPTS'
-check "Type=simple while the daemon cannot notify" has "$UNIT" "Type=simple"
+check "Type=notify: the daemon sends READY=1 and WATCHDOG=1" has "$UNIT" "Type=notify"
+check "the watchdog is on" has "$UNIT" "WatchdogSec=30s"
+check "only the main process may notify" has "$UNIT" "NotifyAccess=main"
 check "runtime directory hotpage" has "$UNIT" "RuntimeDirectory=hotpage"
 check "runtime directory survives a stop" has "$UNIT" "RuntimeDirectoryPreserve=yes"
 check "runtime directory 0700 (StateDir refuses group/other access)" has "$UNIT" "RuntimeDirectoryMode=0700"
