@@ -122,7 +122,9 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
              "exit"},
             {"prom-file", "FILE",
              "the same in Prometheus text format (node_exporter textfile)"},
-            {"quiet", "", "no live status line"},
+            {"quiet", "",
+             "no per-round status lines (start-up, warnings and the summary "
+             "stay)"},
         });
     return v;
   }();
@@ -576,6 +578,9 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   lopt.duration_s = a.duration;
   lopt.source_name = src.name;
   lopt.live_line = isatty(STDERR_FILENO) && !a.flags.Has("quiet");
+  // --quiet: no per-round line at all, on a terminal or not (the start-up
+  // lines, warnings and the summary stay).
+  lopt.round_lines = !a.flags.Has("quiet");
   AttachStatsFiles stats_files(a.flags.Get("stats-json"),
                                a.flags.Get("prom-file"), &std::cerr);
   AttachLoopParts parts{
@@ -589,7 +594,9 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
       .stop = &stop,
       .rearm = src.rearm.get(),
       .hintfault = src.hint.get(),
-      .damon_recovered = src.damon ? src.damon->recovered() : std::string()};
+      .damon_recovered = src.damon ? src.damon->recovered() : std::string(),
+      .log = &std::cerr,
+      .before_round = nullptr};
   absl::Status s = AttachLoop(lopt, std::move(parts)).Run();
   return s.ok() ? kExitOk : Fail(s);
 }

@@ -371,7 +371,10 @@ Recording Record(Mode mode, int pages, int threads) {
       cmd += " -o - -- " + workload + " > '" + rec.path + "'";
       break;
     case Mode::kZstd:
-      cmd += " -z -o '" + rec.path + "' -- " + workload;
+      // -m: an 8 MiB ring per CPU. perf's writer compresses on the way
+      // out, so on a loaded machine the default 512 KiB ring overflowed
+      // and samples were LOST (37-38k of 40k seen on CI-like load).
+      cmd += " -z -m 2048 -o '" + rec.path + "' -- " + workload;
       break;
   }
   const CmdResult r = RunCommand(cmd + " 2>&1 1>&2");
@@ -436,7 +439,13 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
   ASSERT_EQ(got.stats.events.size(), 2u);
   EXPECT_EQ(got.stats.events[0].name, "page-faults");
   EXPECT_EQ(got.stats.events[1].name, "minor-faults");
-  EXPECT_GE(got.samples.size(), 2u * pages);
+  // Every fault is sampled unless perf itself dropped records (LOST):
+  // then the reader must count the same losses perf does (CompareWithDump)
+  // and the per-page check below cannot hold.
+  const bool perf_lost = got.stats.lost > 0 || got.stats.lost_samples > 0;
+  if (!perf_lost) {
+    EXPECT_GE(got.samples.size(), 2u * pages);
+  }
   EXPECT_EQ(got.stats.skipped_no_addr, 0u);
   EXPECT_EQ(got.stats.skipped_unknown_id, 0u);
   if (GetParam() == Mode::kZstd) {
@@ -451,7 +460,13 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
     std::printf(" %zu:%" PRIu64, c, got.stats.per_cpu[c].samples);
   }
   std::printf("\n");
-  CheckTouchedPages(rec, got);
+  if (perf_lost) {
+    std::printf("perf lost %" PRIu64 " + %" PRIu64
+                " samples under load: the per-page check is skipped\n",
+                got.stats.lost, got.stats.lost_samples);
+  } else {
+    CheckTouchedPages(rec, got);
+  }
   CompareWithScript(rec.path, got);
   CompareWithDump(rec.path, got, GetParam() == Mode::kPipe ? 16 : 0);
 }

@@ -29,20 +29,6 @@ namespace {
 
 using ::absl::StrContains;
 
-std::vector<std::string> CoreAuxGroups(pid_t p, const std::vector<int>& cpus,
-                                       int first_index) {
-  std::vector<std::string> out;
-  int i = first_index;
-  for (int cpu : cpus) {
-    out.push_back(
-        absl::StrCat("cpu_core type=4 config=0x8203 pid=", p, " cpu=", cpu));
-    out.push_back(absl::StrCat("cpu_core type=4 config=0x1cd pid=", p,
-                               " cpu=", cpu, " leader=", i));
-    i += 2;
-  }
-  return out;
-}
-
 // Both core types sampled, each PMU only on its own CPUs.
 TEST(RecordProfileAfterFixesTest, AlderLake) {
   ProfileRun m("alder_lake");

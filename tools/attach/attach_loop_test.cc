@@ -197,6 +197,7 @@ class AttachLoopTest : public ::testing::Test {
     parts.target_alive = [this] { return alive_; };
     parts.stop = &stop_;
     parts.log = &log_;
+    parts.before_round = before_round_;
     loop_ = std::make_unique<AttachLoop>(options_, std::move(parts));
     start_ = clock_.Now();
     return loop_->Run();
@@ -233,6 +234,7 @@ class AttachLoopTest : public ::testing::Test {
   bool alive_ = true;
   std::atomic<bool> stop_{false};
   std::ostringstream log_;
+  std::function<void()> before_round_;
   AttachLoopOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<Migrator> migrator_;
@@ -263,6 +265,26 @@ TEST_F(AttachLoopTest, RoundsRunEveryIntervalUntilTheDuration) {
   EXPECT_TRUE(absl::StrContains(log_.str(),
                                 "hotpage attach: --duration 1 s reached after "
                                 "1.0 s; promoted 0 pages"))
+      << log_.str();
+}
+
+// --quiet (round_lines off) and the daemon's prefix: no per-round lines,
+// the summary under the caller's prefix; the before-round hook runs once
+// per round on the loop's thread.
+TEST_F(AttachLoopTest, QuietDropsRoundLinesAndTheHookRunsBeforeEachRound) {
+  options_.dry_run = true;
+  options_.duration_s = 1;
+  options_.round_lines = false;
+  options_.log_prefix = "hotpage daemon: w: pid 7: ";
+  int hooks = 0;
+  before_round_ = [&hooks] { ++hooks; };
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
+  EXPECT_EQ(Rounds().size(), 4u);
+  EXPECT_EQ(hooks, 4);
+  EXPECT_FALSE(absl::StrContains(log_.str(), "round=")) << log_.str();
+  EXPECT_TRUE(absl::StrContains(log_.str(),
+                                "hotpage daemon: w: pid 7: --duration 1 s "
+                                "reached after 1.0 s"))
       << log_.str();
 }
 
