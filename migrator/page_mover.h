@@ -20,7 +20,9 @@
 //    on are not written. Callers therefore pre-fill status with
 //    kPageStatusUnset and treat entries still holding it as "not done".
 //  - Call-level errors: ESRCH (no such process), EPERM (another process's
-//    pages need CAP_SYS_NICE and ptrace read access), ENODEV (target node
+//    pages need ptrace read access, find_mm_struct() in mm/migrate.c: the
+//    same user or CAP_SYS_PTRACE; CAP_SYS_NICE only for MPOL_MF_MOVE_ALL),
+//    ENODEV (target node
 //    has no memory), EACCES (target node outside the process's cpuset),
 //    ENOMEM (migration could not allocate on the target).
 //  - A transparent huge page moves as a whole 2 MiB unit when any 4 KiB

@@ -61,9 +61,10 @@
 //   1M             ~1.2-1.6 s       ~2.2-2.6 s  ~1.7k samples/s per CPU
 //
 // Ingest runs at ~60M samples/s, so polling itself costs nothing. PEBS at
-// its default period (kDefaultPebsPeriod) gives hundreds to a few thousand
-// samples/s per busy CPU, so up to a few hundred thousand live entries one
-// thread keeps up, and it keeps the engine single-threaded
+// its default period (kDefaultPebsPeriod, 50000: at most ~20k samples/s
+// per CPU at the worst-case load rate, event_config.h) gives tens to a few
+// thousand samples/s per busy CPU, so up to a few hundred thousand live
+// entries one thread keeps up, and it keeps the engine single-threaded
 // (policy/engine.h). At a million entries the round alone outlasts the
 // default 1 s interval: a round thread would keep the rings drained but
 // rounds would still fall behind, so the remedy there is a cheaper round
