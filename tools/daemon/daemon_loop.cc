@@ -164,7 +164,7 @@ void DaemonLoop::ApplyShares() {
   // Per workload: its members' snapshots summed.
   const size_t n = config_.workloads.size();
   std::vector<ShareInput> in(n);
-  std::vector<std::vector<Running*>> members(n);
+  std::vector<std::vector<size_t>> members(n);  // indices into running_
   std::vector<MemberSnapshot> snaps(running_.size());
   for (size_t k = 0; k < running_.size(); ++k) {
     snaps[k] = running_[k]->member->Snapshot();
@@ -181,7 +181,7 @@ void DaemonLoop::ApplyShares() {
     uint64_t samples = 0;
     for (size_t k = 0; k < running_.size(); ++k) {
       if (running_[k]->workload != w.name) continue;
-      members[i].push_back(running_[k].get());
+      members[i].push_back(k);
       in[i].fast_bytes += snaps[k].fast_bytes;
       in[i].demand_bytes += snaps[k].hot_bytes;
       samples += snaps[k].samples;
@@ -224,23 +224,16 @@ void DaemonLoop::ApplyShares() {
       target = in[i].cap_bytes;
     }
     // Split over the workload's processes by hot set (equal when none has
-    // one yet).
-    uint64_t hot = 0;
-    for (Running* r : members[i]) {
-      for (size_t k = 0; k < running_.size(); ++k) {
-        if (running_[k].get() == r) hot += snaps[k].hot_bytes;
-      }
-    }
-    for (Running* r : members[i]) {
+    // one yet); in[i].demand_bytes is their sum.
+    const uint64_t hot = in[i].demand_bytes;
+    for (size_t k : members[i]) {
+      Running* r = running_[k].get();
       uint64_t mine = target;
       if (target != kNoFastTarget) {
-        uint64_t h = 0;
-        for (size_t k = 0; k < running_.size(); ++k) {
-          if (running_[k].get() == r) h = snaps[k].hot_bytes;
-        }
-        mine = hot > 0 ? static_cast<uint64_t>(
-                             static_cast<long double>(target) * h / hot)
-                       : target / members[i].size();
+        mine = hot > 0
+                   ? static_cast<uint64_t>(static_cast<long double>(target) *
+                                           snaps[k].hot_bytes / hot)
+                   : target / members[i].size();
       }
       r->target = mine;
       r->member->SetFastTarget(mine);
@@ -322,13 +315,84 @@ void DaemonLoop::Publish() {
   j.String(last_error_);
   j.Key("workloads");
   j.BeginArray();
-  std::string prom;
-  auto metric = [&prom](const char* name, const char* type, const char* help) {
-    absl::StrAppend(&prom, "# HELP ", name, " ", help, "\n# TYPE ", name, " ",
-                    type, "\n");
+  // The metric families, in the order the text lists them; each family's
+  // series collect in `body` while the workloads are walked.
+  struct Family {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::string body;
   };
-  std::string w_fast, w_target, w_floor, w_cap, w_procs, w_prom, w_dem, w_fail,
-      w_samples, p_fast, p_hot, p_prom, p_dem;
+  enum {
+    kWFast,
+    kWTarget,
+    kWFloor,
+    kWCap,
+    kWProcs,
+    kWPromoted,
+    kWDemoted,
+    kWFailed,
+    kWSamples,
+    kPFast,
+    kPHot,
+    kPPromoted,
+    kPDemoted,
+    kFamilies
+  };
+  Family fam[kFamilies] = {
+      {"hotpage_workload_fast_bytes",
+       "gauge",
+       "Bytes of the workload's processes on the fast tier.",
+       {}},
+      {"hotpage_workload_target_bytes",
+       "gauge",
+       "The workload's fair share of the fast tier while it is short.",
+       {}},
+      {"hotpage_workload_floor_bytes",
+       "gauge",
+       "Configured fast-tier floor (0: none).",
+       {}},
+      {"hotpage_workload_cap_bytes",
+       "gauge",
+       "Configured fast-tier cap (the tier's size: none).",
+       {}},
+      {"hotpage_workload_processes",
+       "gauge",
+       "Processes of the workload being managed.",
+       {}},
+      {"hotpage_workload_promoted_pages_total",
+       "counter",
+       "4 KiB pages moved to a faster tier.",
+       {}},
+      {"hotpage_workload_demoted_pages_total",
+       "counter",
+       "4 KiB pages moved to a slower tier.",
+       {}},
+      {"hotpage_workload_failed_pages_total",
+       "counter",
+       "Pages move_pages failed to move.",
+       {}},
+      {"hotpage_workload_samples_total",
+       "counter",
+       "Access samples taken for the workload.",
+       {}},
+      {"hotpage_process_fast_bytes",
+       "gauge",
+       "Bytes of the process on the fast tier.",
+       {}},
+      {"hotpage_process_hot_bytes", "gauge", "The process's hot set.", {}},
+      {"hotpage_process_promoted_pages_total",
+       "counter",
+       "4 KiB pages of the process moved to a faster tier.",
+       {}},
+      {"hotpage_process_demoted_pages_total",
+       "counter",
+       "4 KiB pages of the process moved to a slower tier.",
+       {}},
+  };
+  auto series = [&fam](int f, absl::string_view labels, uint64_t value) {
+    absl::StrAppend(&fam[f].body, fam[f].name, labels, value, "\n");
+  };
   for (const WorkloadConfig& w : config_.workloads) {
     const WorkloadState& st = state_[w.name];
     MemberSnapshot total = st.retired;
@@ -385,14 +449,10 @@ void DaemonLoop::Publish() {
       const std::string pl =
           absl::StrCat("{", wl, ",pid=\"", r->process.key.pid, "\",cgroup=\"",
                        PromLabel(r->process.cgroup), "\"} ");
-      absl::StrAppend(&p_fast, "hotpage_process_fast_bytes", pl, s.fast_bytes,
-                      "\n");
-      absl::StrAppend(&p_hot, "hotpage_process_hot_bytes", pl, s.hot_bytes,
-                      "\n");
-      absl::StrAppend(&p_prom, "hotpage_process_promoted_pages_total", pl,
-                      s.promoted_pages, "\n");
-      absl::StrAppend(&p_dem, "hotpage_process_demoted_pages_total", pl,
-                      s.demoted_pages, "\n");
+      series(kPFast, pl, s.fast_bytes);
+      series(kPHot, pl, s.hot_bytes);
+      series(kPPromoted, pl, s.promoted_pages);
+      series(kPDemoted, pl, s.demoted_pages);
     }
     j.EndArray();
     const uint64_t floor = w.fast_floor.Resolve(capacity, false);
@@ -436,65 +496,24 @@ void DaemonLoop::Publish() {
     j.Uint(st.failed.size());
     j.EndObject();
     const std::string l = absl::StrCat("{", wl, "} ");
-    absl::StrAppend(&w_fast, "hotpage_workload_fast_bytes", l, total.fast_bytes,
-                    "\n");
-    if (targeted) {
-      absl::StrAppend(&w_target, "hotpage_workload_target_bytes", l, target,
-                      "\n");
-    }
-    absl::StrAppend(&w_floor, "hotpage_workload_floor_bytes", l, floor, "\n");
-    absl::StrAppend(&w_cap, "hotpage_workload_cap_bytes", l, cap, "\n");
-    absl::StrAppend(&w_procs, "hotpage_workload_processes", l, procs, "\n");
-    absl::StrAppend(&w_prom, "hotpage_workload_promoted_pages_total", l,
-                    total.promoted_pages, "\n");
-    absl::StrAppend(&w_dem, "hotpage_workload_demoted_pages_total", l,
-                    total.demoted_pages, "\n");
-    absl::StrAppend(&w_fail, "hotpage_workload_failed_pages_total", l,
-                    total.failed_pages, "\n");
-    absl::StrAppend(&w_samples, "hotpage_workload_samples_total", l,
-                    total.samples, "\n");
+    series(kWFast, l, total.fast_bytes);
+    if (targeted) series(kWTarget, l, target);
+    series(kWFloor, l, floor);
+    series(kWCap, l, cap);
+    series(kWProcs, l, procs);
+    series(kWPromoted, l, total.promoted_pages);
+    series(kWDemoted, l, total.demoted_pages);
+    series(kWFailed, l, total.failed_pages);
+    series(kWSamples, l, total.samples);
   }
   j.EndArray();
   j.EndObject();
 
-  metric("hotpage_workload_fast_bytes", "gauge",
-         "Bytes of the workload's processes on the fast tier.");
-  prom += w_fast;
-  metric("hotpage_workload_target_bytes", "gauge",
-         "The workload's fair share of the fast tier while it is short.");
-  prom += w_target;
-  metric("hotpage_workload_floor_bytes", "gauge",
-         "Configured fast-tier floor (0: none).");
-  prom += w_floor;
-  metric("hotpage_workload_cap_bytes", "gauge",
-         "Configured fast-tier cap (the tier's size: none).");
-  prom += w_cap;
-  metric("hotpage_workload_processes", "gauge",
-         "Processes of the workload being managed.");
-  prom += w_procs;
-  metric("hotpage_workload_promoted_pages_total", "counter",
-         "4 KiB pages moved to a faster tier.");
-  prom += w_prom;
-  metric("hotpage_workload_demoted_pages_total", "counter",
-         "4 KiB pages moved to a slower tier.");
-  prom += w_dem;
-  metric("hotpage_workload_failed_pages_total", "counter",
-         "Pages move_pages failed to move.");
-  prom += w_fail;
-  metric("hotpage_workload_samples_total", "counter",
-         "Access samples taken for the workload.");
-  prom += w_samples;
-  metric("hotpage_process_fast_bytes", "gauge",
-         "Bytes of the process on the fast tier.");
-  prom += p_fast;
-  metric("hotpage_process_hot_bytes", "gauge", "The process's hot set.");
-  prom += p_hot;
-  metric("hotpage_process_promoted_pages_total", "counter",
-         "4 KiB pages of the process moved to a faster tier.");
-  prom += p_prom;
-  metric("hotpage_process_demoted_pages_total", "counter",
-         "4 KiB pages of the process moved to a slower tier.");
-  prom += p_dem;
+  std::string prom;
+  for (const Family& f : fam) {
+    absl::StrAppend(&prom, "# HELP ", f.name, " ", f.help, "\n# TYPE ", f.name,
+                    " ", f.type, "\n", f.body);
+  }
 
   MutexLock l(&mu_);
   published_.status = j.str();
