@@ -344,6 +344,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     h.rate_lo = e.rate.lo_per_sec;
     h.rate_hi = e.rate.hi_per_sec;
     h.samples = e.entry.count / options_.sample_weight;
+    // A 2 MiB entry outside the THP-backed chunks is region evidence over
+    // base pages: rule W may split it (a huge page moves whole).
+    h.divisible =
+        e.entry.key.kind == PageKind::k2M && !huge_chunks_.contains(h.vaddr);
     return h;
   };
   // Recency bound on the victims' rates: a page last sampled in the tick
@@ -458,9 +462,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     const bool promote = m.reason == PlacementReason::kPromote;
     (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
         m.page_bytes / 4096;
-    PageKey k;
+    PageKey k;  // the entry's (a part of a split entry: the whole one)
     k.address_space = options_.address_space;
-    k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+    k.kind = std::max(m.page_bytes, m.entry_bytes) > 4096 ? PageKind::k2M
+                                                          : PageKind::k4K;
     k.page = m.vaddr >> PageShift(k.kind);
     const uint64_t key = k.Pack();
     if (!promote) {
@@ -478,9 +483,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // queries them (the shift detector would otherwise count samples on
   // just-promoted pages as slow).
   for (const PlannedMove& m : report.decision.moves) {
-    PageKey k;
+    PageKey k;  // the entry's (a part of a split entry: the whole one)
     k.address_space = options_.address_space;
-    k.kind = m.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+    k.kind = std::max(m.page_bytes, m.entry_bytes) > 4096 ? PageKind::k2M
+                                                          : PageKind::k4K;
     k.page = m.vaddr >> PageShift(k.kind);
     if (auto it = placement_.find(k.Pack()); it != placement_.end())
       it->second = m.to_node;

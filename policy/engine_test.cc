@@ -292,6 +292,72 @@ TEST(PolicyEngineTest, SamplesInAHugePageMoveItWhole) {
   EXPECT_EQ(plain->RunRound(view, kSec).decision.promoted_pages, 2u);
 }
 
+// DAMON's region evidence under --weights 0:3,1:1 (issue 13 §4, "weights
+// with every source"): each chunk is one 2 MiB entry, and as whole
+// round-robin units seven chunks split 6:1 (86% of the pages on node 0).
+// The chunks of base pages are split by weight, so the pages land within 5
+// points of 75:25; the THP-backed chunk still moves whole (one 2 MiB move).
+TEST(PolicyEngineTest, DamonRegionsAreSplitByWeightButHugePagesMoveWhole) {
+  const Topology topo = ThreeNodes();
+  PlacementConfig cfg;
+  absl::StatusOr<WeightsConfig> w = ParseWeights("0:3,1:1");
+  ASSERT_TRUE(w.ok()) << w.status();
+  cfg.weights = *w;
+  auto engine = MakeEngine(topo, cfg);
+  engine->Start(0);
+  MapView view;
+  constexpr uint64_t kChunk = uint64_t{2} << 20;
+  const uint64_t thp = kBase + 6 * kChunk;
+  for (uint64_t c = 0; c < 7; ++c) {
+    for (uint64_t p = 0; p < 512; ++p)
+      view.node[kBase + c * kChunk + p * kPage] = 2;
+  }
+  view.huge = {thp};
+  engine->RefreshHugeChunks(view);
+  auto regions = [&](uint64_t t) {
+    std::vector<Sample> samples;
+    for (uint64_t c = 0; c < 7; ++c) {
+      for (int n = 0; n < 4; ++n) {
+        Sample s = At(kBase + c * kChunk, t);
+        s.flags = kSampleRegion;
+        s.period = 20;  // DAMON's checks per aggregation interval
+        samples.push_back(s);
+      }
+    }
+    return samples;
+  };
+  engine->Ingest(regions(kSec / 2));
+  RoundReport r = engine->RunRound(view, kSec);
+  std::map<int, uint64_t> pages_to;
+  int thp_moves = 0;
+  for (const PlannedMove& m : r.decision.moves) {
+    ASSERT_EQ(m.reason, PlacementReason::kPromote);
+    pages_to[m.to_node] += m.page_bytes / kPage;
+    if (m.entry_vaddr() == thp) {
+      ++thp_moves;
+      EXPECT_EQ(m.page_bytes, kChunk);
+      EXPECT_EQ(m.entry_bytes, 0u);
+    }
+  }
+  EXPECT_EQ(thp_moves, 1) << DecisionToString(r.decision);
+  ASSERT_EQ(pages_to[0] + pages_to[1], 7u * 512)
+      << DecisionToString(r.decision);
+  const double share =
+      static_cast<double>(pages_to[0]) / (pages_to[0] + pages_to[1]);
+  EXPECT_NEAR(share, 0.75, 0.05) << DecisionToString(r.decision);
+  EXPECT_EQ(engine->counters().planned_promotions, 7u * 512);
+  EXPECT_EQ(engine->counters().promoted_entries, 7u);  // parts are one entry
+  // Next round: the split chunks are on the fast tier (majority node 0)
+  // and nothing moves again.
+  engine->Ingest(regions(kSec + kSec / 2));
+  for (const PlannedMove& m : r.decision.moves) {
+    for (uint64_t a = m.vaddr; a < m.vaddr + m.page_bytes; a += kPage)
+      view.node[a] = m.to_node;
+  }
+  RoundReport again = engine->RunRound(view, 2 * kSec);
+  EXPECT_TRUE(again.decision.moves.empty()) << DecisionToString(again.decision);
+}
+
 // A page that was hot and stopped keeps a high decayed count for epochs;
 // the time since its last sample bounds its current rate (zero samples in
 // the gap), so a page sampled now can displace it. Node 0 sits between its

@@ -160,6 +160,12 @@ class Engine final : public PlacementContext {
                          uint64_t paired, SkipReason* why);
   void AddMove(const PageHeat& p, int to, PlacementReason reason,
                PlacementTrigger trigger, uint64_t paired);
+  void AddPart(const PageHeat& p, uint32_t offset, uint32_t bytes, int to,
+               PlacementReason reason, PlacementTrigger trigger,
+               uint64_t paired);
+  // Rule W's split of a divisible page over several targets (true: done).
+  bool PromoteSplit(const PageHeat& c, const NumaMapsRange* range,
+                    const std::vector<int>& order);
   void UndoMovesTo(size_t moves_size);
   void Finish();
 
@@ -182,6 +188,7 @@ class Engine final : public PlacementContext {
   absl::flat_hash_map<std::pair<const NumaMapsRange*, int>, int64_t>
       range_delta_;
   std::vector<int> allowed_, order_, filtered_;  // scratch
+  std::vector<std::pair<int, uint32_t>> parts_;  // scratch
   PlacementDecision decision_;
 };
 
@@ -278,9 +285,18 @@ void Engine::Setup() {
 
 void Engine::AddMove(const PageHeat& p, int to, PlacementReason reason,
                      PlacementTrigger trigger, uint64_t paired) {
+  AddPart(p, 0, p.page_bytes, to, reason, trigger, paired);
+}
+
+// [p.vaddr + offset, + bytes) of `p` to `to`; the whole page when bytes is
+// p.page_bytes.
+void Engine::AddPart(const PageHeat& p, uint32_t offset, uint32_t bytes, int to,
+                     PlacementReason reason, PlacementTrigger trigger,
+                     uint64_t paired) {
   PlannedMove m;
-  m.vaddr = p.vaddr;
-  m.page_bytes = p.page_bytes;
+  m.vaddr = p.vaddr + offset;
+  m.page_bytes = bytes;
+  m.entry_bytes = bytes == p.page_bytes ? 0 : p.page_bytes;
   m.from_node = p.current_node;
   m.to_node = to;
   m.reason = reason;
@@ -289,10 +305,10 @@ void Engine::AddMove(const PageHeat& p, int to, PlacementReason reason,
   m.rate_lo = p.rate_lo;
   m.rate_hi = p.rate_hi;
   m.paired_vaddr = paired;
-  Find(p.current_node)->free += p.page_bytes;
-  Find(to)->free -= p.page_bytes;
-  TrackRange(p.vaddr, p.current_node, to, p.page_bytes);
-  spent_bytes_ += p.page_bytes;
+  Find(p.current_node)->free += bytes;
+  Find(to)->free -= bytes;
+  TrackRange(m.vaddr, p.current_node, to, bytes);
+  spent_bytes_ += bytes;
   moved_.insert(p.vaddr);
   decision_.moves.push_back(m);
 }
@@ -307,7 +323,7 @@ void Engine::UndoMovesTo(size_t moves_size) {
     TrackRange(m.vaddr, m.from_node, m.to_node,
                -static_cast<int64_t>(m.page_bytes));
     spent_bytes_ -= m.page_bytes;
-    moved_.erase(m.vaddr);
+    moved_.erase(m.entry_vaddr());
     decision_.moves.pop_back();
   }
 }
@@ -580,6 +596,8 @@ void Engine::PromoteOne(const PageHeat& c) {
       }
     }
   }
+  // Rule W on a divisible page: its base pages split by weight.
+  if (PromoteSplit(c, range, order)) return;
   // Room first, in strategy order.
   for (size_t i = 0; i < order.size(); ++i) {
     if (HasRoomToPromote(order[i], c.page_bytes)) {
@@ -613,6 +631,37 @@ void Engine::PromoteOne(const PageHeat& c) {
   if (huge_strict && reason == SkipReason::kNoRoom)
     reason = SkipReason::kHugePreferredFull;
   ++skip[reason];
+}
+
+bool Engine::PromoteSplit(const PageHeat& c, const NumaMapsRange* range,
+                          const std::vector<int>& order) {
+  // Rule I keeps a range's byte shares per node with whole moves; a page
+  // of an interleaved range is not split.
+  if (!c.divisible || order.size() < 2 || RatioRuleApplies(range) ||
+      !BudgetAllows(c.page_bytes, order.size())) {
+    return false;
+  }
+  if (!strategy_.SplitPromotion(c, order, *this, parts_)) return false;
+  // A strategy cannot widen the set or overfill a node: check its parts.
+  uint64_t total = 0;
+  for (const auto& [node, pages] : parts_) {
+    if (pages == 0 || !Contains(order, node) ||
+        !HasRoomToPromote(node, uint64_t{pages} * 4096)) {
+      return false;
+    }
+    total += pages;
+  }
+  if (total * 4096 != c.page_bytes) return false;
+  uint32_t offset = 0;
+  for (const auto& [node, pages] : parts_) {
+    const uint32_t bytes = pages * 4096;
+    AddPart(c, offset, bytes, node, PlacementReason::kPromote,
+            PlacementTrigger::kRoom, 0);
+    offset += bytes;
+  }
+  ++decision_.promoted_pages;
+  decision_.promoted_bytes += c.page_bytes;
+  return true;
 }
 
 void Engine::TrackRange(uint64_t vaddr, int from, int to, int64_t bytes) {

@@ -103,7 +103,14 @@
 //    (NodeInfo::weight), "auto" = from HMAT read bandwidth as the kernel's
 //    reduce_interleave_weights(), or "0:3,1:1". Nodes without room drop out
 //    and the ratio among the rest holds. One unit per page (a 2 MiB page is
-//    one unit, as one folio is for the kernel).
+//    one unit, as one folio is for the kernel). A divisible page
+//    (PageHeat::divisible: a 2 MiB entry of DAMON region evidence over 4 KiB
+//    pages, not a THP) is not one unit: when two or more targets of its
+//    group have room for all of it, its base pages are split over them by
+//    weight, one contiguous run per node (TargetStrategy::SplitPromotion;
+//    PlannedMove::entry_bytes marks the parts), so the ratio holds by pages
+//    however few regions there are. Never for a page of an interleaved range
+//    under rule I, never through displacement (a swap moves whole pages).
 // P. Package-aware (PlacementConfig::package_aware, --package-aware): the
 //    allowed targets in the package of the page's accessor node come first
 //    while one of them has room, with the weights (rule W) applied within

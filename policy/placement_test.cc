@@ -1,9 +1,11 @@
 #include "policy/placement.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -1040,6 +1042,115 @@ TEST(PlacementWeighted, RatioHoldsOnAFullFastTierThroughSwaps) {
   EXPECT_EQ(d.promoted_pages, 400u) << DecisionToString(d);
   EXPECT_EQ(to[0], 300);
   EXPECT_EQ(to[1], 100);
+}
+
+// Rule W with region evidence: DAMON's 2 MiB entries of 4 KiB pages
+// (PageHeat::divisible). As whole round-robin units six regions split 5:1
+// (83% on node 0); split by weight, each region's 512 pages go 384:128, one
+// contiguous part per node, and no page moves twice.
+PageHeat Region(int i, int node, double lo, double hi) {
+  PageHeat p = Page(0x7f0000000000ull + uint64_t(i) * (2u << 20), node, lo, hi);
+  p.page_bytes = 2u << 20;
+  p.divisible = true;
+  return p;
+}
+
+std::map<int, uint64_t> PromotedPagesTo(const PlacementDecision& d) {
+  std::map<int, uint64_t> to;
+  for (const PlannedMove& m : d.moves) {
+    if (m.reason == PlacementReason::kPromote)
+      to[m.to_node] += m.page_bytes / kPage;
+  }
+  return to;
+}
+
+TEST(PlacementWeighted, RegionEvidenceIsSplitByWeightInBasePages) {
+  Round r;
+  r.SetFree(0, 100000);
+  r.SetFree(1, 100000);
+  for (int i = 0; i < 6; ++i) r.candidates.push_back(Region(i, 2, 10, 20));
+  r.config.weights = Weights("0:3,1:1");
+  PlacementDecision d = r.Decide();
+  std::map<int, uint64_t> to = PromotedPagesTo(d);
+  ASSERT_EQ(to[0] + to[1], 6u * 512) << DecisionToString(d);
+  const double share = static_cast<double>(to[0]) / (to[0] + to[1]);
+  EXPECT_NEAR(share, 0.75, 0.05) << DecisionToString(d);
+  EXPECT_EQ(to[0], 6u * 384);
+  EXPECT_EQ(to[1], 6u * 128);
+  EXPECT_EQ(d.promoted_pages, 6u);  // entries
+  EXPECT_EQ(d.promoted_bytes, 6u * (2u << 20));
+  // Each region: two parts, node 0's run first, covering it exactly once.
+  ASSERT_EQ(d.moves.size(), 12u) << DecisionToString(d);
+  for (int i = 0; i < 6; ++i) {
+    const PlannedMove& a = d.moves[2 * i];
+    const PlannedMove& b = d.moves[2 * i + 1];
+    const uint64_t start = Region(i, 2, 0, 0).vaddr;
+    EXPECT_EQ(a.vaddr, start);
+    EXPECT_EQ(a.to_node, 0);
+    EXPECT_EQ(a.page_bytes, 384 * kPage);
+    EXPECT_EQ(b.vaddr, start + 384 * kPage);
+    EXPECT_EQ(b.to_node, 1);
+    EXPECT_EQ(b.page_bytes, 128 * kPage);
+    for (const PlannedMove* m : {&a, &b}) {
+      EXPECT_EQ(m->entry_bytes, 2u << 20);
+      EXPECT_EQ(m->entry_vaddr(), start);
+      EXPECT_EQ(m->from_node, 2);
+    }
+  }
+}
+
+// Weights whose shares are not whole pages: the credit carries over
+// regions and rounds, so the pages split so far stay within one of the
+// exact ratio per node.
+TEST(PlacementWeighted, RegionSplitCarriesFractionsAcrossRounds) {
+  Round r;
+  r.SetFree(0, 100000);
+  r.SetFree(1, 100000);
+  r.config.weights = Weights("0:2,1:1");
+  absl::StatusOr<std::unique_ptr<TargetStrategy>> s =
+      MakeTargetStrategy(r.config, r.topo);
+  ASSERT_TRUE(s.ok()) << s.status();
+  uint64_t on0 = 0, total = 0;
+  for (int round = 0; round < 7; ++round) {
+    r.candidates = {Region(round, 2, 10, 20)};
+    PlacementDecision d = DecideMoves(r.Input(), r.config, **s);
+    std::map<int, uint64_t> to = PromotedPagesTo(d);
+    ASSERT_EQ(to[0] + to[1], 512u) << DecisionToString(d);
+    on0 += to[0];
+    total += 512;
+    EXPECT_LE(std::abs(3.0 * on0 - 2.0 * total), 3.0)
+        << "round " << round << ": " << on0 << " of " << total;
+  }
+}
+
+// What is not split: a huge page (not divisible) takes one round-robin
+// unit whole; a region when only one target has room for it moves whole
+// there; without weights a region goes whole to the nearest node.
+TEST(PlacementWeighted, HugePagesAndRegionsWithOneTargetMoveWhole) {
+  Round r;
+  r.SetFree(0, 100000);
+  r.SetFree(1, 100000);
+  r.config.weights = Weights("0:3,1:1");
+  PageHeat thp = Region(0, 2, 10, 20);
+  thp.divisible = false;
+  r.candidates = {thp};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].page_bytes, 2u << 20);
+  EXPECT_EQ(d.moves[0].entry_bytes, 0u);
+
+  r.SetFree(1, 300);  // node 1 has no room for 512 pages above its high mark
+  r.candidates = {Region(1, 2, 10, 20)};
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].to_node, 0);
+  EXPECT_EQ(d.moves[0].page_bytes, 2u << 20);
+
+  r.SetFree(1, 100000);
+  r.config.weights = {};
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].page_bytes, 2u << 20);
 }
 
 TEST(PlacementWeighted, DeterministicAndIndependentOfInputOrder) {

@@ -85,6 +85,9 @@ std::string DecisionToString(const PlacementDecision& d) {
                           m.rate_hi);
     if (m.paired_vaddr != 0)
       absl::StrAppendFormat(&out, " for 0x%x", m.paired_vaddr);
+    if (m.entry_bytes != 0)
+      absl::StrAppendFormat(&out, " part of 0x%x %u", m.entry_vaddr(),
+                            m.entry_bytes);
     out += "\n";
   }
   auto counts = [&](const char* what, const SkipCounts& c) {

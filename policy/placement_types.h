@@ -50,6 +50,12 @@ struct PageHeat {
   // samples (count / the source's sample weight). 0: unknown. Only rule L
   // reads it.
   uint32_t samples = 0;
+  // The entry is evidence over a range of 4 KiB pages, not one page: a
+  // 2 MiB entry of region evidence (DAMON) whose chunk is not backed by a
+  // transparent huge page. Rule W may split a divisible page's base pages
+  // over several nodes by weight (parts: PlannedMove::entry_bytes); a page
+  // that is not divisible (a THP, a 4 KiB page) always moves whole.
+  bool divisible = false;
 };
 
 struct NodeFree {
@@ -193,6 +199,16 @@ struct PlannedMove {
   // kSwap: the promoted page this demotion made room for (on a demotion),
   // or the first page displaced (on a promotion); 0 otherwise.
   uint64_t paired_vaddr = 0;
+  // 0: the move is the whole entry [vaddr, + page_bytes). Otherwise it is
+  // one part of a divisible entry of entry_bytes bytes (rule W's split,
+  // PageHeat::divisible), aligned to entry_bytes: [vaddr, + page_bytes) is
+  // a 4 KiB-aligned run of its base pages, and the entry's other parts are
+  // other moves of the same round (adjacent, ascending vaddr).
+  uint32_t entry_bytes = 0;
+  // The entry this move belongs to.
+  uint64_t entry_vaddr() const {
+    return entry_bytes == 0 ? vaddr : vaddr & ~uint64_t{entry_bytes - 1};
+  }
 };
 
 enum class SkipReason : uint8_t {

@@ -1,6 +1,7 @@
 #include "policy/target_strategy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -148,6 +149,54 @@ void WeightedTargetStrategy::Promoted(const PageHeat& page, int node) {
     c.node = node;
     c.remaining = Weight(node) - 1;
   }
+}
+
+bool WeightedTargetStrategy::SplitPromotion(
+    const PageHeat& page, absl::Span<const int> targets,
+    const PlacementContext& ctx, std::vector<std::pair<int, uint32_t>>& parts) {
+  parts.clear();
+  const uint32_t pages = page.page_bytes / 4096;
+  if (!weighted_ || !page.divisible || pages < 2 || targets.empty())
+    return false;
+  const Topology& topo = ctx.topology();
+  const int group = GroupOf(page, targets.front(), topo);
+  std::vector<int> eligible;
+  for (int n : targets) {
+    if (GroupOf(page, n, topo) == group &&
+        ctx.HasRoomToPromote(n, page.page_bytes) && !Contains(eligible, n))
+      eligible.push_back(n);
+  }
+  if (eligible.size() < 2) return false;
+  std::sort(eligible.begin(), eligible.end());
+  double sum = 0;
+  for (int n : eligible) sum += Weight(n);
+  // Each node's exact share is added to its credit; it takes the whole
+  // pages of its credit, and the pages left go one by one to the largest
+  // remaining credit (ties: lower id).
+  uint32_t given = 0;
+  for (int n : eligible) {
+    double& c = credit_[n];
+    c += static_cast<double>(pages) * Weight(n) / sum;
+    const double whole = std::floor(c + 1e-9);
+    uint32_t take = whole <= 0 ? 0 : static_cast<uint32_t>(whole);
+    take = std::min(take, pages - given);
+    c -= take;
+    given += take;
+    parts.emplace_back(n, take);
+  }
+  while (given < pages) {
+    size_t best = 0;
+    for (size_t i = 1; i < eligible.size(); ++i) {
+      if (credit_[eligible[i]] > credit_[eligible[best]]) best = i;
+    }
+    ++parts[best].second;
+    credit_[eligible[best]] -= 1;
+    ++given;
+  }
+  parts.erase(std::remove_if(parts.begin(), parts.end(),
+                             [](const auto& p) { return p.second == 0; }),
+              parts.end());
+  return true;
 }
 
 absl::StatusOr<std::unique_ptr<TargetStrategy>> MakeTargetStrategy(
