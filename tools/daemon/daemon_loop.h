@@ -108,6 +108,10 @@ struct DaemonParts {
   // fast_capacity_bytes either way.
   std::function<uint64_t()> fast_free_bytes;
   pid_t self = 0;  // never selected
+  // Optional: every process selected this round, after its member was
+  // started (the machine sampler's pid map keeps only these:
+  // MachineSamplerSet::Reconcile in machine_sampler.h).
+  std::function<void(const std::vector<ProcessKey>&)> on_selection;
   std::ostream* log = nullptr;
   // Seconds since the daemon started (for the status); injected for tests.
   std::function<double()> uptime_s;

@@ -133,7 +133,7 @@ class LiveMember : public DaemonMember {
     if (!engine.ok()) return engine.status();
     engine_ = std::move(*engine);
 
-    if (absl::Status s = StartSource(w); !s.ok()) return s;
+    if (absl::Status s = StartSource(w, p.key); !s.ok()) return s;
 
     MigratorOptions mopt;
     migrator_ = std::make_unique<Migrator>(mopt, std::move(*mh), &mover_,
@@ -210,7 +210,7 @@ class LiveMember : public DaemonMember {
   }
 
  private:
-  absl::Status StartSource(const WorkloadConfig& w) {
+  absl::Status StartSource(const WorkloadConfig& w, const ProcessKey& key) {
     if (w.source == "hintfault") {
       return absl::FailedPreconditionError(
           "source hintfault changes machine-wide sysctls and is not "
@@ -232,6 +232,13 @@ class LiveMember : public DaemonMember {
       source_ = std::make_unique<DamonAttachSource>(damon_.get());
       source_name_ = "damon";
       return absl::OkStatus();
+    }
+    if (env_.samplers != nullptr) {
+      absl::StatusOr<std::unique_ptr<RoutedAttachSource>> routed =
+          env_.samplers->Attach(w.source, w.write_faults, key, &source_name_);
+      if (!routed.ok()) return routed.status();
+      source_ = std::move(*routed);
+      return StartRearm(w);
     }
     absl::StatusOr<SourceRequest> req = ParseSourceRequest(w.source);
     if (!req.ok()) return req.status();
@@ -257,20 +264,23 @@ class LiveMember : public DaemonMember {
     if (!s.ok()) return s.status();
     sampler_ = std::move(*s);
     if (absl::Status st = sampler_->Enable(); !st.ok()) return st;
-    if (w.write_faults) {
-      // Opened once and bound to this process (write_fault_rearm.h); the
-      // handle check after the open proves the pid was not reused.
-      if (absl::Status p = ProbeSoftDirty(); !p.ok()) return p;
-      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
-          pid_, [this] { return handle_->StillSame() == TargetState::kSame; });
-      if (!r.ok()) return r.status();
-      rearm_ = std::move(*r);
-    }
     source_ = std::make_unique<SamplerAttachSource>(sampler_.get());
     source_name_ =
         events->events.empty()
             ? w.source
             : std::string(SampleSourceName(events->events.front().source));
+    return StartRearm(w);
+  }
+
+  absl::Status StartRearm(const WorkloadConfig& w) {
+    if (!w.write_faults) return absl::OkStatus();
+    // Opened once and bound to this process (write_fault_rearm.h); the
+    // handle check after the open proves the pid was not reused.
+    if (absl::Status p = ProbeSoftDirty(); !p.ok()) return p;
+    absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
+        pid_, [this] { return handle_->StillSame() == TargetState::kSame; });
+    if (!r.ok()) return r.status();
+    rearm_ = std::move(*r);
     return absl::OkStatus();
   }
 

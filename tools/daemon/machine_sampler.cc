@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "sampler/perf/event_config.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -289,6 +290,119 @@ RoutedAttachSource::~RoutedAttachSource() {
 absl::Status RoutedAttachSource::Poll(const SampleSink& sink) {
   inbox_->Drain(absl::Milliseconds(50), sink);
   return absl::OkStatus();
+}
+
+MachineSamplerSet::MachineSamplerSet(const KernelFs* fs, PerfEventSystem* sys,
+                                     std::ostream* log, bool run_threads)
+    : fs_(fs), sys_(sys), log_(log), run_threads_(run_threads) {}
+
+MachineSamplerSet::~MachineSamplerSet() {
+  MutexLock l(&mu_);
+  for (auto& [key, m] : samplers_) m->Stop();
+}
+
+absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
+    const std::string& source, bool write_faults, const ProcessKey& key,
+    std::string* name) {
+  const std::string id = absl::StrCat(source, write_faults ? "+wf" : "");
+  std::shared_ptr<MachineSampler> m;
+  {
+    MutexLock l(&mu_);
+    auto it = samplers_.find(id);
+    if (it != samplers_.end()) {
+      m = it->second;
+      *name = names_[id];
+    }
+  }
+  if (m == nullptr) {
+    absl::StatusOr<SourceRequest> req = ParseSourceRequest(source);
+    if (!req.ok()) return req.status();
+    std::string why;
+    absl::StatusOr<EventGroup> events =
+        ChooseEvents(*fs_, *req, SamplingOptions(), &why);
+    if (!events.ok()) return events.status();
+    absl::StatusOr<std::vector<int>> cpus = OnlineCpus(*fs_);
+    if (!cpus.ok()) return cpus.status();
+    SamplerConfig c;
+    c.events = *events;
+    c.cpus = *cpus;
+    c.all = true;  // IncludeExistingThreads: probe only, list no threads
+    IncludeExistingThreads(*fs_, &c);
+    c.all = false;
+    if (write_faults) {
+      // Every written page faults within milliseconds of a re-arm: the
+      // rings attach uses for --write-faults (32768 samples per CPU).
+      c.ring_data_pages = 512;
+      c.budget_bytes_per_ring = size_t{2} << 20;
+    }
+    absl::StatusOr<std::unique_ptr<MachineSampler>> made =
+        MachineSampler::Create(c, fs_, sys_, log_);
+    if (!made.ok()) return made.status();
+    m = std::move(*made);
+    const std::string n =
+        events->events.empty()
+            ? source
+            : std::string(SampleSourceName(events->events.front().source));
+    *name = n;
+    if (log_ != nullptr) {
+      *log_ << "hotpage daemon: " << n << " sampler for the machine: "
+            << (m->system_wide() ? "system-wide rings, " : "per task, ")
+            << m->num_events() << " perf events\n";
+    }
+    MutexLock l(&mu_);
+    auto [it, inserted] = samplers_.emplace(id, m);
+    if (!inserted) {
+      m = it->second;  // another thread opened it first
+      *name = names_[id];
+    } else {
+      names_[id] = n;
+      if (run_threads_) m->Start();
+    }
+  }
+  absl::StatusOr<std::shared_ptr<SampleInbox>> inbox = m->Subscribe(key);
+  if (!inbox.ok()) return inbox.status();
+  return std::make_unique<RoutedAttachSource>(m, key, std::move(*inbox));
+}
+
+void MachineSamplerSet::Reconcile(const std::vector<ProcessKey>& live) {
+  std::vector<std::shared_ptr<MachineSampler>> unused;
+  {
+    MutexLock l(&mu_);
+    for (auto it = samplers_.begin(); it != samplers_.end();) {
+      it->second->Reconcile(live);
+      // Only the set holds it: no member's source uses it.
+      if (it->second.use_count() == 1) {
+        unused.push_back(std::move(it->second));
+        names_.erase(it->first);
+        it = samplers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  unused.clear();  // stops their threads, outside the lock
+}
+
+absl::Status MachineSamplerSet::PollAll(int timeout_ms) {
+  std::vector<std::shared_ptr<MachineSampler>> all;
+  {
+    MutexLock l(&mu_);
+    for (auto& [id, m] : samplers_) all.push_back(m);
+  }
+  for (auto& m : all) HOTPAGE_RETURN_IF_ERROR(m->PollOnce(timeout_ms));
+  return absl::OkStatus();
+}
+
+size_t MachineSamplerSet::samplers() const {
+  MutexLock l(&mu_);
+  return samplers_.size();
+}
+
+size_t MachineSamplerSet::num_events() const {
+  MutexLock l(&mu_);
+  size_t n = 0;
+  for (const auto& [id, m] : samplers_) n += m->num_events();
+  return n;
 }
 
 }  // namespace hotpage

@@ -62,6 +62,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -201,12 +202,13 @@ class MachineSampler {
 
 // An AttachSource over a member's inbox (what SamplerAttachSource is for a
 // sampler of its own): each Poll waits up to 50 ms. The subscription ends
-// with the source (Unsubscribe in the destructor).
+// with the source (Unsubscribe in the destructor); the source keeps its
+// machine sampler alive.
 class RoutedAttachSource : public AttachSource {
  public:
-  RoutedAttachSource(MachineSampler* machine, ProcessKey key,
+  RoutedAttachSource(std::shared_ptr<MachineSampler> machine, ProcessKey key,
                      std::shared_ptr<SampleInbox> inbox)
-      : machine_(machine), key_(key), inbox_(std::move(inbox)) {}
+      : machine_(std::move(machine)), key_(key), inbox_(std::move(inbox)) {}
   ~RoutedAttachSource() override;
   absl::Status Poll(const SampleSink& sink) override;
   void Stop() override {}
@@ -215,9 +217,45 @@ class RoutedAttachSource : public AttachSource {
   }
 
  private:
-  MachineSampler* const machine_;
+  const std::shared_ptr<MachineSampler> machine_;
   const ProcessKey key_;
   const std::shared_ptr<SampleInbox> inbox_;
+};
+
+// The daemon's sampler set: one MachineSampler per distinct perf source
+// ("pebs", "pagefault" with write faults, ...), opened when the first
+// member asks for it and closed when no member uses it any more (at the
+// next Reconcile). Thread-safe.
+class MachineSamplerSet {
+ public:
+  // `fs`: "/" (or a test tree) for the event plan and the CPUs. With
+  // `run_threads` each sampler polls on a thread of its own; without,
+  // PollAll() does it (tests over the fake perf kernel).
+  MachineSamplerSet(const KernelFs* fs, PerfEventSystem* sys, std::ostream* log,
+                    bool run_threads = true);
+  ~MachineSamplerSet();
+
+  // A source for process `key` fed by the machine sampler of (`source`,
+  // `write_faults`); `name` gets the source's name for the stats.
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> Attach(
+      const std::string& source, bool write_faults, const ProcessKey& key,
+      std::string* name) ABSL_LOCKS_EXCLUDED(mu_);
+  // The daemon's selection this round (DaemonParts::on_selection): each
+  // sampler's map keeps only these processes; samplers nobody uses close.
+  void Reconcile(const std::vector<ProcessKey>& live) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status PollAll(int timeout_ms) ABSL_LOCKS_EXCLUDED(mu_);
+  size_t samplers() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t num_events() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const KernelFs* const fs_;
+  PerfEventSystem* const sys_;
+  std::ostream* const log_;
+  const bool run_threads_;
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<MachineSampler>> samplers_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> names_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace hotpage

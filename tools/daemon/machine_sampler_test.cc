@@ -329,5 +329,48 @@ TEST(MachineSamplerTest, WithoutPermissionItSamplesTheMappedThreads) {
   EXPECT_TRUE(DrainAll(**a).empty());
 }
 
+TEST(MachineSamplerSetTest, TwoWorkloadsShareOneSamplerAndGetTheirOwnSamples) {
+  Machine m("sapphire_rapids", "pagefault");
+  for (pid_t p : {100, 200, 300}) m.kernel().AddTask(p);
+  MachineSamplerSet set(&m.fs(), &m.kernel(), nullptr, /*run_threads=*/false);
+  std::string name_a, name_b;
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> a =
+      set.Attach("pagefault", true, {100, 5}, &name_a);
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> b =
+      set.Attach("pagefault", true, {200, 6}, &name_b);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(name_a, name_b);
+  EXPECT_EQ(set.samplers(), 1u);
+  // One event per CPU for both workloads (two samplers of their own would
+  // hold one per CPU each).
+  EXPECT_EQ(m.kernel().open_fds(), m.base().cpus.size());
+  EXPECT_EQ(set.num_events(), m.base().cpus.size());
+
+  for (int i = 0; i < 4; ++i)
+    m.kernel().Deliver(Fault(100, i, 0x1000 * (i + 1)));
+  m.kernel().Deliver(Fault(200, 3, 0x7000));
+  m.kernel().Deliver(Fault(300, 2, 0x8000));
+  ASSERT_TRUE(set.PollAll(0).ok());
+  std::vector<uint32_t> pids_a, pids_b;
+  ASSERT_TRUE((*a)->Poll([&](absl::Span<const Sample> batch) {
+                    for (const Sample& s : batch) pids_a.push_back(s.pid);
+                  })
+                  .ok());
+  ASSERT_TRUE((*b)->Poll([&](absl::Span<const Sample> batch) {
+                    for (const Sample& s : batch) pids_b.push_back(s.pid);
+                  })
+                  .ok());
+  EXPECT_EQ(pids_a, std::vector<uint32_t>(4, 100));
+  EXPECT_EQ(pids_b, std::vector<uint32_t>(1, 200));
+
+  // Both members end: the machine sampler closes at the next Reconcile.
+  a->reset();
+  b->reset();
+  set.Reconcile({});
+  EXPECT_EQ(set.samplers(), 0u);
+  EXPECT_EQ(m.kernel().open_fds(), 0u);
+}
+
 }  // namespace
 }  // namespace hotpage
