@@ -184,7 +184,8 @@ void MachineSampler::Route(absl::Span<const Sample> batch) {
     ++counters_.routed;
     // Members to wake after the pass: a fixed array; when it is full the
     // rest are woken by their own 50 ms poll timeout.
-    if (std::find(touched_.begin(), touched_.end(), inbox) == touched_.end() &&
+    SampleInbox** end = touched_.data() + num_touched_;
+    if (std::find(touched_.data(), end, inbox) == end &&
         num_touched_ < touched_.size()) {
       touched_[num_touched_++] = inbox;
     }
