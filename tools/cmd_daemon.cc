@@ -42,6 +42,7 @@
 #include "policy/topology.h"
 #include "sampler/perf/perf_event_system.h"
 #include "tools/base/atomic_file.h"
+#include "tools/base/clock.h"
 #include "tools/base/json.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/kernel/node_meminfo.h"
@@ -55,6 +56,7 @@
 #include "tools/daemon/line_log.h"
 #include "tools/daemon/live_member.h"
 #include "tools/daemon/machine_sampler.h"
+#include "tools/daemon/migrator_pool.h"
 #include "tools/daemon/status_socket.h"
 #include "tools/daemon/sysctl_takeover.h"
 #include "tools/daemon/workload_select.h"
@@ -278,8 +280,13 @@ int RunDaemon(const std::vector<std::string>& args) {
   // outlives the loop and its members.
   LinuxPerfEventSystem perf_sys;
   MachineSamplerSet samplers(&*fs, &perf_sys, &out);
+  // One migrator thread for every member (migrator_pool.h).
+  MigratorPool migrators(static_cast<double>(cfg->rate_limit_mbps) * 1e6,
+                         RealClock::Get());
+  migrators.Start();
   LiveMemberEnv env;
   env.samplers = &samplers;
+  env.migrators = &migrators;
   env.fs = &*fs;
   env.topology = &*topo;
   env.interval_ms = cfg->interval_ms;
@@ -346,6 +353,8 @@ int RunDaemon(const std::vector<std::string>& args) {
                 "kernel_tiering change only with a restart; the running "
                 "config stays");
       } else {
+        migrators.SetRateLimit(static_cast<double>(next->rate_limit_mbps) *
+                               1e6);
         loop.Reload(*next);
       }
     }

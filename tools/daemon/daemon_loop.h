@@ -19,8 +19,11 @@
 //     (share_view.h), so the engine itself keeps the process to its target
 // clang-format on
 //
-// A member is one process: its own engine (hotness table), source,
-// migrator and view, as `hotpage attach` builds them. A workload's hotness
+// A member is one process: its own engine (hotness table), view and
+// Migrator (its queue, pinned to the process), as `hotpage attach` builds
+// them; the live members share the machine's one perf sampler per source
+// (machine_sampler.h: system-wide rings, samples routed by pid) and one
+// migrator thread (migrator_pool.h: the budget shared by weight). A workload's hotness
 // lives in its members, so a reload that keeps a workload (same name)
 // keeps its members and their tables; their rules change between rounds
 // (DaemonMember::Reconfigure). A workload whose selector or source changed

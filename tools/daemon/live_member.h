@@ -32,6 +32,7 @@
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/daemon/daemon_loop.h"
 #include "tools/daemon/machine_sampler.h"
+#include "tools/daemon/migrator_pool.h"
 
 namespace hotpage {
 
@@ -45,6 +46,10 @@ struct LiveMemberEnv {
   // Perf sources (pebs, ibs, pagefault, auto) come from the machine's
   // sampler set (machine_sampler.h); null: a sampler per member.
   MachineSamplerSet* samplers = nullptr;
+  // Members' migrators run on the daemon's one migrator thread, the
+  // global rate limit shared by weight (migrator_pool.h); null: a
+  // migrator thread per member.
+  MigratorPool* migrators = nullptr;
 };
 
 // Everything in `env` must outlive the factory and its members.
