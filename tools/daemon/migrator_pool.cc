@@ -30,8 +30,18 @@ void MigratorPool::SetWeight(Migrator* m, double weight) {
 }
 
 void MigratorPool::Remove(Migrator* m) {
-  MutexLock run(&run_mu_);  // no round in progress
   MutexLock l(&mu_);
+  // No new round starts on it; wait for the one in progress (a move call).
+  for (Member& mem : members_) {
+    if (mem.m == m) mem.removed = true;
+  }
+  cv_.WaitWithTimeout(&mu_, absl::InfiniteDuration(),
+                      [this, m]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                        for (const Member& mem : members_) {
+                          if (mem.m == m && mem.running) return false;
+                        }
+                        return true;
+                      });
   members_.erase(std::remove_if(members_.begin(), members_.end(),
                                 [m](const Member& x) { return x.m == m; }),
                  members_.end());
@@ -70,39 +80,45 @@ void MigratorPool::ShareLocked() {
 
 absl::Duration MigratorPool::RunPass() {
   using Next = MigratorRound::Next;
-  MutexLock run(&run_mu_);
+  MutexLock pass(&pass_mu_);
   std::vector<Migrator*> due;
   const absl::Time now = clock_->Now();
   {
     MutexLock l(&mu_);
     for (const Member& mem : members_) {
-      if (mem.due <= now) due.push_back(mem.m);
+      if (mem.due <= now && !mem.removed) due.push_back(mem.m);
     }
   }
   for (Migrator* m : due) {
+    {
+      MutexLock l(&mu_);
+      Member* mem = FindLocked(m);
+      if (mem == nullptr || mem->removed) continue;  // Remove() came first
+      mem->running = true;
+    }
     const MigratorRound r = m->RunOnce();
     const absl::Time after = clock_->Now();
     MutexLock l(&mu_);
-    for (Member& mem : members_) {
-      if (mem.m != m) continue;
-      switch (r.next) {
-        case Next::kMore:
-          mem.busy = true;
-          mem.due = after;
-          break;
-        case Next::kWaitLimit:
-          mem.busy = true;
-          mem.due = after + r.wait;
-          break;
-        case Next::kWaitForWork:
-          mem.busy = false;
-          mem.due = after + std::min(r.wait, idle_poll_);
-          break;
-        case Next::kDone:
-          mem.busy = false;
-          mem.due = absl::InfiniteFuture();
-          break;
-      }
+    Member* mem = FindLocked(m);  // still there: Remove() waits for running
+    mem->running = false;
+    cv_.NotifyAll();
+    switch (r.next) {
+      case Next::kMore:
+        mem->busy = true;
+        mem->due = after;
+        break;
+      case Next::kWaitLimit:
+        mem->busy = true;
+        mem->due = after + r.wait;
+        break;
+      case Next::kWaitForWork:
+        mem->busy = false;
+        mem->due = after + std::min(r.wait, idle_poll_);
+        break;
+      case Next::kDone:
+        mem->busy = false;
+        mem->due = absl::InfiniteFuture();
+        break;
     }
   }
   MutexLock l(&mu_);
@@ -110,6 +126,13 @@ absl::Duration MigratorPool::RunPass() {
   absl::Time next = now + idle_poll_;
   for (const Member& mem : members_) next = std::min(next, mem.due);
   return std::max(next - clock_->Now(), absl::ZeroDuration());
+}
+
+MigratorPool::Member* MigratorPool::FindLocked(Migrator* m) {
+  for (Member& mem : members_) {
+    if (mem.m == m) return &mem;
+  }
+  return nullptr;
 }
 
 void MigratorPool::Start() {

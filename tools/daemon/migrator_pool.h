@@ -22,9 +22,9 @@
 // pool's thread).
 //
 // Threading: Add, Remove, SetWeight, SetRateLimit from any thread; Remove
-// waits for the member's round in progress, after which the caller may
-// Stop() and destroy its migrator. RunPass from one thread (the pool's,
-// or a test's over a FakeClock).
+// waits only for the member's own round in progress (one move call), after
+// which the caller may Stop() and destroy its migrator. RunPass from one thread
+// (the pool's, or a test's over a FakeClock).
 
 #ifndef HOTPAGE_TOOLS_DAEMON_MIGRATOR_POOL_H_
 #define HOTPAGE_TOOLS_DAEMON_MIGRATOR_POOL_H_
@@ -55,12 +55,12 @@ class MigratorPool {
   void Add(Migrator* m, double weight) ABSL_LOCKS_EXCLUDED(mu_);
   void SetWeight(Migrator* m, double weight) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits for `m`'s round in progress; the pool does not touch it again.
-  void Remove(Migrator* m) ABSL_LOCKS_EXCLUDED(mu_, run_mu_);
+  void Remove(Migrator* m) ABSL_LOCKS_EXCLUDED(mu_);
   void SetRateLimit(double bytes_per_sec) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Runs every due member once and recomputes the shares. Returns how long
   // until the next member is due (at most idle_poll).
-  absl::Duration RunPass() ABSL_LOCKS_EXCLUDED(mu_, run_mu_);
+  absl::Duration RunPass() ABSL_LOCKS_EXCLUDED(mu_, pass_mu_);
   // RunPass on a thread of its own until Stop().
   void Start();
   void Stop();
@@ -73,15 +73,21 @@ class MigratorPool {
     double weight = 1;
     bool busy = true;  // unknown until its first round: counted busy
     absl::Time due = absl::InfinitePast();
-    double rate = -1;  // last set
+    double rate = -1;      // last set
+    bool running = false;  // its round runs now (outside mu_)
+    bool removed = false;  // Remove() waits; no new round
   };
   void ShareLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Member* FindLocked(Migrator* m) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock* const clock_;
   const absl::Duration idle_poll_;
-  // Held while a round runs (so Remove can wait for it); taken before mu_.
-  Mutex run_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // One pass at a time (RunPass's callers); never held by Remove, which
+  // waits only for the member's own round (a lock held across whole passes
+  // back to back could starve it: std::mutex is not fair).
+  Mutex pass_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable Mutex mu_;
+  CondVar cv_;  // a round ended
   std::vector<Member> members_ ABSL_GUARDED_BY(mu_);
   double rate_limit_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};

@@ -105,5 +105,30 @@ TEST_F(MigratorPoolTest, AnIdleWorkloadsShareGoesToTheOther) {
   pool.Remove(b.get());
 }
 
+// The member's teardown (the daemon's SIGTERM path): Remove returns after
+// at most the member's round in progress, even while the pool's thread
+// runs passes back to back.
+TEST_F(MigratorPoolTest, RemoveDoesNotWaitForTheOthersWork) {
+  FakePageMover mover_a, mover_b;
+  std::unique_ptr<Migrator> a = Make(&mover_a, kPages);
+  std::unique_ptr<Migrator> b = Make(&mover_b, kPages);
+  MigratorPool pool(0, &clock_);  // unlimited: every round has more
+  pool.Add(a.get(), 1);
+  pool.Add(b.get(), 1);
+  pool.Start();
+  while (a->Snapshot().promoted_pages == 0)
+    absl::SleepFor(absl::Milliseconds(1));
+  const absl::Time t0 = absl::Now();
+  pool.Remove(a.get());
+  a->Stop();
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));
+  const uint64_t moved = a->Snapshot().promoted_pages;
+  EXPECT_LT(moved, kPages);  // it did not run to the end first
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_EQ(a->Snapshot().promoted_pages, moved);  // never run again
+  pool.Stop();
+  pool.Remove(b.get());
+}
+
 }  // namespace
 }  // namespace hotpage
