@@ -23,11 +23,12 @@
 // Migrator (its queue, pinned to the process), as `hotpage attach` builds
 // them; the live members share the machine's one perf sampler per source
 // (machine_sampler.h: system-wide rings, samples routed by pid) and one
-// migrator thread (migrator_pool.h: the budget shared by weight). A workload's hotness
-// lives in its members, so a reload that keeps a workload (same name)
-// keeps its members and their tables; their rules change between rounds
-// (DaemonMember::Reconfigure). A workload whose selector or source changed
-// is restarted; a workload that is gone is stopped.
+// migrator thread (migrator_pool.h: the budget shared by weight). A
+// workload's hotness lives in its members, so a reload that keeps a
+// workload (same name) keeps its members and their tables; their rules
+// change between rounds (DaemonMember::Reconfigure). A workload whose
+// selector or source changed is restarted; a workload that is gone is
+// stopped.
 //
 // Members are made by an injected MemberFactory: the live one
 // (live_member.h) over the kernel, a scripted one in tests. A factory
