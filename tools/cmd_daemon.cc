@@ -40,7 +40,9 @@
 #include "absl/time/clock.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
+#include "sampler/perf/perf_event_system.h"
 #include "tools/base/atomic_file.h"
+#include "tools/base/clock.h"
 #include "tools/base/json.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/kernel/node_meminfo.h"
@@ -53,6 +55,8 @@
 #include "tools/daemon/kernel_tiering.h"
 #include "tools/daemon/line_log.h"
 #include "tools/daemon/live_member.h"
+#include "tools/daemon/machine_sampler.h"
+#include "tools/daemon/migrator_pool.h"
 #include "tools/daemon/status_socket.h"
 #include "tools/daemon/sysctl_takeover.h"
 #include "tools/daemon/workload_select.h"
@@ -272,7 +276,17 @@ int RunDaemon(const std::vector<std::string>& args) {
   }
 
   const absl::Time started = absl::Now();
+  // One perf sampler per source for the machine (machine_sampler.h); it
+  // outlives the loop and its members.
+  LinuxPerfEventSystem perf_sys;
+  MachineSamplerSet samplers(&*fs, &perf_sys, &out);
+  // One migrator thread for every member (migrator_pool.h).
+  MigratorPool migrators(static_cast<double>(cfg->rate_limit_mbps) * 1e6,
+                         RealClock::Get());
+  migrators.Start();
   LiveMemberEnv env;
+  env.samplers = &samplers;
+  env.migrators = &migrators;
   env.fs = &*fs;
   env.topology = &*topo;
   env.interval_ms = cfg->interval_ms;
@@ -295,6 +309,9 @@ int RunDaemon(const std::vector<std::string>& args) {
     return room;
   };
   parts.self = getpid();
+  parts.on_selection = [&samplers](const std::vector<ProcessKey>& live) {
+    samplers.Reconcile(live);
+  };
   parts.log = &out;
   parts.uptime_s = [started] {
     return absl::ToDoubleSeconds(absl::Now() - started);
@@ -336,6 +353,8 @@ int RunDaemon(const std::vector<std::string>& args) {
                 "kernel_tiering change only with a restart; the running "
                 "config stays");
       } else {
+        migrators.SetRateLimit(static_cast<double>(next->rate_limit_mbps) *
+                               1e6);
         loop.Reload(*next);
       }
     }

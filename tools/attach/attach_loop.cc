@@ -31,7 +31,7 @@ uint64_t AttachLoop::NowNs() const {
 }
 
 absl::Status AttachLoop::Run() {
-  if (!options_.dry_run) {
+  if (!options_.dry_run && !parts_.migrator_external) {
     if (absl::Status s = parts_.migrator->Start(); !s.ok()) return s;
   }
   start_ns_ = NowNs();
@@ -161,7 +161,7 @@ void AttachLoop::Teardown() {
     }
   }
   Migrator& migrator = *parts_.migrator;
-  if (!options_.dry_run) {
+  if (!options_.dry_run && !parts_.migrator_external) {
     migrator.WaitUntilIdle(absl::Seconds(2));
     migrator.Stop();
   }

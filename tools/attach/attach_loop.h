@@ -133,6 +133,10 @@ struct AttachLoopParts {
   // Started by Run() unless dry run, drained and stopped at its end. Its
   // clock must be `clock`.
   Migrator* migrator = nullptr;
+  // The caller runs, drains and stops the migrator (the daemon's one
+  // migrator thread, tools/daemon/migrator_pool.h): Run() neither starts
+  // nor stops it.
+  bool migrator_external = false;
   Clock* clock = nullptr;
   AttachStatsSink* stats = nullptr;
   // Whether the target process is still alive (ProcessHandle::Alive).

@@ -192,6 +192,7 @@ class AttachLoopTest : public ::testing::Test {
     parts.engine = engine_.get();
     parts.view = view_.get();
     parts.migrator = migrator_.get();
+    parts.migrator_external = migrator_external_;
     parts.clock = &clock_;
     parts.stats = stats_sink_ != nullptr ? stats_sink_ : &recorder_;
     parts.target_alive = [this] { return alive_; };
@@ -235,6 +236,7 @@ class AttachLoopTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
   std::ostringstream log_;
   std::function<void()> before_round_;
+  bool migrator_external_ = false;
   AttachLoopOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<Migrator> migrator_;
@@ -389,6 +391,21 @@ TEST_F(AttachLoopTest, TerminationFlagEndsTheRunBetweenRoundsWithTeardown) {
   EXPECT_EQ(source_.polls, 7);
   EXPECT_EQ(Rounds().size(), 1u);
   EXPECT_EQ(migrator_->state(), MigratorState::kStopped);
+  ExpectTornDown();
+}
+
+// The daemon runs members' migrators on its one migrator thread
+// (tools/daemon/migrator_pool.h): the loop neither starts the migrator nor
+// waits for it to drain at the end (up to 2 s), so a member stops at once.
+TEST_F(AttachLoopTest, AnExternalMigratorIsNeitherStartedNorDrained) {
+  migrator_external_ = true;
+  source_.hook = [this](int poll) {
+    if (poll == 7) stop_.store(true);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(loop_->stop_reason(), "interrupted");
+  EXPECT_EQ(migrator_->state(), MigratorState::kNotStarted);
   ExpectTornDown();
 }
 

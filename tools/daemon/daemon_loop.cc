@@ -155,6 +155,13 @@ void DaemonLoop::Tick() {
         if (!have) StartMember(w, p);
       }
     }
+    if (parts_.on_selection) {
+      std::vector<ProcessKey> live;
+      for (const std::vector<SelectedProcess>& ps : *sel) {
+        for (const SelectedProcess& p : ps) live.push_back(p.key);
+      }
+      parts_.on_selection(live);
+    }
   }
   ApplyShares();
   Publish();

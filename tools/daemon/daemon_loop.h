@@ -19,12 +19,16 @@
 //     (share_view.h), so the engine itself keeps the process to its target
 // clang-format on
 //
-// A member is one process: its own engine (hotness table), source,
-// migrator and view, as `hotpage attach` builds them. A workload's hotness
-// lives in its members, so a reload that keeps a workload (same name)
-// keeps its members and their tables; their rules change between rounds
-// (DaemonMember::Reconfigure). A workload whose selector or source changed
-// is restarted; a workload that is gone is stopped.
+// A member is one process: its own engine (hotness table), view and
+// Migrator (its queue, pinned to the process), as `hotpage attach` builds
+// them; the live members share the machine's one perf sampler per source
+// (machine_sampler.h: system-wide rings, samples routed by pid) and one
+// migrator thread (migrator_pool.h: the budget shared by weight). A
+// workload's hotness lives in its members, so a reload that keeps a
+// workload (same name) keeps its members and their tables; their rules
+// change between rounds (DaemonMember::Reconfigure). A workload whose
+// selector or source changed is restarted; a workload that is gone is
+// stopped.
 //
 // Members are made by an injected MemberFactory: the live one
 // (live_member.h) over the kernel, a scripted one in tests. A factory
@@ -108,6 +112,10 @@ struct DaemonParts {
   // fast_capacity_bytes either way.
   std::function<uint64_t()> fast_free_bytes;
   pid_t self = 0;  // never selected
+  // Optional: every process selected this round, after its member was
+  // started (the machine sampler's pid map keeps only these:
+  // MachineSamplerSet::Reconcile in machine_sampler.h).
+  std::function<void(const std::vector<ProcessKey>&)> on_selection;
   std::ostream* log = nullptr;
   // Seconds since the daemon started (for the status); injected for tests.
   std::function<double()> uptime_s;

@@ -95,6 +95,7 @@ class DaemonLoopTest : public ::testing::Test {
     }
     parts.self = 1;
     parts.log = &log_;
+    parts.on_selection = on_selection_;
     parts.factory = [this](const WorkloadConfig& w, const SelectedProcess& p)
         -> absl::StatusOr<std::unique_ptr<DaemonMember>> {
       ++made_[p.key.pid];
@@ -118,6 +119,7 @@ class DaemonLoopTest : public ::testing::Test {
   std::set<int> refuse_;
   int serial_ = 0;
   uint64_t free_bytes_ = 0;  // 0: no free-memory reading
+  std::function<void(const std::vector<ProcessKey>&)> on_selection_;
 };
 
 constexpr char kTwo[] = R"(
@@ -176,6 +178,22 @@ TEST_F(DaemonLoopTest, AReusedPidIsANewProcess) {
   EXPECT_EQ(made_[200], 2);
   EXPECT_NE(members_[200]->serial, first);
   EXPECT_EQ(loop->members(), 2u);
+}
+
+// The machine sampler's pid map is rebuilt from each round's selection:
+// the reused pid's new start time replaces the old one at once.
+TEST_F(DaemonLoopTest, EachRoundHandsTheSelectionToTheSamplerMap) {
+  std::vector<std::vector<ProcessKey>> rounds;
+  on_selection_ = [&rounds](const std::vector<ProcessKey>& live) {
+    rounds.push_back(live);
+  };
+  auto loop = Make(kTwo);
+  loop->Tick();
+  AddProcess(tree_, 200, "db", "svc/b", 9000);
+  loop->Tick();
+  ASSERT_EQ(rounds.size(), 2u);
+  EXPECT_EQ(rounds[0], (std::vector<ProcessKey>{{100, 1000}, {200, 2000}}));
+  EXPECT_EQ(rounds[1], (std::vector<ProcessKey>{{100, 1000}, {200, 9000}}));
 }
 
 TEST_F(DaemonLoopTest, AProcessTheFactoryRefusesIsNotRetried) {

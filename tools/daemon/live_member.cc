@@ -94,6 +94,10 @@ class LiveMember : public DaemonMember {
  public:
   LiveMember(const LiveMemberEnv& env, std::string name, pid_t pid)
       : env_(env), name_(std::move(name)), pid_(pid) {}
+  ~LiveMember() override {
+    // Before the migrator goes (Remove waits for a round in progress).
+    if (pooled_) env_.migrators->Remove(migrator_.get());
+  }
 
   absl::Status Init(const WorkloadConfig& w, const SelectedProcess& p) {
     const KernelFs& fs = *env_.fs;
@@ -133,11 +137,15 @@ class LiveMember : public DaemonMember {
     if (!engine.ok()) return engine.status();
     engine_ = std::move(*engine);
 
-    if (absl::Status s = StartSource(w); !s.ok()) return s;
+    if (absl::Status s = StartSource(w, p.key); !s.ok()) return s;
 
     MigratorOptions mopt;
     migrator_ = std::make_unique<Migrator>(mopt, std::move(*mh), &mover_,
                                            RealClock::Get());
+    if (env_.migrators != nullptr && !env_.dry_run) {
+      env_.migrators->Add(migrator_.get(), 1);
+      pooled_ = true;
+    }
     live_view_ = std::make_unique<LiveMemoryView>(
         pid_, &mover_, &fs, env_.topology,
         env_.dry_run ? nullptr : migrator_.get());
@@ -159,6 +167,7 @@ class LiveMember : public DaemonMember {
     parts.engine = engine_.get();
     parts.view = view_.get();
     parts.migrator = migrator_.get();
+    parts.migrator_external = pooled_;
     parts.clock = RealClock::Get();
     parts.stats = &sink_;
     parts.target_alive = [this] { return handle_->Alive(); };
@@ -167,14 +176,29 @@ class LiveMember : public DaemonMember {
     parts.rearm = rearm_.get();
     parts.log = env_.log;
     parts.before_round = [this] { ApplyPending(); };
-    return AttachLoop(lopt, std::move(parts)).Run();
+    absl::Status s = AttachLoop(lopt, std::move(parts)).Run();
+    if (pooled_) {
+      // Pending moves are abandoned (counted) at once: no drain wait, so
+      // the daemon stops within a second.
+      env_.migrators->Remove(migrator_.get());
+      pooled_ = false;
+      migrator_->Stop();
+    }
+    return s;
   }
 
   void SetFastTarget(uint64_t bytes) override {
     view_->SetTarget(bytes == kNoFastTarget ? FairShareView::kNoTarget : bytes);
   }
   void SetRateLimit(double bytes_per_sec) override {
-    migrator_->SetRateLimit(bytes_per_sec);
+    // Pooled: the daemon's split of the budget is the member's weight in
+    // the pool, whose global limit is the budget (unused shares go to the
+    // members that have work).
+    if (pooled_) {
+      env_.migrators->SetWeight(migrator_.get(), bytes_per_sec);
+    } else {
+      migrator_->SetRateLimit(bytes_per_sec);
+    }
   }
 
   absl::Status Reconfigure(const WorkloadConfig& w) override {
@@ -210,7 +234,7 @@ class LiveMember : public DaemonMember {
   }
 
  private:
-  absl::Status StartSource(const WorkloadConfig& w) {
+  absl::Status StartSource(const WorkloadConfig& w, const ProcessKey& key) {
     if (w.source == "hintfault") {
       return absl::FailedPreconditionError(
           "source hintfault changes machine-wide sysctls and is not "
@@ -232,6 +256,13 @@ class LiveMember : public DaemonMember {
       source_ = std::make_unique<DamonAttachSource>(damon_.get());
       source_name_ = "damon";
       return absl::OkStatus();
+    }
+    if (env_.samplers != nullptr) {
+      absl::StatusOr<std::unique_ptr<RoutedAttachSource>> routed =
+          env_.samplers->Attach(w.source, w.write_faults, key, &source_name_);
+      if (!routed.ok()) return routed.status();
+      source_ = std::move(*routed);
+      return StartRearm(w);
     }
     absl::StatusOr<SourceRequest> req = ParseSourceRequest(w.source);
     if (!req.ok()) return req.status();
@@ -257,20 +288,23 @@ class LiveMember : public DaemonMember {
     if (!s.ok()) return s.status();
     sampler_ = std::move(*s);
     if (absl::Status st = sampler_->Enable(); !st.ok()) return st;
-    if (w.write_faults) {
-      // Opened once and bound to this process (write_fault_rearm.h); the
-      // handle check after the open proves the pid was not reused.
-      if (absl::Status p = ProbeSoftDirty(); !p.ok()) return p;
-      absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
-          pid_, [this] { return handle_->StillSame() == TargetState::kSame; });
-      if (!r.ok()) return r.status();
-      rearm_ = std::move(*r);
-    }
     source_ = std::make_unique<SamplerAttachSource>(sampler_.get());
     source_name_ =
         events->events.empty()
             ? w.source
             : std::string(SampleSourceName(events->events.front().source));
+    return StartRearm(w);
+  }
+
+  absl::Status StartRearm(const WorkloadConfig& w) {
+    if (!w.write_faults) return absl::OkStatus();
+    // Opened once and bound to this process (write_fault_rearm.h); the
+    // handle check after the open proves the pid was not reused.
+    if (absl::Status p = ProbeSoftDirty(); !p.ok()) return p;
+    absl::StatusOr<std::unique_ptr<WriteFaultRearm>> r = StartWriteFaultRearm(
+        pid_, [this] { return handle_->StillSame() == TargetState::kSame; });
+    if (!r.ok()) return r.status();
+    rearm_ = std::move(*r);
     return absl::OkStatus();
   }
 
@@ -300,6 +334,9 @@ class LiveMember : public DaemonMember {
   std::string source_name_;
   SyscallPageMover mover_;
   std::unique_ptr<Migrator> migrator_;
+  // In env_.migrators (set on the daemon's thread in Init, cleared on the
+  // member's in Run; the daemon joins that thread before destroying it).
+  bool pooled_ = false;
   std::unique_ptr<LiveMemoryView> live_view_;
   std::unique_ptr<FairShareView> view_;
   SnapshotSink sink_;

@@ -6,8 +6,10 @@
 // (share_view.h) so the daemon's target holds.
 //
 // Sources: `auto`, `pebs`, `ibs`, `pagefault` (with `write_faults`, the
-// soft-dirty re-arm of attach's --write-faults) through the perf sampler
-// per task (ChooseEvents: PEBS, then IBS, then page faults for auto), and
+// soft-dirty re-arm of attach's --write-faults) through the machine's one
+// sampler per source (LiveMemberEnv::samplers: system-wide rings routed by
+// pid, machine_sampler.h; without it, a perf sampler per task of the
+// member's own; ChooseEvents: PEBS, then IBS, then page faults), and
 // `damon`. DAMON serves ONE process at a time: DamonSource owns the
 // machine's only hotpage kdamond and its lock (writing nr_kdamonds
 // destroys every kdamond, so a second cannot be added while one runs), so
@@ -29,6 +31,8 @@
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/daemon/daemon_loop.h"
+#include "tools/daemon/machine_sampler.h"
+#include "tools/daemon/migrator_pool.h"
 
 namespace hotpage {
 
@@ -39,6 +43,13 @@ struct LiveMemberEnv {
   bool dry_run = false;
   bool round_lines = false;  // each round's line (--log-level debug)
   std::ostream* log = nullptr;
+  // Perf sources (pebs, ibs, pagefault, auto) come from the machine's
+  // sampler set (machine_sampler.h); null: a sampler per member.
+  MachineSamplerSet* samplers = nullptr;
+  // Members' migrators run on the daemon's one migrator thread, the
+  // global rate limit shared by weight (migrator_pool.h); null: a
+  // migrator thread per member.
+  MigratorPool* migrators = nullptr;
 };
 
 // Everything in `env` must outlive the factory and its members.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -221,6 +222,7 @@ struct FakePerfKernel::Event {
   bool mapped = false;
   std::map<pid_t, uint64_t> children;  // live inherited children -> period
   bool task_exited = false;
+  bool cgroup = false;  // PERF_FLAG_PID_CGROUP: opened, never sampled
   // __perf_event_account_interrupt(): interrupts in the current tick.
   uint64_t tick = ~uint64_t{0};
   uint64_t interrupts = 0;
@@ -343,7 +345,6 @@ int FakePerfKernel::CheckOpen(const perf_event_attr& attr, pid_t pid, int cpu,
 
 int FakePerfKernel::Open(perf_event_attr* attr, pid_t pid, int cpu,
                          int group_fd, unsigned long flags) {
-  (void)flags;
   Sync();
   FakeOpen log;
   log.type = attr->type;
@@ -364,7 +365,30 @@ int FakePerfKernel::Open(perf_event_attr* attr, pid_t pid, int cpu,
                                              : "?";
   Event* leader = nullptr;
   int rc = 0;
-  if (group_fd != -1) {
+  // perf_event_open(): unknown flags are EINVAL; with PERF_FLAG_PID_CGROUP
+  // `pid` is a cgroup directory's descriptor and the event is per CPU
+  // ("pid == -1 || cpu == -1" is EINVAL), opened in the CPU context
+  // (task = NULL, so perf_allow_cpu() applies) and bound to the cgroup by
+  // perf_cgroup_connect(), which takes its own css reference (fdget/fdput),
+  // so the directory's descriptor need not stay open. The fake opens such
+  // events and counts them; it delivers no samples to them.
+  const bool cgroup = (flags & PERF_FLAG_PID_CGROUP) != 0;
+  if ((flags & ~static_cast<unsigned long>(
+                   PERF_FLAG_FD_NO_GROUP | PERF_FLAG_FD_OUTPUT |
+                   PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC)) != 0) {
+    rc = -EINVAL;
+  } else if (cgroup) {
+    struct stat st;
+    if (pid == -1 || cpu == -1) {
+      rc = -EINVAL;
+    } else if (fstat(pid, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      rc = -EBADF;  // perf_cgroup_connect(): not a cgroup directory
+    } else {
+      log.cgroup = true;
+      pid = -1;
+    }
+  }
+  if (rc == 0 && group_fd != -1) {
     leader = Find(group_fd);
     if (leader == nullptr) rc = -EBADF;
     // perf_event_open(): the group leader must lead (not be a sibling).
@@ -391,6 +415,7 @@ int FakePerfKernel::Open(perf_event_attr* attr, pid_t pid, int cpu,
   e->pid = pid;
   e->cpu = cpu;
   e->id = next_id_++;
+  e->cgroup = cgroup;
   e->period = attr->sample_period;
   if (leader != nullptr) {
     e->leader = leader;
@@ -785,6 +810,7 @@ void FakePerfKernel::WriteSample(Event& e, const FakeAccess& a,
 bool FakePerfKernel::Sees(const Event& e, const FakeAccess& a,
                           uint64_t* period) const {
   if (!e.enabled || !e.leader->enabled) return false;
+  if (e.cgroup) return false;
   if (e.attr.exclude_user) return false;  // the script is user code
   if (e.cpu != -1 && e.cpu != a.cpu) return false;
   const pid_t tid = a.tid == 0 ? a.pid : a.tid;

@@ -139,8 +139,9 @@ struct FakeOpen {
   uint64_t sample_period = 0;
   int precise_ip = 0;
   bool inherit = false;
-  pid_t pid = -1;
+  pid_t pid = -1;  // a cgroup event: the cgroup directory's descriptor
   int cpu = -1;
+  bool cgroup = false;         // opened with PERF_FLAG_PID_CGROUP
   int group_leader_open = -1;  // index in opens() of the leader, -1: none
   int result = 0;              // fd, or -errno
 };
