@@ -839,6 +839,17 @@ absl::StatusOr<std::vector<pid_t>> Sampler::LiveTasks() const {
 
 void Sampler::MaybeScheduleReopen() {
   if (config_.fs == nullptr || !controller_) return;
+  // A software event that samples PERIOD takes every occurrence as a sample
+  // whatever its period (perf_swevent_event() in kernel/events/core.c):
+  // re-opening such events would change nothing.
+  bool period_matters = false;
+  for (const EventSpec& spec : config_.events.events) {
+    period_matters |=
+        spec.sampling &&
+        !(spec.attr.type == PERF_TYPE_SOFTWARE &&
+          (spec.attr.sample_type & PERF_SAMPLE_PERIOD) && !spec.attr.freq);
+  }
+  if (!period_matters) return;
   const uint64_t p = controller_->period();
   const double spread =
       std::max(static_cast<double>(p) /

@@ -55,7 +55,11 @@
 // counted: period_errors()) and, in per-task mode, RE-OPENS the per-task
 // events at the new period when inherited children may be sampling at a
 // period too far from it:
-//  - when: the periods in force since the last open span more than
+//  - when: a sampling event honours its period (not a software event that
+//    samples PERIOD: perf_swevent_event() in kernel/events/core.c takes
+//    every occurrence of those as a sample of period 1, whatever
+//    sample_period says, so page-fault sampling has no period to adapt),
+//    the periods in force since the last open span more than
 //    kReopenFactor (2x) around the new one, at least kReopenMinIntervalS
 //    (10 s) after the last open or attempt, and SamplerConfig::fs is set.
 //    Within 2x a stale child costs at most twice what the controller

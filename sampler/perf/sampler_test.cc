@@ -844,9 +844,21 @@ TEST(Sampler, PreciseIpFallsBackOnEopnotsupp) {
 }
 
 // D6 over the fake perf kernel (its IOC_PERIOD reaches the parent only, and
-// children take the parent's period when they are created): a target with
-// one thread at open, and the world mirrored into /proc for the sampler's
-// task listing.
+// children take the parent's period when they are created): PEBS loads on
+// a 2-CPU machine, a target with one thread at open, and the world
+// mirrored into /proc for the sampler's task listing.
+EventGroup LoadsOnly() {
+  FakeTree t;
+  const std::string cpu = "/sys/bus/event_source/devices/cpu";
+  t.Write(cpu + "/type", "4\n");
+  t.Write(cpu + "/format/event", "config:0-7\n");
+  t.Write(cpu + "/format/umask", "config:8-15\n");
+  t.Write(cpu + "/format/ldlat", "config1:0-15\n");
+  t.Write(cpu + "/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+  auto fs = KernelFs::Open(t.root());
+  return *PebsEvents(*fs, SamplingOptions(), std::nullopt);
+}
+
 struct ReopenWorld {
   FakeTree tree;
   std::unique_ptr<FakePerfKernel> kernel;
@@ -859,6 +871,13 @@ struct ReopenWorld {
   ReopenWorld() {
     FakeKernelConfig kc;
     kc.online_cpus = {0, 1};
+    FakePmu cpu;
+    cpu.name = "cpu";
+    cpu.type = 4;
+    cpu.pebs = true;
+    cpu.max_precise = 3;
+    kc.pmus = {cpu};
+    kc.cap_perfmon = true;
     kernel = std::make_unique<FakePerfKernel>(kc);
     kernel->MirrorTasksTo(&tree);
     kernel->AddTask(100);
@@ -866,13 +885,14 @@ struct ReopenWorld {
   }
   SamplerConfig Config() {
     SamplerConfig c = PageFaultConfig({100}, {0, 1});
+    c.events = LoadsOnly();
     c.events.events[0].attr.sample_period = 1000;
     c.fs = &*fs;
     IncludeExistingThreads(*fs, &c);
     c.fd_limits = GenerousLimits();
     return c;
   }
-  // One page fault of each task on CPU `cpu`.
+  // One load of each task on CPU `cpu`.
   void Touch(std::vector<std::pair<pid_t, pid_t>> tasks, int cpu) {
     for (const auto& [pid, tid] : tasks) {
       FakeAccess a;
@@ -880,7 +900,7 @@ struct ReopenWorld {
       a.tid = tid;
       a.cpu = cpu;
       a.addr = 0x10000 + 0x1000 * static_cast<uint64_t>(tid);
-      a.page_fault = true;
+      a.weight = 40;
       a.time_ns = 1000 + got.size();
       EXPECT_EQ(kernel->Deliver(a), 1) << "task " << tid;
     }
@@ -988,6 +1008,17 @@ TEST(Sampler, ReopenIsRateLimitedAndOnlyForInheritedChildren) {
   (*b)->AdaptPeriod(1.0, 10.0);
   EXPECT_FALSE((*b)->reopen_pending());
   EXPECT_FALSE((*b)->period_reaches_children());
+
+  // Software events that sample PERIOD take every occurrence whatever
+  // their period (perf_swevent_event()): nothing to re-open for them.
+  ReopenWorld sw;
+  SamplerConfig pf = sw.Config();
+  pf.events = *PageFaultEvents(SamplingOptions());
+  auto f = Sampler::Open(pf, sw.kernel.get());
+  ASSERT_TRUE(f.ok()) << f.status();
+  sw.kernel->SpawnThread(100, 100, 101);
+  EXPECT_EQ((*f)->AdaptPeriod(1.0, 10.0), 4u);
+  EXPECT_FALSE((*f)->reopen_pending());
 }
 
 // A re-open that fails (EMFILE: old and new events coexist for a moment)

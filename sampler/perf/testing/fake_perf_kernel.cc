@@ -865,6 +865,13 @@ int FakePerfKernel::Deliver(const FakeAccess& a) {
     Event& e = *ep;
     uint64_t period = 0;
     if (!Sees(e, a, &period)) continue;
+    // perf_swevent_event() (kernel/events/core.c): a software event that
+    // samples PERIOD (not in frequency mode) takes every occurrence as a
+    // sample of period nr (1 here), whatever its sample_period.
+    if (e.pmu == nullptr && (e.attr.sample_type & PERF_SAMPLE_PERIOD) &&
+        !e.attr.freq) {
+      period = 1;
+    }
     if (e.tick != tick) {
       // perf_adjust_freq_unthr_context() at the tick: a throttled event
       // restarts and says so (PERF_RECORD_UNTHROTTLE).

@@ -32,7 +32,10 @@
 //    accesses (Deliver): each access becomes one sample in every enabled
 //    event that would see it (its CPU, its task or an inherited child of it,
 //    its PMU and kind of access). One access is one overflow: the period is
-//    what the sample reports, not a count the fake runs down.
+//    what the sample reports, not a count the fake runs down. A software
+//    event that samples PERIOD reports period 1 whatever its sample_period,
+//    as the kernel does (perf_swevent_event(): every occurrence is a sample
+//    of period nr).
 //
 // Threading: thread-compatible, like the Sampler that drives it; tests
 // deliver accesses from the thread that polls (or from the on-enable hook,
