@@ -786,7 +786,7 @@ uint64_t Sampler::AdaptPeriod(double cpu_s, double wall_s) {
     }
     // Inherited children keep the period they were created with (see the
     // header): from now on some samples may carry an older period.
-    if (!system_wide_) {
+    if (!system_wide_ && PeriodMatters()) {
       period_reaches_children_ = false;
       stale_lo_ = std::min(stale_lo_, after);
       stale_hi_ = std::max(stale_hi_, after);
@@ -837,19 +837,23 @@ absl::StatusOr<std::vector<pid_t>> Sampler::LiveTasks() const {
   return tasks;
 }
 
-void Sampler::MaybeScheduleReopen() {
-  if (config_.fs == nullptr || !controller_) return;
+bool Sampler::PeriodMatters() const {
   // A software event that samples PERIOD takes every occurrence as a sample
   // whatever its period (perf_swevent_event() in kernel/events/core.c):
-  // re-opening such events would change nothing.
-  bool period_matters = false;
+  // neither its parent nor its children sample at `period`.
+  bool matters = false;
   for (const EventSpec& spec : config_.events.events) {
-    period_matters |=
+    matters |=
         spec.sampling &&
         !(spec.attr.type == PERF_TYPE_SOFTWARE &&
           (spec.attr.sample_type & PERF_SAMPLE_PERIOD) && !spec.attr.freq);
   }
-  if (!period_matters) return;
+  return matters;
+}
+
+void Sampler::MaybeScheduleReopen() {
+  // Re-opening events that ignore their period would change nothing.
+  if (config_.fs == nullptr || !controller_ || !PeriodMatters()) return;
   const uint64_t p = controller_->period();
   const double spread =
       std::max(static_cast<double>(p) /

@@ -97,7 +97,8 @@
 //    than kReopenMinIntervalS later.
 // period() is the period of the events the sampler opened;
 // period_reaches_children() is false from a period change in per-task mode
-// until a re-open (or the check that no inherited child exists) succeeded.
+// (of a plan whose events honour their period) until a re-open (or the
+// check that no inherited child exists) succeeded.
 // Limit: a descendant whose parent exited is reparented (to init or a
 // subreaper), so the ppid walk no longer finds it and a re-open stops
 // sampling it.
@@ -304,6 +305,8 @@ class Sampler {
   // The targets' live tasks: the threads of each target and of each of
   // its descendant processes (see the file comment), ascending.
   absl::StatusOr<std::vector<pid_t>> LiveTasks() const;
+  // Whether a sampling event honours its period (see "Period changes").
+  bool PeriodMatters() const;
   // Decides whether inherited children need a re-open (AdaptPeriod).
   void MaybeScheduleReopen();
   // Re-opens every per-task event at the controller's period; returns the

@@ -1019,6 +1019,7 @@ TEST(Sampler, ReopenIsRateLimitedAndOnlyForInheritedChildren) {
   sw.kernel->SpawnThread(100, 100, 101);
   EXPECT_EQ((*f)->AdaptPeriod(1.0, 10.0), 4u);
   EXPECT_FALSE((*f)->reopen_pending());
+  EXPECT_TRUE((*f)->period_reaches_children());  // no period to reach
 }
 
 // A re-open that fails (EMFILE: old and new events coexist for a moment)
