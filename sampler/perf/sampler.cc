@@ -859,7 +859,9 @@ void Sampler::MaybeScheduleReopen() {
       std::max(static_cast<double>(p) /
                    static_cast<double>(std::max<uint64_t>(stale_lo_, 1)),
                static_cast<double>(stale_hi_) / static_cast<double>(p));
-  if (spread < kReopenFactor || since_open_s_ < kReopenMinIntervalS) return;
+  const double interval =
+      std::max(kReopenMinIntervalS, last_reopen_cpu_s_ / kReopenCpuShare);
+  if (spread < kReopenFactor || since_open_s_ < interval) return;
   // Every live task with an event of its own (and every ioctl taken): the
   // ioctl reached them all, no inherited child is left behind.
   if (!period_ioctl_failed_) {
@@ -959,7 +961,8 @@ size_t Sampler::Reopen(const SampleSink& sink) {
     period_ioctl_failed_ = false;
     stale_lo_ = stale_hi_ = p;
   }
-  reopen_cpu_s_ += std::max(0.0, ThreadCpuSeconds() - cpu0);
+  last_reopen_cpu_s_ = std::max(0.0, ThreadCpuSeconds() - cpu0);
+  reopen_cpu_s_ += last_reopen_cpu_s_;
   return delivered;
 }
 

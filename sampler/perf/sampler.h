@@ -61,16 +61,21 @@
 //    sample_period says, so page-fault sampling has no period to adapt),
 //    the periods in force since the last open span more than
 //    kReopenFactor (2x) around the new one, at least kReopenMinIntervalS
-//    (10 s) after the last open or attempt, and SamplerConfig::fs is set.
+//    (10 s; longer for large plans, below) after the last open or
+//    attempt, and SamplerConfig::fs is set.
 //    Within 2x a stale child costs at most twice what the controller
 //    wants, inside the 4x band in which the controller itself holds
 //    (period_controller.h); every sample carries its own PERIOD, so the
 //    estimates are right either way. A re-open costs one perf_event_open
-//    per descriptor of the plan and one ring mapping per CPU (about 50 ms
-//    for 1344 descriptors and 224 rings, the D3 example, at ~20 us per
-//    open and ~100 us per 256 KiB ring); once per 10 s that is 0.5% of a
-//    core, a quarter of the default 2% budget. Its CPU time is not billed
-//    to the controller (it would raise the period again and feed back).
+//    per descriptor of the plan and one ring mapping per CPU: measured on
+//    a loaded 2-vCPU VM with software events, 56 us per open and 260 us
+//    per 256 KiB ring, so about 3 ms for 3 threads on 8 CPUs and 135 ms
+//    for the D3 example (1344 descriptors, 224 rings). The interval
+//    therefore also grows with the last re-open's measured CPU time, to
+//    keep re-opens under kReopenCpuShare (0.5%) of a core, a quarter of
+//    the default 2% budget: 10 s for small plans, 27 s for the D3 one.
+//    That CPU time is not billed to the controller (it would raise the
+//    period again and feed back).
 //  - what: the targets' live tasks are listed again (/proc/PID/task of
 //    each target and of each descendant process found through the ppid
 //    field of /proc/N/stat, through KernelFs). When each of them already
@@ -236,6 +241,7 @@ class Sampler {
   static constexpr double kReopenFactor = 2.0;
   static constexpr double kReopenMinIntervalS = 10.0;
   static constexpr int kReopenRounds = 4;
+  static constexpr double kReopenCpuShare = 0.005;
 
   RingCounters Totals() const;
   std::vector<std::pair<int, RingCounters>> PerCpu() const;
@@ -353,8 +359,9 @@ class Sampler {
   // inherited children may sample at.
   uint64_t stale_lo_ = 0;
   uint64_t stale_hi_ = 0;
-  double since_open_s_ = 0;  // wall time reported since the last open/try
-  double reopen_cpu_s_ = 0;  // this thread's CPU in re-opens, not billed
+  double since_open_s_ = 0;       // wall time reported since the last open/try
+  double reopen_cpu_s_ = 0;       // this thread's CPU in re-opens, not billed
+  double last_reopen_cpu_s_ = 0;  // the last attempt's, for the interval
   uint64_t reopens_ = 0;
   uint64_t reopen_failures_ = 0;
   std::string last_reopen_error_;
