@@ -283,6 +283,10 @@ int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
   // follows only threads created later): list them, or with very many go
   // system-wide with the pid filter.
   IncludeExistingThreads(*fs, &cfg);
+  // Lists the targets' tasks again when the budget changes the period, so
+  // the per-task events are re-opened for inherited threads and children
+  // (sampler.h, "Period changes").
+  cfg.fs = &*fs;
   cfg.ring_data_pages = ring_pages;
   cfg.cpu_budget = *budget / 100.0;
   // Opening a source: its events, then every ring.
@@ -508,6 +512,23 @@ int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {
       static_cast<unsigned long long>(t.filtered_pid),
       static_cast<unsigned long long>((*sampler)->period()),
       elapsed > 0 ? 100.0 * cpu_total / elapsed : 0.0);
+  if ((*sampler)->reopens() + (*sampler)->reopen_failures() > 0) {
+    std::cerr << "hotpage record: the period changed; per-task events "
+                 "re-opened "
+              << (*sampler)->reopens()
+              << " times so that inherited threads and children follow it";
+    if ((*sampler)->reopen_failures() > 0) {
+      std::cerr << ", " << (*sampler)->reopen_failures()
+                << " failed (the old events kept sampling): "
+                << (*sampler)->last_reopen_error();
+    }
+    std::cerr << "\n";
+  }
+  if (!(*sampler)->period_reaches_children()) {
+    std::cerr << "hotpage record: threads and children created before the "
+                 "last period change sampled at an older period (each "
+                 "sample records its own)\n";
+  }
   if (t.ibs_non_memory + t.aux_dropped > 0) {
     std::cerr << "hotpage record: not memory accesses, not lost: "
               << t.ibs_non_memory

@@ -130,6 +130,54 @@ check "zen3: IBS with RAW before 6.1, system-wide" \
   "$JSON_EXPECT" "$D/zen3.expect.json" "$D/zen3.json"
 check "zen3: the plan says why RAW" contains "$out" "< 6.1"
 
+# --- The CPU model libpfm4 would see is the tree's DIR/proc/cpuinfo, never
+# this machine's: two trees that differ only there plan differently.
+check "no cpuinfo in the tree: says the model is unknown" \
+  contains "$(cat "$D/skx.json")" "/proc/cpuinfo: the CPU model is unknown"
+cpuinfo() {  # cpuinfo ROOT MODEL STEPPING
+  printf 'processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: %s\nmodel name\t: test CPU\nstepping\t: %s\n\n' \
+    "$2" "$3" >"$1/proc/cpuinfo"
+}
+for t in skx:4 clx:7; do
+  name=${t%%:*}
+  cp -r "$S" "$D/cpu_$name"
+  cpuinfo "$D/cpu_$name" 85 "${t##*:}"
+  out=$("$HOTPAGE" record --print-events --sysfs-root "$D/cpu_$name" 2>&1); rc=$?
+  check "$name tree: exits 0" test $rc -eq 0
+  check "$name tree: libpfm4's PMU from the tree's stepping" \
+    contains "$out" "\"libpfm_pmu\": \"$name\""
+  check "$name tree: the model in the JSON" contains "$out" \
+    "\"cpu_model\": \"GenuineIntel family 6 model 85 stepping ${t##*:} (test CPU)\""
+  check "$name tree: what libpfm4 would encode there" \
+    contains "$out" "$name::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=30"
+  check "$name tree: says the aliases stand in" \
+    contains "$out" "so the plan uses the kernel's sysfs aliases"
+done
+cp -r "$S" "$D/cpu_snb"
+cpuinfo "$D/cpu_snb" 42 7
+out=$("$HOTPAGE" record --print-events --sysfs-root "$D/cpu_snb" 2>&1)
+check "snb tree: libpfm4 would fail there too (D4)" \
+  contains "$out" "libpfm4 knows it as snb but cannot encode"
+
+# The machine profiles of tests/pmu/profiles: each plan names its own CPU.
+P="$TEST_SRCDIR/$TEST_WORKSPACE/tests/pmu/profiles"
+for t in skylake_sp:skx:"model 85 stepping 4 (Intel(R) Xeon(R) Gold 6130" \
+         icelake_sp:icx:"model 106 stepping 6 (Intel(R) Xeon(R) Platinum 8380" \
+         sapphire_rapids::"model 143 (Intel(R) Xeon(R) Platinum 8480+)"; do
+  prof=${t%%:*}; rest=${t#*:}; pmu=${rest%%:*}; model=${rest#*:}
+  # A copy: runfiles are symlinks out of the tree, which KernelFs refuses.
+  cp -rL "$P/$prof" "$D/prof_$prof"
+  out=$("$HOTPAGE" record --print-events --sysfs-root "$D/prof_$prof" 2>&1); rc=$?
+  check "$prof: exits 0" test $rc -eq 0
+  echo "$out" >"$D/$prof.json"
+  check "$prof: its cpuinfo's model" contains "$out" "$model"
+  check "$prof: libpfm4's PMU for it" contains "$out" "\"libpfm_pmu\": \"$pmu\""
+done
+check "sapphire_rapids: a model outside the table is not guessed" \
+  contains "$(cat "$D/sapphire_rapids.json")" "does not name its PMU"
+check "skylake_sp and icelake_sp plans differ as their cpuinfo says" \
+  test "$(grep -v rlimit "$D/skylake_sp.json")" != "$(grep -v rlimit "$D/icelake_sp.json")"
+
 # Errors and help.
 out=$("$HOTPAGE" record --print-events --sysfs-root "$A" --source pebs 2>&1); rc=$?
 check "pebs on an AMD tree exits 1" test $rc -eq 1

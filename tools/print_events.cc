@@ -100,12 +100,46 @@ int RunPrintEvents(absl::string_view command, const ParsedFlags& flags,
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
     ctx.rlimit_nofile = static_cast<uint64_t>(rl.rlim_cur);
   }
-  if (!fs->is_live() && g->encoder != "software" &&
-      src != SampleSource::kIbsOp) {
-    ctx.encoder_note = absl::StrCat(
-        "--sysfs-root ", fs->root(),
-        ": libpfm4 detects the CPU by CPUID on this machine and cannot be "
-        "pointed at the tree, so the plan uses the kernel's sysfs aliases");
+  if (!fs->is_live()) {
+    // The CPU model libpfm4 would see is the tree's (DIR/proc/cpuinfo),
+    // never this machine's: libpfm4 reads CPUID, so it is not asked at all.
+    std::string cpu_note;
+    std::optional<CpuModel> model;
+    if (absl::StatusOr<std::string> text = fs->ReadFile("/proc/cpuinfo");
+        text.ok()) {
+      model = ParseCpuinfo(*text);
+      cpu_note = model ? absl::StrCat(fs->Display("/proc/cpuinfo"), " says ",
+                                      DescribeCpuModel(*model))
+                       : absl::StrCat(fs->Display("/proc/cpuinfo"),
+                                      " names no x86 vendor, family and model");
+    } else {
+      cpu_note = absl::StrCat("the tree has no ", fs->Display("/proc/cpuinfo"),
+                              ": the CPU model is unknown");
+    }
+    const std::optional<std::string> pmu =
+        model ? LibpfmPmuForCpu(*model) : std::nullopt;
+    if (model) ctx.cpu_model = DescribeCpuModel(*model);
+    if (pmu) ctx.libpfm_pmu = *pmu;
+    if (g->encoder != "software" && src != SampleSource::kIbsOp) {
+      std::string libpfm;
+      if (pmu && (*pmu == "snb" || *pmu == "snb_ep")) {
+        libpfm = absl::StrCat(
+            "; libpfm4 knows it as ", *pmu,
+            " but cannot encode MEM_TRANS_RETIRED:LOAD_LATENCY there, so "
+            "that machine would use the kernel's alias as well");
+      } else if (pmu) {
+        libpfm = absl::StrCat(
+            "; on that machine libpfm4 would encode ", *pmu,
+            "::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=", opt.ldlat_cycles);
+      } else if (model) {
+        libpfm = "; hotpage's table of libpfm4 models does not name its PMU";
+      }
+      ctx.encoder_note = absl::StrCat(
+          "--sysfs-root ", fs->root(), ": ", cpu_note, libpfm,
+          ". libpfm4 detects the CPU by CPUID of the machine it runs on and "
+          "cannot be pointed at the tree, so the plan uses the kernel's "
+          "sysfs aliases");
+    }
   }
   std::cout << EventPlanToJson(*g, ctx);
   std::cout.flush();

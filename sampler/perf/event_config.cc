@@ -361,6 +361,64 @@ std::optional<std::string> LibpfmHostPmu() {
 // --- sources
 // -------------------------------------------------------------------
 
+std::optional<CpuModel> ParseCpuinfo(absl::string_view text) {
+  CpuModel c;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StripAsciiWhitespace(line).empty()) break;  // end of cpu 0
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    const absl::string_view key =
+        absl::StripAsciiWhitespace(line.substr(0, colon));
+    const absl::string_view value =
+        absl::StripAsciiWhitespace(line.substr(colon + 1));
+    int n = 0;
+    const bool num = absl::SimpleAtoi(value, &n) && n >= 0;
+    if (key == "vendor_id") {
+      c.vendor = std::string(value.substr(0, 64));
+    } else if (key == "cpu family" && num) {
+      c.family = n;
+    } else if (key == "model" && num) {
+      c.model = n;
+    } else if (key == "stepping" && num) {
+      c.stepping = n;
+    } else if (key == "model name") {
+      c.name = std::string(value.substr(0, 128));
+    }
+  }
+  if (c.vendor.empty() || c.family < 0 || c.model < 0) return std::nullopt;
+  return c;
+}
+
+std::string DescribeCpuModel(const CpuModel& cpu) {
+  std::string out =
+      absl::StrCat(cpu.vendor, " family ", cpu.family, " model ", cpu.model);
+  if (cpu.stepping >= 0) absl::StrAppend(&out, " stepping ", cpu.stepping);
+  if (!cpu.name.empty()) absl::StrAppend(&out, " (", cpu.name, ")");
+  return out;
+}
+
+std::optional<std::string> LibpfmPmuForCpu(const CpuModel& cpu) {
+  if (cpu.vendor != "GenuineIntel" || cpu.family != 6) return std::nullopt;
+  struct Entry {
+    int model;
+    const char* pmu;
+  };
+  static constexpr Entry kTable[] = {
+      {42, "snb"},  {45, "snb_ep"}, {78, "skl"},  {94, "skl"},
+      {142, "skl"}, {158, "skl"},   {165, "skl"}, {166, "skl"},
+      {108, "icl"}, {125, "icl"},   {126, "icl"}, {140, "icl"},
+      {141, "icl"}, {157, "icl"},   {167, "icl"}, {106, "icx"},
+  };
+  if (cpu.model == 85) {  // Skylake-X and Cascade Lake-X share the model
+    if (cpu.stepping < 0) return std::nullopt;
+    return std::string(cpu.stepping < 5 ? "skx" : "clx");
+  }
+  for (const Entry& e : kTable) {
+    if (e.model == cpu.model) return std::string(e.pmu);
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt) {
   EventGroup g;
   g.encoder = "software";

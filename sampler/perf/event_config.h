@@ -246,6 +246,29 @@ absl::StatusOr<perf_event_attr> EncodeLibpfm(const std::string& event);
 // kernel exposes no PMU: callers check sysfs too.)
 std::optional<std::string> LibpfmHostPmu();
 
+// The CPU as the first processor of /proc/cpuinfo describes it: what
+// libpfm4 reads through CPUID (pfm_intel_x86_detect(), pfm_amd64_detect()).
+struct CpuModel {
+  std::string vendor;  // vendor_id: GenuineIntel, AuthenticAMD
+  int family = -1;     // cpu family
+  int model = -1;      // model
+  int stepping = -1;   // stepping; -1 when the file has none
+  std::string name;    // model name
+};
+// Parses /proc/cpuinfo text; nullopt without vendor_id, cpu family and
+// model in the first processor's block (non-x86 files, garbage).
+std::optional<CpuModel> ParseCpuinfo(absl::string_view text);
+// "GenuineIntel family 6 model 85 stepping 4 (Intel(R) Xeon(R) ...)".
+std::string DescribeCpuModel(const CpuModel& cpu);
+// The core PMU libpfm4 would detect on `cpu`, from its detection tables
+// (cpu_models and pmu_detect of lib/pfmlib_intel_snb.c, _skl.c, _icl.c):
+// snb 42, snb_ep 45; skl 78 94 142 158 165 166; skx 85 below stepping 5,
+// clx 85 from stepping 5 (pfm_skx_detect(), pfm_clx_detect()); icl 108 125
+// 126 140 141 157 167; icx 106 (Intel family 6 only). nullopt for a model
+// outside that table (hotpage does not guess libpfm4's answer) and for 85
+// without a stepping.
+std::optional<std::string> LibpfmPmuForCpu(const CpuModel& cpu);
+
 // --- sources ---------------------------------------------------------------
 
 absl::StatusOr<EventGroup> PageFaultEvents(const SamplingOptions& opt);

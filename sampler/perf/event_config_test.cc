@@ -588,5 +588,40 @@ TEST(ParseSourceRequest, Names) {
   EXPECT_FALSE(ParseSourceRequest("PEBS").ok());
 }
 
+// --print-events --sysfs-root: the CPU model libpfm4 would see comes from
+// the tree's /proc/cpuinfo, mapped with libpfm4's own detection rules.
+TEST(CpuModel, CpuinfoMapsToLibpfmsPmu) {
+  const std::string skx =
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+      "model\t\t: 85\nmodel name\t: Intel(R) Xeon(R) Gold 6130\n"
+      "stepping\t: 4\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\n"
+      "cpu family\t: 6\nmodel\t\t: 106\nstepping\t: 9\n";
+  std::optional<CpuModel> c = ParseCpuinfo(skx);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->model, 85);  // the first processor's block only
+  EXPECT_EQ(c->stepping, 4);
+  EXPECT_EQ(DescribeCpuModel(*c),
+            "GenuineIntel family 6 model 85 stepping 4 (Intel(R) Xeon(R) "
+            "Gold 6130)");
+  EXPECT_EQ(LibpfmPmuForCpu(*c), "skx");
+  c->stepping = 7;  // Cascade Lake: pfm_clx_detect()
+  EXPECT_EQ(LibpfmPmuForCpu(*c), "clx");
+  c->stepping = -1;  // unknown stepping: not guessed
+  EXPECT_EQ(LibpfmPmuForCpu(*c), std::nullopt);
+  CpuModel icx{"GenuineIntel", 6, 106, 6, ""};
+  EXPECT_EQ(LibpfmPmuForCpu(icx), "icx");
+  CpuModel snb{"GenuineIntel", 6, 42, 7, ""};
+  EXPECT_EQ(LibpfmPmuForCpu(snb), "snb");
+  CpuModel spr{"GenuineIntel", 6, 143, 8, ""};
+  EXPECT_EQ(LibpfmPmuForCpu(spr), std::nullopt);  // outside the table
+  CpuModel zen{"AuthenticAMD", 25, 17, 1, ""};
+  EXPECT_EQ(LibpfmPmuForCpu(zen), std::nullopt);
+  EXPECT_EQ(ParseCpuinfo("processor : 0\nfeatures : fp asimd\n"),
+            std::nullopt);  // arm64: no x86 vendor
+  EXPECT_EQ(ParseCpuinfo(""), std::nullopt);
+  EXPECT_EQ(ParseCpuinfo("vendor_id : X\ncpu family : -3\nmodel : 1\n"),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace hotpage

@@ -90,6 +90,10 @@ std::string EventPlanToJson(const EventGroup& g, const EventPlanContext& ctx) {
   w.String(g.why);
   w.Key("encoder_note");
   w.String(ctx.encoder_note);
+  w.Key("cpu_model");
+  w.String(ctx.cpu_model);
+  w.Key("libpfm_pmu");
+  w.String(ctx.libpfm_pmu);
   w.Key("per_task");
   w.Bool(ctx.per_task);
   w.Key("tasks");

@@ -9,7 +9,8 @@
 //
 // Output (keys in this order):
 //   {"source": "pebs", "why": "...", "encoder": "sysfs", "plan_note": "...",
-//    "encoder_note": "...", "per_task": true, "tasks": 1,
+//    "encoder_note": "...", "cpu_model": "...", "libpfm_pmu": "skx",
+//    "per_task": true, "tasks": 1,
 //    "fds_needed": 48, "rlimit_nofile": 1024,
 //    "events": [{"name": "cpu_core/mem-loads-aux/", "pmu": "cpu_core",
 //                "type": 8, "config": 33283, "config1": 0, "config2": 0,
@@ -44,6 +45,11 @@ struct EventPlanContext {
   std::vector<int> online_cpus;  // CPUs sampled when an event has no list
   std::optional<uint64_t> rlimit_nofile;  // the soft limit, when known
   std::string encoder_note;               // e.g. why libpfm4 was not used
+  // --sysfs-root: the CPU the tree's /proc/cpuinfo describes
+  // (DescribeCpuModel) and the libpfm4 PMU it maps to (LibpfmPmuForCpu);
+  // empty when unknown or on the live machine.
+  std::string cpu_model;
+  std::string libpfm_pmu;
 };
 
 // PERF_SAMPLE_* names without the prefix, lowest bit first ("IP", "TID",

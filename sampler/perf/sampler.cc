@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 
@@ -220,12 +223,17 @@ Sampler::Sampler(SamplerConfig config, PerfEventSystem* sys)
       filter_(PidFilter::All()),
       batch_(new Sample[kBatch]) {}
 
-Sampler::~Sampler() {
+Sampler::~Sampler() { CloseAll(); }
+
+void Sampler::CloseAll() {
   for (Ring& r : rings_) {
     if (r.base != nullptr && !r.closed) sys_->Unmap(r.base, r.bytes);
   }
+  rings_.clear();
   for (const OpenEvent& e : events_) sys_->Close(e.fd);
+  events_.clear();
   if (epoll_fd_ >= 0) close(epoll_fd_);
+  epoll_fd_ = -1;
 }
 
 absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Open(SamplerConfig config,
@@ -301,11 +309,6 @@ absl::Status Sampler::OpenAll() {
     filter_ = PidFilter(
         std::vector<uint32_t>(config_.pids.begin(), config_.pids.end()));
   }
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t data_bytes = config_.ring_data_pages * page;
-  const size_t wakeup =
-      config_.wakeup_bytes ? config_.wakeup_bytes : data_bytes / 4;
-
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return ErrnoStatus(errno, "epoll_create1");
 
@@ -315,9 +318,8 @@ absl::Status Sampler::OpenAll() {
                                      : config_.threads.empty()
                                          ? config_.pids
                                          : config_.threads;
-  for (int cpu : config_.cpus) {
-    HOTPAGE_RETURN_IF_ERROR(OpenCpu(cpu, targets, page, data_bytes, wakeup));
-  }
+  HOTPAGE_RETURN_IF_ERROR(OpenTasks(targets));
+  FinishRings();
   if (rings_.empty()) {
     return absl::InvalidArgumentError(
         "no event may open on any sampled CPU (every event's CPU list "
@@ -338,6 +340,7 @@ absl::Status Sampler::OpenAll() {
     }
     controller_.emplace(base, config_.max_period, config_.cpu_budget,
                         std::move(norm));
+    stale_lo_ = stale_hi_ = controller_->period();
   }
   return absl::OkStatus();
 }
@@ -361,8 +364,13 @@ int Sampler::OpenOne(size_t spec_index, perf_event_attr* attr, pid_t pid,
   }
 }
 
-absl::Status Sampler::OpenCpu(int cpu, const std::vector<pid_t>& targets,
-                              size_t page, size_t data_bytes, size_t wakeup) {
+absl::Status Sampler::OpenTasks(const std::vector<pid_t>& tasks) {
+  for (int cpu : config_.cpus)
+    HOTPAGE_RETURN_IF_ERROR(OpenTasksOnCpu(cpu, tasks));
+  return absl::OkStatus();
+}
+
+absl::Status Sampler::OpenTasksOnCpu(int cpu, const std::vector<pid_t>& tasks) {
   const std::vector<EventSpec>& specs = config_.events.events;
   std::vector<PlanGroup> groups = PlanGroups(config_);
   groups.erase(std::remove_if(groups.begin(), groups.end(),
@@ -372,18 +380,24 @@ absl::Status Sampler::OpenCpu(int cpu, const std::vector<pid_t>& targets,
                groups.end());
   if (groups.empty()) return absl::OkStatus();  // no event for this CPU
 
-  const size_t ring_index = rings_.size();
-  rings_.emplace_back();
-  rings_.back().cpu = cpu;
-  std::vector<RingEvent> decoders;
-  bool all_kept = true;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t data_bytes = config_.ring_data_pages * page;
+  const size_t wakeup =
+      config_.wakeup_bytes ? config_.wakeup_bytes : data_bytes / 4;
+  size_t ring_index = 0;
+  while (ring_index < rings_.size() && rings_[ring_index].cpu != cpu)
+    ++ring_index;
+  if (ring_index == rings_.size()) {
+    rings_.emplace_back();
+    rings_.back().cpu = cpu;
+  }
   struct Opened {
     int fd;
     size_t spec;
     perf_event_attr attr;
     bool leader;
   };
-  for (pid_t pid : targets) {
+  for (pid_t pid : tasks) {
     // Every group of this task on this CPU first: a listed thread that
     // exited meanwhile (ESRCH, at any member) is skipped whole.
     std::vector<Opened> opened;
@@ -407,7 +421,7 @@ absl::Status Sampler::OpenCpu(int cpu, const std::vector<pid_t>& targets,
         const bool in_group = k > 0;      // one-member groups when ungrouped
         if (in_group) attr.disabled = 0;  // enabled with its leader
         const int fd = OpenOne(si, &attr, pid, cpu, in_group ? leader : -1);
-        if (fd == -ESRCH && IsListedThread(config_, pid)) {
+        if (fd == -ESRCH && (reopening_ || IsListedThread(config_, pid))) {
           gone = true;  // a listed thread exited meanwhile
           break;
         }
@@ -447,8 +461,8 @@ absl::Status Sampler::OpenCpu(int cpu, const std::vector<pid_t>& targets,
         ev.id = id;
         ev.layout = PerfEventLayout::FromAttr(o.attr, spec.source);
         ev.keep = spec.keep_samples;
-        decoders.push_back(ev);
-        all_kept &= spec.keep_samples;
+        ring.decoders.push_back(ev);
+        ring.all_kept &= spec.keep_samples;
       }
       if (ring.base == nullptr) {
         ring.poll_fd = o.fd;
@@ -477,47 +491,58 @@ absl::Status Sampler::OpenCpu(int cpu, const std::vector<pid_t>& targets,
       }
     }
   }
-  Ring& ring = rings_[ring_index];
-  if (ring.base == nullptr) {  // every task gone before it opened
-    rings_.pop_back();
-    return absl::OkStatus();
+  if (rings_[ring_index].base == nullptr) {  // every task gone before it opened
+    rings_.erase(rings_.begin() + static_cast<ptrdiff_t>(ring_index));
   }
-  // One layout for every event, all kept: a single decoder needs no id.
-  bool same_layout = all_kept;
-  for (const RingEvent& e : decoders) {
-    same_layout &= e.layout.source == decoders[0].layout.source &&
-                   e.layout.sample_type == decoders[0].layout.sample_type;
+  return absl::OkStatus();
+}
+
+void Sampler::FinishRings() {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (Ring& ring : rings_) {
+    if (ring.reader != nullptr) continue;
+    std::vector<RingEvent> decoders = std::move(ring.decoders);
+    ring.decoders.clear();
+    // One layout for every event, all kept: a single decoder needs no id.
+    bool same_layout = ring.all_kept;
+    for (const RingEvent& e : decoders) {
+      same_layout &= e.layout.source == decoders[0].layout.source &&
+                     e.layout.sample_type == decoders[0].layout.sample_type;
+    }
+    if (same_layout && !decoders.empty()) decoders.resize(1);
+    // Per-task events are restricted by the kernel to the targets and
+    // everything they spawn (inherit): no filter. System-wide rings see
+    // every process: filter unless --all.
+    ring.reader = std::make_unique<RingReader>(
+        ring.base, page, ring.bytes - page, std::move(decoders),
+        (config_.all || !system_wide_) ? nullptr : &filter_);
   }
-  if (same_layout && !decoders.empty()) decoders.resize(1);
-  // Per-task events are restricted by the kernel to the targets and
-  // everything they spawn (inherit): no filter. System-wide rings see
-  // every process: filter unless --all.
-  ring.reader = std::make_unique<RingReader>(
-      ring.base, page, data_bytes, std::move(decoders),
-      (config_.all || !system_wide_) ? nullptr : &filter_);
+}
+
+absl::Status Sampler::SetGroupsEnabled(const std::vector<OpenEvent>& events,
+                                       bool on) {
+  for (const OpenEvent& e : events) {
+    if (!e.leader) continue;
+    if (int rc = sys_->Ioctl(
+            e.fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
+            PERF_IOC_FLAG_GROUP);
+        rc < 0) {
+      return ErrnoStatus(
+          -rc, on ? "PERF_EVENT_IOC_ENABLE" : "PERF_EVENT_IOC_DISABLE");
+    }
+  }
   return absl::OkStatus();
 }
 
 absl::Status Sampler::Enable() {
-  for (const OpenEvent& e : events_) {
-    if (!e.leader) continue;
-    if (int rc = sys_->Ioctl(e.fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-        rc < 0) {
-      return ErrnoStatus(-rc, "PERF_EVENT_IOC_ENABLE");
-    }
-  }
+  HOTPAGE_RETURN_IF_ERROR(SetGroupsEnabled(events_, true));
+  enabled_ = true;
   return absl::OkStatus();
 }
 
 absl::Status Sampler::Disable() {
-  for (const OpenEvent& e : events_) {
-    if (!e.leader) continue;
-    if (int rc = sys_->Ioctl(e.fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-        rc < 0) {
-      return ErrnoStatus(-rc, "PERF_EVENT_IOC_DISABLE");
-    }
-  }
-  return absl::OkStatus();
+  enabled_ = false;
+  return SetGroupsEnabled(events_, false);
 }
 
 size_t Sampler::HandleHangup(size_t index, const SampleSink& sink) {
@@ -709,10 +734,13 @@ size_t Sampler::DrainRound(const SampleSink& sink, size_t budget, bool* more) {
 }
 
 absl::StatusOr<size_t> Sampler::Poll(int timeout_ms, const SampleSink& sink) {
+  size_t delivered = 0;
+  // A re-open AdaptPeriod() asked for: the old rings are drained into
+  // `sink` before the new ones (see the header).
+  if (reopen_pending_) delivered += Reopen(sink);
   epoll_event events[64];
   int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
   if (n < 0 && errno != EINTR) return ErrnoStatus(errno, "epoll_wait");
-  size_t delivered = 0;
   // EPOLLHUP cannot be masked and is reported for as long as the event's
   // task is gone (perf_poll() in kernel/events/core.c): close the ring's
   // events of that task, or the loop would never sleep again.
@@ -737,6 +765,11 @@ size_t Sampler::Flush(const SampleSink& sink) {
 
 uint64_t Sampler::AdaptPeriod(double cpu_s, double wall_s) {
   if (!controller_) return period();
+  // The CPU time of re-opens is the controller's own cost, not sampling:
+  // billed, it would raise the period and ask for the next re-open.
+  cpu_s = std::max(0.0, cpu_s - reopen_cpu_s_);
+  reopen_cpu_s_ = 0;
+  if (wall_s > 0) since_open_s_ += wall_s;
   uint64_t before = controller_->period();
   uint64_t after = controller_->Update(cpu_s, wall_s);
   if (after != before) {
@@ -748,13 +781,232 @@ uint64_t Sampler::AdaptPeriod(double cpu_s, double wall_s) {
           rc < 0) {
         ++period_errors_;
         last_period_errno_ = -rc;
+        period_ioctl_failed_ = true;
       }
     }
     // Inherited children keep the period they were created with (see the
     // header): from now on some samples may carry an older period.
-    if (!system_wide_) period_reaches_children_ = false;
+    if (!system_wide_ && PeriodMatters()) {
+      period_reaches_children_ = false;
+      stale_lo_ = std::min(stale_lo_, after);
+      stale_hi_ = std::max(stale_hi_, after);
+    }
   }
+  if (!system_wide_ && !period_reaches_children_ && !reopen_pending_)
+    MaybeScheduleReopen();
   return after;
+}
+
+absl::StatusOr<std::vector<pid_t>> Sampler::LiveTasks() const {
+  const KernelFs& fs = *config_.fs;
+  // Processes: the targets and, through the ppid field of /proc/N/stat,
+  // every descendant (inherit follows forks as well as threads).
+  std::vector<pid_t> procs(config_.pids.begin(), config_.pids.end());
+  if (absl::StatusOr<std::vector<std::string>> all = fs.ListDir("/proc");
+      all.ok()) {
+    std::vector<std::pair<pid_t, pid_t>> parent_of;  // (ppid, pid)
+    for (const std::string& name : *all) {
+      int pid = 0;
+      if (!absl::SimpleAtoi(name, &pid) || pid <= 0) continue;
+      absl::StatusOr<std::string> text =
+          fs.ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+      if (!text.ok()) continue;  // exited meanwhile
+      const std::optional<ProcStat> st = ParseProcStat(*text);
+      if (!st || st->pid != pid || st->ppid <= 0) continue;
+      parent_of.emplace_back(static_cast<pid_t>(st->ppid), pid);
+    }
+    std::sort(parent_of.begin(), parent_of.end());
+    for (size_t i = 0; i < procs.size(); ++i) {  // grows: breadth first
+      auto it = std::lower_bound(parent_of.begin(), parent_of.end(),
+                                 std::make_pair(procs[i], pid_t{0}));
+      for (; it != parent_of.end() && it->first == procs[i]; ++it) {
+        if (std::find(procs.begin(), procs.end(), it->second) == procs.end())
+          procs.push_back(it->second);
+      }
+    }
+  }
+  std::vector<pid_t> tasks;
+  for (pid_t p : procs) {
+    absl::StatusOr<std::vector<pid_t>> tids = ListThreads(fs, p);
+    if (tids.ok()) tasks.insert(tasks.end(), tids->begin(), tids->end());
+  }
+  std::sort(tasks.begin(), tasks.end());
+  tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
+  if (tasks.empty())
+    return absl::NotFoundError("no task of the targets is alive");
+  return tasks;
+}
+
+bool Sampler::PeriodMatters() const {
+  // A software event that samples PERIOD takes every occurrence as a sample
+  // whatever its period (perf_swevent_event() in kernel/events/core.c):
+  // neither its parent nor its children sample at `period`.
+  bool matters = false;
+  for (const EventSpec& spec : config_.events.events) {
+    matters |=
+        spec.sampling &&
+        !(spec.attr.type == PERF_TYPE_SOFTWARE &&
+          (spec.attr.sample_type & PERF_SAMPLE_PERIOD) && !spec.attr.freq);
+  }
+  return matters;
+}
+
+void Sampler::MaybeScheduleReopen() {
+  // Re-opening events that ignore their period would change nothing.
+  if (config_.fs == nullptr || !controller_ || !PeriodMatters()) return;
+  const uint64_t p = controller_->period();
+  const double spread =
+      std::max(static_cast<double>(p) /
+                   static_cast<double>(std::max<uint64_t>(stale_lo_, 1)),
+               static_cast<double>(stale_hi_) / static_cast<double>(p));
+  const double interval =
+      std::max(kReopenMinIntervalS, last_reopen_cpu_s_ / kReopenCpuShare);
+  if (spread < kReopenFactor || since_open_s_ < interval) return;
+  // Every live task with an event of its own (and every ioctl taken): the
+  // ioctl reached them all, no inherited child is left behind.
+  if (!period_ioctl_failed_) {
+    absl::StatusOr<std::vector<pid_t>> tasks = LiveTasks();
+    if (tasks.ok()) {
+      bool all_own = true;
+      for (pid_t t : *tasks) {
+        all_own &= std::any_of(events_.begin(), events_.end(),
+                               [t](const OpenEvent& e) { return e.pid == t; });
+      }
+      if (all_own) {
+        period_reaches_children_ = true;
+        stale_lo_ = stale_hi_ = p;
+        return;
+      }
+    }
+  }
+  reopen_pending_ = true;
+}
+
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+}  // namespace
+
+size_t Sampler::Reopen(const SampleSink& sink) {
+  reopen_pending_ = false;
+  since_open_s_ = 0;  // the next attempt no sooner than the interval
+  const double cpu0 = ThreadCpuSeconds();
+  const uint64_t p = controller_->period();
+  // The old plan aside; the new one is opened into fresh members.
+  std::vector<OpenEvent> old_events;
+  std::vector<Ring> old_rings;
+  old_events.swap(events_);
+  old_rings.swap(rings_);
+  const int old_epoll = epoll_fd_;
+  epoll_fd_ = -1;
+  const std::vector<EventSpec> old_specs = config_.events.events;
+  std::vector<pid_t> tasks;
+  absl::Status st = ReopenInto(p, &tasks);
+  if (st.ok() && enabled_) {
+    // Old off, new on: between the two nothing is sampled, nothing twice.
+    st = SetGroupsEnabled(old_events, false);
+    if (st.ok()) st = SetGroupsEnabled(events_, true);
+    if (!st.ok()) (void)SetGroupsEnabled(old_events, true);
+  }
+  size_t delivered = 0;
+  if (!st.ok()) {
+    CloseAll();
+    events_.swap(old_events);
+    rings_.swap(old_rings);
+    epoll_fd_ = old_epoll;
+    config_.events.events = old_specs;
+    ++reopen_failures_;
+    last_reopen_error_ = std::string(st.message());
+  } else {
+    // The old rings receive nothing more: drain them whole, keep their
+    // counters, then unmap them and close their events (the mapping holds
+    // the event's file; perf_event_release_kernel() then frees the
+    // inherited children).
+    for (Ring& r : old_rings) {
+      if (!r.closed) {
+        for (;;) {
+          const uint64_t before = r.reader->consumed_bytes();
+          const size_t n = r.reader->Drain(batch_.get(), kBatch, SIZE_MAX);
+          if (n > 0) sink(absl::MakeConstSpan(batch_.get(), n));
+          delivered += n;
+          if (r.reader->Pending() == 0 || r.reader->consumed_bytes() == before)
+            break;
+        }
+        sys_->Unmap(r.base, r.bytes);
+      }
+      // One entry per CPU, however many re-opens.
+      auto it =
+          std::find_if(retired_.begin(), retired_.end(),
+                       [cpu = r.cpu](const auto& e) { return e.first == cpu; });
+      if (it == retired_.end()) {
+        retired_.emplace_back(r.cpu, r.reader->counters());
+      } else {
+        it->second += r.reader->counters();
+      }
+    }
+    for (const OpenEvent& e : old_events) sys_->Close(e.fd);
+    if (old_epoll >= 0) close(old_epoll);
+    config_.threads = tasks;
+    descriptors_needed_ = DescriptorsNeeded(config_, false) + 1;
+    drain_limit_.assign(rings_.size(), 0);
+    scanned_to_.assign(rings_.size(), 0);
+    exit_barrier_.assign(rings_.size(), 0);
+    ++reopens_;
+    period_reaches_children_ = true;
+    period_ioctl_failed_ = false;
+    stale_lo_ = stale_hi_ = p;
+  }
+  last_reopen_cpu_s_ = std::max(0.0, ThreadCpuSeconds() - cpu0);
+  reopen_cpu_s_ += last_reopen_cpu_s_;
+  return delivered;
+}
+
+absl::Status Sampler::ReopenInto(uint64_t period, std::vector<pid_t>* tasks) {
+  HOTPAGE_ASSIGN_OR_RETURN(*tasks, LiveTasks());
+  // Descriptors: the old events stay open until the new ones run.
+  static LinuxFdLimits* const kLinuxLimits = new LinuxFdLimits;
+  FdLimits* limits = config_.fd_limits ? config_.fd_limits : kLinuxLimits;
+  SamplerConfig plan = config_;
+  plan.threads = *tasks;
+  HOTPAGE_RETURN_IF_ERROR(
+      EnsureDescriptors(DescriptorsNeeded(plan, false) + 1, limits).status());
+  for (EventSpec& spec : config_.events.events) {
+    if (spec.sampling) spec.attr.sample_period = period;
+  }
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return ErrnoStatus(errno, "epoll_create1");
+  reopening_ = true;
+  absl::Status st = OpenTasks(*tasks);
+  // Tasks forked before their parent's new event opened are not inherited
+  // by it: list again and open those, until no new one appears.
+  for (int round = 1; st.ok(); ++round) {
+    absl::StatusOr<std::vector<pid_t>> now = LiveTasks();
+    if (!now.ok()) break;  // every task exited: the old rings hang up too
+    std::vector<pid_t> fresh;
+    std::set_difference(now->begin(), now->end(), tasks->begin(), tasks->end(),
+                        std::back_inserter(fresh));
+    if (fresh.empty()) break;
+    if (round >= kReopenRounds) {
+      st = absl::UnavailableError(
+          absl::StrCat("the targets kept creating tasks during ", kReopenRounds,
+                       " rounds of opening"));
+      break;
+    }
+    st = OpenTasks(fresh);
+    tasks->insert(tasks->end(), fresh.begin(), fresh.end());
+    std::sort(tasks->begin(), tasks->end());
+  }
+  reopening_ = false;
+  HOTPAGE_RETURN_IF_ERROR(st);
+  FinishRings();
+  if (rings_.empty())
+    return absl::NotFoundError("no task of the targets is alive");
+  return absl::OkStatus();
 }
 
 uint64_t Sampler::period() const {
@@ -765,6 +1017,7 @@ uint64_t Sampler::period() const {
 RingCounters Sampler::Totals() const {
   RingCounters t;
   for (const Ring& r : rings_) t += r.reader->counters();
+  for (const auto& [cpu, c] : retired_) t += c;
   t.forks_followed += forks_followed_;
   return t;
 }
@@ -772,6 +1025,17 @@ RingCounters Sampler::Totals() const {
 std::vector<std::pair<int, RingCounters>> Sampler::PerCpu() const {
   std::vector<std::pair<int, RingCounters>> out;
   for (const Ring& r : rings_) out.emplace_back(r.cpu, r.reader->counters());
+  // A re-open's retired rings count for their CPU (one entry per CPU).
+  for (const auto& [cpu, c] : retired_) {
+    auto it = std::find_if(out.begin(), out.end(), [cpu = cpu](const auto& e) {
+      return e.first == cpu;
+    });
+    if (it == out.end()) {
+      out.emplace_back(cpu, c);
+    } else {
+      it->second += c;
+    }
+  }
   return out;
 }
 

@@ -48,16 +48,74 @@
 // through perf_event_for_each_child() (kernel/events/core.c).
 // __perf_event_period() also sets the event's attr.sample_period, so
 // children inherited after the change copy the new period
-// (inherit_event() -> perf_event_alloc(&parent_event->attr, ...)); children
-// inherited before it keep the old one. There is no descriptor for an
-// inherited child, so no ioctl can reach it, and re-opening would lose the
-// children already inherited. The sampler is honest about it instead:
-// period() is the period of the events it opened and of children created
-// after the last change; every sample carries its own PERIOD, so estimates
-// scale right whatever period a child samples at;
-// period_reaches_children() turns false once the period changed while
-// inherited children may exist; failed ioctls are counted
-// (period_errors()), not ignored.
+// (inherit_event() -> perf_event_alloc(&parent_event->attr, ...), always
+// from the original parent); children inherited before it keep the old
+// one, and there is no descriptor through which an ioctl could reach them.
+// AdaptPeriod() therefore issues the ioctl on its own events (failures are
+// counted: period_errors()) and, in per-task mode, RE-OPENS the per-task
+// events at the new period when inherited children may be sampling at a
+// period too far from it:
+//  - when: a sampling event honours its period (not a software event that
+//    samples PERIOD: perf_swevent_event() in kernel/events/core.c takes
+//    every occurrence of those as a sample of period 1, whatever
+//    sample_period says, so page-fault sampling has no period to adapt),
+//    the periods in force since the last open span more than
+//    kReopenFactor (2x) around the new one, at least kReopenMinIntervalS
+//    (10 s; longer for large plans, below) after the last open or
+//    attempt, and SamplerConfig::fs is set.
+//    Within 2x a stale child costs at most twice what the controller
+//    wants, inside the 4x band in which the controller itself holds
+//    (period_controller.h); every sample carries its own PERIOD, so the
+//    estimates are right either way. A re-open costs one perf_event_open
+//    per descriptor of the plan and one ring mapping per CPU: measured on
+//    a loaded 2-vCPU VM with software events, 56 us per open and 260 us
+//    per 256 KiB ring, so about 3 ms for 3 threads on 8 CPUs and 135 ms
+//    for the D3 example (1344 descriptors, 224 rings). The interval
+//    therefore also grows with the last re-open's measured CPU time, to
+//    keep re-opens under kReopenCpuShare (0.5%) of a core, a quarter of
+//    the default 2% budget: 10 s for small plans, 27 s for the D3 one.
+//    That CPU time is not billed to the controller (it would raise the
+//    period again and feed back).
+//  - what: the targets' live tasks are listed again (/proc/PID/task of
+//    each target and of each descendant process found through the ppid
+//    field of /proc/N/stat, through KernelFs). When each of them already
+//    has its own event and no ioctl failed, the ioctl reached every task
+//    and nothing is re-opened. Otherwise the whole plan is opened again for
+//    those tasks at the new period, into new rings and a new epoll set;
+//    tasks that appeared meanwhile are listed and opened in up to
+//    kReopenRounds rounds (a task forked before its parent's new event
+//    opened is not inherited by it). Then, if the sampler is enabled, the
+//    old groups are disabled (IOC_DISABLE reaches their children) and the
+//    new ones enabled; accesses in the few microseconds between are not
+//    sampled, none is sampled twice. The old rings are drained completely
+//    into the sink (every sample delivered once, all before the new rings'
+//    samples), their counters kept (Totals(), PerCpu()), then unmapped and
+//    their events closed: the last reference to an event goes with the
+//    mapping (the vma holds the file), and perf_event_release_kernel()
+//    frees its inherited children. The re-open runs inside the next Poll(),
+//    which has the sink.
+//  - failure (an open fails, EMFILE: old and new coexist for a moment, no
+//    task left, tasks still appearing after kReopenRounds): the new events
+//    are closed, the old ones keep running at the old period (disabled and
+//    re-enabled only if the failure came after the switch), the failure is
+//    counted (reopen_failures(), last_reopen_error()) and retried no sooner
+//    than kReopenMinIntervalS later.
+// period() is the period of the events the sampler opened;
+// period_reaches_children() is false from a period change in per-task mode
+// (of a plan whose events honour their period) until a re-open (or the
+// check that no inherited child exists) succeeded.
+// Limit: a descendant whose parent exited is reparented (to init or a
+// subreaper), so the ppid walk no longer finds it and a re-open stops
+// sampling it.
+//
+// What the budget measures: SamplerConfig::cpu_budget bounds the CPU time
+// the caller reports to AdaptPeriod(), which is the time of the thread
+// that polls (record passes CLOCK_THREAD_CPUTIME_ID): decoding and
+// delivering samples, proportional to the sample rate. It does not include
+// the cost paid in the targets' own context for each sample (the PMI or
+// software-event overflow, the PEBS assist, writing the record), which is
+// of the same order per sample but is not measured; THROTTLE records
+// (Totals().throttle) are the kernel's own signal that it is too high.
 //
 // Wake-ups: events use a watermark (a quarter of the ring by default), so
 // the thread sleeps in epoll_wait until there is a batch worth reading or
@@ -129,6 +187,10 @@ struct SamplerConfig {
   std::optional<std::pair<int, int>> kernel_version;
   // RLIMIT_NOFILE; null: this process's (LinuxFdLimits).
   FdLimits* fd_limits = nullptr;
+  // Lists the targets' live tasks when the period changes (per-task mode;
+  // see "Period changes" above). Must outlive the Sampler. Null: the
+  // sampler never re-opens, and inherited children keep their period.
+  const KernelFs* fs = nullptr;
   std::vector<int> cpus;                    // CPUs to sample (online CPUs)
   size_t ring_data_pages = 64;              // per CPU; power of two (256 KiB)
   size_t wakeup_bytes = 0;                  // 0: a quarter of the ring
@@ -169,8 +231,17 @@ class Sampler {
   size_t Flush(const SampleSink& sink);
 
   // Reports CPU time spent in this thread over `wall_s`; adjusts the
-  // period when adaptation is on. Returns the period in force.
+  // period when adaptation is on (PERF_EVENT_IOC_PERIOD on every sampling
+  // event) and, in per-task mode, schedules a re-open of the events for the
+  // next Poll() when inherited children may keep a period too far from it
+  // (see the file comment). Returns the period in force.
   uint64_t AdaptPeriod(double cpu_s, double wall_s);
+
+  // Re-open policy (see the file comment for the arithmetic).
+  static constexpr double kReopenFactor = 2.0;
+  static constexpr double kReopenMinIntervalS = 10.0;
+  static constexpr int kReopenRounds = 4;
+  static constexpr double kReopenCpuShare = 0.005;
 
   RingCounters Totals() const;
   std::vector<std::pair<int, RingCounters>> PerCpu() const;
@@ -189,9 +260,17 @@ class Sampler {
   // PERF_EVENT_IOC_PERIOD calls that failed, and the last errno.
   uint64_t period_errors() const { return period_errors_; }
   int last_period_errno() const { return last_period_errno_; }
-  // False once the period changed while inherited events may exist (per
-  // task mode): children created before the change keep the old period.
+  // False from a period change in per-task mode until a re-open (or the
+  // check that every live task has its own event) succeeded: until then
+  // children inherited before the change may sample at an older period.
   bool period_reaches_children() const { return period_reaches_children_; }
+  // Re-opens of the per-task events at a new period that succeeded and that
+  // failed (the old events kept running), the last failure's message, and
+  // whether one is scheduled for the next Poll().
+  uint64_t reopens() const { return reopens_; }
+  uint64_t reopen_failures() const { return reopen_failures_; }
+  const std::string& last_reopen_error() const { return last_reopen_error_; }
+  bool reopen_pending() const { return reopen_pending_; }
   // Events whose precise_ip was lowered after EOPNOTSUPP ("name: 3 -> 2").
   const std::vector<std::string>& precise_fallbacks() const {
     return precise_fallbacks_;
@@ -205,6 +284,9 @@ class Sampler {
     size_t bytes = 0;
     bool closed = false;  // every writer gone: unmapped
     std::unique_ptr<RingReader> reader;
+    // While opening: the events the reader will decode (FinishRings()).
+    std::vector<RingEvent> decoders;
+    bool all_kept = true;
   };
   struct OpenEvent {
     int fd = -1;
@@ -216,10 +298,30 @@ class Sampler {
 
   Sampler(SamplerConfig config, PerfEventSystem* sys);
   absl::Status OpenAll();
-  absl::Status OpenCpu(int cpu, const std::vector<pid_t>& targets, size_t page,
-                       size_t data_bytes, size_t wakeup);
+  // Opens the plan's groups for `tasks` on every sampled CPU into that
+  // CPU's ring (created, mapped and added to epoll_fd_ by its first event;
+  // later events SET_OUTPUT into it). FinishRings() then builds the
+  // readers of the rings opened since.
+  absl::Status OpenTasks(const std::vector<pid_t>& tasks);
+  absl::Status OpenTasksOnCpu(int cpu, const std::vector<pid_t>& tasks);
+  void FinishRings();
+  // Unmaps rings_, closes events_ and epoll_fd_ (destructor, failed
+  // re-open).
+  void CloseAll();
+  // The targets' live tasks: the threads of each target and of each of
+  // its descendant processes (see the file comment), ascending.
+  absl::StatusOr<std::vector<pid_t>> LiveTasks() const;
+  // Whether a sampling event honours its period (see "Period changes").
+  bool PeriodMatters() const;
+  // Decides whether inherited children need a re-open (AdaptPeriod).
+  void MaybeScheduleReopen();
+  // Re-opens every per-task event at the controller's period; returns the
+  // samples drained from the old rings into `sink`.
+  size_t Reopen(const SampleSink& sink);
+  absl::Status ReopenInto(uint64_t period, std::vector<pid_t>* tasks);
   int OpenOne(size_t spec_index, perf_event_attr* attr, pid_t pid, int cpu,
               int group_fd);
+  absl::Status SetGroupsEnabled(const std::vector<OpenEvent>& events, bool on);
   size_t HandleHangup(size_t ring, const SampleSink& sink);
   void ScanTaskRecords();
   size_t DrainRound(const SampleSink& sink, size_t budget, bool* more);
@@ -249,6 +351,22 @@ class Sampler {
   uint64_t period_errors_ = 0;
   int last_period_errno_ = 0;
   bool period_reaches_children_ = true;
+  bool enabled_ = false;    // Enable() succeeded and no Disable() since
+  bool reopening_ = false;  // OpenTasks: any task may have exited (ESRCH)
+  bool reopen_pending_ = false;
+  bool period_ioctl_failed_ = false;  // since the last open
+  // The lowest and highest period in force since the last open: what
+  // inherited children may sample at.
+  uint64_t stale_lo_ = 0;
+  uint64_t stale_hi_ = 0;
+  double since_open_s_ = 0;       // wall time reported since the last open/try
+  double reopen_cpu_s_ = 0;       // this thread's CPU in re-opens, not billed
+  double last_reopen_cpu_s_ = 0;  // the last attempt's, for the interval
+  uint64_t reopens_ = 0;
+  uint64_t reopen_failures_ = 0;
+  std::string last_reopen_error_;
+  // Counters of rings retired by a re-open, per CPU.
+  std::vector<std::pair<int, RingCounters>> retired_;
   std::vector<uint8_t> precise_ip_;  // per spec, after fallbacks
   std::vector<std::string> precise_fallbacks_;
   int epoll_fd_ = -1;

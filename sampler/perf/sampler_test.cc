@@ -11,10 +11,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "sampler/perf/synthetic_ring.h"
+#include "sampler/perf/testing/fake_perf_kernel.h"
 #include "tools/base/kernel/fake_tree.h"
 
 namespace hotpage {
@@ -839,6 +841,222 @@ TEST(Sampler, PreciseIpFallsBackOnEopnotsupp) {
   EXPECT_NE(std::string(f.status().message()).find("EOPNOTSUPP"),
             std::string::npos)
       << f.status();
+}
+
+// D6 over the fake perf kernel (its IOC_PERIOD reaches the parent only, and
+// children take the parent's period when they are created): PEBS loads on
+// a 2-CPU machine, a target with one thread at open, and the world
+// mirrored into /proc for the sampler's task listing.
+EventGroup LoadsOnly() {
+  FakeTree t;
+  const std::string cpu = "/sys/bus/event_source/devices/cpu";
+  t.Write(cpu + "/type", "4\n");
+  t.Write(cpu + "/format/event", "config:0-7\n");
+  t.Write(cpu + "/format/umask", "config:8-15\n");
+  t.Write(cpu + "/format/ldlat", "config1:0-15\n");
+  t.Write(cpu + "/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+  auto fs = KernelFs::Open(t.root());
+  return *PebsEvents(*fs, SamplingOptions(), std::nullopt);
+}
+
+struct ReopenWorld {
+  FakeTree tree;
+  std::unique_ptr<FakePerfKernel> kernel;
+  std::optional<KernelFs> fs;
+  std::vector<Sample> got;
+  SampleSink sink = [this](absl::Span<const Sample> b) {
+    got.insert(got.end(), b.begin(), b.end());
+  };
+
+  ReopenWorld() {
+    FakeKernelConfig kc;
+    kc.online_cpus = {0, 1};
+    FakePmu cpu;
+    cpu.name = "cpu";
+    cpu.type = 4;
+    cpu.pebs = true;
+    cpu.max_precise = 3;
+    kc.pmus = {cpu};
+    kc.cap_perfmon = true;
+    kernel = std::make_unique<FakePerfKernel>(kc);
+    kernel->MirrorTasksTo(&tree);
+    kernel->AddTask(100);
+    fs.emplace(*KernelFs::Open(tree.root()));
+  }
+  SamplerConfig Config() {
+    SamplerConfig c = PageFaultConfig({100}, {0, 1});
+    c.events = LoadsOnly();
+    c.events.events[0].attr.sample_period = 1000;
+    c.fs = &*fs;
+    IncludeExistingThreads(*fs, &c);
+    c.fd_limits = GenerousLimits();
+    return c;
+  }
+  // One load of each task on CPU `cpu`.
+  void Touch(std::vector<std::pair<pid_t, pid_t>> tasks, int cpu) {
+    for (const auto& [pid, tid] : tasks) {
+      FakeAccess a;
+      a.pid = pid;
+      a.tid = tid;
+      a.cpu = cpu;
+      a.addr = 0x10000 + 0x1000 * static_cast<uint64_t>(tid);
+      a.weight = 40;
+      a.time_ns = 1000 + got.size();
+      EXPECT_EQ(kernel->Deliver(a), 1) << "task " << tid;
+    }
+  }
+  uint64_t PeriodOf(pid_t tid) const {
+    uint64_t p = 0;
+    for (const Sample& s : got) {
+      if (s.tid == static_cast<uint32_t>(tid)) p = s.period;
+    }
+    return p;
+  }
+};
+
+// The budget raises the period after the target created a thread and a
+// child process: the sampler re-opens its per-task events, so the children
+// sample at the new period; the old events (and with them their inherited
+// children) are closed, every old sample is delivered once, and the
+// descriptors are back to the plan's (3 tasks x 2 CPUs).
+TEST(Sampler, PeriodChangeReopensSoInheritedChildrenTakeTheNewPeriod) {
+  ReopenWorld w;
+  auto s = Sampler::Open(w.Config(), w.kernel.get());
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)->Enable().ok());
+  EXPECT_EQ(w.kernel->open_fds(), 2u);
+  w.kernel->SpawnThread(100, 100, 101);  // inherited children of the events
+  w.kernel->SpawnProcess(101, 200);
+  w.Touch({{100, 100}, {100, 101}, {200, 200}}, 0);
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());
+  ASSERT_EQ(w.got.size(), 3u);
+  EXPECT_EQ(w.PeriodOf(101), 1000u);
+
+  // 10% of a core over 10 s against the 2% budget: 4x the period.
+  EXPECT_EQ((*s)->AdaptPeriod(1.0, 10.0), 4000u);
+  EXPECT_FALSE((*s)->period_reaches_children());
+  EXPECT_TRUE((*s)->reopen_pending());
+  // Samples taken before the re-open: the children's at the old period.
+  w.Touch({{100, 101}}, 1);
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());  // re-opens first
+  EXPECT_EQ((*s)->reopens(), 1u);
+  EXPECT_EQ((*s)->reopen_failures(), 0u);
+  EXPECT_TRUE((*s)->period_reaches_children());
+  ASSERT_EQ(w.got.size(), 4u);  // the old ring drained once, nothing twice
+  EXPECT_EQ(w.got[3].tid, 101u);
+  EXPECT_EQ(w.got[3].period, 1000u);
+  EXPECT_EQ(w.kernel->open_fds(), 6u);  // 100, 101, 200 on 2 CPUs
+  EXPECT_EQ((*s)->num_events(), 6u);
+  EXPECT_EQ((*s)->descriptors_needed(), 7u);  // and the epoll descriptor
+  EXPECT_TRUE(w.kernel->all_enabled());
+
+  w.got.clear();
+  w.Touch({{100, 100}, {100, 101}, {200, 200}}, 0);
+  w.Touch({{100, 100}, {100, 101}, {200, 200}}, 1);
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());
+  ASSERT_EQ(w.got.size(), 6u);  // once each: no old event left sampling
+  for (const Sample& x : w.got) EXPECT_EQ(x.period, 4000u) << x.tid;
+  // A thread created now inherits the new period from its parent's event.
+  w.kernel->SpawnThread(200, 200, 201);
+  w.got.clear();
+  w.Touch({{200, 201}}, 1);
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());
+  EXPECT_EQ(w.PeriodOf(201), 4000u);
+  // The counters of the retired rings are kept.
+  EXPECT_EQ((*s)->Totals().samples, 4u + 6u + 1u);
+  size_t per_cpu = 0;
+  for (const auto& [cpu, c] : (*s)->PerCpu()) per_cpu += c.samples;
+  EXPECT_EQ(per_cpu, 11u);
+  EXPECT_EQ((*s)->PerCpu().size(), 2u);
+}
+
+// Rate limit: no re-open within kReopenMinIntervalS of the open, nor for a
+// change under kReopenFactor; and a target without inherited children
+// needs none (the ioctl reached every task).
+TEST(Sampler, ReopenIsRateLimitedAndOnlyForInheritedChildren) {
+  ReopenWorld w;
+  auto s = Sampler::Open(w.Config(), w.kernel.get());
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)->Enable().ok());
+  w.kernel->SpawnThread(100, 100, 101);
+  EXPECT_EQ((*s)->AdaptPeriod(0.1, 1.0), 4000u);  // 1 s after the open
+  EXPECT_FALSE((*s)->reopen_pending());
+  EXPECT_FALSE((*s)->period_reaches_children());
+  EXPECT_EQ((*s)->AdaptPeriod(0.01, 1.0), 4000u);  // holds
+  EXPECT_FALSE((*s)->reopen_pending());
+  EXPECT_EQ((*s)->AdaptPeriod(0.08, 8.0), 4000u);  // 10 s: due now
+  EXPECT_TRUE((*s)->reopen_pending());
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());
+  EXPECT_EQ((*s)->reopens(), 1u);
+
+  // Every task has its own event now: a change needs no re-open.
+  ReopenWorld single;
+  auto t = Sampler::Open(single.Config(), single.kernel.get());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->AdaptPeriod(1.0, 10.0), 4000u);
+  EXPECT_FALSE((*t)->reopen_pending());
+  EXPECT_TRUE((*t)->period_reaches_children());
+  EXPECT_EQ(single.kernel->open_fds(), 2u);
+
+  // Without a KernelFs the sampler cannot list tasks: it never re-opens.
+  ReopenWorld blind;
+  SamplerConfig c = blind.Config();
+  c.fs = nullptr;
+  auto b = Sampler::Open(c, blind.kernel.get());
+  ASSERT_TRUE(b.ok()) << b.status();
+  blind.kernel->SpawnThread(100, 100, 101);
+  (*b)->AdaptPeriod(1.0, 10.0);
+  EXPECT_FALSE((*b)->reopen_pending());
+  EXPECT_FALSE((*b)->period_reaches_children());
+
+  // Software events that sample PERIOD take every occurrence whatever
+  // their period (perf_swevent_event()): nothing to re-open for them.
+  ReopenWorld sw;
+  SamplerConfig pf = sw.Config();
+  pf.events = *PageFaultEvents(SamplingOptions());
+  auto f = Sampler::Open(pf, sw.kernel.get());
+  ASSERT_TRUE(f.ok()) << f.status();
+  sw.kernel->SpawnThread(100, 100, 101);
+  EXPECT_EQ((*f)->AdaptPeriod(1.0, 10.0), 4u);
+  EXPECT_FALSE((*f)->reopen_pending());
+  EXPECT_TRUE((*f)->period_reaches_children());  // no period to reach
+}
+
+// A re-open that fails (EMFILE: old and new events coexist for a moment)
+// leaves the old events sampling at the old period, counts and says why,
+// and is tried again no sooner than the interval.
+TEST(Sampler, FailedReopenKeepsTheOldEventsSampling) {
+  ReopenWorld w;
+  // Room for the plan (2) and 3 more, not for 2 tasks x 2 CPUs beside it.
+  w.kernel->mutable_config().nofile_limit =
+      w.kernel->config().other_fds + 2 + 3;
+  auto s = Sampler::Open(w.Config(), w.kernel.get());
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)->Enable().ok());
+  w.kernel->SpawnThread(100, 100, 101);
+  EXPECT_EQ((*s)->AdaptPeriod(1.0, 10.0), 4000u);
+  ASSERT_TRUE((*s)->reopen_pending());
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());
+  EXPECT_EQ((*s)->reopens(), 0u);
+  EXPECT_EQ((*s)->reopen_failures(), 1u);
+  EXPECT_NE((*s)->last_reopen_error().find("EMFILE"), std::string::npos)
+      << (*s)->last_reopen_error();
+  EXPECT_FALSE((*s)->period_reaches_children());
+  EXPECT_EQ(w.kernel->open_fds(), 2u);  // the new events closed
+  EXPECT_EQ((*s)->num_events(), 2u);
+  EXPECT_TRUE(w.kernel->all_enabled());
+  w.Touch({{100, 100}, {100, 101}}, 0);
+  w.Touch({{100, 101}}, 1);
+  ASSERT_TRUE((*s)->Poll(0, w.sink).ok());
+  ASSERT_EQ(w.got.size(), 3u);
+  EXPECT_EQ(w.got[0].period, 4000u);  // the parent: the ioctl reached it
+  EXPECT_EQ(w.got[1].period, 1000u);  // its child: still the old period
+  EXPECT_EQ(w.got[2].period, 1000u);
+  // Tried again only after another interval.
+  EXPECT_EQ((*s)->AdaptPeriod(0.05, 5.0), 4000u);  // holds; 5 s
+  EXPECT_FALSE((*s)->reopen_pending());
+  EXPECT_EQ((*s)->AdaptPeriod(0.05, 5.0), 4000u);  // 10 s
+  EXPECT_TRUE((*s)->reopen_pending());
 }
 
 }  // namespace

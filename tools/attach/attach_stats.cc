@@ -107,6 +107,10 @@ std::string AttachStatsJson(const AttachStats& s) {
     w.Uint(s.perf->lost_samples);
     w.Key("period_errors");
     w.Uint(s.perf->period_errors);
+    w.Key("period_reopens");
+    w.Uint(s.perf->period_reopens);
+    w.Key("period_reopen_failures");
+    w.Uint(s.perf->period_reopen_failures);
     w.EndObject();
   }
   if (s.write_faults != nullptr) {
@@ -187,6 +191,16 @@ std::string AttachStatsProm(const AttachStats& s) {
            "PERF_RECORD_UNTHROTTLE records: a throttled event running again.",
            absl::StrCat("hotpage_perf_unthrottle_total ", s.perf->unthrottle,
                         "\n"));
+    metric("perf_period_reopens_total",
+           "Per-task events re-opened at a new period so that inherited "
+           "threads and children take it.",
+           absl::StrCat("hotpage_perf_period_reopens_total ",
+                        s.perf->period_reopens, "\n"));
+    metric("perf_period_reopen_failures_total",
+           "Re-opens at a new period that failed; the old events kept "
+           "sampling.",
+           absl::StrCat("hotpage_perf_period_reopen_failures_total ",
+                        s.perf->period_reopen_failures, "\n"));
   }
   return out;
 }

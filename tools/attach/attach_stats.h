@@ -34,6 +34,11 @@ struct PerfSourceStats {
   uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES
   // PERF_EVENT_IOC_PERIOD calls the kernel refused (Sampler::period_errors).
   uint64_t period_errors = 0;
+  // Re-opens of the per-task events at a new period, so that inherited
+  // threads and children take it (Sampler::reopens), and the ones that
+  // failed and left the old events sampling (Sampler::reopen_failures).
+  uint64_t period_reopens = 0;
+  uint64_t period_reopen_failures = 0;
 };
 
 // Everything the stats files report.

@@ -15,14 +15,16 @@ namespace {
 TEST(AttachStatsPerf, ThrottleInJsonPromAndStatusLine) {
   AttachStats s;
   s.source = "pebs";
-  s.perf = PerfSourceStats{12, 11, 5, 2, 1};
+  s.perf = PerfSourceStats{12, 11, 5, 2, 1, 3, 1};
   const std::string json = AttachStatsJson(s);
   EXPECT_TRUE(absl::StrContains(json, R"(  "perf": {
     "throttle": 12,
     "unthrottle": 11,
     "lost": 5,
     "lost_samples": 2,
-    "period_errors": 1
+    "period_errors": 1,
+    "period_reopens": 3,
+    "period_reopen_failures": 1
   })"))
       << json;
   const std::string prom = AttachStatsProm(s);
@@ -31,6 +33,11 @@ TEST(AttachStatsPerf, ThrottleInJsonPromAndStatusLine) {
                                 "hotpage_perf_throttle_total 12\n"))
       << prom;
   EXPECT_TRUE(absl::StrContains(prom, "hotpage_perf_unthrottle_total 11\n"))
+      << prom;
+  EXPECT_TRUE(absl::StrContains(prom, "hotpage_perf_period_reopens_total 3\n"))
+      << prom;
+  EXPECT_TRUE(
+      absl::StrContains(prom, "hotpage_perf_period_reopen_failures_total 1\n"))
       << prom;
   EXPECT_EQ(PerfStatusFields(s), " throttled=12 unthrottled=11 lost=7");
 }

@@ -25,6 +25,8 @@ std::optional<PerfSourceStats> SamplerAttachSource::PerfStats() const {
   p.lost = t.lost;
   p.lost_samples = t.lost_samples;
   p.period_errors = sampler_->period_errors();
+  p.period_reopens = sampler_->reopens();
+  p.period_reopen_failures = sampler_->reopen_failures();
   return p;
 }
 

@@ -592,10 +592,36 @@ void FakePerfKernel::Close(int fd) {
 
 void FakePerfKernel::AddTask(pid_t pid, pid_t tid) {
   tasks_[tid == 0 ? pid : tid] = pid;
+  MirrorTask(pid, tid == 0 ? pid : tid);
+}
+
+void FakePerfKernel::MirrorTasksTo(FakeTree* tree) {
+  tree_ = tree;
+  for (const auto& [tid, pid] : tasks_) {
+    if (exited_.count(tid) == 0) MirrorTask(pid, tid);
+  }
+}
+
+void FakePerfKernel::MirrorTask(pid_t pid, pid_t tid) {
+  if (tree_ == nullptr) return;
+  tree_->Mkdir(absl::StrCat("/proc/", pid, "/task/", tid));
+  if (tid != pid) return;
+  // proc(5): "pid (comm) state ppid ..." and 22 fields at least (fields
+  // 5-22 zero: pgrp .. starttime).
+  std::string stat = absl::StrCat(pid, " (fake) S ", ppid_[pid]);
+  for (int f = 5; f <= 22; ++f) absl::StrAppend(&stat, " 0");
+  tree_->Write(absl::StrCat("/proc/", pid, "/stat"), stat + "\n");
+}
+
+void FakePerfKernel::SpawnProcess(pid_t parent_tid, pid_t pid) {
+  auto parent = tasks_.find(parent_tid);
+  ppid_[pid] = parent == tasks_.end() ? 1 : parent->second;
+  SpawnThread(pid, parent_tid, pid);
 }
 
 void FakePerfKernel::SpawnThread(pid_t pid, pid_t parent_tid, pid_t tid) {
   tasks_[tid] = pid;
+  MirrorTask(pid, tid);
   // perf_event_init_task() -> inherit_event(): each inherit event of the
   // parent (its own, or one it inherited) gets a child copying the parent
   // event's attr, sample_period included, as it is now.
@@ -608,6 +634,17 @@ void FakePerfKernel::SpawnThread(pid_t pid, pid_t parent_tid, pid_t tid) {
 
 void FakePerfKernel::ExitTask(pid_t tid) {
   exited_.insert(tid);
+  if (tree_ != nullptr) {
+    const pid_t pid = tasks_.count(tid) ? tasks_[tid] : tid;
+    tree_->Remove(absl::StrCat("/proc/", pid, "/task/", tid));
+    bool live = false;  // the process goes with its last thread
+    for (const auto& [t, p] : tasks_) live |= p == pid && !exited_.count(t);
+    if (!live) {
+      tree_->Remove(absl::StrCat("/proc/", pid, "/stat"));
+      tree_->Remove(absl::StrCat("/proc/", pid, "/task"));
+      tree_->Remove(absl::StrCat("/proc/", pid));
+    }
+  }
   for (auto& [fd, e] : events_) {
     if (e->pid == tid) e->task_exited = true;
     e->children.erase(tid);
@@ -854,6 +891,13 @@ int FakePerfKernel::Deliver(const FakeAccess& a) {
     Event& e = *ep;
     uint64_t period = 0;
     if (!Sees(e, a, &period)) continue;
+    // perf_swevent_event() (kernel/events/core.c): a software event that
+    // samples PERIOD (not in frequency mode) takes every occurrence as a
+    // sample of period nr (1 here), whatever its sample_period.
+    if (e.pmu == nullptr && (e.attr.sample_type & PERF_SAMPLE_PERIOD) &&
+        !e.attr.freq) {
+      period = 1;
+    }
     if (e.tick != tick) {
       // perf_adjust_freq_unthr_context() at the tick: a throttled event
       // restarts and says so (PERF_RECORD_UNTHROTTLE).

@@ -25,11 +25,17 @@
 //    LOST records in the kernel's layout (perf_output_sample(),
 //    perf_log_throttle(), perf_event_lost()) for the sample_type the event
 //    was opened with, so the real RingReader decodes them.
-//  - A scripted world: tasks (AddTask, SpawnThread, ExitTask) and memory
+//  - A scripted world: tasks (AddTask, SpawnThread, SpawnProcess, ExitTask),
+//    optionally mirrored into a FakeTree as /proc/PID/task/TID and
+//    /proc/PID/stat (MirrorTasksTo), so code that lists tasks through
+//    KernelFs sees the same world the events see; and memory
 //    accesses (Deliver): each access becomes one sample in every enabled
 //    event that would see it (its CPU, its task or an inherited child of it,
 //    its PMU and kind of access). One access is one overflow: the period is
-//    what the sample reports, not a count the fake runs down.
+//    what the sample reports, not a count the fake runs down. A software
+//    event that samples PERIOD reports period 1 whatever its sample_period,
+//    as the kernel does (perf_swevent_event(): every occurrence is a sample
+//    of period nr).
 //
 // Threading: thread-compatible, like the Sampler that drives it; tests
 // deliver accesses from the thread that polls (or from the on-enable hook,
@@ -52,6 +58,7 @@
 
 #include "absl/status/statusor.h"
 #include "sampler/perf/perf_event_system.h"
+#include "tools/base/kernel/fake_tree.h"
 #include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
@@ -167,9 +174,17 @@ class FakePerfKernel : public PerfEventSystem {
   // the parent (or inherited by it) gets a child event for `tid`, with the
   // parent event's sample period as it is now (inherit_event()).
   void SpawnThread(pid_t pid, pid_t parent_tid, pid_t tid);
+  // `parent_tid` forks process `pid` (its first thread): inherited like a
+  // thread (copy_process() -> perf_event_init_task() for forks and clones
+  // alike), with the parent event's sample period as it is now.
+  void SpawnProcess(pid_t parent_tid, pid_t pid);
   // The task exits: its events stop; each event whose task and inherited
   // children are all gone reports EPOLLHUP from then on (is_event_hup()).
   void ExitTask(pid_t tid);
+  // From now on every task added, spawned or exited is also written to (or
+  // removed from) `tree`: /proc/PID/task/TID/ and /proc/PID/stat with the
+  // parent's pid as ppid. `tree` must outlive the fake.
+  void MirrorTasksTo(FakeTree* tree);
   // One access; returns the number of samples written for it.
   int Deliver(const FakeAccess& access);
   int DeliverAll(const std::vector<FakeAccess>& accesses);
@@ -213,12 +228,15 @@ class FakePerfKernel : public PerfEventSystem {
                       uint64_t time_ns, std::vector<uint8_t>* out) const;
   void Wake(Ring& ring);
   void MaybeHangUp(Event& e);
+  void MirrorTask(pid_t pid, pid_t tid);
   Ring* RingOf(Event& e) const;
 
   FakeKernelConfig config_;
   std::map<int, std::unique_ptr<Event>> events_;  // by fd
   std::map<pid_t, pid_t> tasks_;                  // tid -> pid
   std::set<pid_t> exited_;
+  std::map<pid_t, pid_t> ppid_;  // process -> parent process
+  FakeTree* tree_ = nullptr;
   std::vector<FakeOpen> opens_;
   std::vector<std::shared_ptr<Ring>> rings_;
   std::function<void()> on_enable_;
