@@ -95,8 +95,10 @@
 //     each fast node they may add only the demand that brings it up to the
 //     next tier's current latency (DemandAtLatency; with the next tier at
 //     250 ns idle and DRAM at 80 ns that is 91% of DRAM's peak, so only a
-//     loaded node ever reaches it), so re-promoting what was shed cannot
-//     overshoot either;
+//     loaded node ever reaches it; no limit when the slower tiers' whole
+//     demand would fit, so a young page's inflated rate estimate cannot
+//     block a promotion on a light load), so re-promoting what was shed
+//     cannot overshoot either;
 //   - a shed is not a death: the horizon of benefit-against-cost treats a
 //     page shed while still hot as censored (exposure counts, no death),
 //     so shedding does not shorten it.
