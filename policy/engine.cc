@@ -50,6 +50,10 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
 
 namespace {
 
+// Samples of pages of unknown node held for the round (AttributeUnknownDemand):
+// 64K x 24 B, allocated once.
+constexpr size_t kMaxUnknownDemand = size_t{1} << 16;
+
 // The idle read-latency gap between the fastest tier and the next (mean of
 // each tier's nodes with memory), from the loaded-latency model (HMAT, else
 // its per-tier defaults), so that the benefit test and the bandwidth rule
@@ -122,6 +126,7 @@ PolicyEngine::PolicyEngine(const Topology& topology,
   for (const NodeInfo& n : topology_.nodes) max_node = std::max(max_node, n.id);
   window_accesses_.assign(std::min(max_node + 1, 4096), 0.0);
   if (topology_.tiers.size() >= 2) next_tier_nodes_ = topology_.tiers[1].nodes;
+  unknown_demand_.reserve(kMaxUnknownDemand);
 }
 
 void PolicyEngine::ObserveMigration(uint64_t moved_pages, uint64_t spent_ns) {
@@ -191,14 +196,21 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     if (!promoted_.empty() && promoted_.contains(key)) ++counters_.yield_hits;
     // One placement lookup serves both tallies. The shift detector counts
     // pages of known node only; the bandwidth demand counts a page of
-    // unknown node (new since the last round) where first touch puts it,
-    // the sampling CPU's node (the kernel's default local policy).
+    // unknown node (new since the last round) at the round, on the node
+    // the placement query then finds it on (AttributeUnknownDemand), or,
+    // past that list's capacity, where first touch would put it: the
+    // sampling CPU's node (the kernel's default local policy).
     int demand_node =
         a.node >= 0 ? a.node : (fast_nodes_.empty() ? -1 : fast_nodes_[0]);
     if (auto it = placement_.find(key); it != placement_.end()) {
       demand_node = it->second;
       ++window_known_;
       window_fast_ += IsFastNode(it->second);
+    } else if (unknown_demand_.size() < unknown_demand_.capacity()) {
+      // Counted at the round, where the placement query finds the page.
+      unknown_demand_.push_back(
+          {key, demand_node, static_cast<double>(a.sample_period)});
+      continue;
     }
     if (demand_node >= 0 &&
         static_cast<size_t>(demand_node) < window_accesses_.size()) {
@@ -267,45 +279,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                           : share_baseline_ + a * (share - share_baseline_);
   }
   window_known_ = window_fast_ = 0;
-  // Bandwidth (file comment): each tier's loaded latency from this round's
-  // demand, weighted by the nodes' accesses.
-  {
-    const uint64_t dt = last_round_ns_ == 0 || now_ns <= last_round_ns_
-                            ? options_.interval_ns
-                            : now_ns - last_round_ns_;
-    auto tier_latency = [&](const std::vector<int>& nodes) {
-      double sum = 0, weight = 0, idle = 0;
-      int count = 0;
-      for (int n : nodes) {
-        const double acc =
-            n >= 0 && static_cast<size_t>(n) < window_accesses_.size()
-                ? window_accesses_[n]
-                : 0;
-        const double demand = DemandBytesPerSec(acc, dt);
-        sum += acc * latency_model_.LatencyNs(n, demand);
-        weight += acc;
-        idle += latency_model_.IdleLatencyNs(n);
-        ++count;
-      }
-      if (weight > 0) return sum / weight;
-      return count ? idle / count : 0.0;
-    };
-    if (!next_tier_nodes_.empty()) {
-      report.fast_loaded_latency_ns = tier_latency(fast_nodes_);
-      report.next_loaded_latency_ns = tier_latency(next_tier_nodes_);
-      constexpr double kDelta = 0.05;  // Colloid's delta
-      if (report.fast_loaded_latency_ns >
-          report.next_loaded_latency_ns * (1 + kDelta)) {
-        bandwidth_bound_ = true;
-      } else if (report.fast_loaded_latency_ns <
-                 report.next_loaded_latency_ns * (1 - kDelta)) {
-        bandwidth_bound_ = false;
-      }
-    }
-    std::fill(window_accesses_.begin(), window_accesses_.end(), 0.0);
-  }
-  report.bandwidth_bound = bandwidth_bound_;
-  if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
+  // Bandwidth: this round's demand is over the time since the last round.
+  const uint64_t demand_dt = last_round_ns_ == 0 || now_ns <= last_round_ns_
+                                 ? options_.interval_ns
+                                 : now_ns - last_round_ns_;
   const uint64_t prev_round_ns = last_round_ns_;
   last_round_ns_ = now_ns;
 
@@ -373,6 +350,13 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     std::optional<EntryView> v = table_->Lookup(k);
     if (v && v->count > 0) next_counts_[k.Pack()] = v->count;
   }
+  // Bandwidth (file comment), once the placement is fresh.
+  AttributeUnknownDemand();
+  const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
+  report.bandwidth_bound = bandwidth_bound_;
+  if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
+  std::vector<PageHeat> shed_candidates;
+  CollectShedCandidates(scan, bandwidth, &shed_candidates);
   // The short window (file comment): samples since the previous round.
   const double short_s =
       prev_round_ns == 0 || now_ns <= prev_round_ns
@@ -431,8 +415,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   const std::vector<int> backed_off = view.BackedOffNodes();
   PlacementInput in;
   in.topology = &topology_;
-  // Bandwidth-bound: no promotion would lower the average access latency.
+  // Bandwidth-bound: no promotion would lower the average access latency;
+  // rule B sheds, and promotions stay within the headroom.
   if (!bandwidth_bound_) in.candidates = candidates;
+  in.shed_candidates = shed_candidates;
+  in.bandwidth_shed = bandwidth.shed;
+  in.promote_headroom = bandwidth.headroom;
   in.victims = victims;
   in.hot_on_fast = hot_on_fast;
   in.ranges = ranges;
@@ -457,6 +445,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
   in.migration_margin_per_sec = report.migration_margin_per_sec;
   report.decision = DecideMoves(in, config_, *strategy_);
+  if (report.decision.shed_pages > 0) {
+    ++counters_.bandwidth_shed_rounds;
+    counters_.planned_sheds += report.decision.shed_bytes / 4096;
+  }
 
   for (const PlannedMove& m : report.decision.moves) {
     const bool promote = m.reason == PlacementReason::kPromote;
@@ -469,8 +461,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     k.page = m.vaddr >> PageShift(k.kind);
     const uint64_t key = k.Pack();
     if (!promote) {
-      // A promoted page's life on the fast tier ends (the horizon).
-      if (promoted_at_.erase(key) > 0) ++deaths_;
+      // A promoted page's life on the fast tier ends (the horizon); a page
+      // shed for bandwidth is still hot: censored, not a death.
+      if (promoted_at_.erase(key) > 0 &&
+          m.trigger != PlacementTrigger::kBandwidth) {
+        ++deaths_;
+      }
       continue;
     }
     if (promoted_.size() < options_.max_promoted_tracked) {
@@ -505,6 +501,136 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
   RefreshHugeChunks(view);
   return report;
+}
+
+void PolicyEngine::AttributeUnknownDemand() {
+  for (const UnknownDemand& u : unknown_demand_) {
+    auto it = placement_.find(u.key);
+    const int node = it != placement_.end() ? it->second : u.fallback_node;
+    if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
+      window_accesses_[node] += u.accesses;
+  }
+  unknown_demand_.clear();
+}
+
+PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
+                                                        RoundReport& report) {
+  BandwidthPlan plan;
+  auto demand = [&](int n) {
+    const double acc =
+        n >= 0 && static_cast<size_t>(n) < window_accesses_.size()
+            ? window_accesses_[n]
+            : 0;
+    return DemandBytesPerSec(acc, dt_ns);
+  };
+  // Each tier's loaded latency, weighted by its nodes' accesses (the idle
+  // mean when it served none).
+  auto tier_latency = [&](const std::vector<int>& nodes) {
+    double sum = 0, weight = 0, idle = 0;
+    int count = 0;
+    for (int n : nodes) {
+      const double d = demand(n);
+      sum += d * latency_model_.LatencyNs(n, d);
+      weight += d;
+      idle += latency_model_.IdleLatencyNs(n);
+      ++count;
+    }
+    if (weight > 0) return sum / weight;
+    return count ? idle / count : 0.0;
+  };
+  if (!next_tier_nodes_.empty()) {
+    report.fast_loaded_latency_ns = tier_latency(fast_nodes_);
+    report.next_loaded_latency_ns = tier_latency(next_tier_nodes_);
+    constexpr double kDelta = 0.05;  // Colloid's delta
+    const double fast = report.fast_loaded_latency_ns;
+    const double next = report.next_loaded_latency_ns;
+    if (fast > next * (1 + kDelta)) {
+      bandwidth_bound_ = true;
+      // Shed to the balance (file comment).
+      std::vector<NodeDemand> donors, receivers;
+      for (int n : fast_nodes_) donors.push_back({n, demand(n)});
+      for (int n : next_tier_nodes_) receivers.push_back({n, demand(n)});
+      const LatencyBalance b =
+          BalanceLatencies(latency_model_, donors, receivers);
+      report.shed_demand_bytes_per_sec = b.moved_bytes_per_sec;
+      report.balanced_latency_ns = b.latency_ns;
+      for (const NodeDemand& d : b.shed) {
+        if (d.bytes_per_sec > 0)
+          plan.shed.push_back({d.node, d.bytes_per_sec / kCacheLineBytes});
+      }
+    } else if (fast < next * (1 - kDelta)) {
+      bandwidth_bound_ = false;
+    }
+    if (!bandwidth_bound_) {
+      // The headroom of each fast node: the demand that brings it up to
+      // the next tier's latency now. Promotions move demand off the slower
+      // nodes, so a node that could take all of theirs needs no limit
+      // (and an estimate of a young page's rate cannot block it).
+      double slower = 0;
+      for (size_t n = 0; n < window_accesses_.size(); ++n) {
+        if (!IsFastNode(static_cast<int>(n)))
+          slower += demand(static_cast<int>(n));
+      }
+      double total = 0;
+      bool limited = false;
+      for (int n : fast_nodes_) {
+        const double room =
+            std::max(0.0, latency_model_.DemandAtLatency(n, next) - demand(n));
+        total += room;
+        if (room >= slower) continue;
+        plan.headroom.push_back({n, room / kCacheLineBytes});
+        limited = true;
+      }
+      if (limited) report.promote_headroom_bytes_per_sec = total;
+    }
+  }
+  std::fill(window_accesses_.begin(), window_accesses_.end(), 0.0);
+  return plan;
+}
+
+void PolicyEngine::CollectShedCandidates(const ScanResult& scan,
+                                         const BandwidthPlan& plan,
+                                         std::vector<PageHeat>* out) {
+  out->clear();
+  if (plan.shed.empty()) return;
+  auto shedding = [&](int node) {
+    for (const NodeShed& s : plan.shed) {
+      if (s.node == node) return true;
+    }
+    return false;
+  };
+  for (const PageKey& k : seen_) {
+    auto it = placement_.find(k.Pack());
+    if (it == placement_.end() || !shedding(it->second)) continue;
+    std::optional<EntryView> v = table_->Lookup(k);
+    if (!v || v->count == 0) continue;
+    const RateEstimate r = scan.window.Estimate(v->count, options_.z);
+    PageHeat h;
+    h.vaddr = k.vaddr();
+    h.page_bytes = static_cast<uint32_t>(PageBytes(k.kind));
+    h.current_node = it->second;
+    h.accessor_node = v->node;
+    h.shared = v->sharing == Sharing::kShared;
+    h.rate = r.per_sec;
+    h.rate_lo = r.lo_per_sec;
+    h.rate_hi = r.hi_per_sec;
+    h.samples = v->count / options_.sample_weight;
+    out->push_back(h);
+  }
+  // The hottest per 4 KiB, as many as the other lists hold (placement sorts
+  // them again with its total order).
+  auto denser = [](const PageHeat& a, const PageHeat& b) {
+    const double da = a.rate / static_cast<double>(a.page_bytes);
+    const double db = b.rate / static_cast<double>(b.page_bytes);
+    if (da != db) return da > db;
+    return a.vaddr < b.vaddr;
+  };
+  const size_t k = ScanOptionsFor(config_, options_).top_k;
+  if (out->size() > k) {
+    std::nth_element(out->begin(), out->begin() + static_cast<ptrdiff_t>(k),
+                     out->end(), denser);
+    out->resize(k);
+  }
 }
 
 void PolicyEngine::RefreshHugeChunks(MemoryView& view) {

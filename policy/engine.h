@@ -64,13 +64,46 @@
 //
 // Bandwidth (Colloid's rule, SOSP'24): the samples since the previous
 // round give each node's demand (period x 64 B per sample over the time;
-// policy/loaded_latency.h), hence its loaded latency. While the fast
-// tier's (its nodes' mean, weighted by their samples) exceeds the next
-// tier's by more than Colloid's delta (5%), a promotion would add load to
-// the slower place: the round promotes nothing (watermark demotions go
-// on). It resumes once the fast tier is below the next tier's by the same
-// 5% (hysteresis). Not done: moving hot pages out to balance (Colloid's
-// other half).
+// policy/loaded_latency.h), hence its loaded latency. A sample of a page
+// whose node was not known at ingestion (new since the last round) counts
+// on the node the round's placement query then finds it on (first touch
+// put it there); before, such samples counted on the sampling CPU's node,
+// which made every first round look saturated (all demand on DRAM). While
+// the fast tier's latency (its nodes' mean, weighted by their samples)
+// exceeds the next tier's by more than Colloid's delta (5%), a promotion
+// would add load to the slower place: the round promotes nothing, and it
+// sheds (placement rule B) hot pages of the fast nodes until the two
+// tiers' latencies meet:
+//   - how much: the demand at which both tiers run at one latency L*, the
+//     inverse of the loaded-latency curve (BalanceLatencies, water-filling
+//     per fast node), as access rates (demand / 64 B);
+//   - which pages: the densest first (rate per 4 KiB, the decayed count's
+//     point estimate), skipping any hotter than what is left to shed, so
+//     the demand is met with the fewest bytes and never overshoots; cold
+//     pages shed nothing and are never chosen for it (Colloid moves hot
+//     pages, section 4.2); within the round's move budget (the migrator's
+//     rate) and every rule that binds a demotion (bind, `prefer (many)`,
+//     the slow node's low watermark, back-off, ping-pong holds).
+// Hysteresis, three parts, none of them a fitted constant:
+//   - a dead band: shedding starts above +5% (Colloid's delta), promotions
+//     resume below -5% (the bound state holds in between), and both aim at
+//     equality, so a shed or a promotion that lands on its target leaves
+//     5% of room before the other side's trigger; Colloid's delta itself
+//     covers its measurement noise, and the demand here is a count of
+//     about 10^3-10^4 samples per round (1-3% Poisson noise);
+//   - promotions are capped too (PlacementInput::promote_headroom): into
+//     each fast node they may add only the demand that brings it up to the
+//     next tier's current latency (DemandAtLatency; with the next tier at
+//     250 ns idle and DRAM at 80 ns that is 91% of DRAM's peak, so only a
+//     loaded node ever reaches it; no limit when the slower tiers' whole
+//     demand would fit, so a young page's inflated rate estimate cannot
+//     block a promotion on a light load), so re-promoting what was shed
+//     cannot overshoot either;
+//   - a shed is not a death: the horizon of benefit-against-cost treats a
+//     page shed while still hot as censored (exposure counts, no death),
+//     so shedding does not shorten it.
+// Reported in RoundReport (the latencies, bandwidth_bound, the shed demand
+// and the common latency, the headroom, decision.shed_pages).
 //
 // Time: every timestamp is the caller's clock in ns; attach passes
 // CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
@@ -85,6 +118,7 @@
 #define HOTPAGE_POLICY_ENGINE_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <vector>
@@ -197,6 +231,15 @@ struct RoundReport {
   double fast_loaded_latency_ns = 0;
   double next_loaded_latency_ns = 0;
   bool bandwidth_bound = false;
+  // What the bandwidth rule asked of placement: the demand to shed off the
+  // fast tier (0: none) and the latency both tiers would then meet at; the
+  // demand promotions may add to the fast tier (the sum of its nodes'
+  // headroom; infinity: no limit). What was shed is in
+  // decision.shed_pages / shed_rate_per_sec.
+  double shed_demand_bytes_per_sec = 0;
+  double balanced_latency_ns = 0;
+  double promote_headroom_bytes_per_sec =
+      std::numeric_limits<double>::infinity();
   uint64_t live_entries = 0;
   uint32_t hot_threshold = 0;  // count at or above which a page is hot
   uint64_t hot_pages = 0;      // 4 KiB pages at or above the threshold
@@ -221,6 +264,8 @@ struct EngineCounters {
   // previous round) rather than the decayed count.
   uint64_t short_window_candidates = 0;
   uint64_t bandwidth_bound_rounds = 0;  // rounds that held promotions
+  uint64_t bandwidth_shed_rounds = 0;   // rounds that shed hot pages
+  uint64_t planned_sheds = 0;  // 4 KiB pages shed (also in planned_demotions)
 };
 
 class PolicyEngine {
@@ -287,6 +332,20 @@ class PolicyEngine {
   // After a batch: brings the next round forward if the fast tier's share
   // of this round's samples dropped significantly (file comment).
   void CheckShift(uint64_t now_ns);
+  // Bandwidth (file comment). What the round asks of placement.
+  struct BandwidthPlan {
+    std::vector<NodeShed> shed;      // accesses per second, per fast node
+    std::vector<NodeShed> headroom;  // per fast node; empty: no limit
+  };
+  // Adds the samples of pages whose node was unknown at ingestion to the
+  // nodes the fresh placement finds them on.
+  void AttributeUnknownDemand();
+  // This round's demand per node (over dt_ns) -> the latencies, the bound
+  // state (with its hysteresis) and the plan; fills the report's fields.
+  BandwidthPlan PlanBandwidth(uint64_t dt_ns, RoundReport& report);
+  // The hottest pages (decayed count) on the nodes `plan` sheds from.
+  void CollectShedCandidates(const ScanResult& scan, const BandwidthPlan& plan,
+                             std::vector<PageHeat>* out);
 
   const Topology& topology_;
   PlacementConfig config_;  // replaced only by Reconfigure()
@@ -314,6 +373,15 @@ class PolicyEngine {
   // Bandwidth: accesses (sample periods) per node since the last round.
   LoadedLatencyModel latency_model_;
   std::vector<double> window_accesses_;  // by node id
+  // Samples of pages of unknown node since the last round, for
+  // AttributeUnknownDemand (capacity fixed at construction: past it a
+  // sample counts on its fallback node at once, as before).
+  struct UnknownDemand {
+    uint64_t key = 0;
+    int fallback_node = -1;  // the sampling CPU's node (first touch)
+    double accesses = 0;
+  };
+  std::vector<UnknownDemand> unknown_demand_;
   std::vector<int> next_tier_nodes_;
   bool bandwidth_bound_ = false;
   // Benefit against cost.

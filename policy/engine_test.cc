@@ -1,5 +1,6 @@
 #include "policy/engine.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <tuple>
@@ -632,6 +633,191 @@ TEST(PolicyEngineTest, ReconfigureKeepsTheTableAndChangesTheRules) {
   loc.locality = true;
   EXPECT_EQ(engine->Reconfigure(loc).code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace hotpage
+
+namespace hotpage {
+namespace {
+
+// The bandwidth rule's second half (Colloid's rule, engine.h): node 0 is
+// DRAM of 100 ns idle and 1000 MB/s, node 1 idle DRAM of another package,
+// node 2 slow memory of 300 ns and 100 GB/s (its latency stays near idle).
+class BandwidthShedTest : public ::testing::Test {
+ protected:
+  static constexpr int kHot = 1000, kCold = 500;
+  static constexpr uint64_t kHotBase = kBase, kColdBase = kBase + (64 << 20);
+
+  void SetUp() override {
+    topo_ = ThreeNodes();
+    for (int n = 0; n < 3; ++n) {
+      topo_.nodes[n].hmat.read_latency_ns = n < 2 ? 100 : 300;
+      topo_.nodes[n].hmat.read_bandwidth_mbps = n < 2 ? 1000 : 100000;
+    }
+    view_ = MapView();
+    for (int i = 0; i < kHot; ++i) view_.node[kHotBase + i * kPage] = 0;
+    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 0;
+    now_ = 0;
+  }
+
+  // The period that puts node 0 at `factor` x its idle latency when every
+  // page is on it (4 samples per hot page, 1 per cold one, per second).
+  static uint64_t PeriodFor(double factor) {
+    const double lines = UtilisationForFactor(factor) * 1000e6 / 64;
+    return static_cast<uint64_t>(lines / (4 * kHot + kCold));
+  }
+
+  // One round: a second of samples (spread evenly), the round, its moves
+  // carried out on the view. `extra_cold`: cold pages sampled twice.
+  RoundReport Round(PolicyEngine& engine, uint64_t period, int extra_cold = 0) {
+    std::vector<Sample> s;
+    const uint64_t t0 = now_;
+    const int n = 4 * kHot + kCold + extra_cold;
+    int k = 0;
+    auto add = [&](uint64_t vaddr) {
+      s.push_back(At(vaddr, t0 + (k++ + 1) * (kSec - 1) / n));
+      s.back().period = period;
+    };
+    for (int r = 0; r < 4; ++r) {
+      for (int i = 0; i < kHot; ++i) add(kHotBase + i * kPage);
+    }
+    for (int i = 0; i < kCold; ++i) add(kColdBase + i * kPage);
+    for (int i = 0; i < extra_cold; ++i) add(kColdBase + i * kPage);
+    std::sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) {
+      return a.time_ns < b.time_ns;
+    });
+    engine.Ingest(s);
+    now_ += kSec;
+    RoundReport r = engine.RunRound(view_, now_);
+    for (const PlannedMove& m : r.decision.moves)
+      view_.node[m.vaddr] = m.to_node;
+    return r;
+  }
+
+  std::unique_ptr<PolicyEngine> Make() {
+    EngineOptions opt;
+    opt.shift_z = 0;
+    auto engine = MakeEngine(topo_, {}, opt);
+    engine->Start(0);
+    return engine;
+  }
+
+  Topology topo_;
+  MapView view_;
+  uint64_t now_ = 0;
+};
+
+// Saturated (node 0 at 5x its idle latency against node 2's 300 ns): the
+// rounds shed hot pages (cold ones only for the last remainder), promote
+// nothing, and stop once the two latencies are within Colloid's 5%; from
+// then on nothing moves.
+TEST_F(BandwidthShedTest, SaturatedFastTierShedsHotPagesUntilBalanced) {
+  auto engine = Make();
+  const uint64_t period = PeriodFor(5.0);
+  uint64_t shed = 0, cold = 0;
+  int balanced_at = -1;
+  for (int round = 0; round < 12; ++round) {
+    const RoundReport r = Round(*engine, period);
+    const bool in_band =
+        r.fast_loaded_latency_ns <= r.next_loaded_latency_ns * 1.05;
+    if (round == 0) {
+      EXPECT_TRUE(r.bandwidth_bound);
+      EXPECT_GT(r.fast_loaded_latency_ns, 450);
+      EXPECT_GT(r.shed_demand_bytes_per_sec, 0);
+      EXPECT_NEAR(r.balanced_latency_ns, 300, 10);
+      EXPECT_GT(r.decision.shed_pages, 0u) << DecisionToString(r.decision);
+    }
+    EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
+    for (const PlannedMove& m : r.decision.moves) {
+      ASSERT_EQ(m.trigger, PlacementTrigger::kBandwidth);
+      EXPECT_EQ(m.from_node, 0);
+      EXPECT_EQ(m.to_node, 2);
+      // Cold pages fill at most the last hot page's worth.
+      cold += m.vaddr >= kColdBase;
+    }
+    shed += r.decision.shed_pages;
+    if (balanced_at < 0 && in_band) balanced_at = round;
+    if (balanced_at >= 0 && round > balanced_at) {
+      EXPECT_TRUE(in_band) << round << ": " << r.fast_loaded_latency_ns;
+      EXPECT_EQ(r.decision.moves.size(), 0u)
+          << round << ": " << DecisionToString(r.decision);
+    }
+  }
+  ASSERT_GE(balanced_at, 0) << "never balanced";
+  EXPECT_LE(balanced_at, 1);
+  // 0.95 -> 0.905 of the peak (5x -> 3x the idle latency): 4.7% of the
+  // demand, about 45 hot pages' worth (each 0.22% of it).
+  EXPECT_GT(shed, 30u);
+  EXPECT_LT(shed, 70u);
+  EXPECT_LE(cold, 4u);
+  EXPECT_EQ(engine->counters().planned_sheds, shed);
+  EXPECT_GE(engine->counters().bandwidth_shed_rounds, 1u);
+}
+
+// Below the threshold nothing is shed: the fast tier 3% slower than the
+// next one (inside Colloid's delta), or faster.
+TEST_F(BandwidthShedTest, NoSheddingBelowTheThreshold) {
+  for (const double factor : {3.09, 2.0, 1.1}) {
+    SetUp();
+    auto engine = Make();
+    for (int round = 0; round < 3; ++round) {
+      const RoundReport r = Round(*engine, PeriodFor(factor));
+      EXPECT_LE(r.fast_loaded_latency_ns, r.next_loaded_latency_ns * 1.05)
+          << factor;
+      EXPECT_FALSE(r.bandwidth_bound) << factor;
+      EXPECT_EQ(r.shed_demand_bytes_per_sec, 0) << factor;
+      EXPECT_EQ(r.decision.shed_pages, 0u) << factor;
+    }
+  }
+}
+
+// Hysteresis: once balanced, demand that wobbles by a few percent (cold
+// pages sampled twice every other round) moves nothing either way: no
+// shed, no promotion back, over several rounds.
+TEST_F(BandwidthShedTest, HysteresisHoldsWithoutPingPong) {
+  auto engine = Make();
+  const uint64_t period = PeriodFor(5.0);
+  for (int round = 0; round < 5; ++round) Round(*engine, period, 16);
+  int wobble_sheds = 0, wobble_promotions = 0;
+  double lo = 1e9, hi = 0;
+  for (int round = 0; round < 10; ++round) {
+    const RoundReport r = Round(*engine, period, round % 2 ? 32 : 0);
+    lo = std::min(lo, r.fast_loaded_latency_ns / r.next_loaded_latency_ns);
+    hi = std::max(hi, r.fast_loaded_latency_ns / r.next_loaded_latency_ns);
+    wobble_sheds += r.decision.shed_pages;
+    wobble_promotions += r.decision.promoted_pages;
+  }
+  // The wobble is real: the fast tier's latency crosses the next tier's.
+  EXPECT_LT(lo, 1.0);
+  EXPECT_GT(hi, 1.0);
+  EXPECT_EQ(wobble_sheds, 0);
+  EXPECT_EQ(wobble_promotions, 0);
+}
+
+// A bind range is never shed to a node outside its mask (here: bound to
+// the fast nodes, so it stays), nor a `prefer (many)` range outside its
+// nodes; the shed comes from the other pages.
+TEST_F(BandwidthShedTest, PolicyMasksHold) {
+  NumaMapsRange bound;
+  bound.start = kHotBase;
+  bound.end = kHotBase + 300 * kPage;
+  bound.mode = MempolicyMode::kBind;
+  bound.nodes = {0, 1};
+  NumaMapsRange many;
+  many.start = bound.end;
+  many.end = kHotBase + 600 * kPage;
+  many.mode = MempolicyMode::kPreferredMany;
+  many.nodes = {0, 1};
+  view_.ranges = {bound, many};
+  auto engine = Make();
+  const RoundReport r = Round(*engine, PeriodFor(5.0));
+  ASSERT_GT(r.decision.shed_pages, 0u);
+  for (const PlannedMove& m : r.decision.moves) {
+    EXPECT_GE(m.vaddr, many.end) << DecisionToString(r.decision);
+  }
+  EXPECT_GT(r.decision.shed_skipped[SkipReason::kBindForbidden], 0u);
+  EXPECT_GT(r.decision.shed_skipped[SkipReason::kOutsidePreferredMany], 0u);
 }
 
 }  // namespace

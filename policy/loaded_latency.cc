@@ -1,6 +1,7 @@
 #include "policy/loaded_latency.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace hotpage {
 
@@ -98,6 +99,67 @@ double LoadedLatencyModel::LatencyNs(int node,
   return LoadedLatencyNs(
       l->idle_latency_ns,
       Utilisation(demand_bytes_per_sec, l->peak_bytes_per_sec));
+}
+
+double LoadedLatencyModel::DemandAtLatency(int node, double latency_ns) const {
+  const NodeLatency* l = Find(node);
+  if (l == nullptr || !(l->idle_latency_ns > 0) || !(l->peak_bytes_per_sec > 0))
+    return 0;
+  return l->peak_bytes_per_sec *
+         UtilisationForFactor(latency_ns / l->idle_latency_ns);
+}
+
+LatencyBalance BalanceLatencies(const LoadedLatencyModel& model,
+                                absl::Span<const NodeDemand> donors,
+                                absl::Span<const NodeDemand> receivers) {
+  LatencyBalance out;
+  out.shed.reserve(donors.size());
+  for (const NodeDemand& d : donors) out.shed.push_back({d.node, 0});
+  if (donors.empty() || receivers.empty()) return out;
+  // The bracket: no level below the fastest receiver's latency lets it
+  // take anything, none above the slowest donor's makes it give anything.
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const NodeDemand& r : receivers)
+    lo = std::min(lo, model.LatencyNs(r.node, r.bytes_per_sec));
+  for (const NodeDemand& d : donors)
+    hi = std::max(hi, model.LatencyNs(d.node, d.bytes_per_sec));
+  out.latency_ns = hi;
+  if (!(hi > lo)) return out;
+  auto shed = [&](double level) {
+    double s = 0;
+    for (const NodeDemand& d : donors)
+      s +=
+          std::max(0.0, d.bytes_per_sec - model.DemandAtLatency(d.node, level));
+    return s;
+  };
+  auto absorb = [&](double level) {
+    double a = 0;
+    for (const NodeDemand& r : receivers)
+      a +=
+          std::max(0.0, model.DemandAtLatency(r.node, level) - r.bytes_per_sec);
+    return a;
+  };
+  // shed - absorb falls with the level: bisect to 1e-9 of the bracket (60
+  // halvings).
+  for (int i = 0; i < 60; ++i) {
+    const double mid = lo + (hi - lo) / 2;
+    if (shed(mid) > absorb(mid)) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  out.latency_ns = hi;
+  const double given = shed(hi);
+  out.moved_bytes_per_sec = std::min(given, absorb(hi));
+  if (!(given > 0)) return out;
+  const double scale = out.moved_bytes_per_sec / given;
+  for (size_t i = 0; i < donors.size(); ++i) {
+    out.shed[i].bytes_per_sec =
+        scale * std::max(0.0, donors[i].bytes_per_sec -
+                                  model.DemandAtLatency(donors[i].node, hi));
+  }
+  return out;
 }
 
 double LoadedLatencyModel::RemotePenaltyNs(int cpu_node, int mem_node) const {

@@ -78,6 +78,24 @@
 // controller, so it is added, not scaled by L(u); link contention (UPI) is
 // not modelled.
 //
+// Balance (Colloid's rule, SOSP'24 section 3: place pages so that the
+// tiers' loaded access latencies are equal). Given each node's demand, the
+// demand to move from one group of nodes (the fast tier) to another (the
+// next tier) so that both run at one latency L* is found by water-filling
+// on the curve's inverse: a node runs at L exactly when it serves
+//     D(L) = peak * UtilisationForFactor(L / L0)
+// (DemandAtLatency), so at a level L the donors give up
+//     shed(L)   = sum over donors of max(0, D_i - D_i(L))
+// and the receivers take
+//     absorb(L) = sum over receivers of max(0, D_j(L) - D_j);
+// shed falls and absorb rises with L, and L* is where they meet
+// (BalanceLatencies; bisection between the receivers' lowest and the
+// donors' highest current latency). Above kMaxUtilisation the curve is
+// flat, so a donor beyond it must first shed down to it before its
+// latency falls, and a receiver never takes more than up to it. Remote
+// package penalties are not part of the balance (they are a per-access
+// cost, not a node's load).
+//
 // Nodes without HMAT data get the defaults below by tier rank (the repo's
 // guest topologies, tests/testdata/sysfs: DRAM 80 ns / 20480 MB/s, CXL
 // 250 ns / 8192 MB/s).
@@ -90,6 +108,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "policy/topology.h"
 
 namespace hotpage {
@@ -125,6 +144,22 @@ double Utilisation(double demand_bytes_per_sec, double peak_bytes_per_sec);
 // kMaxUtilisation for factor >= the cap's factor).
 double UtilisationForFactor(double factor);
 
+// A node's demand, for BalanceLatencies.
+struct NodeDemand {
+  int node = -1;
+  double bytes_per_sec = 0;
+};
+
+// The result of BalanceLatencies: the common latency both groups reach,
+// and the demand that moves, in total and per donor node (the donors'
+// order; each the node's demand above D(L*), scaled so they sum to
+// moved_bytes_per_sec).
+struct LatencyBalance {
+  double latency_ns = 0;
+  double moved_bytes_per_sec = 0;
+  std::vector<NodeDemand> shed;  // one per donor, same order
+};
+
 struct NodeLatency {
   int node = -1;
   double idle_latency_ns = 0;     // HMAT read latency, or the default
@@ -147,6 +182,11 @@ class LoadedLatencyModel {
   double PeakBytesPerSec(int node) const;
   // The node's latency when it serves `demand_bytes_per_sec`.
   double LatencyNs(int node, double demand_bytes_per_sec) const;
+  // The demand at which `node` runs at `latency_ns` (the inverse of
+  // LatencyNs below the cap, file comment): 0 at or below its idle latency,
+  // kMaxUtilisation x peak at or above the cap's latency; 0 for an unknown
+  // node.
+  double DemandAtLatency(int node, double latency_ns) const;
   // The extra latency of an access from a CPU of `cpu_node` (see the file
   // comment); 0 when either node or a distance is unknown, or cpu_node < 0.
   double RemotePenaltyNs(int cpu_node, int mem_node) const;
@@ -159,6 +199,14 @@ class LoadedLatencyModel {
   std::vector<int> distance_;
   int IndexOf(int node) const;
 };
+
+// The demand to move from `donors` to `receivers` so that their loaded
+// latencies meet (file comment, "Balance"). Nothing moves (moved 0, every
+// shed 0) when no donor runs slower than the fastest receiver. Unknown
+// nodes count as idle with no capacity. O(iterations x nodes).
+LatencyBalance BalanceLatencies(const LoadedLatencyModel& model,
+                                absl::Span<const NodeDemand> donors,
+                                absl::Span<const NodeDemand> receivers);
 
 }  // namespace hotpage
 

@@ -113,5 +113,71 @@ TEST(LoadedLatencyModel, RemotePackagePenaltyFromSlit) {
   EXPECT_EQ(m.RemotePenaltyNs(9, 0), 0);
 }
 
+TEST(LoadedLatencyModel, DemandAtLatencyInvertsLatencyNs) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  for (double d : {1e9, 8e9, 15e9, 19e9}) {
+    EXPECT_NEAR(m.DemandAtLatency(0, m.LatencyNs(0, d)), d, d * 1e-9);
+  }
+  EXPECT_EQ(m.DemandAtLatency(0, 80), 0);
+  EXPECT_EQ(m.DemandAtLatency(0, 50), 0);
+  EXPECT_DOUBLE_EQ(m.DemandAtLatency(0, 1e6), kMaxUtilisation * 20480e6);
+  EXPECT_EQ(m.DemandAtLatency(7, 100), 0);
+}
+
+// Colloid's balance: the stream_mix case of tests/traces (DRAM at 95% of
+// its peak, CXL at 1 GB/s). After the move both run at the same latency.
+TEST(BalanceLatencies, SaturatedFastNodeShedsUntilTheLatenciesMeet) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  const double dram = 0.95 * 20480e6, cxl = 1e9;
+  ASSERT_GT(m.LatencyNs(0, dram), m.LatencyNs(2, cxl));
+  const NodeDemand donors[] = {{0, dram}};
+  const NodeDemand receivers[] = {{2, cxl}};
+  const LatencyBalance b = BalanceLatencies(m, donors, receivers);
+  ASSERT_GT(b.moved_bytes_per_sec, 0);
+  const double fast = m.LatencyNs(0, dram - b.moved_bytes_per_sec);
+  const double slow = m.LatencyNs(2, cxl + b.moved_bytes_per_sec);
+  EXPECT_NEAR(fast, slow, 0.001 * slow);
+  EXPECT_NEAR(b.latency_ns, slow, 0.001 * slow);
+  ASSERT_EQ(b.shed.size(), 1u);
+  EXPECT_EQ(b.shed[0].node, 0);
+  EXPECT_DOUBLE_EQ(b.shed[0].bytes_per_sec, b.moved_bytes_per_sec);
+  // About 0.7 GB/s: the knee is steep, a little demand goes a long way
+  // (400 ns -> 264 ns on both).
+  EXPECT_NEAR(b.moved_bytes_per_sec, 0.69e9, 0.02e9);
+  EXPECT_NEAR(b.latency_ns, 264, 2);
+}
+
+TEST(BalanceLatencies, NothingMovesWhenTheDonorIsFaster) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  const NodeDemand donors[] = {{0, 10e9}};    // 97 ns
+  const NodeDemand receivers[] = {{2, 1e9}};  // 250 ns
+  const LatencyBalance b = BalanceLatencies(m, donors, receivers);
+  EXPECT_EQ(b.moved_bytes_per_sec, 0);
+  EXPECT_EQ(b.shed[0].bytes_per_sec, 0);
+  // The other way round the latencies cannot meet: CXL idle is slower
+  // than DRAM with all of CXL's demand on it, so all of it moves.
+  const LatencyBalance up = BalanceLatencies(m, receivers, donors);
+  EXPECT_NEAR(up.moved_bytes_per_sec, 1e9, 1e3);
+  EXPECT_LT(m.LatencyNs(0, 11e9), m.IdleLatencyNs(2));
+  EXPECT_EQ(BalanceLatencies(m, {}, donors).moved_bytes_per_sec, 0);
+}
+
+// Two donors: each ends at the common level, and their sheds add up.
+TEST(BalanceLatencies, EachDonorShedsDownToTheCommonLevel) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  const NodeDemand donors[] = {{0, 19e9}, {1, 19.3e9}};  // 304, 354 ns
+  const NodeDemand receivers[] = {{2, 0}, {3, 0}};
+  const LatencyBalance b = BalanceLatencies(m, donors, receivers);
+  ASSERT_EQ(b.shed.size(), 2u);
+  EXPECT_NEAR(b.shed[0].bytes_per_sec + b.shed[1].bytes_per_sec,
+              b.moved_bytes_per_sec, 1);
+  EXPECT_LT(b.shed[0].bytes_per_sec, b.shed[1].bytes_per_sec);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(
+        m.LatencyNs(i, donors[i].bytes_per_sec - b.shed[i].bytes_per_sec),
+        b.latency_ns, 0.001 * b.latency_ns);
+  }
+}
+
 }  // namespace
 }  // namespace hotpage

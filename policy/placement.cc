@@ -156,8 +156,16 @@ class Engine final : public PlacementContext {
   void TrackRange(uint64_t vaddr, int from, int to, int64_t bytes);
   void PromoteOne(const PageHeat& c);
   bool TrySwap(const PageHeat& c, int target, SkipReason* why);
-  DemoteResult TryDemote(uint32_t victim, PlacementTrigger trigger,
-                         uint64_t paired, SkipReason* why);
+  // Demotes `v` (a victim, or a rule B page) to its first allowed
+  // target with room. within_preferred_many: a `prefer (many)` range's
+  // pages go only to its nodes (rule B).
+  DemoteResult TryDemote(const PageHeat& v, PlacementTrigger trigger,
+                         uint64_t paired, SkipReason* why,
+                         bool within_preferred_many = false);
+  void BandwidthSheds();
+  // Rule B: what the promotion into `target` decided since moves[mark] adds
+  // to its access rate, off its headroom.
+  void ChargePromotion(size_t mark, int target);
   void AddMove(const PageHeat& p, int to, PlacementReason reason,
                PlacementTrigger trigger, uint64_t paired);
   void AddPart(const PageHeat& p, uint32_t offset, uint32_t bytes, int to,
@@ -184,6 +192,9 @@ class Engine final : public PlacementContext {
   absl::flat_hash_set<uint64_t> moved_;
   uint64_t spent_bytes_ = 0;
   double max_demoted_hi_ = -std::numeric_limits<double>::infinity();
+  // Rule B: the access rate promotions may still add (net) this round, by
+  // node index; empty: no limit anywhere.
+  std::vector<double> promote_left_;
   // Rule I: planned byte changes per (interleaved range, node).
   absl::flat_hash_map<std::pair<const NumaMapsRange*, int>, int64_t>
       range_delta_;
@@ -237,6 +248,14 @@ void Engine::Setup() {
   }
   for (int b : in_.backed_off_nodes) {
     if (NodeState* s = Find(b)) s->backed_off = true;
+  }
+  if (!in_.promote_headroom.empty()) {
+    promote_left_.assign(nodes_.size(),
+                         std::numeric_limits<double>::infinity());
+    for (const NodeShed& h : in_.promote_headroom) {
+      if (const NodeState* s = Find(h.node))
+        promote_left_[s->index] = std::max(0.0, h.rate_per_sec);
+    }
   }
 
   sorted_ranges_.reserve(in_.ranges.size());
@@ -328,9 +347,9 @@ void Engine::UndoMovesTo(size_t moves_size) {
   }
 }
 
-DemoteResult Engine::TryDemote(uint32_t vi, PlacementTrigger trigger,
-                               uint64_t paired, SkipReason* why) {
-  const PageHeat& v = victims_[vi];
+DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
+                               uint64_t paired, SkipReason* why,
+                               bool within_preferred_many) {
   if (moved_.contains(v.vaddr)) {
     *why = SkipReason::kDuplicate;
     return DemoteResult::kPermanent;
@@ -341,20 +360,26 @@ DemoteResult Engine::TryDemote(uint32_t vi, PlacementTrigger trigger,
   }
   const NodeState& src = *Find(v.current_node);
   const NumaMapsRange* range = RangeOf(v.vaddr);
+  const bool prefer_many = within_preferred_many && range != nullptr &&
+                           range->mode == MempolicyMode::kPreferredMany &&
+                           !range->nodes.empty();
   allowed_.clear();
-  bool any_lower = false, any_bound = false;
+  bool any_lower = false, any_bound = false, any_masked = false;
   for (const NodeState& n : nodes_) {
     if (!n.rank || *n.rank <= *src.rank) continue;
     any_lower = true;
     if (range != nullptr && range->Forbids(n.id)) continue;
     any_bound = true;
+    if (prefer_many && !Contains(range->nodes, n.id)) continue;
+    any_masked = true;
     if (n.backed_off) continue;
     allowed_.push_back(n.id);
   }
   if (allowed_.empty()) {
-    *why = !any_lower   ? SkipReason::kWrongTier
-           : !any_bound ? SkipReason::kBindForbidden
-                        : SkipReason::kTargetBackedOff;
+    *why = !any_lower    ? SkipReason::kWrongTier
+           : !any_bound  ? SkipReason::kBindForbidden
+           : !any_masked ? SkipReason::kOutsidePreferredMany
+                         : SkipReason::kTargetBackedOff;
     return DemoteResult::kPermanent;
   }
   order_.clear();
@@ -397,7 +422,8 @@ void Engine::WatermarkDemotions() {
       const uint32_t vi = n.victims[k];
       if (victim_state_[vi] != VictimState::kAvailable) continue;
       SkipReason why = SkipReason::kCount;
-      DemoteResult r = TryDemote(vi, PlacementTrigger::kWatermark, 0, &why);
+      DemoteResult r =
+          TryDemote(victims_[vi], PlacementTrigger::kWatermark, 0, &why);
       if (r == DemoteResult::kOk) {
         victim_state_[vi] = VictimState::kUsed;
         continue;
@@ -456,7 +482,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
       break;
     }
     SkipReason vwhy = SkipReason::kCount;
-    DemoteResult r = TryDemote(vi, PlacementTrigger::kSwap, c.vaddr, &vwhy);
+    DemoteResult r = TryDemote(v, PlacementTrigger::kSwap, c.vaddr, &vwhy);
     if (r == DemoteResult::kOk) {
       used.push_back(vi);
       freed += v.page_bytes;
@@ -512,6 +538,7 @@ void Engine::PromoteOne(const PageHeat& c) {
     ++skip[SkipReason::kBudget];
     return;
   }
+  const size_t mark = decision_.moves.size();
   const NumaMapsRange* range = RangeOf(c.vaddr);
   const bool prefer_many = range != nullptr &&
                            range->mode == MempolicyMode::kPreferredMany &&
@@ -565,6 +592,19 @@ void Engine::PromoteOne(const PageHeat& c) {
       return;
     }
   }
+  // Rule B: only targets whose bandwidth headroom takes the page's rate (a
+  // swap's victims give some back: ChargePromotion).
+  if (!promote_left_.empty()) {
+    order.erase(std::remove_if(order.begin(), order.end(),
+                               [&](int t) {
+                                 return c.rate > promote_left_[Find(t)->index];
+                               }),
+                order.end());
+    if (order.empty()) {
+      ++skip[SkipReason::kBandwidth];
+      return;
+    }
+  }
   // Rule H: a huge page goes only to its preferred node(s), in their order.
   bool huge_strict = false;
   if (config_.huge_strict_preferred && c.page_bytes >= kHugePageBytes) {
@@ -607,6 +647,7 @@ void Engine::PromoteOne(const PageHeat& c) {
       decision_.promoted_bytes += c.page_bytes;
       if (i > 0) ++decision_.fallback_targets;
       strategy_.Promoted(c, order[i]);
+      ChargePromotion(mark, order[i]);
       return;
     }
   }
@@ -620,6 +661,7 @@ void Engine::PromoteOne(const PageHeat& c) {
       decision_.promoted_bytes += c.page_bytes;
       if (i > 0) ++decision_.fallback_targets;
       strategy_.Promoted(c, order[i]);
+      ChargePromotion(mark, order[i]);
       return;
     }
     if (why == SkipReason::kNotHotterThanVictim ||
@@ -655,13 +697,97 @@ bool Engine::PromoteSplit(const PageHeat& c, const NumaMapsRange* range,
   uint32_t offset = 0;
   for (const auto& [node, pages] : parts_) {
     const uint32_t bytes = pages * 4096;
+    const size_t mark = decision_.moves.size();
     AddPart(c, offset, bytes, node, PlacementReason::kPromote,
             PlacementTrigger::kRoom, 0);
+    ChargePromotion(mark, node);  // rule B: this part's share of the rate
     offset += bytes;
   }
   ++decision_.promoted_pages;
   decision_.promoted_bytes += c.page_bytes;
   return true;
+}
+
+void Engine::ChargePromotion(size_t mark, int target) {
+  if (promote_left_.empty()) return;
+  double added = 0;
+  for (size_t i = mark; i < decision_.moves.size(); ++i) {
+    const PlannedMove& m = decision_.moves[i];
+    // A part of a split entry carries the entry's rate: charge its share.
+    const double rate =
+        m.entry_bytes == 0 ? m.rate
+                           : m.rate * m.page_bytes / double(m.entry_bytes);
+    added += m.reason == PlacementReason::kPromote ? rate : -rate;
+  }
+  promote_left_[Find(target)->index] -= added;
+}
+
+// Rule B: hot pages off the nodes whose loaded latency is above the next
+// tier's, the densest (rate per 4 KiB) first, so the rate is met with the
+// fewest bytes; a page hotter than what is left to shed on its node is
+// skipped (Colloid's "fits in what is left of delta_p"), so the shed never
+// overshoots the balance. Targets as for any demotion (bind, back-off, the
+// target's low watermark, rule I), and a `prefer (many)` range's pages only
+// to its nodes: unlike a watermark demotion nothing forces this move.
+void Engine::BandwidthSheds() {
+  if (in_.bandwidth_shed.empty() || in_.shed_candidates.empty()) return;
+  std::vector<double> left(nodes_.size(), 0);
+  bool any = false;
+  for (const NodeShed& n : in_.bandwidth_shed) {
+    NodeState* s = Find(n.node);
+    if (s == nullptr || !(n.rate_per_sec > 0)) continue;
+    left[s->index] += n.rate_per_sec;
+    any = true;
+  }
+  if (!any) return;
+  SkipCounts& skip = decision_.shed_skipped;
+  std::vector<const PageHeat*> pages;
+  pages.reserve(in_.shed_candidates.size());
+  for (const PageHeat& p : in_.shed_candidates) {
+    if (ValidPage(p)) {
+      pages.push_back(&p);
+    } else {
+      ++skip[SkipReason::kInvalidPage];
+    }
+  }
+  std::sort(pages.begin(), pages.end(),
+            [](const PageHeat* a, const PageHeat* b) {
+              const double da = a->rate / PagesOf(*a);
+              const double db = b->rate / PagesOf(*b);
+              if (da != db) return da > db;
+              return HotterFirst(*a, *b);
+            });
+  absl::flat_hash_set<uint64_t> seen;
+  seen.reserve(pages.size());
+  for (const PageHeat* p : pages) {
+    if (!seen.insert(p->vaddr).second) {
+      ++skip[SkipReason::kDuplicate];
+      continue;
+    }
+    const NodeState* n = Find(p->current_node);
+    if (n == nullptr || !n->rank) {
+      ++skip[SkipReason::kUnknownNode];
+      continue;
+    }
+    double& rest = left[n->index];
+    if (!(rest > 0) || !(p->rate > 0)) continue;  // not asked / sheds nothing
+    if (p->rate > rest) {
+      ++skip[SkipReason::kBandwidth];
+      continue;
+    }
+    SkipReason why = SkipReason::kCount;
+    const DemoteResult r =
+        TryDemote(*p, PlacementTrigger::kBandwidth, 0, &why, true);
+    if (r != DemoteResult::kOk) {
+      ++skip[why];
+      if (why == SkipReason::kBudget) return;
+      continue;
+    }
+    rest -= p->rate;
+    ++decision_.shed_pages;
+    decision_.shed_bytes += p->page_bytes;
+    decision_.shed_rate_per_sec += p->rate;
+  }
 }
 
 void Engine::TrackRange(uint64_t vaddr, int from, int to, int64_t bytes) {
@@ -869,6 +995,7 @@ PlacementDecision Engine::Run() {
   Setup();
   strategy_.BeginRound(*this);
   WatermarkDemotions();
+  BandwidthSheds();
   Promotions();
   LocalityMoves();
   Finish();

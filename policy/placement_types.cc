@@ -27,6 +27,8 @@ const char* PlacementTriggerName(PlacementTrigger t) {
       return "watermark";
     case PlacementTrigger::kLocality:
       return "locality";
+    case PlacementTrigger::kBandwidth:
+      return "bandwidth";
   }
   return "?";
 }
@@ -63,6 +65,8 @@ const char* SkipReasonName(SkipReason r) {
       return "interleave_ratio";
     case SkipReason::kHugePreferredFull:
       return "huge_preferred_full";
+    case SkipReason::kBandwidth:
+      return "bandwidth";
     case SkipReason::kCount:
       break;
   }
@@ -110,6 +114,11 @@ std::string DecisionToString(const PlacementDecision& d) {
     counts("locality_skipped", d.locality_skipped);
   } else {
     out += "\n";
+  }
+  if (d.shed_pages != 0 || d.shed_skipped.total() != 0) {
+    absl::StrAppendFormat(&out, "shed=%u rate=%g\n", d.shed_pages,
+                          d.shed_rate_per_sec);
+    counts("shed_skipped", d.shed_skipped);
   }
   return out;
 }

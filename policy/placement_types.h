@@ -63,6 +63,15 @@ struct NodeFree {
   uint64_t free_bytes = 0;
 };
 
+// Rule B (placement.h): an access rate of `node`, in accesses per second:
+// to move off it to slower tiers this round because its loaded latency is
+// above the next tier's, or that promotions into it may add (the engine's
+// bandwidth rule, policy/engine.h).
+struct NodeShed {
+  int node = -1;
+  double rate_per_sec = 0;
+};
+
 // Everything a round decides from. Spans and the topology must outlive the
 // DecideMoves() call only; nothing is kept.
 struct PlacementInput {
@@ -97,6 +106,17 @@ struct PlacementInput {
   // swap (the victim's move and the candidate's) candidate.rate -
   // victim.rate > 2 x margin per 4 KiB page. 0: no gate.
   double migration_margin_per_sec = 0;
+  // Rule B, bandwidth (policy/engine.h decides both): hot pages on the
+  // fastest tier that may be shed to slower tiers, any order (the engine
+  // lists the hottest of each shedding node), and per node the access
+  // rate to shed. Empty: no shedding.
+  absl::Span<const PageHeat> shed_candidates;
+  absl::Span<const NodeShed> bandwidth_shed;
+  // Per node, the access rate (accesses per second, the candidates'
+  // `rate`) that promotions into it may add this round, net of the victims
+  // they displace: the demand it can take before its loaded latency
+  // reaches the next tier's. Nodes not listed: no limit.
+  absl::Span<const NodeShed> promote_headroom;
 };
 
 struct NodeWatermarks {
@@ -179,6 +199,7 @@ enum class PlacementTrigger : uint8_t {
   kSwap,       // promotion that displaced victims / demotion displaced by one
   kWatermark,  // demotion: source below its low watermark
   kLocality,   // move within the fastest tier to the accessor's node
+  kBandwidth,  // demotion of a hot page: its node's bandwidth (rule B)
 };
 const char* PlacementTriggerName(PlacementTrigger t);
 
@@ -227,6 +248,8 @@ enum class SkipReason : uint8_t {
   kInterleaveRatio,       // every target would break the range's ratio
   kHugePreferredFull,     // huge page: its preferred node(s) cannot take it
   kNotWorthTheCost,       // the latency it would save does not pay its moves
+  kBandwidth,             // promotion: over the fast tier's bandwidth headroom;
+                          // shed: hotter than what is left to shed (rule B)
   kCount,
 };
 inline constexpr size_t kNumSkipReasons =
@@ -267,6 +290,11 @@ struct PlacementDecision {
   // Locality moves (trigger kLocality, reason kPromote; not in promoted_*).
   uint64_t locality_pages = 0, locality_bytes = 0;
   SkipCounts locality_skipped;  // hot_on_fast pages not moved, by reason
+  // Rule B's demotions (trigger kBandwidth; also in demoted_*) and the
+  // access rate they take off the fast tier (the sum of their `rate`).
+  uint64_t shed_pages = 0, shed_bytes = 0;
+  double shed_rate_per_sec = 0;
+  SkipCounts shed_skipped;      // shed_candidates not shed, by reason
   std::vector<NodePlan> nodes;  // ascending node id
 };
 

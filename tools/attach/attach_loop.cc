@@ -104,6 +104,8 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;
   stats_.migration_margin_per_sec = report.migration_margin_per_sec;
+  stats_.bandwidth_bound_rounds = c.bandwidth_bound_rounds;
+  stats_.planned_sheds = c.planned_sheds;
   stats_.hot_pages = report.hot_pages;
   stats_.hot_pages_by_node = report.hot_pages_by_node;
   stats_.active_pages = report.active_pages;

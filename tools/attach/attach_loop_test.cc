@@ -528,6 +528,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
   s.migration_margin_per_sec = 0.25;
+  s.bandwidth_bound_rounds = 2;
+  s.planned_sheds = 7;
   s.cpu_seconds = 0.25;
   s.migrator.promoted_pages = 10;
   s.migrator.demoted_pages = 2;
@@ -569,6 +571,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
   "migration_margin_per_sec": 0.25,
+  "bandwidth_bound_rounds": 2,
+  "planned_sheds": 7,
   "dry_run": false,
   "source": "pebs",
   "cpu_seconds": 0.25,

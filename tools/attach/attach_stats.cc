@@ -81,6 +81,10 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Double(s.migration_cost_ns);
   w.Key("migration_margin_per_sec");
   w.Double(s.migration_margin_per_sec);
+  w.Key("bandwidth_bound_rounds");
+  w.Uint(s.bandwidth_bound_rounds);
+  w.Key("planned_sheds");
+  w.Uint(s.planned_sheds);
   w.Key("dry_run");
   w.Bool(s.dry_run);
   w.Key("source");

@@ -50,6 +50,10 @@ struct AttachStats {
   double horizon_s = 0;
   double migration_cost_ns = 0;
   double migration_margin_per_sec = 0;
+  // The bandwidth rule (policy/engine.h): rounds that held promotions, and
+  // 4 KiB pages shed off the fast tier to balance the loaded latencies.
+  uint64_t bandwidth_bound_rounds = 0;
+  uint64_t planned_sheds = 0;
   uint64_t samples = 0;
   uint64_t hot_pages = 0;  // 4 KiB pages at or above the round's hot threshold
   std::map<int, uint64_t> hot_pages_by_node;

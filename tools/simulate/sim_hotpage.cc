@@ -117,6 +117,8 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"rounds", c.rounds},
       {"early_rounds", c.early_rounds},
       {"bandwidth_bound_rounds", c.bandwidth_bound_rounds},
+      {"bandwidth_shed_rounds", c.bandwidth_shed_rounds},
+      {"planned_sheds", c.planned_sheds},
       {"short_window_candidates", c.short_window_candidates},
       {"horizon_ms", horizon_ms_},
       {"migration_cost_ns", migration_cost_ns_},
