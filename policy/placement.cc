@@ -714,9 +714,9 @@ void Engine::ChargePromotion(size_t mark, int target) {
   for (size_t i = mark; i < decision_.moves.size(); ++i) {
     const PlannedMove& m = decision_.moves[i];
     // A part of a split entry carries the entry's rate: charge its share.
-    const double rate =
-        m.entry_bytes == 0 ? m.rate
-                           : m.rate * m.page_bytes / double(m.entry_bytes);
+    const double rate = m.entry_bytes == 0
+                            ? m.rate
+                            : m.rate * m.page_bytes / double(m.entry_bytes);
     added += m.reason == PlacementReason::kPromote ? rate : -rate;
   }
   promote_left_[Find(target)->index] -= added;
