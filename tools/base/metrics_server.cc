@@ -237,11 +237,17 @@ void MetricsServer::Serve() {
   } close_all{&clients};
   std::vector<pollfd> fds;
   char buf[4096];
+  // After accept fails for want of descriptors or memory (EMFILE, ENFILE,
+  // ENOBUFS, ENOMEM), the pending connection stays queued and the listening
+  // socket stays readable: accepting pauses for 100 ms instead of spinning.
+  uint64_t accept_paused_until_ns = 0;
   while (true) {
+    const uint64_t before = MonotonicNs();
+    const bool accepting = before >= accept_paused_until_ns;
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
-    uint64_t next_deadline = UINT64_MAX;
+    fds.push_back({listen_fd_, static_cast<short>(accepting ? POLLIN : 0), 0});
+    uint64_t next_deadline = accepting ? UINT64_MAX : accept_paused_until_ns;
     for (const Client& c : clients) {
       fds.push_back({c.fd,
                      static_cast<short>(
@@ -318,7 +324,13 @@ void MetricsServer::Serve() {
       while (true) {
         const int fd =
             accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;
+        if (fd < 0) {
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+              errno == ENOMEM) {
+            accept_paused_until_ns = now + 100000000;
+          }
+          break;
+        }
         if (static_cast<int>(clients.size()) >= options_.max_clients) {
           const std::string busy =
               TextResponse("503 Service Unavailable", "busy\n");

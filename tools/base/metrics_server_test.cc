@@ -7,12 +7,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <thread>
 
@@ -246,6 +248,48 @@ TEST(MetricsServer, ClientsPastTheLimitGet503) {
   EXPECT_EQ(ReadAll(a), "");
   EXPECT_EQ(ReadAll(b), "");
   EXPECT_TRUE(absl::EndsWith(Get(server->port(), "/metrics"), kBody));
+  close(a);
+  close(b);
+}
+
+// Out of descriptors, accept fails and the connection stays queued, so the
+// listening socket stays readable: the server must not spin on it.
+TEST(MetricsServer, OutOfDescriptorsItWaitsInsteadOfSpinning) {
+  auto server = StartOn("127.0.0.1:0", [] { return std::string(kBody); });
+  ASSERT_NE(server, nullptr);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(server->port()));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // Both client sockets exist before the limit; then the server's accept
+  // of the first takes the last descriptor allowed.
+  const int a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int b = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(a, 0);
+  ASSERT_EQ(b, a + 1) << "descriptors not consecutive";
+  rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(b) + 2;  // one more: the server's
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  ASSERT_EQ(connect(a, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(connect(b, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  // b waits in the backlog; the server's accept fails with EMFILE.
+  timespec t0;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  timespec t1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  const double cpu = static_cast<double>(t1.tv_sec - t0.tv_sec) +
+                     static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  EXPECT_LT(cpu, 0.05) << "the server spun on the listening socket";
+  // With descriptors again, the queued connection is served.
+  timeval tv{5, 0};
+  setsockopt(b, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  SendAll(b, "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(absl::EndsWith(ReadAll(b), kBody));
   close(a);
   close(b);
 }
