@@ -9,7 +9,10 @@
 // (tools/live_memory_view.h) and the Migrator with its own thread (unless
 // --dry-run). The loop itself - poll the source into the hotness table,
 // every --interval-ms a policy round whose moves go to the migrator, stats
-// to --stats-json / --prom-file (atomically replaced) every round, the end
+// to --stats-json / --prom-file (atomically replaced; the Prometheus text
+// also served on --metrics-listen, tools/base/metrics_server.h) every
+// round, labelled by workload, pid and cgroup (tools/attach/attach_stats.h),
+// the end
 // on SIGINT/SIGTERM/SIGHUP, --duration or the process's exit, and the
 // teardown of DAMON, the migrator and the hintfault source's sysctls on
 // every exit path - is AttachLoop (tools/attach/attach_loop.h).
@@ -46,6 +49,7 @@
 #include "tools/base/clock.h"
 #include "tools/base/kernel/capabilities.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/metrics_server.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
 #include "tools/base/termination_signals.h"
@@ -54,6 +58,7 @@
 #include "tools/engine_flags.h"
 #include "tools/live_memory_view.h"
 #include "tools/print_events.h"
+#include "tools/version.h"
 
 namespace hotpage {
 namespace {
@@ -79,6 +84,8 @@ struct AttachArgs {
   bool write_faults = false;
   bool dry_run = false;
   PlacementConfig pcfg;
+  std::optional<std::string> workload;                 // --workload
+  std::optional<MetricsListenAddress> metrics_listen;  // --metrics-listen
 };
 
 // Parses `args` into `a`. Returns the exit code when the command ends here
@@ -121,7 +128,15 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
              "rewrite FILE (atomically) with JSON stats every round and at "
              "exit"},
             {"prom-file", "FILE",
-             "the same in Prometheus text format (node_exporter textfile)"},
+             "the same in Prometheus text format (node_exporter textfile), "
+             "every series labelled workload, pid and cgroup"},
+            {"workload", "NAME",
+             "the workload label of the metrics (default: the process's "
+             "comm)"},
+            {"metrics-listen", "ADDR",
+             "serve the --prom-file text at http://ADDR/metrics; ADDR is "
+             "127.0.0.1:PORT or [::1]:PORT (loopback only: others are "
+             "refused), PORT 0 picks a free port (logged)"},
             {"quiet", "",
              "no per-round status lines (start-up, warnings and the summary "
              "stay)"},
@@ -196,7 +211,19 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
       "faults (estimated at 1 us each) stay under 3% of a CPU. Its soft-dirty "
       "bits\n"
       "(CRIU incremental dumps) are reset. Needs CONFIG_MEM_SOFT_DIRTY "
-      "(checked).";
+      "(checked).\n"
+      "\n"
+      "Metrics: --stats-json has pid, comm, workload, cgroup (v2 path from\n"
+      "/proc/PID/cgroup), version and timestamp (CLOCK_REALTIME, RFC 3339 UTC\n"
+      "and Unix seconds); --prom-file and --metrics-listen carry every one of\n"
+      "its metrics, each series labelled workload, pid and cgroup, so two\n"
+      "attaches never write the same series. For node_exporter's textfile\n"
+      "collector give each attach its own file in the collector's directory:\n"
+      "--prom-file /var/lib/prometheus/node-exporter/hotpage-PID.prom (the\n"
+      "collector reads *.prom; the file is replaced atomically). Two\n"
+      "--metrics-listen endpoints need two ports (or PORT 0 each). "
+      "cpu_seconds\n"
+      "is every hotpage thread's CPU time (the process CPU clock).";
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(flags.status().message());
   if (flags->Has("help")) {
@@ -254,6 +281,16 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
   PlacementConfig pcfg;
   if (absl::Status s = ParseEngineFlags(*flags, &pcfg); !s.ok())
     return UsageError(s.message());
+  if (std::optional<std::string> w = flags->Get("workload")) {
+    if (absl::Status s = ValidateWorkloadName(*w); !s.ok())
+      return UsageError(s.message());
+    a->workload = *w;
+  }
+  if (std::optional<std::string> l = flags->Get("metrics-listen")) {
+    absl::StatusOr<MetricsListenAddress> addr = ParseMetricsListen(*l);
+    if (!addr.ok()) return UsageError(addr.status().message());
+    a->metrics_listen = *addr;
+  }
   a->flags = std::move(*flags);
   a->pid = *pid;
   a->rate_mbps = *rate_mbps;
@@ -537,6 +574,21 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   if (!signals.ok()) return Fail(signals.status());
   const KernelFs* fs = env.fs;
   if (absl::Status s = CheckPrivileges(*fs, a); !s.ok()) return Fail(s);
+  // The stats files, and the endpoint serving the last Prometheus text
+  // (started here, after the signal thread, so that its thread inherits the
+  // blocked signals, and before any source changes the machine, so that a
+  // port in use fails the run with nothing to undo).
+  AttachStatsFiles stats_files(a.flags.Get("stats-json"),
+                               a.flags.Get("prom-file"), &std::cerr,
+                               /*keep_prom=*/a.metrics_listen.has_value());
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (a.metrics_listen) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> m = MetricsServer::Start(
+        *a.metrics_listen, [&stats_files] { return stats_files.LatestProm(); });
+    if (!m.ok()) return Fail(m.status());
+    metrics_server = std::move(*m);
+    std::cerr << "hotpage attach: metrics on " << metrics_server->url() << "\n";
+  }
   absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
   if (!topo.ok()) return Fail(topo.status());
   if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
@@ -581,8 +633,7 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   // --quiet: no per-round line at all, on a terminal or not (the start-up
   // lines, warnings and the summary stay).
   lopt.round_lines = !a.flags.Has("quiet");
-  AttachStatsFiles stats_files(a.flags.Get("stats-json"),
-                               a.flags.Get("prom-file"), &std::cerr);
+  lopt.identity = ReadAttachIdentity(*fs, a.pid, a.workload, VersionNumber());
   AttachLoopParts parts{
       .source = src.source.get(),
       .engine = engine->get(),
@@ -596,7 +647,11 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
       .hintfault = src.hint.get(),
       .damon_recovered = src.damon ? src.damon->recovered() : std::string(),
       .log = &std::cerr,
-      .before_round = nullptr};
+      .before_round = nullptr,
+      // Every thread's CPU: the loop, the migrator, the hint-fault
+      // watchdog, the signal and metrics threads.
+      .cpu_time = ProcessCpuTime,
+      .wall_ns = nullptr};
   absl::Status s = AttachLoop(lopt, std::move(parts)).Run();
   return s.ok() ? kExitOk : Fail(s);
 }

@@ -47,6 +47,7 @@
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/kernel/node_meminfo.h"
 #include "tools/base/kernel/sysfs_writer.h"
+#include "tools/base/metrics_server.h"
 #include "tools/base/state_dir.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
@@ -170,10 +171,14 @@ int RunDaemon(const std::vector<std::string>& args) {
        "error, warning, info (default) or debug; the config's log_level "
        "otherwise"},
       {"quiet", "", "only warnings and errors (--log-level warning)"},
+      {"metrics-listen", "ADDR",
+       "serve the metrics (the prom_file text) at http://ADDR/metrics; ADDR "
+       "is 127.0.0.1:PORT or [::1]:PORT (loopback only: others are "
+       "refused), PORT 0 picks a free port (logged)"},
   };
   const std::string synopsis =
       "[--config FILE] [--check] [--dry-run] "
-      "[--log-level L] [--quiet]";
+      "[--log-level L] [--quiet] [--metrics-listen ADDR]";
   const std::string description = absl::StrCat(
       "Manages every workload the config selects (cgroups, process names,\n"
       "command-line patterns, pids, or every process above a size): each\n"
@@ -183,7 +188,13 @@ int RunDaemon(const std::vector<std::string>& args) {
       "rejected and the running one stays; kept workloads keep their\n"
       "hotness); SIGTERM stops within about a second. `hotpage status` asks\n"
       "it over its socket. Needs root (move_pages of other users' processes,\n"
-      "perf events or DAMON).\n\n",
+      "perf events or DAMON).\n\n"
+      "Metrics (prom_file in [daemon], `hotpage status --metrics`,\n"
+      "--metrics-listen) are labelled by workload, pid and cgroup. Two "
+      "daemons\n"
+      "writing to node_exporter's textfile collector need their own files\n"
+      "(prom_file = \"/var/lib/prometheus/node-exporter/hotpage-NAME.prom\")\n"
+      "and distinct workload names, and two endpoints two ports.\n\n",
       kDaemonExample);
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return Usage("daemon", flags.status().message());
@@ -202,6 +213,12 @@ int RunDaemon(const std::vector<std::string>& args) {
     level = *p;
   }
   if (flags->Has("quiet")) level = LogLevel::kWarning;
+  std::optional<MetricsListenAddress> metrics_listen;
+  if (std::optional<std::string> l = flags->Get("metrics-listen")) {
+    absl::StatusOr<MetricsListenAddress> addr = ParseMetricsListen(*l);
+    if (!addr.ok()) return Usage("daemon", addr.status().message());
+    metrics_listen = *addr;
+  }
 
   // Signals before any other thread (termination_signals.h).
   std::atomic<bool> stop{false};
@@ -328,6 +345,17 @@ int RunDaemon(const std::vector<std::string>& args) {
         return "error: unknown request (status or metrics)\n";
       });
   if (!server.ok()) return Fail("daemon", server.status().message());
+  // The metrics endpoint: its thread only copies the text the last tick
+  // published (DaemonLoop::MetricsProm), so it never holds up a tick.
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (metrics_listen) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> m = MetricsServer::Start(
+        *metrics_listen, [&loop] { return loop.MetricsProm(); });
+    if (!m.ok()) return Fail("daemon", m.status().message());
+    metrics_server = std::move(*m);
+    log.Log(LogLevel::kInfo,
+            absl::StrCat("hotpage daemon: metrics on ", metrics_server->url()));
+  }
 
   log.Log(LogLevel::kInfo,
           absl::StrCat("hotpage daemon: ", cfg->workloads.size(),
@@ -397,6 +425,7 @@ int RunDaemon(const std::vector<std::string>& args) {
     }
   }
   Notify("STOPPING=1");
+  metrics_server.reset();
   loop.Stop();
   server->reset();
   if (absl::Status s = takeover->Restore(); !s.ok()) {

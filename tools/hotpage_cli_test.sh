@@ -103,7 +103,18 @@ check "hintfault without consent: names the flag" contains "$out" "--allow-sysct
 out=$("$HOTPAGE" attach --pid 1 --source pebs --allow-sysctl-changes 2>&1); rc=$?
 check "--allow-sysctl-changes without hintfault: exit 2" test $rc -eq 2
 check "--allow-sysctl-changes without hintfault: names its users" contains "$out" "--source auto, which may choose it"
+# --metrics-listen: loopback only, a port in range; --workload checked.
+out=$("$HOTPAGE" attach --pid 1 --metrics-listen 0.0.0.0:9465 2>&1); rc=$?
+check "attach --metrics-listen 0.0.0.0: exit 2" test $rc -eq 2
+check "attach --metrics-listen 0.0.0.0: refused, says why" contains "$out" "refused: only loopback addresses"
+out=$("$HOTPAGE" attach --pid 1 --metrics-listen 127.0.0.1:65536 2>&1); rc=$?
+check "attach --metrics-listen bad port: exit 2" test $rc -eq 2
+check "attach --metrics-listen bad port: says the range" contains "$out" "PORT is 0 to 65535"
+out=$("$HOTPAGE" attach --pid 1 --workload "" 2>&1); rc=$?
+check "attach --workload empty: exit 2" test $rc -eq 2
 out=$("$HOTPAGE" attach --help); rc=$?
+check "attach --help has --metrics-listen" contains "$out" "--metrics-listen ADDR"
+check "attach --help says how to share a textfile directory" contains "$out" "hotpage-PID.prom"
 check "attach --help lists hintfault and the consent flag" contains "$out" "--allow-sysctl-changes"
 check "attach --help explains --write-faults" contains "$out" "/proc/PID/clear_refs"
 check "attach --help gives auto's order" contains "$out" "hint faults where permitted, write faults, page faults, then damon"

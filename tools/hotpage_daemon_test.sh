@@ -64,6 +64,11 @@ check "dist/hotpage.toml parses" contains "$out" "hotpage.toml: OK,"
 out=$("$HOTPAGE" daemon --log-level loud 2>&1); rc=$?
 check "bad --log-level: usage error" test $rc -eq 2
 check "bad --log-level: names the levels" contains "$out" "one of error, warning, info, debug"
+out=$("$HOTPAGE" daemon --metrics-listen 192.168.1.1:9465 2>&1); rc=$?
+check "daemon --metrics-listen non-loopback: usage error" test $rc -eq 2
+check "daemon --metrics-listen non-loopback: refused" contains "$out" "refused: only loopback addresses"
+out=$("$HOTPAGE" daemon --help)
+check "daemon --help has --metrics-listen" contains "$out" "--metrics-listen ADDR"
 out=$("$HOTPAGE" daemon extra 2>&1); rc=$?
 check "stray argument: usage error" test $rc -eq 2
 

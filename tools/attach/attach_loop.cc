@@ -21,6 +21,14 @@ AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
   stats_.hintfault = parts_.hintfault;
   stats_.write_faults = parts_.rearm;
   stats_.damon_recovered = parts_.damon_recovered;
+  stats_.id = options_.identity;
+  if (!parts_.cpu_time) {
+    Clock* clock = parts_.clock;
+    parts_.cpu_time = [clock] { return clock->ThreadCpuTime(); };
+  }
+  if (!parts_.wall_ns) {
+    parts_.wall_ns = [] { return static_cast<int64_t>(RealtimeNs()); };
+  }
   sink_ = [this](absl::Span<const Sample> samples) {
     parts_.engine->Ingest(samples);
   };
@@ -30,13 +38,21 @@ uint64_t AttachLoop::NowNs() const {
   return static_cast<uint64_t>(absl::ToUnixNanos(parts_.clock->Now()));
 }
 
+absl::Duration AttachLoop::CpuTime() const { return parts_.cpu_time(); }
+
+void AttachLoop::PublishStats(bool final) {
+  stats_.cpu_seconds = absl::ToDoubleSeconds(CpuTime() - cpu_start_);
+  stats_.timestamp_ns = parts_.wall_ns();
+  parts_.stats->Publish(stats_, final);
+}
+
 absl::Status AttachLoop::Run() {
   if (!options_.dry_run && !parts_.migrator_external) {
     if (absl::Status s = parts_.migrator->Start(); !s.ok()) return s;
   }
   start_ns_ = NowNs();
   parts_.engine->Start(start_ns_);
-  cpu_start_ = parts_.clock->ThreadCpuTime();
+  cpu_start_ = CpuTime();
   uint64_t now = start_ns_;
   while (Step(&now)) {
     if (parts_.engine->RoundDue(now)) Round(now);
@@ -124,10 +140,8 @@ void AttachLoop::Round(uint64_t now_ns) {
     parts_.migrator->Submit(requests_);
   }
   stats_.migrator = parts_.migrator->Snapshot();
-  stats_.cpu_seconds =
-      absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
   stats_.perf = parts_.source->PerfStats();
-  parts_.stats->Publish(stats_, /*final=*/false);
+  PublishStats(/*final=*/false);
   std::vector<std::string> by_node;
   for (const auto& [node, n] : stats_.hot_pages_by_node) {
     by_node.push_back(absl::StrCat(node, ":", n));
@@ -170,9 +184,7 @@ void AttachLoop::Teardown() {
   stats_.migrator = migrator.Snapshot();
   stats_.samples = parts_.engine->counters().samples;
   stats_.perf = parts_.source->PerfStats();
-  stats_.cpu_seconds =
-      absl::ToDoubleSeconds(parts_.clock->ThreadCpuTime() - cpu_start_);
-  parts_.stats->Publish(stats_, /*final=*/true);
+  PublishStats(/*final=*/true);
   const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;
   log << options_.log_prefix
       << absl::StrFormat(

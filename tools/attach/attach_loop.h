@@ -123,6 +123,9 @@ struct AttachLoopOptions {
   // workload and pid). Per-round lines only when round_lines.
   std::string log_prefix = "hotpage attach: ";
   bool round_lines = true;
+  // Who the stats are about (pid, comm, workload, cgroup, version): the
+  // JSON's identity fields and every Prometheus series' labels.
+  AttachIdentity identity;
 };
 
 // The pieces the loop runs with. Everything must outlive the loop.
@@ -155,6 +158,16 @@ struct AttachLoopParts {
   // owner on another thread can hand over changes (the daemon's reloaded
   // rules: PolicyEngine::Reconfigure) at a point where no round runs.
   std::function<void()> before_round;
+  // Optional: the CPU time the stats report as cpu_seconds (from Run's
+  // start). `hotpage attach` passes ProcessCpuTime (tools/base/clock.h),
+  // every thread of the process: this loop, the migrator, the hint-fault
+  // watchdog, the signal and metrics threads. Empty: the loop thread's
+  // alone (`clock`->ThreadCpuTime()), for an owner that runs several loops
+  // in one process and adds each one's migrator itself (the daemon).
+  std::function<absl::Duration()> cpu_time;
+  // Optional: the wall clock for the stats' timestamp, ns since the Unix
+  // epoch. Empty: CLOCK_REALTIME (RealtimeNs).
+  std::function<int64_t()> wall_ns;
 };
 
 class AttachLoop {
@@ -176,6 +189,9 @@ class AttachLoop {
 
  private:
   uint64_t NowNs() const;
+  absl::Duration CpuTime() const;
+  // Stamps the stats with the wall time and CPU seconds, then publishes.
+  void PublishStats(bool final);
   // Polls once and checks every ending; false: the loop ends.
   bool Step(uint64_t* now_ns);
   void Round(uint64_t now_ns);

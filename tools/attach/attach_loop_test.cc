@@ -23,6 +23,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -199,6 +200,8 @@ class AttachLoopTest : public ::testing::Test {
     parts.stop = &stop_;
     parts.log = &log_;
     parts.before_round = before_round_;
+    parts.cpu_time = cpu_time_;
+    parts.wall_ns = wall_ns_;
     loop_ = std::make_unique<AttachLoop>(options_, std::move(parts));
     start_ = clock_.Now();
     return loop_->Run();
@@ -237,6 +240,8 @@ class AttachLoopTest : public ::testing::Test {
   std::ostringstream log_;
   std::function<void()> before_round_;
   bool migrator_external_ = false;
+  std::function<absl::Duration()> cpu_time_;  // empty: the loop's default
+  std::function<int64_t()> wall_ns_;          // empty: CLOCK_REALTIME
   AttachLoopOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<Migrator> migrator_;
@@ -322,6 +327,63 @@ TEST_F(AttachLoopTest, PerfThrottleCountsReachStatsAndStatusLine) {
   EXPECT_TRUE(absl::StrContains(log_.str(),
                                 "failed=0 throttled=7 unthrottled=6 lost=4"))
       << log_.str();
+}
+
+// Every published stats says who (the identity given) and when (the wall
+// clock at the publish, not the loop's monotonic clock).
+TEST_F(AttachLoopTest, StatsCarryTheIdentityAndTheWallTime) {
+  options_.dry_run = true;
+  options_.duration_s = 0.5;
+  options_.identity.pid = pid_;
+  options_.identity.comm = "attach test";
+  options_.identity.workload = "w";
+  options_.identity.version = "9.8.7";
+  int64_t wall = 1796194128000000000;
+  wall_ns_ = [&wall] { return wall += 1000000000; };
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
+  ASSERT_GE(recorder_.published.size(), 2u);
+  int64_t previous = 0;
+  for (const auto& e : recorder_.published) {
+    EXPECT_EQ(e.stats.id.pid, pid_);
+    EXPECT_EQ(e.stats.id.workload, "w");
+    EXPECT_EQ(e.stats.id.version, "9.8.7");
+    EXPECT_GT(e.stats.timestamp_ns, previous);  // taken at each publish
+    previous = e.stats.timestamp_ns;
+  }
+  EXPECT_EQ(previous, wall);
+  // Unset: CLOCK_REALTIME, so within a minute of now.
+  wall_ns_ = nullptr;
+  recorder_.published.clear();
+  source_.stops = 0;
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
+  EXPECT_NEAR(
+      static_cast<double>(recorder_.published.back().stats.timestamp_ns) / 1e9,
+      absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()), 60);
+}
+
+// cpu_seconds counts every thread when the loop is given the process CPU
+// clock, as `hotpage attach` gives it: the migrator thread burns 300 ms of
+// CPU in a move and the stats show it. (The loop thread's own clock, the
+// earlier measure, missed it: the migrator's CPU was measured but not
+// reported.)
+TEST_F(AttachLoopTest, CpuSecondsIncludeTheMigratorThread) {
+  options_.duration_s = 1;
+  cpu_time_ = ProcessCpuTime;
+  std::atomic<bool> burned{false};
+  std::atomic<std::thread::id> mover_thread{};
+  mover_.SetCallHook([&](FakePageMover::Op op) {
+    if (op != FakePageMover::Op::kMove || burned.exchange(true)) return;
+    mover_thread = std::this_thread::get_id();
+    const absl::Duration start = ThreadCpuTime();
+    while (ThreadCpuTime() - start < absl::Milliseconds(300)) {
+    }
+  });
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
+  ASSERT_TRUE(burned.load());
+  EXPECT_NE(mover_thread.load(), std::this_thread::get_id());  // the migrator
+  const AttachStats& s = recorder_.published.back().stats;
+  EXPECT_GT(s.migrator.promoted_pages, 0u);
+  EXPECT_GE(s.cpu_seconds, 0.3);
 }
 
 // The migrator measures hot_to_moved on its own clock against the round's
@@ -465,6 +527,9 @@ TEST_F(AttachLoopTest, StatsFilesAreReplacedAtomicallyEveryRound) {
   stats_sink_ = &files;
   options_.dry_run = true;
   options_.duration_s = 1;
+  options_.identity.pid = pid_;
+  options_.identity.workload = "scripted";
+  options_.identity.cgroup = "test.slice";
   // Before every poll's samples: what the files hold now.
   struct Seen {
     ino_t inode;
@@ -499,7 +564,10 @@ TEST_F(AttachLoopTest, StatsFilesAreReplacedAtomicallyEveryRound) {
   EXPECT_TRUE(absl::StrContains(*last, "\"source\": \"scripted\""));
   std::optional<std::string> last_prom = Slurp(prom);
   ASSERT_TRUE(last_prom.has_value());
-  EXPECT_TRUE(absl::StrContains(*last_prom, "hotpage_samples_total 320\n"))
+  EXPECT_TRUE(absl::StrContains(
+      *last_prom,
+      absl::StrCat("hotpage_samples_total{workload=\"scripted\",pid=\"", pid_,
+                   "\",cgroup=\"test.slice\"} 320\n")))
       << *last_prom;
   std::vector<std::string> names;
   DIR* d = opendir(dir.c_str());
@@ -540,7 +608,20 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.migrator.hot_to_moved.Record(absl::Milliseconds(3));
   s.source = "pebs";
   s.damon_recovered = "kdamond 0 of pid 12";
+  s.id.pid = 4242;
+  s.id.comm = "memcached";
+  s.id.workload = "cache";
+  s.id.cgroup = "system.slice/memcached.service";
+  s.id.version = "0.1.0";
+  s.timestamp_ns = 1796194128123456789;
   EXPECT_EQ(AttachStatsJson(s), R"({
+  "pid": 4242,
+  "comm": "memcached",
+  "workload": "cache",
+  "cgroup": "system.slice/memcached.service",
+  "version": "0.1.0",
+  "timestamp": "2026-12-02T06:48:48.123Z",
+  "timestamp_unix_s": 1796194128.123,
   "promoted_pages": 10,
   "demoted_pages": 2,
   "promoted_bytes": 40960,
@@ -581,32 +662,87 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   }
 }
 )");
-  EXPECT_EQ(AttachStatsProm(s),
-            R"(# HELP hotpage_promoted_pages_total Pages moved to a faster tier.
+  EXPECT_EQ(
+      AttachStatsProm(s),
+      R"(# HELP hotpage_info Always 1; the labels say what runs: the process's comm, the sample source and hotpage's version.
+# TYPE hotpage_info gauge
+hotpage_info{workload="cache",pid="4242",cgroup="system.slice/memcached.service",comm="memcached",source="pebs",version="0.1.0"} 1
+# HELP hotpage_stats_timestamp_seconds When these stats were taken (CLOCK_REALTIME, Unix seconds).
+# TYPE hotpage_stats_timestamp_seconds gauge
+hotpage_stats_timestamp_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1796194128.123
+# HELP hotpage_promoted_pages_total Pages moved to a faster tier.
 # TYPE hotpage_promoted_pages_total counter
-hotpage_promoted_pages_total 10
+hotpage_promoted_pages_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 10
 # HELP hotpage_demoted_pages_total Pages moved to a slower tier.
 # TYPE hotpage_demoted_pages_total counter
-hotpage_demoted_pages_total 2
+hotpage_demoted_pages_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
+# HELP hotpage_promoted_bytes_total Bytes moved to a faster tier.
+# TYPE hotpage_promoted_bytes_total counter
+hotpage_promoted_bytes_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 40960
+# HELP hotpage_demoted_bytes_total Bytes moved to a slower tier.
+# TYPE hotpage_demoted_bytes_total counter
+hotpage_demoted_bytes_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 8192
 # HELP hotpage_failed_pages_total Pages move_pages failed to move, by errno.
 # TYPE hotpage_failed_pages_total counter
-hotpage_failed_pages_total{errno="EBUSY"} 1
+hotpage_failed_pages_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service",errno="EBUSY"} 1
 # HELP hotpage_pingpong_pages_total Pages put on hold for moving back and forth.
 # TYPE hotpage_pingpong_pages_total counter
-hotpage_pingpong_pages_total 1
+hotpage_pingpong_pages_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 # HELP hotpage_samples_total Samples ingested.
 # TYPE hotpage_samples_total counter
-hotpage_samples_total 1200
+hotpage_samples_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1200
 # HELP hotpage_hot_pages 4 KiB pages at or above the hot threshold.
 # TYPE hotpage_hot_pages gauge
-hotpage_hot_pages 40
+hotpage_hot_pages{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 40
 # HELP hotpage_hot_pages_by_node Hot 4 KiB pages per NUMA node.
 # TYPE hotpage_hot_pages_by_node gauge
-hotpage_hot_pages_by_node{node="0"} 30
-hotpage_hot_pages_by_node{node="2"} 10
+hotpage_hot_pages_by_node{workload="cache",pid="4242",cgroup="system.slice/memcached.service",node="0"} 30
+hotpage_hot_pages_by_node{workload="cache",pid="4242",cgroup="system.slice/memcached.service",node="2"} 10
 # HELP hotpage_promotion_yield Samples on promoted pages after promotion, per promoted page.
 # TYPE hotpage_promotion_yield gauge
-hotpage_promotion_yield 1.5
+hotpage_promotion_yield{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1.5
+# HELP hotpage_hot_to_moved_seconds From found hot to moved (quantiles are the upper bounds of power-of-two buckets).
+# TYPE hotpage_hot_to_moved_seconds summary
+hotpage_hot_to_moved_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service",quantile="0.5"} 0.003
+hotpage_hot_to_moved_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service",quantile="0.99"} 0.003
+hotpage_hot_to_moved_seconds_sum{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.003
+hotpage_hot_to_moved_seconds_count{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_hot_to_moved_max_seconds The longest time from found hot to moved.
+# TYPE hotpage_hot_to_moved_max_seconds gauge
+hotpage_hot_to_moved_max_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.003
+# HELP hotpage_planned_promotions_total 4 KiB pages the policy chose to promote.
+# TYPE hotpage_planned_promotions_total counter
+hotpage_planned_promotions_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 12
+# HELP hotpage_planned_demotions_total 4 KiB pages the policy chose to demote.
+# TYPE hotpage_planned_demotions_total counter
+hotpage_planned_demotions_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
+# HELP hotpage_planned_locality_pages_total 4 KiB pages --locality chose to move within a tier.
+# TYPE hotpage_planned_locality_pages_total counter
+hotpage_planned_locality_pages_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_rounds_total Policy rounds run.
+# TYPE hotpage_rounds_total counter
+hotpage_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3
+# HELP hotpage_early_rounds_total Rounds brought forward by a shift of the hot set.
+# TYPE hotpage_early_rounds_total counter
+hotpage_early_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_horizon_seconds The last round's learned benefit horizon.
+# TYPE hotpage_horizon_seconds gauge
+hotpage_horizon_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 6.5
+# HELP hotpage_migration_cost_seconds The measured cost of moving one 4 KiB page.
+# TYPE hotpage_migration_cost_seconds gauge
+hotpage_migration_cost_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2.5e-06
+# HELP hotpage_migration_margin_per_second The last round's benefit margin per second.
+# TYPE hotpage_migration_margin_per_second gauge
+hotpage_migration_margin_per_second{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.25
+# HELP hotpage_dry_run 1: deciding without moving (--dry-run).
+# TYPE hotpage_dry_run gauge
+hotpage_dry_run{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0
+# HELP hotpage_cpu_seconds_total CPU time of every hotpage thread since the loop started.
+# TYPE hotpage_cpu_seconds_total counter
+hotpage_cpu_seconds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.25
+# HELP hotpage_damon_recovered 1: a kdamond left by a killed hotpage was removed at the start.
+# TYPE hotpage_damon_recovered gauge
+hotpage_damon_recovered{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 )");
 }
 

@@ -1,15 +1,76 @@
 #include "tools/attach/attach_stats.h"
 
+#include <initializer_list>
+#include <utility>
+
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/json_writer.h"
+#include "tools/base/prom_text.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
+namespace {
+
+// The "0::/path" line of /proc/PID/cgroup (cgroup v2; cgroup_show_path()
+// via proc_cgroup_show() in kernel/cgroup/cgroup.c prints the hierarchy id
+// 0, an empty controller list and the path), without its leading '/'.
+std::string CgroupV2Path(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::ConsumePrefix(&line, "0::")) {
+      absl::ConsumePrefix(&line, "/");
+      return std::string(line);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::Status ValidateWorkloadName(absl::string_view name) {
+  if (name.empty() || name.size() > 128) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--workload: '", name, "' must be 1 to 128 characters"));
+  }
+  for (char c : name) {
+    if (c < 0x20 || c > 0x7e) {
+      return absl::InvalidArgumentError(
+          "--workload: only printable ASCII characters are allowed");
+    }
+  }
+  return absl::OkStatus();
+}
+
+AttachIdentity ReadAttachIdentity(const KernelFs& fs, int64_t pid,
+                                  const std::optional<std::string>& workload,
+                                  absl::string_view version) {
+  AttachIdentity id;
+  id.pid = pid;
+  id.version = std::string(version);
+  if (absl::StatusOr<std::string> comm =
+          fs.ReadFile(absl::StrCat("/proc/", pid, "/comm"));
+      comm.ok()) {
+    id.comm = std::string(absl::StripSuffix(*comm, "\n"));
+  }
+  if (absl::StatusOr<std::string> cg =
+          fs.ReadFile(absl::StrCat("/proc/", pid, "/cgroup"));
+      cg.ok()) {
+    id.cgroup = CgroupV2Path(*cg);
+  }
+  if (workload.has_value()) {
+    id.workload = *workload;
+  } else {
+    id.workload = id.comm.empty() ? absl::StrCat("pid-", pid) : id.comm;
+  }
+  return id;
+}
 
 uint64_t FailedTotal(const MigratorStats& m) {
   uint64_t total = 0;
@@ -20,6 +81,22 @@ uint64_t FailedTotal(const MigratorStats& m) {
 std::string AttachStatsJson(const AttachStats& s) {
   JsonWriter w(2);
   w.BeginObject();
+  w.Key("pid");
+  w.Int(s.id.pid);
+  w.Key("comm");
+  w.String(s.id.comm);
+  w.Key("workload");
+  w.String(s.id.workload);
+  w.Key("cgroup");
+  w.String(s.id.cgroup);
+  w.Key("version");
+  w.String(s.id.version);
+  // RFC 3339 in UTC with milliseconds, and the same instant as Unix seconds.
+  const absl::Time t = absl::FromUnixNanos(s.timestamp_ns);
+  w.Key("timestamp");
+  w.String(absl::FormatTime("%Y-%m-%d%ET%H:%M:%E3SZ", t, absl::UTCTimeZone()));
+  w.Key("timestamp_unix_s");
+  w.Double(static_cast<double>(absl::ToUnixMillis(t)) / 1e3);
   w.Key("promoted_pages");
   w.Uint(s.migrator.promoted_pages);
   w.Key("demoted_pages");
@@ -140,73 +217,188 @@ std::string AttachStatsJson(const AttachStats& s) {
 }
 
 std::string AttachStatsProm(const AttachStats& s) {
-  std::string out;
-  auto metric = [&](const char* name, const char* help,
-                    const std::string& body) {
-    absl::StrAppend(&out, "# HELP hotpage_", name, " ", help,
-                    "\n# TYPE hotpage_", name, " ",
-                    absl::string_view(name).size() > 6 &&
-                            absl::string_view(name).substr(
-                                absl::string_view(name).size() - 6) == "_total"
-                        ? "counter"
-                        : "gauge",
-                    "\n", body);
+  PromText p;
+  const std::string who = PromLabels({{"workload", s.id.workload},
+                                      {"pid", absl::StrCat(s.id.pid)},
+                                      {"cgroup", s.id.cgroup}});
+  // One family with one series labelled `who`.
+  auto one = [&](const char* name, const char* type, const char* help,
+                 auto value) {
+    p.Add(p.Declare({name, type, help}), who, value);
   };
-  metric("promoted_pages_total", "Pages moved to a faster tier.",
-         absl::StrCat("hotpage_promoted_pages_total ",
-                      s.migrator.promoted_pages, "\n"));
-  metric("demoted_pages_total", "Pages moved to a slower tier.",
-         absl::StrCat("hotpage_demoted_pages_total ", s.migrator.demoted_pages,
-                      "\n"));
-  std::string failed;
+  auto flag = [](bool b) { return uint64_t{b ? 1u : 0u}; };
+  auto secs = [](absl::Duration d) { return absl::ToDoubleSeconds(d); };
+
+  p.Add(p.Declare({"hotpage_info", "gauge",
+                   "Always 1; the labels say what runs: the process's comm, "
+                   "the sample source and hotpage's version."}),
+        PromAddLabels(who, {{"comm", s.id.comm},
+                            {"source", s.source},
+                            {"version", s.id.version}}),
+        uint64_t{1});
+  one("hotpage_stats_timestamp_seconds", "gauge",
+      "When these stats were taken (CLOCK_REALTIME, Unix seconds).",
+      static_cast<double>(s.timestamp_ns / 1000000) / 1e3);
+  one("hotpage_promoted_pages_total", "counter",
+      "Pages moved to a faster tier.", s.migrator.promoted_pages);
+  one("hotpage_demoted_pages_total", "counter", "Pages moved to a slower tier.",
+      s.migrator.demoted_pages);
+  one("hotpage_promoted_bytes_total", "counter",
+      "Bytes moved to a faster tier.", s.migrator.promoted_bytes);
+  one("hotpage_demoted_bytes_total", "counter", "Bytes moved to a slower tier.",
+      s.migrator.demoted_bytes);
+  const size_t failed =
+      p.Declare({"hotpage_failed_pages_total", "counter",
+                 "Pages move_pages failed to move, by errno."});
   for (const auto& [err, n] : s.migrator.failed_pages_by_errno) {
-    absl::StrAppend(&failed, "hotpage_failed_pages_total{errno=\"",
-                    ErrnoName(err), "\"} ", n, "\n");
+    p.Add(failed, PromAddLabels(who, {{"errno", ErrnoName(err)}}), n);
   }
-  metric("failed_pages_total", "Pages move_pages failed to move, by errno.",
-         failed);
-  metric("pingpong_pages_total", "Pages put on hold for moving back and forth.",
-         absl::StrCat("hotpage_pingpong_pages_total ",
-                      s.migrator.pingpong_pages, "\n"));
-  metric("samples_total", "Samples ingested.",
-         absl::StrCat("hotpage_samples_total ", s.samples, "\n"));
-  metric("hot_pages", "4 KiB pages at or above the hot threshold.",
-         absl::StrCat("hotpage_hot_pages ", s.hot_pages, "\n"));
-  std::string by_node;
+  one("hotpage_pingpong_pages_total", "counter",
+      "Pages put on hold for moving back and forth.",
+      s.migrator.pingpong_pages);
+  one("hotpage_samples_total", "counter", "Samples ingested.", s.samples);
+  one("hotpage_hot_pages", "gauge",
+      "4 KiB pages at or above the hot threshold.", s.hot_pages);
+  const size_t by_node = p.Declare(
+      {"hotpage_hot_pages_by_node", "gauge", "Hot 4 KiB pages per NUMA node."});
   for (const auto& [node, n] : s.hot_pages_by_node) {
-    absl::StrAppend(&by_node, "hotpage_hot_pages_by_node{node=\"", node, "\"} ",
-                    n, "\n");
+    p.Add(by_node, PromAddLabels(who, {{"node", absl::StrCat(node)}}), n);
   }
-  metric("hot_pages_by_node", "Hot 4 KiB pages per NUMA node.", by_node);
-  metric("promotion_yield",
-         "Samples on promoted pages after promotion, per promoted page.",
-         absl::StrFormat(
-             "hotpage_promotion_yield %g\n",
-             s.promoted_entries
-                 ? static_cast<double>(s.yield_hits) / s.promoted_entries
-                 : 0.0));
+  one("hotpage_promotion_yield", "gauge",
+      "Samples on promoted pages after promotion, per promoted page.",
+      s.promoted_entries ? static_cast<double>(s.yield_hits) /
+                               static_cast<double>(s.promoted_entries)
+                         : 0.0);
+  const LatencyHistogram& h = s.migrator.hot_to_moved;
+  const size_t lat =
+      p.Declare({"hotpage_hot_to_moved_seconds", "summary",
+                 "From found hot to moved (quantiles are the upper bounds of "
+                 "power-of-two buckets)."});
+  p.AddSuffixed(lat, "", PromAddLabels(who, {{"quantile", "0.5"}}),
+                PromValue(secs(h.Quantile(0.5))));
+  p.AddSuffixed(lat, "", PromAddLabels(who, {{"quantile", "0.99"}}),
+                PromValue(secs(h.Quantile(0.99))));
+  p.AddSuffixed(lat, "_sum", who, PromValue(secs(h.sum())));
+  p.AddSuffixed(lat, "_count", who, absl::StrCat(h.count()));
+  one("hotpage_hot_to_moved_max_seconds", "gauge",
+      "The longest time from found hot to moved.", secs(h.max()));
+  one("hotpage_planned_promotions_total", "counter",
+      "4 KiB pages the policy chose to promote.", s.planned_promotions);
+  one("hotpage_planned_demotions_total", "counter",
+      "4 KiB pages the policy chose to demote.", s.planned_demotions);
+  one("hotpage_planned_locality_pages_total", "counter",
+      "4 KiB pages --locality chose to move within a tier.",
+      s.planned_locality);
+  one("hotpage_rounds_total", "counter", "Policy rounds run.", s.rounds);
+  one("hotpage_early_rounds_total", "counter",
+      "Rounds brought forward by a shift of the hot set.", s.early_rounds);
+  one("hotpage_horizon_seconds", "gauge",
+      "The last round's learned benefit horizon.", s.horizon_s);
+  one("hotpage_migration_cost_seconds", "gauge",
+      "The measured cost of moving one 4 KiB page.", s.migration_cost_ns / 1e9);
+  one("hotpage_migration_margin_per_second", "gauge",
+      "The last round's benefit margin per second.",
+      s.migration_margin_per_sec);
+  one("hotpage_dry_run", "gauge", "1: deciding without moving (--dry-run).",
+      flag(s.dry_run));
+  one("hotpage_cpu_seconds_total", "counter",
+      "CPU time of every hotpage thread since the loop started.",
+      s.cpu_seconds);
+  if (!s.damon_recovered.empty()) {
+    one("hotpage_damon_recovered", "gauge",
+        "1: a kdamond left by a killed hotpage was removed at the start.",
+        uint64_t{1});
+  }
   if (s.perf.has_value()) {
-    metric(
-        "perf_throttle_total",
+    one("hotpage_perf_throttle_total", "counter",
         "PERF_RECORD_THROTTLE records: an event stopped for the rest of a "
         "tick over perf_event_max_sample_rate.",
-        absl::StrCat("hotpage_perf_throttle_total ", s.perf->throttle, "\n"));
-    metric("perf_unthrottle_total",
-           "PERF_RECORD_UNTHROTTLE records: a throttled event running again.",
-           absl::StrCat("hotpage_perf_unthrottle_total ", s.perf->unthrottle,
-                        "\n"));
-    metric("perf_period_reopens_total",
-           "Per-task events re-opened at a new period so that inherited "
-           "threads and children take it.",
-           absl::StrCat("hotpage_perf_period_reopens_total ",
-                        s.perf->period_reopens, "\n"));
-    metric("perf_period_reopen_failures_total",
-           "Re-opens at a new period that failed; the old events kept "
-           "sampling.",
-           absl::StrCat("hotpage_perf_period_reopen_failures_total ",
-                        s.perf->period_reopen_failures, "\n"));
+        s.perf->throttle);
+    one("hotpage_perf_unthrottle_total", "counter",
+        "PERF_RECORD_UNTHROTTLE records: a throttled event running again.",
+        s.perf->unthrottle);
+    one("hotpage_perf_lost_total", "counter",
+        "Records lost to a full ring (PERF_RECORD_LOST).", s.perf->lost);
+    one("hotpage_perf_lost_samples_total", "counter",
+        "Samples the kernel dropped (PERF_RECORD_LOST_SAMPLES).",
+        s.perf->lost_samples);
+    one("hotpage_perf_period_errors_total", "counter",
+        "PERF_EVENT_IOC_PERIOD calls the kernel refused.",
+        s.perf->period_errors);
+    one("hotpage_perf_period_reopens_total", "counter",
+        "Per-task events re-opened at a new period so that inherited "
+        "threads and children take it.",
+        s.perf->period_reopens);
+    one("hotpage_perf_period_reopen_failures_total", "counter",
+        "Re-opens at a new period that failed; the old events kept "
+        "sampling.",
+        s.perf->period_reopen_failures);
   }
-  return out;
+  if (s.write_faults != nullptr) {
+    const WriteFaultRearmStats& r = s.write_faults->stats();
+    one("hotpage_write_fault_rearms_total", "counter",
+        "Write faults re-armed (clear_refs writes).", r.rearms);
+    one("hotpage_write_fault_clear_seconds_total", "counter",
+        "Time spent writing clear_refs.",
+        static_cast<double>(r.clear_ns_total) / 1e9);
+    one("hotpage_write_fault_clear_max_seconds", "gauge",
+        "The longest clear_refs write.",
+        static_cast<double>(r.clear_ns_max) / 1e9);
+    one("hotpage_write_fault_interval_seconds", "gauge",
+        "The re-arm interval in force.",
+        static_cast<double>(r.interval_ns) / 1e9);
+  }
+  if (s.hintfault != nullptr) {
+    const HintFaultStats hf = s.hintfault->stats();
+    one("hotpage_hintfault_numa_pte_updates_total", "counter",
+        "numa_pte_updates since the start (/proc/vmstat, system-wide).",
+        hf.delta.numa_pte_updates);
+    one("hotpage_hintfault_numa_hint_faults_total", "counter",
+        "numa_hint_faults since the start (system-wide).",
+        hf.delta.numa_hint_faults);
+    one("hotpage_hintfault_numa_hint_faults_local_total", "counter",
+        "numa_hint_faults_local since the start (system-wide).",
+        hf.delta.numa_hint_faults_local);
+    one("hotpage_hintfault_pgpromote_candidate_total", "counter",
+        "pgpromote_candidate since the start (system-wide).",
+        hf.delta.pgpromote_candidate);
+    one("hotpage_hintfault_pgpromote_success_total", "counter",
+        "pgpromote_success since the start (system-wide).",
+        hf.delta.pgpromote_success);
+    one("hotpage_hintfault_numa_pages_migrated_total", "counter",
+        "numa_pages_migrated since the start (system-wide).",
+        hf.delta.numa_pages_migrated);
+    one("hotpage_hintfault_kernel_migrated_pages_total", "counter",
+        "Pages the kernel migrated itself while hotpage ran.",
+        hf.kernel_migrated_pages);
+    one("hotpage_hintfault_hint_faults_per_second", "gauge",
+        "Hint faults per second since the start (system-wide).",
+        hf.hint_faults_per_sec);
+    if (hf.scan_seq_known) {
+      one("hotpage_hintfault_scan_passes_total", "counter",
+          "The kernel's NUMA scan passes over the process.", hf.scan_passes);
+    }
+    one("hotpage_hintfault_longest_scan_gap_seconds", "gauge",
+        "The longest time without scan progress.", hf.longest_scan_gap_s);
+    one("hotpage_hintfault_scan_stalled", "gauge",
+        "1: the kernel's scanner is stalled now.", flag(hf.scan_stalled));
+    one("hotpage_hintfault_stall_episodes_total", "counter",
+        "Times the kernel's scanner stalled.", hf.stall_episodes);
+    one("hotpage_hintfault_sysctl_overrides_total", "counter",
+        "Times a changed sysctl was changed back by someone else.",
+        hf.sysctl_overrides);
+    one("hotpage_hintfault_unscannable_slow_pages", "gauge",
+        "Slower-tier pages the kernel never scans (explicit policies).",
+        hf.unscannable_slow_pages);
+    one("hotpage_hintfault_target_minor_faults_total", "counter",
+        "The process's minor faults since the start.", hf.target_minor_faults);
+    one("hotpage_hintfault_watchdog_cpu_seconds_total", "counter",
+        "CPU time of the hint-fault watchdog.", hf.watchdog_cpu_seconds);
+    one("hotpage_hintfault_recovered", "gauge",
+        "1: sysctls left by a killed hotpage were restored at the start.",
+        flag(!hf.recovered.empty()));
+  }
+  return p.Text();
 }
 
 std::string PerfStatusFields(const AttachStats& s) {
@@ -221,10 +413,21 @@ void AttachStatsFiles::Publish(const AttachStats& stats, bool final) {
     absl::Status s = WriteFileAtomically(*json_path_, AttachStatsJson(stats));
     if (!s.ok() && !final) *log_ << "hotpage attach: " << s.message() << "\n";
   }
+  if (!prom_path_ && !keep_prom_) return;
+  std::string prom = AttachStatsProm(stats);
   if (prom_path_) {
-    absl::Status s = WriteFileAtomically(*prom_path_, AttachStatsProm(stats));
+    absl::Status s = WriteFileAtomically(*prom_path_, prom);
     if (!s.ok() && !final) *log_ << "hotpage attach: " << s.message() << "\n";
   }
+  if (keep_prom_) {
+    MutexLock l(&mu_);
+    latest_prom_.swap(prom);
+  }
+}
+
+std::string AttachStatsFiles::LatestProm() const {
+  MutexLock l(&mu_);
+  return latest_prom_;
 }
 
 }  // namespace hotpage

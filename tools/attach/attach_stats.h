@@ -1,9 +1,22 @@
 // What `hotpage attach` reports about a run, and the two file formats it
 // reports it in: --stats-json (JSON) and --prom-file (Prometheus text, for
-// node_exporter's textfile collector). AttachLoop (attach_loop.h) fills an
-// AttachStats every round and hands it to an AttachStatsSink; AttachStatsFiles
-// is the sink that rewrites both files atomically (tools/base/atomic_file.h),
-// so a reader never sees a torn file.
+// node_exporter's textfile collector; also served by --metrics-listen,
+// tools/base/metrics_server.h). AttachLoop (attach_loop.h) fills an
+// AttachStats every round and hands it to an AttachStatsSink;
+// AttachStatsFiles is the sink that rewrites both files atomically
+// (tools/base/atomic_file.h), so a reader never sees a torn file, and keeps
+// the last Prometheus text for the endpoint.
+//
+// Both formats say who they are about (AttachIdentity): the JSON has pid,
+// comm, workload, cgroup, version and the time the stats were taken; every
+// Prometheus series carries the labels workload, pid and cgroup, so the
+// files of two attaches (two processes) never hold the same series, and
+// node_exporter's textfile collector can read them from one directory side
+// by side. The Prometheus text carries every metric of the JSON
+// (attach_stats_test.cc checks it field by field); strings are labels of
+// hotpage_info, booleans gauges of 0 or 1, milliseconds and nanoseconds
+// seconds, as Prometheus names units. The text is written by the shared
+// PromText (tools/base/prom_text.h), as the daemon's is.
 
 #ifndef HOTPAGE_TOOLS_ATTACH_ATTACH_STATS_H_
 #define HOTPAGE_TOOLS_ATTACH_ATTACH_STATS_H_
@@ -14,9 +27,13 @@
 #include <ostream>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "migrator/stats.h"
 #include "sampler/hintfault/numa_balancing_controller.h"
 #include "sampler/write_fault_rearm.h"
+#include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/mutex.h"
 
 namespace hotpage {
 
@@ -41,8 +58,37 @@ struct PerfSourceStats {
   uint64_t period_reopen_failures = 0;
 };
 
+// Who the stats are about. Fixed for a run.
+struct AttachIdentity {
+  int64_t pid = 0;
+  std::string comm;      // /proc/PID/comm at the start
+  std::string workload;  // --workload, else comm
+  // The process's cgroup v2 path (the "0::" line of /proc/PID/cgroup)
+  // without its leading '/': "system.slice/x.service"; "" on a machine
+  // without cgroup v2, and "" for the root cgroup.
+  std::string cgroup;
+  std::string version;  // VersionNumber() (tools/version.h): "0.1.0"
+};
+
+// Reads comm and cgroup of `pid` through `fs` (procfs; nothing under
+// /sys/fs/cgroup is opened). `workload`: --workload, or unset for comm.
+// `version`: the binary's VersionNumber(). A file that cannot be read (the
+// process just exited) leaves its field empty; the workload is then
+// "pid-PID".
+AttachIdentity ReadAttachIdentity(const KernelFs& fs, int64_t pid,
+                                  const std::optional<std::string>& workload,
+                                  absl::string_view version);
+
+// Checks a --workload name: 1 to 128 bytes, printable ASCII (it becomes a
+// label value and part of log lines).
+absl::Status ValidateWorkloadName(absl::string_view name);
+
 // Everything the stats files report.
 struct AttachStats {
+  AttachIdentity id;
+  // When the stats were taken: CLOCK_REALTIME in ns since the Unix epoch
+  // (wall time; the JSON gives it as RFC 3339 UTC and as Unix seconds).
+  int64_t timestamp_ns = 0;
   uint64_t rounds = 0;
   uint64_t early_rounds = 0;  // of which brought forward by a shift
   // The last round's benefit against cost (policy/engine.h): the learned
@@ -63,7 +109,9 @@ struct AttachStats {
   uint64_t planned_locality = 0;  // pages (4 KiB) moved by --locality in a tier
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;  // samples that hit promoted entries afterwards
-  double cpu_seconds = 0;   // the loop thread's CPU time since the start
+  // CPU time since the loop started: every hotpage thread's (the process
+  // CPU clock) for `hotpage attach`; AttachLoopParts::cpu_time says.
+  double cpu_seconds = 0;
   MigratorStats migrator;
   bool dry_run = false;
   std::string source;  // the sample source's name: pebs, damon, ...
@@ -88,7 +136,8 @@ uint64_t FailedTotal(const MigratorStats& m);
 // The --stats-json document (indented, ends with a newline).
 std::string AttachStatsJson(const AttachStats& s);
 
-// The --prom-file document.
+// The --prom-file document: every metric of the JSON, each series labelled
+// by workload, pid and cgroup.
 std::string AttachStatsProm(const AttachStats& s);
 
 // Where the loop publishes its stats: after every round, and once more at
@@ -102,20 +151,32 @@ class AttachStatsSink {
 // Rewrites --stats-json and --prom-file atomically on every Publish. A
 // failed write after a round is reported on `log` ("hotpage attach: " and
 // the error) and the run goes on; at the end it is ignored. Unset paths are
-// not written.
+// not written. With `keep_prom`, the Prometheus text of the last Publish is
+// kept for LatestProm() (the --metrics-listen endpoint's thread reads it;
+// the loop only swaps a string under a mutex, so a slow client never holds
+// up a round).
 class AttachStatsFiles : public AttachStatsSink {
  public:
   AttachStatsFiles(std::optional<std::string> json_path,
-                   std::optional<std::string> prom_path, std::ostream* log)
+                   std::optional<std::string> prom_path, std::ostream* log,
+                   bool keep_prom = false)
       : json_path_(std::move(json_path)),
         prom_path_(std::move(prom_path)),
-        log_(log) {}
+        log_(log),
+        keep_prom_(keep_prom) {}
   void Publish(const AttachStats& stats, bool final) override;
+
+  // The last Prometheus text published ("" before the first round). Any
+  // thread.
+  std::string LatestProm() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const std::optional<std::string> json_path_;
   const std::optional<std::string> prom_path_;
   std::ostream* const log_;
+  const bool keep_prom_;
+  mutable Mutex mu_;
+  std::string latest_prom_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace hotpage

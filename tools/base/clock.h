@@ -8,7 +8,7 @@
 //    header's start); ThreadCpuTime() / ThreadCpuSeconds(), the calling
 //    thread's CPU time (user + system; the kernel copies migrated pages in
 //    the context of the thread that calls move_pages(2), so it includes the
-//    copying).
+//    copying); ProcessCpuTime(), every thread's.
 //  - The Clock interface for code whose behaviour depends on time (rate
 //    limits, CPU budgets, retry delays, back-offs, ping-pong windows,
 //    hot-to-moved latencies, attach rounds): it takes a Clock* so that tests
@@ -67,6 +67,13 @@ inline absl::Duration ThreadCpuTime() {
 }
 inline double ThreadCpuSeconds() {
   return absl::ToDoubleSeconds(ThreadCpuTime());
+}
+
+// The whole process's CPU time, every thread's (CLOCK_PROCESS_CPUTIME_ID;
+// threads that ended still count).
+inline absl::Duration ProcessCpuTime() {
+  return absl::DurationFromTimespec(
+      clock_internal::Read(CLOCK_PROCESS_CPUTIME_ID));
 }
 
 // A CLOCK_MONOTONIC reading as the absl::Time that RealClock::Now() would

@@ -6,28 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/base/json_writer.h"
+#include "tools/base/prom_text.h"
 #include "tools/daemon/fair_share.h"
 
 namespace hotpage {
 namespace {
-
-// A Prometheus label value: backslash, double quote and newline escaped
-// (the text exposition format's only escapes).
-std::string PromLabel(absl::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
   a.fast_bytes += b.fast_bytes;
@@ -322,14 +305,9 @@ void DaemonLoop::Publish() {
   j.String(last_error_);
   j.Key("workloads");
   j.BeginArray();
-  // The metric families, in the order the text lists them; each family's
-  // series collect in `body` while the workloads are walked.
-  struct Family {
-    const char* name;
-    const char* type;
-    const char* help;
-    std::string body;
-  };
+  // The metric families, in the order the text lists them (the enum
+  // indexes them); each family's series collect while the workloads are
+  // walked.
   enum {
     kWFast,
     kWTarget,
@@ -346,59 +324,35 @@ void DaemonLoop::Publish() {
     kPDemoted,
     kFamilies
   };
-  Family fam[kFamilies] = {
-      {"hotpage_workload_fast_bytes",
-       "gauge",
-       "Bytes of the workload's processes on the fast tier.",
-       {}},
-      {"hotpage_workload_target_bytes",
-       "gauge",
-       "The workload's fair share of the fast tier while it is short.",
-       {}},
-      {"hotpage_workload_floor_bytes",
-       "gauge",
-       "Configured fast-tier floor (0: none).",
-       {}},
-      {"hotpage_workload_cap_bytes",
-       "gauge",
-       "Configured fast-tier cap (the tier's size: none).",
-       {}},
-      {"hotpage_workload_processes",
-       "gauge",
-       "Processes of the workload being managed.",
-       {}},
-      {"hotpage_workload_promoted_pages_total",
-       "counter",
-       "4 KiB pages moved to a faster tier.",
-       {}},
-      {"hotpage_workload_demoted_pages_total",
-       "counter",
-       "4 KiB pages moved to a slower tier.",
-       {}},
-      {"hotpage_workload_failed_pages_total",
-       "counter",
-       "Pages move_pages failed to move.",
-       {}},
-      {"hotpage_workload_samples_total",
-       "counter",
-       "Access samples taken for the workload.",
-       {}},
-      {"hotpage_process_fast_bytes",
-       "gauge",
-       "Bytes of the process on the fast tier.",
-       {}},
-      {"hotpage_process_hot_bytes", "gauge", "The process's hot set.", {}},
-      {"hotpage_process_promoted_pages_total",
-       "counter",
-       "4 KiB pages of the process moved to a faster tier.",
-       {}},
-      {"hotpage_process_demoted_pages_total",
-       "counter",
-       "4 KiB pages of the process moved to a slower tier.",
-       {}},
-  };
-  auto series = [&fam](int f, absl::string_view labels, uint64_t value) {
-    absl::StrAppend(&fam[f].body, fam[f].name, labels, value, "\n");
+  PromText prom({
+      {"hotpage_workload_fast_bytes", "gauge",
+       "Bytes of the workload's processes on the fast tier."},
+      {"hotpage_workload_target_bytes", "gauge",
+       "The workload's fair share of the fast tier while it is short."},
+      {"hotpage_workload_floor_bytes", "gauge",
+       "Configured fast-tier floor (0: none)."},
+      {"hotpage_workload_cap_bytes", "gauge",
+       "Configured fast-tier cap (the tier's size: none)."},
+      {"hotpage_workload_processes", "gauge",
+       "Processes of the workload being managed."},
+      {"hotpage_workload_promoted_pages_total", "counter",
+       "4 KiB pages moved to a faster tier."},
+      {"hotpage_workload_demoted_pages_total", "counter",
+       "4 KiB pages moved to a slower tier."},
+      {"hotpage_workload_failed_pages_total", "counter",
+       "Pages move_pages failed to move."},
+      {"hotpage_workload_samples_total", "counter",
+       "Access samples taken for the workload."},
+      {"hotpage_process_fast_bytes", "gauge",
+       "Bytes of the process on the fast tier."},
+      {"hotpage_process_hot_bytes", "gauge", "The process's hot set."},
+      {"hotpage_process_promoted_pages_total", "counter",
+       "4 KiB pages of the process moved to a faster tier."},
+      {"hotpage_process_demoted_pages_total", "counter",
+       "4 KiB pages of the process moved to a slower tier."},
+  });
+  auto series = [&prom](int f, absl::string_view labels, uint64_t value) {
+    prom.Add(f, labels, value);
   };
   for (const WorkloadConfig& w : config_.workloads) {
     const WorkloadState& st = state_[w.name];
@@ -415,7 +369,6 @@ void DaemonLoop::Publish() {
     j.Key("processes");
     j.BeginArray();
     size_t procs = 0;
-    const std::string wl = absl::StrCat("workload=\"", PromLabel(w.name), "\"");
     for (const auto& r : running_) {
       if (r->workload != w.name) continue;
       ++procs;
@@ -454,8 +407,9 @@ void DaemonLoop::Publish() {
       j.Uint(s.failed_pages);
       j.EndObject();
       const std::string pl =
-          absl::StrCat("{", wl, ",pid=\"", r->process.key.pid, "\",cgroup=\"",
-                       PromLabel(r->process.cgroup), "\"} ");
+          PromLabels({{"workload", w.name},
+                      {"pid", absl::StrCat(r->process.key.pid)},
+                      {"cgroup", r->process.cgroup}});
       series(kPFast, pl, s.fast_bytes);
       series(kPHot, pl, s.hot_bytes);
       series(kPPromoted, pl, s.promoted_pages);
@@ -502,7 +456,7 @@ void DaemonLoop::Publish() {
     j.Key("not_managed");
     j.Uint(st.failed.size());
     j.EndObject();
-    const std::string l = absl::StrCat("{", wl, "} ");
+    const std::string l = PromLabels({{"workload", w.name}});
     series(kWFast, l, total.fast_bytes);
     if (targeted) series(kWTarget, l, target);
     series(kWFloor, l, floor);
@@ -516,15 +470,10 @@ void DaemonLoop::Publish() {
   j.EndArray();
   j.EndObject();
 
-  std::string prom;
-  for (const Family& f : fam) {
-    absl::StrAppend(&prom, "# HELP ", f.name, " ", f.help, "\n# TYPE ", f.name,
-                    " ", f.type, "\n", f.body);
-  }
-
+  std::string text = prom.Text();
   MutexLock l(&mu_);
   published_.status = j.str();
-  published_.metrics = std::move(prom);
+  published_.metrics = std::move(text);
 }
 
 std::string DaemonLoop::StatusJson() const {
