@@ -292,6 +292,13 @@ std::string AttachStatsProm(const AttachStats& s) {
   one("hotpage_rounds_total", "counter", "Policy rounds run.", s.rounds);
   one("hotpage_early_rounds_total", "counter",
       "Rounds brought forward by a shift of the hot set.", s.early_rounds);
+  one("hotpage_bandwidth_bound_rounds_total", "counter",
+      "Rounds whose fast tier's loaded latency was above the next tier's.",
+      s.bandwidth_bound_rounds);
+  one("hotpage_planned_sheds_total", "counter",
+      "4 KiB hot pages the bandwidth rule chose to move off a saturated "
+      "fast tier.",
+      s.planned_sheds);
   one("hotpage_horizon_seconds", "gauge",
       "The last round's learned benefit horizon.", s.horizon_s);
   one("hotpage_migration_cost_seconds", "gauge",

@@ -78,10 +78,12 @@ TEST(AttachStatsPerf, ThrottleInJsonPromAndStatusLine) {
   EXPECT_TRUE(absl::StrContains(
       prom, absl::StrCat("hotpage_perf_unthrottle_total", kWho, " 11\n")))
       << prom;
-  EXPECT_TRUE(absl::StrContains(prom, "hotpage_perf_period_reopens_total 3\n"))
+  EXPECT_TRUE(absl::StrContains(
+      prom, absl::StrCat("hotpage_perf_period_reopens_total", kWho, " 3\n")))
       << prom;
-  EXPECT_TRUE(
-      absl::StrContains(prom, "hotpage_perf_period_reopen_failures_total 1\n"))
+  EXPECT_TRUE(absl::StrContains(
+      prom,
+      absl::StrCat("hotpage_perf_period_reopen_failures_total", kWho, " 1\n")))
       << prom;
   EXPECT_EQ(PerfStatusFields(s), " throttled=12 unthrottled=11 lost=7");
 }
@@ -313,6 +315,8 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"planned_locality", "hotpage_planned_locality_pages_total"},
       {"rounds", "hotpage_rounds_total"},
       {"early_rounds", "hotpage_early_rounds_total"},
+      {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
+      {"planned_sheds", "hotpage_planned_sheds_total"},
       {"horizon_s", "hotpage_horizon_seconds"},
       {"migration_cost_ns", "hotpage_migration_cost_seconds"},
       {"migration_margin_per_sec", "hotpage_migration_margin_per_second"},
@@ -325,6 +329,9 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"perf.lost", "hotpage_perf_lost_total"},
       {"perf.lost_samples", "hotpage_perf_lost_samples_total"},
       {"perf.period_errors", "hotpage_perf_period_errors_total"},
+      {"perf.period_reopens", "hotpage_perf_period_reopens_total"},
+      {"perf.period_reopen_failures",
+       "hotpage_perf_period_reopen_failures_total"},
       {"write_faults.rearms", "hotpage_write_fault_rearms_total"},
       {"write_faults.clear_ms_total",
        "hotpage_write_fault_clear_seconds_total"},
