@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,13 @@ struct PageHeat {
   // samples (count / the source's sample weight). 0: unknown. Only rule L
   // reads it.
   uint32_t samples = 0;
+  // A second pair of bounds from another model of the same evidence (the
+  // engine's empirical-Bayes prior, policy/count_prior.h): a candidate is
+  // provably hotter than a victim when rate_lo > rate_hi, or prior_lo >
+  // prior_hi. Each test compares bounds of one model; the defaults never
+  // pass.
+  double prior_lo = 0;
+  double prior_hi = std::numeric_limits<double>::infinity();
 };
 
 struct NodeFree {
