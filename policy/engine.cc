@@ -383,16 +383,22 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       ++counters_.short_window_candidates;
     }
   };
+  FitCountPrior();
+  const double window_s = static_cast<double>(scan.window.window_ns) / 1e9;
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
   victims.reserve(scan.coldest_on_fast.size());
   for (const PageEstimate& e : scan.hottest_not_fast) {
     candidates.push_back(to_heat(e));
     short_window(candidates.back(), e);
+    ApplyCountPrior(e.entry.count, period, window_s, /*candidate=*/true,
+                    candidates.back());
   }
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
     recency_bound(victims.back(), e);
+    ApplyCountPrior(e.entry.count, period, window_s, /*candidate=*/false,
+                    victims.back());
   }
   for (const PageEstimate& e : scan.hottest_on_fast)
     hot_on_fast.push_back(to_heat(e));
@@ -630,6 +636,33 @@ void PolicyEngine::CollectShedCandidates(const ScanResult& scan,
     std::nth_element(out->begin(), out->begin() + static_cast<ptrdiff_t>(k),
                      out->end(), denser);
     out->resize(k);
+  }
+}
+
+void PolicyEngine::FitCountPrior() {
+  // Every tracked key's count (next_counts_ holds the non-zero ones), in
+  // samples: the population the prior describes.
+  prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
+  for (const auto& [key, count] : next_counts_) {
+    const uint32_t k = count / options_.sample_weight;
+    if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
+  }
+  prior_histogram_[0] += seen_.size() - next_counts_.size();
+  prior_.Fit(prior_histogram_, options_.z);
+}
+
+void PolicyEngine::ApplyCountPrior(uint32_t count, double period,
+                                   double window_s, bool candidate,
+                                   PageHeat& h) const {
+  if (!(window_s > 0)) return;
+  const std::optional<PoissonBounds> b =
+      prior_.Bounds(count / options_.sample_weight);
+  if (!b) return;
+  const double scale = period / window_s;
+  if (candidate) {
+    h.prior_lo = b->lo * scale;
+  } else {
+    h.prior_hi = b->hi * scale;
   }
 }
 

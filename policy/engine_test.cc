@@ -428,6 +428,53 @@ TEST(PolicyEngineTest, ShortWindowPromotesAPageThatJustTurnedHot) {
   EXPECT_EQ(engine->counters().short_window_candidates, 1u);
 }
 
+// The empirical-Bayes prior (policy/count_prior.h). Node 0 holds 300 cold
+// pages, each sampled once at 1.5 s, and 200 hot ones, each sampled 6 times
+// then; so is a page on the slow node 2 (mapped only after the round at
+// 2 s). After the epoch at 2 s the counts are 0 and 3, and nothing is
+// sampled since, so at the round at 3 s the short window is empty and the
+// Poisson bounds over W = 1.4 s (since the first sample, at 0.1 s) overlap:
+// the slow page's lower bound L(3) / W = 0.86/s is below a cold page's upper
+// bound U(0) / W = 1.5/s. The table's counts (301 zeros, 201 threes) say a
+// count of 3 is hot and a count of 0 cold, and the prior's test promotes.
+TEST(PolicyEngineTest, PriorFittedToTheCountsPromotesWhatPoissonCannot) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.shift_z = 0;  // the detector off: this is about the evidence
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  // Node 0 between its watermarks, node 1 full: a promotion needs a swap.
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  const uint64_t marker = kBase + 2000 * kPage;
+  view.node[marker] = 2;
+  engine->Ingest(std::vector<Sample>{At(marker, kSec / 10)});
+  std::vector<Sample> samples;
+  const uint64_t t = kSec * 3 / 2;
+  for (uint64_t i = 0; i < 500; ++i) {
+    view.node[kBase + i * kPage] = 0;
+    for (int n = 0; n < (i < 300 ? 1 : 6); ++n)
+      samples.push_back(At(kBase + i * kPage, t));
+  }
+  const uint64_t slow = kBase + 1000 * kPage;
+  for (int n = 0; n < 6; ++n) samples.push_back(At(slow, t));
+  EXPECT_TRUE(engine->RunRound(view, kSec).decision.moves.empty());
+  engine->Ingest(samples);
+  EXPECT_TRUE(engine->RunRound(view, 2 * kSec).decision.moves.empty());
+  view.node[slow] = 2;
+  RoundReport r = engine->RunRound(view, 3 * kSec);
+  ASSERT_EQ(r.decision.moves.size(), 2u) << DecisionToString(r.decision);
+  const PlannedMove& demoted = r.decision.moves[0];
+  const PlannedMove& promoted = r.decision.moves[1];
+  EXPECT_LT(demoted.vaddr, kBase + 300 * kPage);  // a cold page
+  EXPECT_EQ(promoted.vaddr, slow);
+  EXPECT_EQ(promoted.trigger, PlacementTrigger::kSwap);
+  // The Poisson bounds overlap: only the prior separated the two.
+  EXPECT_NEAR(promoted.rate_lo, 0.86, 0.01);
+  EXPECT_NEAR(demoted.rate_hi, 1.5, 0.02);
+  EXPECT_EQ(engine->counters().short_window_candidates, 0u);
+}
+
 // 90% of the samples on fast pages for three rounds, then a burst on slow
 // ones: the detector brings the next round forward to the burst (no earlier
 // than interval / 4 after the last round); the schedule and the epochs stay

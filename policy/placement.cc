@@ -46,6 +46,10 @@ bool HotterFirst(const PageHeat& a, const PageHeat& b) {
   if (a.rate_hi != b.rate_hi) return a.rate_hi > b.rate_hi;
   return HeatKey(a) < HeatKey(b);
 }
+// The swap test: one model's bounds against the same model's (PageHeat).
+bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
+  return c.rate_lo > v.rate_hi || c.prior_lo > v.prior_hi;
+}
 bool ColderFirst(const PageHeat& a, const PageHeat& b) {
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;
@@ -195,6 +199,7 @@ class Engine final : public PlacementContext {
   // Rule B: the access rate promotions may still add (net) this round, by
   // node index; empty: no limit anywhere.
   std::vector<double> promote_left_;
+  double max_demoted_prior_hi_ = -std::numeric_limits<double>::infinity();
   // Rule I: planned byte changes per (interleaved range, node).
   absl::flat_hash_map<std::pair<const NumaMapsRange*, int>, int64_t>
       range_delta_;
@@ -406,6 +411,7 @@ DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
     ++decision_.demoted_pages;
     decision_.demoted_bytes += v.page_bytes;
     max_demoted_hi_ = std::max(max_demoted_hi_, v.rate_hi);
+    max_demoted_prior_hi_ = std::max(max_demoted_prior_hi_, v.prior_hi);
     return DemoteResult::kOk;
   }
   *why = SkipReason::kNoRoom;
@@ -443,6 +449,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   const size_t mark_demoted_pages = decision_.demoted_pages;
   const uint64_t mark_demoted_bytes = decision_.demoted_bytes;
   const double mark_hi = max_demoted_hi_;
+  const double mark_prior_hi = max_demoted_prior_hi_;
   // The candidate leaves its node: a victim may go into that room.
   NodeState& src = *Find(c.current_node);
   src.free += c.page_bytes;
@@ -466,7 +473,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
     any_victim = true;
     // Victims are coldest first by rate_hi: if this one is not provably
     // colder, none after it is.
-    if (!(c.rate_lo > v.rate_hi)) {
+    if (!ProvablyHotter(c, v)) {
       *why = SkipReason::kNotHotterThanVictim;
       break;
     }
@@ -506,6 +513,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   decision_.demoted_pages = mark_demoted_pages;
   decision_.demoted_bytes = mark_demoted_bytes;
   max_demoted_hi_ = mark_hi;
+  max_demoted_prior_hi_ = mark_prior_hi;
   if (!any_victim) *why = SkipReason::kNoRoom;
   return false;
 }
@@ -525,8 +533,9 @@ void Engine::PromoteOne(const PageHeat& c) {
     ++skip[SkipReason::kHeld];
     return;
   }
-  if (!(c.rate_lo > config_.min_promote_rate_lo_per_sec) ||
-      !(c.rate_lo > max_demoted_hi_)) {
+  if (!(std::max(c.rate_lo, c.prior_lo) >
+        config_.min_promote_rate_lo_per_sec) ||
+      !(c.rate_lo > max_demoted_hi_ || c.prior_lo > max_demoted_prior_hi_)) {
     ++skip[SkipReason::kNotEnoughEvidence];
     return;
   }

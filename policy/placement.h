@@ -34,10 +34,12 @@
 // 2. Promotion. Each candidate, hottest first:
 //    a. never moved if held for ping-pong (kHeld);
 //    b. needs evidence: rate_lo > config.min_promote_rate_lo_per_sec and
-//       rate_lo > rate_hi of every page demoted so far in the round
-//       (kNotEnoughEvidence). Together with the order of rules 1 and 2c this
-//       keeps the round invariant: every promoted page is provably hotter
-//       (lo > hi) than every demoted page; and it must pay its move:
+//       rate_lo > rate_hi of every page demoted so far in the round, or the
+//       same with prior_lo and prior_hi, the second model's bounds
+//       (PageHeat; kNotEnoughEvidence; a test never mixes the two models).
+//       Together with the order of rules 1 and 2c this keeps the round
+//       invariant: every promoted page is provably hotter (lo > hi, under
+//       one model) than every demoted page; and it must pay its move:
 //       rate > input.migration_margin_per_sec per 4 KiB page
 //       (kNotWorthTheCost; the margin is the engine's benefit-against-cost
 //       test, policy/engine.h);
@@ -52,7 +54,9 @@
 //       the first with room above its high watermark after the move;
 //    e. if none has room, it displaces: on the targets in the same order, it
 //       demotes the coldest victims still on that node, each only if
-//       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote) and
+//       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote) or
+//       candidate.prior_lo > victim.prior_hi (the victims' order is by
+//       rate_hi: the first that fails both tests ends the search), and
 //       the pair's two moves pay (candidate.rate - victim.rate > 2 x the
 //       margin per 4 KiB page, else kNotWorthTheCost), until the
 //       freed bytes cover the page (a swap never lowers free memory);

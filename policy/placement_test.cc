@@ -385,6 +385,58 @@ TEST(Placement, SwapMustPayBothMigrations) {
   EXPECT_EQ(r.Decide().moves.size(), 2u);
 }
 
+// The swap test compares bounds of one model: rate_lo against rate_hi (the
+// Poisson intervals) or prior_lo against prior_hi (the engine's
+// empirical-Bayes posterior). A candidate provably hotter under the prior
+// swaps though its Poisson bounds overlap the victim's; one that beats the
+// victim only across the two models (its Poisson lower bound over the
+// victim's posterior upper bound) does not: that mixed test is what made an
+// ungated prior churn (a page's one sample in a short window against a
+// victim the prior had made cold).
+TEST(Placement, SwapNeedsOneModelsBoundsToSeparate) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  PageHeat c = Page(A(1), 2, 20, 80, 0);
+  PageHeat v = Page(A(100), 0, 1, 40);
+  c.prior_lo = 30;
+  v.prior_hi = 25;
+  r.candidates = {c};
+  r.victims = {v};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(100));
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  // Across the models only: c.rate_lo 30 > v.prior_hi 25, but neither model
+  // separates them.
+  r.candidates[0].rate_lo = 30;
+  r.candidates[0].prior_lo = 20;
+  d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+}
+
+// Free room after watermark demotions: a candidate must beat every demoted
+// page under one model, as in the swap.
+TEST(Placement, PromotionIntoDemotedRoomByThePrior) {
+  Round r;
+  r.SetFree(0, 199);  // below low after override
+  r.config.watermarks[0] = {0, 200 * kPage, 201 * kPage};
+  PageHeat v = Page(A(100), 0, 1, 50);  // demoted by the watermark
+  v.prior_hi = 10;
+  PageHeat proven = Page(A(1), 2, 20, 90, 1);
+  proven.prior_lo = 11;
+  PageHeat mixed = Page(A(2), 2, 20, 90, 1);  // rate_lo 20 > 10, prior 5
+  mixed.prior_lo = 5;
+  r.victims = {v};
+  r.candidates = {proven, mixed};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].reason, PlacementReason::kDemote);
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 1u);
+}
+
 TEST(Placement, FullTargetsWithoutVictimsIsNoRoom) {
   Round r;
   r.SetFree(0, 200);

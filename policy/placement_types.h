@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,13 @@ struct PageHeat {
   // over several nodes by weight (parts: PlannedMove::entry_bytes); a page
   // that is not divisible (a THP, a 4 KiB page) always moves whole.
   bool divisible = false;
+  // A second pair of bounds from another model of the same evidence (the
+  // engine's empirical-Bayes prior, policy/count_prior.h): a candidate is
+  // provably hotter than a victim when rate_lo > rate_hi, or prior_lo >
+  // prior_hi. Each test compares bounds of one model; the defaults never
+  // pass.
+  double prior_lo = 0;
+  double prior_hi = std::numeric_limits<double>::infinity();
 };
 
 struct NodeFree {

@@ -1,0 +1,98 @@
+// CountPrior: an empirical-Bayes prior on the pages' rates, fitted each
+// round to the hotness table's own counts, and the posterior interval it
+// gives a page of a given count. The engine (policy/engine.h) uses it beside
+// the Poisson (Garwood) interval of hotness/rate_stats.h; this file is the
+// statistics alone, a function of its inputs.
+//
+// Why. Every tracked page's decayed count k is Poisson with mean
+// lambda = r W / P over the table's common window W (rate_stats.h). The
+// Garwood interval bounds lambda from k alone, so with a few samples per
+// page (a page sampled about once a second, W = 2-4 s) two pages must
+// differ by 5 or more samples before one is provably hotter, however clear
+// the population's structure is. But the table holds thousands of pages
+// whose counts come from the same kind of process, and their spread shows
+// how the rates are distributed: when most pages sit near two rates (a hot
+// set and a cold rest), a count of 0 almost surely comes from the cold
+// group and a count of 2 from the hot one. Empirical Bayes (Robbins 1956;
+// the nonparametric maximum-likelihood prior of Kiefer and Wolfowitz 1956,
+// fitted by EM as in Laird 1978) turns that into a posterior interval for
+// each page: the prior G is the distribution of lambda that makes the
+// observed histogram of counts most likely, and a page's posterior is
+// G(lambda) Poisson(k; lambda), normalised.
+//
+// The fit. G is discrete on kGridPoints values of lambda, log-spaced from
+// kMinMean to the Garwood upper limit of kMaxCount (no page of a count the
+// fit sees has its mean above that). EM: each iteration gives each grid
+// point the posterior mass the pages' counts assign it; Fit() starts from
+// uniform weights every time (no state between rounds: a weight EM has
+// driven to zero could never come back when the population moves) and runs
+// kEmIterations. Counts above kMaxCount are left out of the fit and get no
+// posterior interval (their Garwood interval is already narrow: relative
+// width ~ 2z / sqrt(k)).
+//
+// The interval. A page's posterior lower bound at one-sided tail
+// a = erfc(z / sqrt 2) / 2 (the tail of the Garwood limits at the same z)
+// is the largest grid value with posterior mass below it at most a; the
+// upper bound the smallest with mass above it at most a. So "lo(c) > hi(v)"
+// still means a pointless swap has posterior probability at most 2a, the
+// Garwood test's guarantee, now under the fitted prior instead of none.
+//
+// Cost: the fit is kGridPoints x (distinct counts) x kEmIterations
+// multiply-adds per round (96 x <= 257 x 64: at most 1.6 M, usually a tenth
+// of that), independent of the table's size; the histogram is the caller's
+// one pass over the counts. The Poisson likelihoods on the fixed grid are
+// computed once per object.
+//
+// Thread-compatible.
+
+#ifndef HOTPAGE_POLICY_COUNT_PRIOR_H_
+#define HOTPAGE_POLICY_COUNT_PRIOR_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "hotness/rate_stats.h"
+
+namespace hotpage {
+
+class CountPrior {
+ public:
+  static constexpr int kGridPoints = 96;
+  static constexpr uint32_t kMaxCount = 256;
+  static constexpr int kEmIterations = 64;
+  // The smallest mean on the grid, in samples per window: a page sampled
+  // once in a thousand windows counts as never.
+  static constexpr double kMinMean = 1e-3;
+
+  // Fits G to `histogram` (histogram[k]: pages with count k, k <= kMaxCount;
+  // longer spans are cut there). Needs pages at two or more counts:
+  // otherwise the prior is cleared (fitted() false).
+  void Fit(absl::Span<const uint64_t> histogram, double z);
+
+  bool fitted() const { return fitted_; }
+  // The posterior interval of lambda (samples per window) for a page of
+  // count k; nullopt when not fitted or k > kMaxCount.
+  std::optional<PoissonBounds> Bounds(uint32_t k) const;
+  // The fitted prior: grid values and their weights (sum 1).
+  const std::vector<double>& grid() const { return grid_; }
+  const std::vector<double>& weights() const { return weights_; }
+
+ private:
+  void MakeGrid();
+
+  bool fitted_ = false;
+  std::vector<double> grid_;
+  // like_[k * kGridPoints + j]: Poisson(k; grid_[j]) over its largest value
+  // for that k (the posterior's scale cancels).
+  std::vector<double> like_;
+  std::vector<double> weights_;
+  std::vector<double> next_;
+  std::vector<uint32_t> present_;      // counts with pages, this fit
+  std::vector<PoissonBounds> bounds_;  // by count, after Fit
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_POLICY_COUNT_PRIOR_H_
