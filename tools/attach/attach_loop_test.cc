@@ -725,6 +725,12 @@ hotpage_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.
 # HELP hotpage_early_rounds_total Rounds brought forward by a shift of the hot set.
 # TYPE hotpage_early_rounds_total counter
 hotpage_early_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_bandwidth_bound_rounds_total Rounds whose fast tier's loaded latency was above the next tier's.
+# TYPE hotpage_bandwidth_bound_rounds_total counter
+hotpage_bandwidth_bound_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
+# HELP hotpage_planned_sheds_total 4 KiB hot pages the bandwidth rule chose to move off a saturated fast tier.
+# TYPE hotpage_planned_sheds_total counter
+hotpage_planned_sheds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 7
 # HELP hotpage_horizon_seconds The last round's learned benefit horizon.
 # TYPE hotpage_horizon_seconds gauge
 hotpage_horizon_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 6.5
