@@ -34,6 +34,22 @@ bool ValidPage(const PageHeat& p) {
   return true;
 }
 
+// Pointers to the valid pages of `in`; each invalid one is counted in
+// `skip` as kInvalidPage.
+std::vector<const PageHeat*> ValidPages(absl::Span<const PageHeat> in,
+                                        SkipCounts& skip) {
+  std::vector<const PageHeat*> out;
+  out.reserve(in.size());
+  for (const PageHeat& p : in) {
+    if (ValidPage(p)) {
+      out.push_back(&p);
+    } else {
+      ++skip[SkipReason::kInvalidPage];
+    }
+  }
+  return out;
+}
+
 // Total orders (every field takes part), so the sorted order does not
 // depend on the input order.
 auto HeatKey(const PageHeat& p) {
@@ -750,15 +766,7 @@ void Engine::BandwidthSheds() {
   }
   if (!any) return;
   SkipCounts& skip = decision_.shed_skipped;
-  std::vector<const PageHeat*> pages;
-  pages.reserve(in_.shed_candidates.size());
-  for (const PageHeat& p : in_.shed_candidates) {
-    if (ValidPage(p)) {
-      pages.push_back(&p);
-    } else {
-      ++skip[SkipReason::kInvalidPage];
-    }
-  }
+  std::vector<const PageHeat*> pages = ValidPages(in_.shed_candidates, skip);
   std::sort(pages.begin(), pages.end(),
             [](const PageHeat* a, const PageHeat* b) {
               const double da = a->rate / PagesOf(*a);
@@ -864,15 +872,8 @@ void Engine::ApplyRatioRule(const NumaMapsRange& r, const PageHeat& p,
 
 void Engine::LocalityMoves() {
   if (!config_.locality) return;
-  std::vector<const PageHeat*> pages;
-  pages.reserve(in_.hot_on_fast.size());
-  for (const PageHeat& p : in_.hot_on_fast) {
-    if (ValidPage(p)) {
-      pages.push_back(&p);
-    } else {
-      ++decision_.locality_skipped[SkipReason::kInvalidPage];
-    }
-  }
+  std::vector<const PageHeat*> pages =
+      ValidPages(in_.hot_on_fast, decision_.locality_skipped);
   std::sort(
       pages.begin(), pages.end(),
       [](const PageHeat* a, const PageHeat* b) { return HotterFirst(*a, *b); });
@@ -958,15 +959,8 @@ void Engine::LocalityOne(const PageHeat& p) {
 }
 
 void Engine::Promotions() {
-  std::vector<const PageHeat*> cands;
-  cands.reserve(in_.candidates.size());
-  for (const PageHeat& c : in_.candidates) {
-    if (ValidPage(c)) {
-      cands.push_back(&c);
-    } else {
-      ++decision_.promote_skipped[SkipReason::kInvalidPage];
-    }
-  }
+  std::vector<const PageHeat*> cands =
+      ValidPages(in_.candidates, decision_.promote_skipped);
   std::sort(
       cands.begin(), cands.end(),
       [](const PageHeat* a, const PageHeat* b) { return HotterFirst(*a, *b); });

@@ -7,32 +7,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "tools/base/atomic_file.h"
 #include "tools/base/json_writer.h"
+#include "tools/base/kernel/proc_cgroup.h"
 #include "tools/base/prom_text.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
-namespace {
-
-// The "0::/path" line of /proc/PID/cgroup (cgroup v2; cgroup_show_path()
-// via proc_cgroup_show() in kernel/cgroup/cgroup.c prints the hierarchy id
-// 0, an empty controller list and the path), without its leading '/'.
-std::string CgroupV2Path(absl::string_view text) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::ConsumePrefix(&line, "0::")) {
-      absl::ConsumePrefix(&line, "/");
-      return std::string(line);
-    }
-  }
-  return "";
-}
-
-}  // namespace
 
 absl::Status ValidateWorkloadName(absl::string_view name) {
   if (name.empty() || name.size() > 128) {
@@ -62,7 +46,7 @@ AttachIdentity ReadAttachIdentity(const KernelFs& fs, int64_t pid,
   if (absl::StatusOr<std::string> cg =
           fs.ReadFile(absl::StrCat("/proc/", pid, "/cgroup"));
       cg.ok()) {
-    id.cgroup = CgroupV2Path(*cg);
+    id.cgroup = CgroupV2Path(*cg).value_or("");
   }
   if (workload.has_value()) {
     id.workload = *workload;

@@ -13,24 +13,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "tools/base/kernel/proc_cgroup.h"
 #include "tools/base/kernel/proc_stat.h"
 
 namespace hotpage {
 namespace {
 
 constexpr size_t kMaxCmdline = 4096;
-
-// The "0::/path" line of /proc/PID/cgroup (cgroup v2), without the '/'.
-std::optional<std::string> CgroupV2Path(absl::string_view text) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::StartsWith(line, "0::")) {
-      line.remove_prefix(3);
-      if (!line.empty() && line.front() == '/') line.remove_prefix(1);
-      return std::string(line);
-    }
-  }
-  return std::nullopt;
-}
 
 // `path` is `parent` or below it ("a/b" is under "a", "ab" is not).
 bool UnderCgroup(absl::string_view path, absl::string_view parent) {
