@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Scores hotpage against every peer over the bundled traces (issue 13's table).
+
+  python3 tools/simulate/score_table.py [--hotpage BIN] [--markdown]
+      [--set tuning|validation|all] [--trace T ...] [--jobs N]
+
+Runs `BIN simulate tests/traces/T.hpt --ratio R --topology M --policy all
+--report FILE.json` for every trace of the set, at 1:2, 1:4 and 1:8, on
+dram+cxl and, for traces with packages, on 2pkg+cxl, and prints per row
+hotpage's % of oracle / loaded latency / MB migrated against the best peer
+by share, by latency and by bytes, then per set: rows where hotpage is best
+by share and by latency, rows where its bytes are no more than the
+best-by-share peer's, and each policy's mean % of oracle.
+
+Build the binary with `bazel build -c opt //tools:hotpage` first (the
+default BIN is bazel-bin/tools/hotpage). A benchmark, not a test: it runs
+in about a minute with -c opt on two cores.
+
+The sets are fixed here and named in tools/simulate/README.md: mechanisms
+are developed on the tuning set; the validation set is reported, never
+tuned on.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TUNING = ["gups_shift", "zipf_kv", "scan_cold", "packages_2pkg", "sqlite_kv"]
+VALIDATION = ["stream_mix", "sort_lines", "xz_mixed", "memcached"]
+# Traces whose accesses come from CPUs of two packages: scored on both
+# machines.
+PACKAGED = {"packages_2pkg"}
+RATIOS = ["1:2", "1:4", "1:8"]
+# tpp-ideal is the old idealised model, kept for reference only.
+REFERENCE_ONLY = {"oracle", "tpp-ideal"}
+
+
+def run_row(binary, root, trace, machine, ratio):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        report = f.name
+    try:
+        cmd = [binary, "simulate", os.path.join(root, "tests/traces", trace + ".hpt"),
+               "--ratio", ratio, "--policy", "all", "--quiet", "--report", report]
+        cmd += ["--topology", machine]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            sys.exit("score_table: %s failed (%d):\n%s" % (" ".join(cmd), res.returncode,
+                                                         res.stderr[-2000:]))
+        with open(report) as f:
+            data = json.load(f)
+    finally:
+        os.unlink(report)
+    pols = {}
+    for p in data["policies"]:
+        t = p["total"]
+        pols[p["name"]] = {
+            "share": 100.0 * (t.get("of_oracle") or 0.0),
+            "lat": t["avg_latency_ns"],
+            "mb": t["bytes_migrated"] / 1e6,
+        }
+    return pols
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hotpage", default="bazel-bin/tools/hotpage")
+    ap.add_argument("--set", default="all", choices=["tuning", "validation", "all"])
+    ap.add_argument("--trace", nargs="*", help="only these traces")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--markdown", action="store_true", help="rows as a markdown table")
+    args = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not os.access(args.hotpage, os.X_OK):
+        sys.exit("score_table: no binary at %s (bazel build -c opt //tools:hotpage)" %
+                 args.hotpage)
+
+    sets = []
+    if args.set in ("tuning", "all"):
+        sets.append(("tuning", TUNING))
+    if args.set in ("validation", "all"):
+        sets.append(("validation", VALIDATION))
+    rows = []
+    for name, traces in sets:
+        for t in traces:
+            if args.trace and t not in args.trace:
+                continue
+            for m in (["dram+cxl", "2pkg+cxl"] if t in PACKAGED else ["dram+cxl"]):
+                for r in RATIOS:
+                    rows.append((name, t, m, r))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        results = list(ex.map(lambda row: run_row(args.hotpage, root, row[1], row[2], row[3]),
+                              rows))
+
+    if args.markdown:
+        print("| set | trace | machine | ratio | hotpage % / ns / MB | best peer by share"
+              " | best peer by latency | least MB of a peer |")
+        print("|---|---|---|---|---|---|---|---|")
+    summary = {}
+    for (sname, t, m, r), pols in zip(rows, results):
+        hp = pols["hotpage"]
+        peers = {k: v for k, v in pols.items() if k not in REFERENCE_ONLY and k != "hotpage"}
+        bs = max(peers, key=lambda k: peers[k]["share"])
+        bl = min(peers, key=lambda k: peers[k]["lat"])
+        bm = min(peers, key=lambda k: peers[k]["mb"])
+        best_share = hp["share"] >= peers[bs]["share"] - 1e-9
+        best_lat = hp["lat"] <= peers[bl]["lat"] + 1e-9
+        bytes_ok = hp["mb"] <= peers[bs]["mb"] + 1e-9
+        s = summary.setdefault(sname, {"rows": 0, "share": 0, "lat": 0, "bytes": 0,
+                                       "means": {}})
+        s["rows"] += 1
+        s["share"] += best_share
+        s["lat"] += best_lat
+        s["bytes"] += bytes_ok
+        for k, v in pols.items():
+            if k != "oracle":
+                s["means"].setdefault(k, []).append(v["share"])
+        cell_s = "**hotpage**" if best_share else "%s %.1f" % (bs, peers[bs]["share"])
+        cell_l = "**hotpage**" if best_lat else "%s %.1f ns" % (bl, peers[bl]["lat"])
+        if args.markdown:
+            print("| %s | %s | %s | %s | %.1f / %.1f / %.1f | %s | %s | %s %.1f |" %
+                  (sname, t, m, r, hp["share"], hp["lat"], hp["mb"], cell_s, cell_l, bm,
+                   peers[bm]["mb"]))
+        else:
+            print("%-10s %-14s %-9s %s  hotpage %5.1f%% %6.1fns %7.1fMB | share: %-18s"
+                  " lat: %-22s bytes<=best: %s" %
+                  (sname, t, m, r, hp["share"], hp["lat"], hp["mb"], cell_s, cell_l,
+                   "yes" if bytes_ok else "no (%s %.1f)" % (bs, peers[bs]["mb"])))
+    print()
+    total = {"rows": 0, "share": 0, "lat": 0, "bytes": 0, "means": {}}
+    for sname, s in list(summary.items()):
+        for k in ("rows", "share", "lat", "bytes"):
+            total[k] += s[k]
+        for k, v in s["means"].items():
+            total["means"].setdefault(k, []).extend(v)
+    if len(summary) > 1:
+        summary["all"] = total
+    for sname, s in summary.items():
+        means = {k: sum(v) / len(v) for k, v in s["means"].items()}
+        order = sorted(means, key=lambda k: -means[k])
+        best_peer = max((k for k in means if k not in REFERENCE_ONLY and k != "hotpage"),
+                        key=lambda k: means[k])
+        print("%-10s rows %2d  best by share %2d  by latency %2d  bytes<=best-by-share %2d"
+              "  mean hotpage %.1f vs %s %.1f (%+.1f)" %
+              (sname, s["rows"], s["share"], s["lat"], s["bytes"], means["hotpage"], best_peer,
+               means[best_peer], means["hotpage"] - means[best_peer]))
+        print("           means: " + ", ".join("%s %.1f" % (k, means[k]) for k in order))
+
+
+if __name__ == "__main__":
+    main()
