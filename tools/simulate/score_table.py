@@ -97,8 +97,8 @@ def main():
 
     if args.markdown:
         print("| set | trace | machine | ratio | hotpage % / ns / MB | best peer by share"
-              " | best peer by latency | least MB of a peer |")
-        print("|---|---|---|---|---|---|---|---|")
+              " | best peer by latency | least MB of a peer | tpp-ideal (reference) |")
+        print("|---|---|---|---|---|---|---|---|---|")
     summary = {}
     for (sname, t, m, r), pols in zip(rows, results):
         hp = pols["hotpage"]
@@ -121,9 +121,11 @@ def main():
         cell_s = "**hotpage**" if best_share else "%s %.1f" % (bs, peers[bs]["share"])
         cell_l = "**hotpage**" if best_lat else "%s %.1f ns" % (bl, peers[bl]["lat"])
         if args.markdown:
-            print("| %s | %s | %s | %s | %.1f / %.1f / %.1f | %s | %s | %s %.1f |" %
+            ideal = pols.get("tpp-ideal")
+            print("| %s | %s | %s | %s | %.1f / %.1f / %.1f | %s | %s | %s %.1f | %s |" %
                   (sname, t, m, r, hp["share"], hp["lat"], hp["mb"], cell_s, cell_l, bm,
-                   peers[bm]["mb"]))
+                   peers[bm]["mb"],
+                   "%.1f / %.1f" % (ideal["share"], ideal["lat"]) if ideal else "-"))
         else:
             print("%-10s %-14s %-9s %s  hotpage %5.1f%% %6.1fns %7.1fMB | share: %-18s"
                   " lat: %-22s bytes<=best: %s" %
