@@ -105,7 +105,7 @@ def main():
         peers = {k: v for k, v in pols.items() if k not in REFERENCE_ONLY and k != "hotpage"}
         bs = max(peers, key=lambda k: peers[k]["share"])
         bl = min(peers, key=lambda k: peers[k]["lat"])
-        bm = min(peers, key=lambda k: peers[k]["mb"])
+        bm = min((k for k in peers if k != "first-touch"), key=lambda k: peers[k]["mb"])
         best_share = hp["share"] >= peers[bs]["share"] - 1e-9
         best_lat = hp["lat"] <= peers[bl]["lat"] + 1e-9
         bytes_ok = hp["mb"] <= peers[bs]["mb"] + 1e-9
