@@ -316,6 +316,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                           ? share
                           : share_baseline_ + a * (share - share_baseline_);
   }
+  const uint64_t round_known = window_known_;  // for a shed's share
   window_known_ = window_fast_ = 0;
   // Bandwidth: this round's demand is over the time since the last round.
   const uint64_t demand_dt = last_round_ns_ == 0 || now_ns <= last_round_ns_
@@ -390,8 +391,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
   // Bandwidth (file comment), once the placement is fresh.
   AttributeUnknownDemand();
-  double round_accesses = 0;  // every sample's period, for the shed's share
-  for (double a : window_accesses_) round_accesses += a;
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
   report.bandwidth_bound = bandwidth_bound_;
   if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
@@ -508,16 +507,37 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   if (report.decision.shed_pages > 0) {
     ++counters_.bandwidth_shed_rounds;
     counters_.planned_sheds += report.decision.shed_bytes / 4096;
-    // The shed pages' accesses leave the fast tier by design: the share the
-    // detector expects drops by their share of this round's accesses (both
-    // per second of the round), so the shed does not read as a shift.
-    const double round_rate =
-        round_accesses / (static_cast<double>(demand_dt) / 1e9);
-    if (share_baseline_ > 0 && round_rate > 0) {
+    // The shed pages' samples leave the fast tier by design: the share the
+    // detector expects drops by their share of this round's samples (their
+    // short-window counts over the round's samples of known pages), so the
+    // shed does not read as a shift.
+    double shed_samples = 0;
+    const uint32_t lag = table_->epoch() - prev_epoch_;
+    for (const PlannedMove& m : report.decision.moves) {
+      if (m.trigger != PlacementTrigger::kBandwidth ||
+          m.reason == PlacementReason::kPromote)
+        continue;
+      PageKey k;
+      k.address_space = options_.address_space;
+      const uint64_t entry_bytes = std::max(m.page_bytes, m.entry_bytes);
+      k.kind = entry_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+      k.page = m.vaddr >> PageShift(k.kind);
+      auto now_it = next_counts_.find(k.Pack());
+      if (now_it == next_counts_.end()) continue;
+      uint32_t before = 0;
+      if (auto it = prev_counts_.find(k.Pack()); it != prev_counts_.end())
+        before = lag >= 32 ? 0 : it->second >> lag;
+      if (now_it->second <= before) continue;
+      shed_samples += static_cast<double>(now_it->second - before) /
+                      options_.sample_weight *
+                      static_cast<double>(m.page_bytes) /
+                      static_cast<double>(entry_bytes);
+    }
+    if (share_baseline_ > 0 && round_known > 0) {
       share_baseline_ = std::max(
           0.0,
           share_baseline_ -
-              std::min(1.0, report.decision.shed_rate_per_sec / round_rate));
+              std::min(1.0, shed_samples / static_cast<double>(round_known)));
     }
   }
 
