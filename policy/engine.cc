@@ -50,6 +50,11 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
 
 namespace {
 
+// The shift detector's long window: the fast share's baseline is an
+// exponential average over 10 s of rounds (ARMS' long window), and the
+// change window closes at the latest this long after its change point.
+constexpr uint64_t kShareBaselineNs = 10000000000;
+
 // Samples of pages of unknown node held for the round (AttributeUnknownDemand):
 // 64K x 24 B, allocated once.
 constexpr size_t kMaxUnknownDemand = size_t{1} << 16;
@@ -157,20 +162,50 @@ void PolicyEngine::Start(uint64_t now_ns) {
   next_epoch_ns_ = now_ns + options_.epoch_rounds * options_.interval_ns;
 }
 
+bool PolicyEngine::ShareDropped() const {
+  if (options_.shift_z <= 0 || share_baseline_ < 0) return false;
+  const double n = static_cast<double>(window_known_);
+  const double p0 = share_baseline_;
+  // The normal approximation of the binomial needs n * min(p, 1 - p) >= 5.
+  if (n * std::min(p0, 1 - p0) < 5) return false;
+  const double drop = p0 * n - static_cast<double>(window_fast_);
+  return drop > options_.shift_z * std::sqrt(n * p0 * (1 - p0));
+}
+
 void PolicyEngine::CheckShift(uint64_t now_ns) {
   if (options_.shift_z <= 0 || share_baseline_ < 0 || last_round_ns_ == 0)
     return;
   const uint64_t earliest = last_round_ns_ + options_.interval_ns / 4;
   if (next_round_ns_ <= earliest || now_ns < earliest) return;
-  const double n = static_cast<double>(window_known_);
-  const double p0 = share_baseline_;
-  // The normal approximation of the binomial needs n * min(p, 1 - p) >= 5.
-  if (n * std::min(p0, 1 - p0) < 5) return;
-  const double drop = p0 * n - static_cast<double>(window_fast_);
-  if (drop > options_.shift_z * std::sqrt(n * p0 * (1 - p0))) {
+  if (ShareDropped()) {
     next_round_ns_ = now_ns;
     early_pending_ = true;
   }
+}
+
+void PolicyEngine::UpdateChangeWindow(bool detected, bool dropped,
+                                      uint64_t prev_round_ns, uint64_t now_ns) {
+  if (change_ns_ != 0 &&
+      (!dropped || now_ns - change_ns_ >= kShareBaselineNs)) {
+    change_ns_ = 0;
+    change_counts_.clear();
+  }
+  // The change point: the start of the window in which the drop showed.
+  if (change_ns_ == 0 && detected && prev_round_ns != 0 &&
+      now_ns > prev_round_ns) {
+    change_ns_ = prev_round_ns;
+    change_counts_ = prev_counts_;
+    change_epoch_ = prev_epoch_;
+  }
+}
+
+uint32_t PolicyEngine::CountSinceChange(uint64_t key, uint32_t count) const {
+  uint32_t before = 0;
+  if (auto it = change_counts_.find(key); it != change_counts_.end()) {
+    const uint32_t lag = table_->epoch() - change_epoch_;
+    before = lag >= 32 ? 0 : it->second >> lag;
+  }
+  return count > before ? count - before : 0;
 }
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
@@ -254,6 +289,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   report.time_ns = now_ns;
   report.early = early_pending_ && now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
+  // The change window (file comment), before the round's window is folded
+  // into the baseline.
+  UpdateChangeWindow(early_pending_, ShareDropped(), last_round_ns_, now_ns);
   early_pending_ = false;
   // Next round: the first start + k * interval after now (an early round
   // keeps the schedule).
@@ -273,11 +311,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     const double dt = last_round_ns_ == 0
                           ? static_cast<double>(options_.interval_ns)
                           : static_cast<double>(now_ns - last_round_ns_);
-    const double a = std::min(1.0, dt / 10e9);
+    const double a = std::min(1.0, dt / static_cast<double>(kShareBaselineNs));
     share_baseline_ = share_baseline_ < 0
                           ? share
                           : share_baseline_ + a * (share - share_baseline_);
   }
+  const uint64_t round_known = window_known_;  // for a shed's share
   window_known_ = window_fast_ = 0;
   // Bandwidth: this round's demand is over the time since the last round.
   const uint64_t demand_dt = last_round_ns_ == 0 || now_ns <= last_round_ns_
@@ -384,20 +423,34 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     }
   };
   FitCountPrior();
-  const double window_s = static_cast<double>(scan.window.window_ns) / 1e9;
+  // The prior's counts and window: the decayed counts over the decayed
+  // window, or, with the change window open, the samples since the change
+  // point over the time since.
+  const bool changed = change_ns_ != 0 && now_ns > change_ns_;
+  const double window_s =
+      changed ? static_cast<double>(now_ns - change_ns_) / 1e9
+              : static_cast<double>(scan.window.window_ns) / 1e9;
+  if (changed) {
+    report.change_window_s = window_s;
+    ++counters_.change_window_rounds;
+  }
+  auto prior_count = [&](const PageEstimate& e) {
+    return changed ? CountSinceChange(e.entry.key.Pack(), e.entry.count)
+                   : e.entry.count;
+  };
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
   victims.reserve(scan.coldest_on_fast.size());
   for (const PageEstimate& e : scan.hottest_not_fast) {
     candidates.push_back(to_heat(e));
     short_window(candidates.back(), e);
-    ApplyCountPrior(e.entry.count, period, window_s, /*candidate=*/true,
+    ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/true,
                     candidates.back());
   }
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
     recency_bound(victims.back(), e);
-    ApplyCountPrior(e.entry.count, period, window_s, /*candidate=*/false,
+    ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/false,
                     victims.back());
   }
   for (const PageEstimate& e : scan.hottest_on_fast)
@@ -454,6 +507,38 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   if (report.decision.shed_pages > 0) {
     ++counters_.bandwidth_shed_rounds;
     counters_.planned_sheds += report.decision.shed_bytes / 4096;
+    // The shed pages' samples leave the fast tier by design: the share the
+    // detector expects drops by their share of this round's samples (their
+    // short-window counts over the round's samples of known pages), so the
+    // shed does not read as a shift.
+    double shed_samples = 0;
+    const uint32_t lag = table_->epoch() - prev_epoch_;
+    for (const PlannedMove& m : report.decision.moves) {
+      if (m.trigger != PlacementTrigger::kBandwidth ||
+          m.reason == PlacementReason::kPromote)
+        continue;
+      PageKey k;
+      k.address_space = options_.address_space;
+      const uint64_t entry_bytes = std::max(m.page_bytes, m.entry_bytes);
+      k.kind = entry_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+      k.page = m.vaddr >> PageShift(k.kind);
+      auto now_it = next_counts_.find(k.Pack());
+      if (now_it == next_counts_.end()) continue;
+      uint32_t before = 0;
+      if (auto it = prev_counts_.find(k.Pack()); it != prev_counts_.end())
+        before = lag >= 32 ? 0 : it->second >> lag;
+      if (now_it->second <= before) continue;
+      shed_samples += static_cast<double>(now_it->second - before) /
+                      options_.sample_weight *
+                      static_cast<double>(m.page_bytes) /
+                      static_cast<double>(entry_bytes);
+    }
+    if (share_baseline_ > 0 && round_known > 0) {
+      share_baseline_ = std::max(
+          0.0,
+          share_baseline_ -
+              std::min(1.0, shed_samples / static_cast<double>(round_known)));
+    }
   }
 
   for (const PlannedMove& m : report.decision.moves) {
@@ -643,8 +728,10 @@ void PolicyEngine::FitCountPrior() {
   // Every tracked key's count (next_counts_ holds the non-zero ones), in
   // samples: the population the prior describes.
   prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
+  const bool changed = change_ns_ != 0;
   for (const auto& [key, count] : next_counts_) {
-    const uint32_t k = count / options_.sample_weight;
+    const uint32_t k = (changed ? CountSinceChange(key, count) : count) /
+                       options_.sample_weight;
     if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
   }
   prior_histogram_[0] += seen_.size() - next_counts_.size();

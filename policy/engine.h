@@ -64,6 +64,24 @@
 // deviations, the next round is brought forward to now (at most one
 // early round per interval / 4 after the previous round). Scheduled rounds
 // stay on start + k * interval: only a detected shift adds rounds.
+// A detection also opens a change window: the counts the empirical-Bayes
+// prior (above) is fitted to and applied to become the samples since the
+// change point (the round before the detection), over the time since it,
+// instead of the decayed counts. Those mix the two regimes: the old hot
+// set's pages keep high counts (upper bounds) for epochs after their last
+// sample and the new set's pages have too few to show a lower bound, so
+// the swap test waited for the old set's counts to decay (about 4 s at
+// 1.5 samples/s). Since the change point the table's counts are a clean
+// sample of the new regime: most pages have none, the new hot set has
+// some, and the prior fitted to them calls a page with none cold and a
+// page with a few hot, as the decayed counts' prior does in a steady
+// phase. One model on both sides of each test, as before (never mixed).
+// The window closes at the first round whose samples no longer show the
+// drop (the detector's test over the whole round), or when it reaches the
+// baseline's 10 s, after which the decayed counts hold no pre-change
+// samples of weight. A bandwidth shed (rule B below) lowers the fast
+// share by design: the baseline is lowered by the shed pages' share of the
+// accesses, so a shed is not read as a shift.
 //
 // Benefit against cost: a move is planned only if the access latency it is
 // expected to save pays for it (PlacementInput::migration_margin_per_sec).
@@ -235,6 +253,10 @@ struct RoundReport {
   uint64_t time_ns = 0;  // the round's time (the caller's clock)
   bool epoch_advanced = false;
   bool early = false;  // brought forward by the shift detector
+  // The change window (file comment): its length in seconds when the
+  // count prior was fitted to the samples since a detected change point
+  // this round, else 0.
+  double change_window_s = 0;
   // The fast tier's share of the samples (of pages whose node was known)
   // since the previous round, and its long-run average before this round.
   double fast_share = 0;
@@ -279,6 +301,7 @@ struct EngineCounters {
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
   uint64_t early_rounds = 0;      // rounds brought forward by a shift
+  uint64_t change_window_rounds = 0;  // rounds with the change window open
   // Candidates whose lower bound came from the short window (since the
   // previous round) rather than the decayed count.
   uint64_t short_window_candidates = 0;
@@ -351,6 +374,15 @@ class PolicyEngine {
   // After a batch: brings the next round forward if the fast tier's share
   // of this round's samples dropped significantly (file comment).
   void CheckShift(uint64_t now_ns);
+  // The detector's test: the fast tier's share of the samples since the
+  // last round is below the baseline by more than shift_z standard
+  // deviations (false without a baseline or with too few samples).
+  bool ShareDropped() const;
+  // Opens, keeps or closes the change window at a round (file comment);
+  // `detected`: a shift was detected since the last round; `dropped`: the
+  // round's whole window still shows the drop.
+  void UpdateChangeWindow(bool detected, bool dropped, uint64_t prev_round_ns,
+                          uint64_t now_ns);
   // Bandwidth (file comment). What the round asks of placement.
   struct BandwidthPlan {
     std::vector<NodeShed> shed;      // accesses per second, per fast node
@@ -368,7 +400,12 @@ class PolicyEngine {
   // The empirical-Bayes prior (policy/count_prior.h): fitted to this
   // round's counts, then tightening a candidate's lower bound or a victim's
   // upper bound to the posterior's when that is the tighter.
+  // While the change window is open, fitted to the counts since the change
+  // point instead (CountSinceChange).
   void FitCountPrior();
+  // A key's count since the change point (its count now less its count at
+  // the change point, halved by the epochs between).
+  uint32_t CountSinceChange(uint64_t key, uint32_t count) const;
   void ApplyCountPrior(uint32_t count, double period, double window_s,
                        bool candidate, PageHeat& h) const;
 
@@ -395,6 +432,11 @@ class PolicyEngine {
   uint64_t window_fast_ = 0;
   double share_baseline_ = -1;
   bool early_pending_ = false;
+  // Change window: its start (0: closed) and every key's count then, at
+  // table epoch change_epoch_ (as prev_counts_).
+  uint64_t change_ns_ = 0;
+  absl::flat_hash_map<uint64_t, uint32_t> change_counts_;
+  uint32_t change_epoch_ = 0;
   // Bandwidth: accesses (sample periods) per node since the last round.
   LoadedLatencyModel latency_model_;
   std::vector<double> window_accesses_;  // by node id

@@ -529,6 +529,94 @@ TEST(PolicyEngineTest, ShiftDetectorBringsTheRoundForward) {
   EXPECT_TRUE(engine->RunRound(view, 6 * kSec).epoch_advanced);
 }
 
+// The change window. 100 pages on node 0 are hot (4 samples/s each) and 40
+// of 400 cold pages on node 2 get one sample a second, for 4 s; then the hot
+// set moves to 100 pages on node 2 (tracked: sampled once at 3.5 s), each
+// sampled twice by 4.3 s. The detector
+// brings a round forward to 4.3 s. The decayed counts mix the regimes: the
+// old pages keep about 6 (upper bounds above any new page's 2) and were
+// sampled 0.3 s ago (recency bound 2.1 / 0.3 s = 7/s, above the new pages'
+// short-window lower bound 0.6 / 0.3 s = 2/s): neither the Poisson nor the
+// decayed counts' prior separates a pair. Since the change point (the round
+// at 4 s) the counts are clean: 500 pages with none, 100 with two, and the
+// prior fitted to them swaps new pages for old ones. Once a round's share
+// no longer shows the drop the window closes.
+TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  // Node 0 between its watermarks, node 1 full: a promotion needs a swap.
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  const uint64_t old_base = kBase, cold_base = kBase + 1000 * kPage,
+                 new_base = kBase + 2000 * kPage;
+  for (int i = 0; i < 100; ++i) {
+    view.node[old_base + i * kPage] = 0;
+    view.node[new_base + i * kPage] = 2;
+  }
+  for (int i = 0; i < 400; ++i) view.node[cold_base + i * kPage] = 2;
+  for (uint64_t sec = 0; sec < 4; ++sec) {
+    std::vector<Sample> v;
+    // The new pages are tracked (sampled once, as cold pages are).
+    for (int i = 0; sec == 3 && i < 100; ++i)
+      v.push_back(At(new_base + i * kPage, sec * kSec + kSec / 2));
+    for (int k = 0; k < 4; ++k) {
+      for (int i = 0; i < 100; ++i)
+        v.push_back(At(old_base + i * kPage, sec * kSec + (k + 1) * kSec / 5));
+    }
+    // Every cold page once at first (all tracked), then the same 40.
+    for (int i = 0; i < (sec == 0 ? 400 : 40); ++i)
+      v.push_back(At(cold_base + i * kPage, sec * kSec + kSec * 9 / 10));
+    std::sort(v.begin(), v.end(), [](const Sample& a, const Sample& b) {
+      return a.time_ns < b.time_ns;
+    });
+    engine->Ingest(v);
+    RoundReport r = engine->RunRound(view, (sec + 1) * kSec);
+    EXPECT_EQ(r.decision.moves.size(), 0u) << sec;
+    EXPECT_EQ(r.change_window_s, 0) << sec;
+  }
+  std::vector<Sample> v;
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < 100; ++i)
+      v.push_back(At(new_base + i * kPage, 4 * kSec + (k + 1) * kSec / 10));
+  }
+  for (int i = 0; i < 10; ++i)
+    v.push_back(At(cold_base + i * kPage, 4 * kSec + kSec / 4));
+  std::sort(v.begin(), v.end(), [](const Sample& a, const Sample& b) {
+    return a.time_ns < b.time_ns;
+  });
+  const uint64_t t = 4 * kSec + kSec * 3 / 10;
+  v.push_back(At(new_base, t));
+  engine->Ingest(v);
+  ASSERT_TRUE(engine->RoundDue(t));
+  RoundReport r = engine->RunRound(view, t);
+  EXPECT_TRUE(r.early);
+  EXPECT_NEAR(r.change_window_s, 0.3, 1e-9);
+  EXPECT_GE(r.decision.promoted_pages, 50u) << DecisionToString(r.decision);
+  for (const PlannedMove& m : r.decision.moves) {
+    if (m.reason == PlacementReason::kPromote) {
+      EXPECT_GE(m.vaddr, new_base);
+      EXPECT_EQ(m.trigger, PlacementTrigger::kSwap);
+    } else {
+      EXPECT_LT(m.vaddr, old_base + 100 * kPage);  // an old hot page
+    }
+    view.node[m.vaddr] = m.to_node;
+  }
+  EXPECT_EQ(engine->counters().change_window_rounds, 1u);
+  // The new pages now served mostly by node 0: the share is back and the
+  // window closes.
+  std::vector<Sample> w;
+  for (int i = 0; i < 100; ++i) {
+    if (view.node[new_base + i * kPage] == 0)
+      w.push_back(At(new_base + i * kPage, 4 * kSec + kSec / 2));
+  }
+  engine->Ingest(w);
+  r = engine->RunRound(view, 5 * kSec);
+  EXPECT_FALSE(r.early);
+  EXPECT_EQ(r.change_window_s, 0);
+  EXPECT_EQ(engine->counters().change_window_rounds, 1u);
+}
+
 // The horizon is the promoted pages' mean life on the fast tier
 // (exposure / deaths, with one epoch-long pseudo-life as the prior), the
 // cost the migrator's time per moved page, and the margin cost / (latency
@@ -840,6 +928,31 @@ TEST_F(BandwidthShedTest, HysteresisHoldsWithoutPingPong) {
   EXPECT_GT(hi, 1.0);
   EXPECT_EQ(wobble_sheds, 0);
   EXPECT_EQ(wobble_promotions, 0);
+}
+
+// A shed lowers the fast tier's share by design: the shift detector's
+// baseline drops by the shed pages' share of the accesses, so the rounds
+// after a shed detect no shift (no early round, no change window). The cold
+// pages live on node 2 here (the baseline below 1, so the detector tests),
+// and node 0 saturates from the third round on.
+TEST_F(BandwidthShedTest, AShedIsNotReadAsAShift) {
+  for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
+  EngineOptions opt;  // the detector on (its default)
+  auto engine = MakeEngine(topo_, {}, opt);
+  engine->Start(0);
+  uint64_t shed = 0;
+  double baseline_before_shed = 0;
+  for (int round = 0; round < 6; ++round) {
+    const RoundReport r =
+        Round(*engine, round < 2 ? PeriodFor(1.1) : PeriodFor(6.0));
+    if (shed == 0) baseline_before_shed = r.fast_share_baseline;
+    shed += r.decision.shed_pages;
+    EXPECT_EQ(r.change_window_s, 0) << round;
+  }
+  ASSERT_GT(shed, 20u);
+  EXPECT_GT(baseline_before_shed, 0.85);
+  EXPECT_EQ(engine->counters().early_rounds, 0u);
+  EXPECT_EQ(engine->counters().change_window_rounds, 0u);
 }
 
 // A bind range is never shed to a node outside its mask (here: bound to

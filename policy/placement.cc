@@ -67,6 +67,9 @@ bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
   return c.rate_lo > v.rate_hi || c.prior_lo > v.prior_hi;
 }
 bool ColderFirst(const PageHeat& a, const PageHeat& b) {
+  const double ha = std::min(a.rate_hi, a.prior_hi);
+  const double hb = std::min(b.rate_hi, b.prior_hi);
+  if (ha != hb) return ha < hb;
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;
   if (a.rate_lo != b.rate_lo) return a.rate_lo < b.rate_lo;

@@ -23,8 +23,11 @@
 //
 // 0. Input is sorted into a total order: candidates hottest first by
 //    (rate_lo desc, rate desc, rate_hi desc, vaddr, ...), victims coldest
-//    first by (rate_hi asc, rate asc, ...). A page listed twice is
-//    considered once (the rest count as kDuplicate).
+//    first by (min(rate_hi, prior_hi) asc, rate_hi asc, rate asc, ...):
+//    coldest under either model, so that a victim only the prior can show
+//    cold (after a shift: policy/engine.h) is not queued behind one that
+//    neither model can. A page listed twice is considered once (the rest
+//    count as kDuplicate).
 // 1. Watermark demotion. Every node that has a slower tier below it and
 //    whose free memory is below its low watermark demotes its coldest
 //    victims until its projected free memory reaches the high watermark.
@@ -56,7 +59,8 @@
 //       demotes the coldest victims still on that node, each only if
 //       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote) or
 //       candidate.prior_lo > victim.prior_hi (the victims' order is by
-//       rate_hi: the first that fails both tests ends the search), and
+//       the smaller upper bound (rule 0): the first that fails both tests
+//       ends the search), and
 //       the pair's two moves pay (candidate.rate - victim.rate > 2 x the
 //       margin per 4 KiB page, else kNotWorthTheCost), until the
 //       freed bytes cover the page (a swap never lowers free memory);
