@@ -389,6 +389,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     std::optional<EntryView> v = table_->Lookup(k);
     if (v && v->count > 0) next_counts_[k.Pack()] = v->count;
   }
+  UpdateLongCounts(now_ns, prev_round_ns);
   // Bandwidth (file comment), once the placement is fresh.
   AttributeUnknownDemand();
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
@@ -450,6 +451,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
     recency_bound(victims.back(), e);
+    ApplyLongWindow(e.entry.key.Pack(), period, victims.back());
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/false,
                     victims.back());
   }
@@ -722,6 +724,64 @@ void PolicyEngine::CollectShedCandidates(const ScanResult& scan,
                      out->end(), denser);
     out->resize(k);
   }
+}
+
+void PolicyEngine::UpdateLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
+  long_window_s_ = 0;
+  if (options_.long_window_ns == 0) return;
+  const double tau_s = static_cast<double>(options_.long_window_ns) / 1e9;
+  if (prev_round_ns != 0 && now_ns > prev_round_ns) {
+    const double f =
+        std::exp(-static_cast<double>(now_ns - prev_round_ns) / 1e9 / tau_s);
+    // A count below kForget is a sample more than 4.6 time constants old
+    // (e^-4.6 = 1%): forgotten, so the map holds only keys with recent
+    // samples.
+    constexpr float kForget = 0.01f;
+    for (auto it = long_counts_.begin(); it != long_counts_.end();) {
+      it->second = static_cast<float>(it->second * f);
+      if (it->second < kForget) {
+        long_counts_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // The samples since the previous round: the count now less the previous
+  // round's, halved by the epochs between (exact: the table's decay is the
+  // same integer halving). A displaced and re-inserted entry undercounts.
+  const uint32_t lag = table_->epoch() - prev_epoch_;
+  const size_t cap = table_->capacity();
+  for (const auto& [key, count] : next_counts_) {
+    uint32_t before = 0;
+    if (auto it = prev_counts_.find(key); it != prev_counts_.end())
+      before = lag >= 32 ? 0 : it->second >> lag;
+    if (count <= before) continue;
+    const float n = static_cast<float>(count - before) /
+                    static_cast<float>(options_.sample_weight);
+    if (auto it = long_counts_.find(key); it != long_counts_.end()) {
+      it->second += n;
+    } else if (long_counts_.size() < cap) {
+      long_counts_.emplace(key, n);
+    }
+  }
+  // The effective window: the integral of the weights over the time the
+  // engine has run, tau (1 - exp(-T / tau)).
+  const double run_s =
+      now_ns > start_ns_ ? static_cast<double>(now_ns - start_ns_) / 1e9 : 0;
+  long_window_s_ = tau_s * (1 - std::exp(-run_s / tau_s));
+}
+
+void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
+  if (!(long_window_s_ > 0)) return;
+  auto it = long_counts_.find(key);
+  const double c = it == long_counts_.end() ? 0.0 : it->second;
+  const double hi = PoissonInterval(c, options_.z).hi * period / long_window_s_;
+  // The long window assumes the rate held over it. A page whose recent rate
+  // (the decayed count's point estimate, capped by the recency bound) is
+  // above its long-term upper bound has heated up: no long bound for it.
+  if (h.rate > hi) return;
+  h.long_hi = hi;
+  if (hi < h.rate_hi) ++counters_.long_window_victims;
 }
 
 void PolicyEngine::FitCountPrior() {

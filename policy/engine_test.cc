@@ -399,6 +399,77 @@ TEST(PolicyEngineTest, StoppedHotPagesAreDisplacedByRecentlyHotOnes) {
 // alone (2 samples over W = 4 s: lower bound 0.60 / 4 = 0.15/s) does not beat
 // the stale page's recency bound (2.1 / 7.9 s = 0.27/s); the short window's
 // (0.60 / 1 s) does.
+TEST(PolicyEngineTest, LongWindowDemotesTheColdPageFirst) {
+  // Two pages on fast node 0. `hot` is sampled once per 2 s epoch (at 1.5,
+  // 3.5, 5.5, 7.5 s), `cold` once (at 7.5 s). Each epoch halves a count of
+  // 1 to 0, so at the round of 9 s both decayed counts are 0 and both were
+  // last seen at 7.5 s: every bound of the decayed window ties, and the
+  // lower address (hot) would go first. Over the long window hot has four
+  // samples to cold's one: cold goes first. Node 0 is then just below its
+  // watermark (low = high): one page is demoted.
+  const Topology topo = ThreeNodes();
+  PlacementConfig cfg;
+  cfg.low_watermark_fraction = cfg.high_watermark_fraction = 0.02;
+  const uint64_t low = static_cast<uint64_t>(kGiB * 0.02);
+  const uint64_t hot = kBase, cold = kBase + kPage;
+  for (const bool long_window : {true, false}) {
+    EngineOptions opt;
+    opt.long_window_ns = long_window ? 10 * kSec : 0;
+    auto engine = MakeEngine(topo, cfg, opt);
+    engine->Start(0);
+    MapView view;
+    view.node[hot] = view.node[cold] = 0;
+    RoundReport r;
+    for (uint64_t t = 1; t <= 9; ++t) {
+      if (t % 2 == 0 && t <= 8)
+        engine->Ingest(std::vector<Sample>{At(hot, t * kSec - kSec / 2)});
+      if (t == 8)
+        engine->Ingest(std::vector<Sample>{At(cold, t * kSec - kSec / 2)});
+      if (t == 9) view.free = {{0, low - 1}, {1, kGiB / 2}, {2, kGiB / 2}};
+      r = engine->RunRound(view, t * kSec);
+      if (t < 9) {
+        EXPECT_TRUE(r.decision.moves.empty()) << t;
+      }
+    }
+    ASSERT_EQ(r.decision.moves.size(), 1u) << DecisionToString(r.decision);
+    EXPECT_EQ(r.decision.moves[0].reason, PlacementReason::kDemote);
+    EXPECT_EQ(r.decision.moves[0].vaddr, long_window ? cold : hot)
+        << long_window;
+    EXPECT_EQ(engine->counters().long_window_victims > 0, long_window);
+  }
+}
+
+TEST(PolicyEngineTest, LongWindowSkipsAPageThatHeatedUp) {
+  // `warm` is sampled once a second (0.5 .. 8.5 s); `fresh` five times in
+  // 8.6 .. 8.9 s, never before. At the round of 9 s warm's decayed count is
+  // 2 (upper bound U(2) / 3 s = 1.67/s), fresh's 5 (point 1.67/s, upper
+  // 2.97/s). Over the long window (5.9 s) fresh's 5 samples bound it by
+  // U(5) / 5.9 s = 1.5/s, below its own recent rate: it heated up, so the
+  // long bound does not rank it, and warm is demoted first.
+  const Topology topo = ThreeNodes();
+  PlacementConfig cfg;
+  cfg.low_watermark_fraction = cfg.high_watermark_fraction = 0.02;
+  const uint64_t low = static_cast<uint64_t>(kGiB * 0.02);
+  const uint64_t warm = kBase, fresh = kBase + kPage;
+  auto engine = MakeEngine(topo, cfg);
+  engine->Start(0);
+  MapView view;
+  view.node[warm] = view.node[fresh] = 0;
+  RoundReport r;
+  for (uint64_t t = 1; t <= 9; ++t) {
+    std::vector<Sample> samples = {At(warm, t * kSec - kSec / 2)};
+    if (t == 9) {
+      for (int i = 0; i < 5; ++i)
+        samples.push_back(At(fresh, 8 * kSec + kSec * (6 + i) / 10 - 1));
+      view.free = {{0, low - 1}, {1, kGiB / 2}, {2, kGiB / 2}};
+    }
+    engine->Ingest(samples);
+    r = engine->RunRound(view, t * kSec);
+  }
+  ASSERT_EQ(r.decision.moves.size(), 1u) << DecisionToString(r.decision);
+  EXPECT_EQ(r.decision.moves[0].vaddr, warm);
+}
+
 TEST(PolicyEngineTest, ShortWindowPromotesAPageThatJustTurnedHot) {
   const Topology topo = ThreeNodes();
   EngineOptions opt;

@@ -29,7 +29,8 @@ bool ValidPage(const PageHeat& p) {
   if (p.page_bytes < 4096 || (p.page_bytes & (p.page_bytes - 1)) != 0)
     return false;
   if (p.vaddr % p.page_bytes != 0) return false;
-  if (std::isnan(p.rate) || std::isnan(p.rate_lo) || std::isnan(p.rate_hi))
+  if (std::isnan(p.rate) || std::isnan(p.rate_lo) || std::isnan(p.rate_hi) ||
+      std::isnan(p.long_hi))
     return false;
   return true;
 }
@@ -66,9 +67,11 @@ bool HotterFirst(const PageHeat& a, const PageHeat& b) {
 bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
   return c.rate_lo > v.rate_hi || c.prior_lo > v.prior_hi;
 }
+// Victims: the lowest of the upper bounds first (the Poisson, the prior's and
+// the long window's: PageHeat::prior_hi, long_hi).
 bool ColderFirst(const PageHeat& a, const PageHeat& b) {
-  const double ha = std::min(a.rate_hi, a.prior_hi);
-  const double hb = std::min(b.rate_hi, b.prior_hi);
+  const double ha = std::min({a.rate_hi, a.prior_hi, a.long_hi});
+  const double hb = std::min({b.rate_hi, b.prior_hi, b.long_hi});
   if (ha != hb) return ha < hb;
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;
@@ -490,8 +493,8 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
       continue;
     }
     any_victim = true;
-    // Victims are coldest first by rate_hi: if this one is not provably
-    // colder, none after it is.
+    // Victims are coldest first by their upper bounds: if this one is not
+    // provably colder, none after it is likely to be.
     if (!ProvablyHotter(c, v)) {
       *why = SkipReason::kNotHotterThanVictim;
       break;

@@ -262,6 +262,27 @@ TEST(Placement, DemotesBelowLowUntilHighColdestFirst) {
   EXPECT_EQ(d.nodes[0].free_after, 200 * kPage);
 }
 
+TEST(Placement, VictimsRankByTheLowerOfTheirUpperBounds) {
+  // Ten victims of equal rate_hi; the long window bounds A(7) and A(3)
+  // lower (A(7) the lowest), and A(5)'s long bound is above its rate_hi
+  // (no effect). Watermark demotion of 2 pages takes A(7), then A(3).
+  Round r;
+  r.config.watermarks[0] = {0, 100 * kPage, 100 * kPage};
+  r.SetFree(0, 98);
+  for (int i = 0; i < 10; ++i) r.victims.push_back(Page(A(i), 0, 0, 10));
+  r.victims[7].long_hi = 1;
+  r.victims[3].long_hi = 2;
+  r.victims[5].long_hi = 20;
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(7));
+  EXPECT_EQ(d.moves[1].vaddr, A(3));
+  // A NaN bound is an invalid page, never sorted.
+  r.victims[1].long_hi = std::nan("");
+  d = r.Decide();
+  EXPECT_EQ(d.demote_skipped[SkipReason::kInvalidPage], 1u);
+}
+
 TEST(Placement, NoDemotionBetweenLowAndHigh) {
   Round r;
   r.SetFree(0, 150);

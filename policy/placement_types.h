@@ -64,6 +64,11 @@ struct PageHeat {
   // pass.
   double prior_lo = 0;
   double prior_hi = std::numeric_limits<double>::infinity();
+  // A victim's upper bound from a longer window of its samples (the
+  // engine's long window, policy/engine.h), +infinity when there is none.
+  // It only ranks victims (the coldest first by min(rate_hi, long_hi)):
+  // no swap or promotion test reads it.
+  double long_hi = std::numeric_limits<double>::infinity();
 };
 
 struct NodeFree {

@@ -121,6 +121,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"bandwidth_shed_rounds", c.bandwidth_shed_rounds},
       {"planned_sheds", c.planned_sheds},
       {"short_window_candidates", c.short_window_candidates},
+      {"long_window_victims", c.long_window_victims},
       {"horizon_ms", horizon_ms_},
       {"migration_cost_ns", migration_cost_ns_},
       {"planned_promotions", c.planned_promotions},
