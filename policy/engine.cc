@@ -607,7 +607,8 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
             BalanceMarginalLatencies(latency_model_, next_demand, one);
         const double room = std::max(0.0, up.absorbed[0].bytes_per_sec);
         total += room;
-        if (room >= slower) continue;
+        // (Takes all of it, up to the bisection's rounding.)
+        if (room >= slower * (1 - 1e-9)) continue;
         plan.headroom.push_back({f.node, room / kCacheLineBytes});
         limited = true;
       }

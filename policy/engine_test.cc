@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -903,6 +904,28 @@ TEST_F(BandwidthShedTest, PromotionsIntoALoadedNodeStopAtEqualMarginals) {
   EXPECT_GT(into_0, 30) << DecisionToString(r.decision);
   EXPECT_LT(into_0, 100) << DecisionToString(r.decision);
   EXPECT_GT(into_1, 0) << DecisionToString(r.decision);
+}
+
+// On a light load the fast nodes could take all the slower tiers' demand:
+// no headroom limit at all (a young page's inflated rate estimate must not
+// be held back by one), also when the balance's own arithmetic lands a
+// rounding error short of "all".
+TEST_F(BandwidthShedTest, NoHeadroomLimitWhenEverythingFits) {
+  for (double factor = 1.02; factor < 2.0; factor += 0.04) {
+    for (const int slow : {1, 3, 7, 30, 200}) {
+      SetUp();
+      for (int i = 0; i < slow; ++i) view_.node[kHotBase + i * kPage] = 2;
+      auto engine = Make();
+      Round(*engine, PeriodForMarginal(factor));
+      // A round 1.37 s after the last: demands that are no round numbers.
+      now_ += 370'000'017;
+      const RoundReport r = Round(*engine, PeriodForMarginal(factor));
+      EXPECT_FALSE(r.bandwidth_bound) << factor << " " << slow;
+      EXPECT_EQ(r.promote_headroom_bytes_per_sec,
+                std::numeric_limits<double>::infinity())
+          << factor << " " << slow;
+    }
+  }
 }
 
 // A bind range is never shed to a node outside its mask (here: bound to

@@ -259,7 +259,10 @@ LatencyBalance BalanceMarginalLatencies(
   const double lo0 = lo;
   // The receivers' demands once they have taken `moved` (water-filled:
   // the level at which they absorb it; bisection over [lo0, top]).
-  auto receive = [&](double moved, double top, std::vector<NodeDemand>* after) {
+  // `taken`: what each receiver takes (exactly, not as a difference of
+  // the demands, so a receiver taking everything compares equal to it).
+  auto receive = [&](double moved, double top, std::vector<NodeDemand>* after,
+                     std::vector<NodeDemand>* taken) {
     double a = lo0, b = top;
     for (int i = 0; i < 60; ++i) {
       const double mid = a + (b - a) / 2;
@@ -272,8 +275,12 @@ LatencyBalance BalanceMarginalLatencies(
     const double total = absorb(b);
     const double scale = total > 0 ? std::min(1.0, moved / total) : 0;
     after->clear();
-    for (const NodeDemand& r : receivers)
-      after->push_back({r.node, r.bytes_per_sec + scale * absorb_one(r, b)});
+    taken->clear();
+    for (const NodeDemand& r : receivers) {
+      const double t = scale * absorb_one(r, b);
+      taken->push_back({r.node, t});
+      after->push_back({r.node, r.bytes_per_sec + t});
+    }
   };
   auto total_of = [&](absl::Span<const NodeDemand> d,
                       absl::Span<const NodeDemand> r) {
@@ -299,7 +306,7 @@ LatencyBalance BalanceMarginalLatencies(
     const double moved = std::min(given, absorb(hi));
     if (given > 0 && moved > 0) {
       const double scale = moved / given;
-      std::vector<NodeDemand> d_after, r_after, cut;
+      std::vector<NodeDemand> d_after, r_after, cut, taken;
       for (const NodeDemand& d : donors) {
         const double s =
             scale *
@@ -307,17 +314,14 @@ LatencyBalance BalanceMarginalLatencies(
         cut.push_back({d.node, s});
         d_after.push_back({d.node, d.bytes_per_sec - s});
       }
-      receive(moved, top, &r_after);
+      receive(moved, top, &r_after, &taken);
       const double t = total_of(d_after, r_after);
       if (t < best) {
         best = t;
         out.latency_ns = hi;
         out.moved_bytes_per_sec = moved;
         out.shed = cut;
-        for (size_t j = 0; j < receivers.size(); ++j) {
-          out.absorbed[j].bytes_per_sec =
-              r_after[j].bytes_per_sec - receivers[j].bytes_per_sec;
-        }
+        out.absorbed = taken;
       }
     }
   }
@@ -353,18 +357,15 @@ LatencyBalance BalanceMarginalLatencies(
       moved += take;
     }
     if (moved > 0) {
-      std::vector<NodeDemand> r_after;
-      receive(moved, top, &r_after);
+      std::vector<NodeDemand> r_after, taken;
+      receive(moved, top, &r_after, &taken);
       const double t = total_of(d_after, r_after);
       if (t < best) {
         best = t;
         out.latency_ns = 0;
         out.moved_bytes_per_sec = moved;
         out.shed = cut;
-        for (size_t j = 0; j < receivers.size(); ++j) {
-          out.absorbed[j].bytes_per_sec =
-              r_after[j].bytes_per_sec - receivers[j].bytes_per_sec;
-        }
+        out.absorbed = taken;
       }
     }
   }
