@@ -631,20 +631,40 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
     if (weight > 0) return sum / weight;
     return count ? idle / count : 0.0;
   };
+  // Each tier's marginal latency (policy/loaded_latency.h, "Marginal
+  // balance"), weighted the same way; a fast node past the cap counts at
+  // the left limit (what shedding into the convex part costs).
+  auto tier_marginal = [&](const std::vector<int>& nodes, bool below_cap) {
+    double sum = 0, weight = 0, idle = 0;
+    int count = 0;
+    for (int n : nodes) {
+      const double d = demand(n);
+      sum += d * latency_model_.MarginalLatencyNs(n, d, below_cap);
+      weight += d;
+      idle += latency_model_.IdleLatencyNs(n);
+      ++count;
+    }
+    if (weight > 0) return sum / weight;
+    return count ? idle / count : 0.0;
+  };
   if (!next_tier_nodes_.empty()) {
     report.fast_loaded_latency_ns = tier_latency(fast_nodes_);
     report.next_loaded_latency_ns = tier_latency(next_tier_nodes_);
+    report.fast_marginal_latency_ns =
+        tier_marginal(fast_nodes_, /*below_cap=*/true);
+    report.next_marginal_latency_ns =
+        tier_marginal(next_tier_nodes_, /*below_cap=*/false);
     constexpr double kDelta = 0.05;  // Colloid's delta
-    const double fast = report.fast_loaded_latency_ns;
-    const double next = report.next_loaded_latency_ns;
+    const double fast = report.fast_marginal_latency_ns;
+    const double next = report.next_marginal_latency_ns;
+    std::vector<NodeDemand> fast_demand, next_demand;
+    for (int n : fast_nodes_) fast_demand.push_back({n, demand(n)});
+    for (int n : next_tier_nodes_) next_demand.push_back({n, demand(n)});
     if (fast > next * (1 + kDelta)) {
       bandwidth_bound_ = true;
-      // Shed to the balance (file comment).
-      std::vector<NodeDemand> donors, receivers;
-      for (int n : fast_nodes_) donors.push_back({n, demand(n)});
-      for (int n : next_tier_nodes_) receivers.push_back({n, demand(n)});
+      // Shed to the balance of marginal latencies (file comment).
       const LatencyBalance b =
-          BalanceLatencies(latency_model_, donors, receivers);
+          BalanceMarginalLatencies(latency_model_, fast_demand, next_demand);
       report.shed_demand_bytes_per_sec = b.moved_bytes_per_sec;
       report.balanced_latency_ns = b.latency_ns;
       for (const NodeDemand& d : b.shed) {
@@ -655,10 +675,12 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
       bandwidth_bound_ = false;
     }
     if (!bandwidth_bound_) {
-      // The headroom of each fast node: the demand that brings it up to
-      // the next tier's latency now. Promotions move demand off the slower
-      // nodes, so a node that could take all of theirs needs no limit
-      // (and an estimate of a young page's rate cannot block it).
+      // The headroom of each fast node: what it takes, alone, in the
+      // balance the other way (the next tier giving demand to it until the
+      // marginal latencies meet), which counts both tiers' loads after
+      // the move. Promotions move demand off the slower nodes, so a node
+      // that could take all of theirs needs no limit (and an estimate of
+      // a young page's rate cannot block it).
       double slower = 0;
       for (size_t n = 0; n < window_accesses_.size(); ++n) {
         if (!IsFastNode(static_cast<int>(n)))
@@ -666,12 +688,15 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
       }
       double total = 0;
       bool limited = false;
-      for (int n : fast_nodes_) {
-        const double room =
-            std::max(0.0, latency_model_.DemandAtLatency(n, next) - demand(n));
+      for (const NodeDemand& f : fast_demand) {
+        const NodeDemand one[] = {f};
+        const LatencyBalance up =
+            BalanceMarginalLatencies(latency_model_, next_demand, one);
+        const double room = std::max(0.0, up.absorbed[0].bytes_per_sec);
         total += room;
-        if (room >= slower) continue;
-        plan.headroom.push_back({n, room / kCacheLineBytes});
+        // (Takes all of it, up to the bisection's rounding.)
+        if (room >= slower * (1 - 1e-9)) continue;
+        plan.headroom.push_back({f.node, room / kCacheLineBytes});
         limited = true;
       }
       if (limited) report.promote_headroom_bytes_per_sec = total;

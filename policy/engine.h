@@ -126,21 +126,29 @@
 // H = (exposure + L) / (deaths + 1). Until the migrator has moved a page
 // the cost is unknown and nothing is gated. All three are in RoundReport.
 //
-// Bandwidth (Colloid's rule, SOSP'24): the samples since the previous
-// round give each node's demand (period x 64 B per sample over the time;
-// policy/loaded_latency.h), hence its loaded latency. A sample of a page
+// Bandwidth (Colloid's rule, SOSP'24, on marginal latencies): the samples
+// since the previous round give each node's demand (period x 64 B per
+// sample over the time; policy/loaded_latency.h), hence its loaded latency
+// and its marginal latency M = L + D dL/dD (what one more access per
+// second adds to the total latency: its own plus the queueing it adds to
+// every other; loaded_latency.h, "Marginal balance"). A sample of a page
 // whose node was not known at ingestion (new since the last round) counts
 // on the node the round's placement query then finds it on (first touch
 // put it there); before, such samples counted on the sampling CPU's node,
-// which made every first round look saturated (all demand on DRAM). While
-// the fast tier's latency (its nodes' mean, weighted by their samples)
-// exceeds the next tier's by more than Colloid's delta (5%), a promotion
-// would add load to the slower place: the round promotes nothing, and it
-// sheds (placement rule B) hot pages of the fast nodes until the two
-// tiers' latencies meet:
-//   - how much: the demand at which both tiers run at one latency L*, the
-//     inverse of the loaded-latency curve (BalanceLatencies, water-filling
-//     per fast node), as access rates (demand / 64 B);
+// which made every first round look saturated (all demand on DRAM). Colloid
+// balances the tiers' loaded latencies; the mean latency is lowest where
+// their marginal latencies are equal instead (DRAM at 80 ns beside an idle
+// 250 ns tier: 70% of its peak, not 91%), so that is what the rule
+// balances. While the fast tier's marginal latency (its nodes' mean,
+// weighted by their demand; past the curve's cap, its left limit) exceeds
+// the next tier's by more than Colloid's delta (5%), a promotion would add
+// to the total: the round promotes nothing, and it sheds (placement rule
+// B) hot pages of the fast nodes until the two tiers' marginal latencies
+// meet:
+//   - how much: BalanceMarginalLatencies (water-filling per fast node on
+//     the inverse of the marginal curve, checked against shedding only a
+//     saturated node's excess and against nothing), as access rates
+//     (demand / 64 B);
 //   - which pages: the densest first (rate per 4 KiB, the decayed count's
 //     point estimate), skipping any hotter than what is left to shed, so
 //     the demand is met with the fewest bytes and never overshoots; cold
@@ -156,10 +164,12 @@
 //     covers its measurement noise, and the demand here is a count of
 //     about 10^3-10^4 samples per round (1-3% Poisson noise);
 //   - promotions are capped too (PlacementInput::promote_headroom): into
-//     each fast node they may add only the demand that brings it up to the
-//     next tier's current latency (DemandAtLatency; with the next tier at
-//     250 ns idle and DRAM at 80 ns that is 91% of DRAM's peak, so only a
-//     loaded node ever reaches it; no limit when the slower tiers' whole
+//     each fast node they may add only what that node takes in the marginal
+//     balance the other way (the next tier's nodes giving demand to it
+//     alone), which counts both tiers' loads after the move: the fast
+//     node's rising and the next tier's falling (with the next tier at
+//     250 ns idle and DRAM at 80 ns that is 70% of DRAM's peak, more when
+//     the next tier is loaded; no limit when the slower tiers' whole
 //     demand would fit, so a young page's inflated rate estimate cannot
 //     block a promotion on a light load), so re-promoting what was shed
 //     cannot overshoot either;
@@ -303,9 +313,14 @@ struct RoundReport {
   // the next from this round's samples, and whether promotions were held.
   double fast_loaded_latency_ns = 0;
   double next_loaded_latency_ns = 0;
+  // Their marginal latencies (policy/loaded_latency.h), which the rule
+  // compares: the fast tier's at the left limit of the cap.
+  double fast_marginal_latency_ns = 0;
+  double next_marginal_latency_ns = 0;
   bool bandwidth_bound = false;
   // What the bandwidth rule asked of placement: the demand to shed off the
-  // fast tier (0: none) and the latency both tiers would then meet at; the
+  // fast tier (0: none) and the marginal latency both tiers would then meet
+  // at (0 when only a saturated node's excess is shed); the
   // demand promotions may add to the fast tier (the sum of its nodes'
   // headroom; infinity: no limit). What was shed is in
   // decision.shed_pages / shed_rate_per_sec.

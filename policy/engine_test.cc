@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -870,7 +871,14 @@ class BandwidthShedTest : public ::testing::Test {
   // The period that puts node 0 at `factor` x its idle latency when every
   // page is on it (4 samples per hot page, 1 per cold one, per second).
   static uint64_t PeriodFor(double factor) {
-    const double lines = UtilisationForFactor(factor) * 1000e6 / 64;
+    return PeriodAt(UtilisationForFactor(factor));
+  }
+  // The same for `factor` x its idle latency as its marginal latency.
+  static uint64_t PeriodForMarginal(double factor) {
+    return PeriodAt(UtilisationForMarginalFactor(factor));
+  }
+  static uint64_t PeriodAt(double utilisation) {
+    const double lines = utilisation * 1000e6 / 64;
     return static_cast<uint64_t>(lines / (4 * kHot + kCold));
   }
 
@@ -916,8 +924,8 @@ class BandwidthShedTest : public ::testing::Test {
 
 // Saturated (node 0 at 5x its idle latency against node 2's 300 ns): the
 // rounds shed hot pages (cold ones only for the last remainder), promote
-// nothing, and stop once the two latencies are within Colloid's 5%; from
-// then on nothing moves.
+// nothing, and stop once the two MARGINAL latencies are within Colloid's
+// 5%; from then on nothing moves.
 TEST_F(BandwidthShedTest, SaturatedFastTierShedsHotPagesUntilBalanced) {
   auto engine = Make();
   const uint64_t period = PeriodFor(5.0);
@@ -926,7 +934,7 @@ TEST_F(BandwidthShedTest, SaturatedFastTierShedsHotPagesUntilBalanced) {
   for (int round = 0; round < 12; ++round) {
     const RoundReport r = Round(*engine, period);
     const bool in_band =
-        r.fast_loaded_latency_ns <= r.next_loaded_latency_ns * 1.05;
+        r.fast_marginal_latency_ns <= r.next_marginal_latency_ns * 1.05;
     if (round == 0) {
       EXPECT_TRUE(r.bandwidth_bound);
       EXPECT_GT(r.fast_loaded_latency_ns, 450);
@@ -952,24 +960,26 @@ TEST_F(BandwidthShedTest, SaturatedFastTierShedsHotPagesUntilBalanced) {
   }
   ASSERT_GE(balanced_at, 0) << "never balanced";
   EXPECT_LE(balanced_at, 1);
-  // 0.95 -> 0.905 of the peak (5x -> 3x the idle latency): 4.7% of the
-  // demand, about 45 hot pages' worth (each 0.22% of it).
-  EXPECT_GT(shed, 30u);
-  EXPECT_LT(shed, 70u);
+  // 0.95 -> 0.69 of the peak (marginal 3x the idle latency, node 2's
+  // 300 ns; latency 1.5x): 27% of the demand, about 310 hot pages' worth
+  // (each 0.089% of it). Colloid's equal latencies would stop at 0.905 of
+  // the peak (latency 3x): 4.7%, about 53 pages.
+  EXPECT_GT(shed, 250u);
+  EXPECT_LT(shed, 350u);
   EXPECT_LE(cold, 4u);
   EXPECT_EQ(engine->counters().planned_sheds, shed);
   EXPECT_GE(engine->counters().bandwidth_shed_rounds, 1u);
 }
 
-// Below the threshold nothing is shed: the fast tier 3% slower than the
-// next one (inside Colloid's delta), or faster.
+// Below the threshold nothing is shed: the fast tier's marginal latency 3%
+// above the next one's (inside Colloid's delta), or below.
 TEST_F(BandwidthShedTest, NoSheddingBelowTheThreshold) {
   for (const double factor : {3.09, 2.0, 1.1}) {
     SetUp();
     auto engine = Make();
     for (int round = 0; round < 3; ++round) {
-      const RoundReport r = Round(*engine, PeriodFor(factor));
-      EXPECT_LE(r.fast_loaded_latency_ns, r.next_loaded_latency_ns * 1.05)
+      const RoundReport r = Round(*engine, PeriodForMarginal(factor));
+      EXPECT_LE(r.fast_marginal_latency_ns, r.next_marginal_latency_ns * 1.05)
           << factor;
       EXPECT_FALSE(r.bandwidth_bound) << factor;
       EXPECT_EQ(r.shed_demand_bytes_per_sec, 0) << factor;
@@ -989,8 +999,8 @@ TEST_F(BandwidthShedTest, HysteresisHoldsWithoutPingPong) {
   double lo = 1e9, hi = 0;
   for (int round = 0; round < 10; ++round) {
     const RoundReport r = Round(*engine, period, round % 2 ? 32 : 0);
-    lo = std::min(lo, r.fast_loaded_latency_ns / r.next_loaded_latency_ns);
-    hi = std::max(hi, r.fast_loaded_latency_ns / r.next_loaded_latency_ns);
+    lo = std::min(lo, r.fast_marginal_latency_ns / r.next_marginal_latency_ns);
+    hi = std::max(hi, r.fast_marginal_latency_ns / r.next_marginal_latency_ns);
     wobble_sheds += r.decision.shed_pages;
     wobble_promotions += r.decision.promoted_pages;
   }
@@ -1024,6 +1034,82 @@ TEST_F(BandwidthShedTest, AShedIsNotReadAsAShift) {
   EXPECT_GT(baseline_before_shed, 0.85);
   EXPECT_EQ(engine->counters().early_rounds, 0u);
   EXPECT_EQ(engine->counters().change_window_rounds, 0u);
+}
+
+// The marginal rule acts where Colloid's does not: node 0 at 2x its idle
+// latency (200 ns, below node 2's 300 ns: Colloid's rule holds; 83% of its
+// peak) has a marginal latency of 7.7x (774 ns): the accesses moved to node 2
+// cost 300 ns each, and each one moved off node 0 takes queueing delay off all
+// the others. The round sheds, down to equal marginal latencies, and the mean
+// latency over all the demand falls.
+TEST_F(BandwidthShedTest, ShedsWhereTheMarginalLatencyIsAbove) {
+  auto engine = Make();
+  const uint64_t period = PeriodFor(2.0);
+  const RoundReport r = Round(*engine, period);
+  EXPECT_LT(r.fast_loaded_latency_ns, r.next_loaded_latency_ns);
+  EXPECT_GT(r.fast_marginal_latency_ns, 2 * r.next_marginal_latency_ns);
+  EXPECT_TRUE(r.bandwidth_bound);
+  ASSERT_GT(r.decision.shed_pages, 0u) << DecisionToString(r.decision);
+  EXPECT_EQ(r.decision.promoted_pages, 0u);
+  // u 0.826 -> 0.691 (marginal 3x): 16% of the demand, ~185 hot pages.
+  EXPECT_GT(r.decision.shed_pages, 140u);
+  EXPECT_LT(r.decision.shed_pages, 230u);
+  const double d = 64.0 * period * (4 * kHot + kCold);  // bytes per second
+  const double moved = 64.0 * r.decision.shed_rate_per_sec;
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(topo_);
+  const NodeDemand before[] = {{0, d}, {2, 0}};
+  const NodeDemand after[] = {{0, d - moved}, {2, moved}};
+  EXPECT_LT(TotalLatencyNsPerSec(m, after), TotalLatencyNsPerSec(m, before));
+}
+
+// Promotion headroom counts both tiers after the move: node 0 runs at a
+// marginal latency of 2.5x its idle one (250 ns, inside the dead band below
+// node 2's 300 ns: not bound), and 200 hot pages sit on node 2. Promoting
+// into node 0 pays only until its marginal latency reaches node 2's (65% ->
+// 69% of its peak: about 60 hot pages); Colloid's equal latencies would
+// take all 200 (node 0 reaches 300 ns only at 90%). The rest goes to node
+// 1, the idle DRAM node.
+TEST_F(BandwidthShedTest, PromotionsIntoALoadedNodeStopAtEqualMarginals) {
+  constexpr int kSlow = 200;
+  for (int i = 0; i < kSlow; ++i) view_.node[kHotBase + i * kPage] = 2;
+  auto engine = Make();
+  const double on_fast = 4 * (kHot - kSlow) + kCold;  // samples per second
+  const double lines = UtilisationForMarginalFactor(2.5) * 1000e6 / 64;
+  const uint64_t period = static_cast<uint64_t>(lines / on_fast);
+  const RoundReport r = Round(*engine, period);
+  EXPECT_FALSE(r.bandwidth_bound);
+  EXPECT_NEAR(r.fast_marginal_latency_ns, 250, 5);
+  int into_0 = 0, into_1 = 0;
+  for (const PlannedMove& m : r.decision.moves) {
+    if (m.reason != PlacementReason::kPromote) continue;
+    into_0 += m.to_node == 0;
+    into_1 += m.to_node == 1;
+  }
+  EXPECT_GT(into_0, 30) << DecisionToString(r.decision);
+  EXPECT_LT(into_0, 100) << DecisionToString(r.decision);
+  EXPECT_GT(into_1, 0) << DecisionToString(r.decision);
+}
+
+// On a light load the fast nodes could take all the slower tiers' demand:
+// no headroom limit at all (a young page's inflated rate estimate must not
+// be held back by one), also when the balance's own arithmetic lands a
+// rounding error short of "all".
+TEST_F(BandwidthShedTest, NoHeadroomLimitWhenEverythingFits) {
+  for (double factor = 1.02; factor < 2.0; factor += 0.04) {
+    for (const int slow : {1, 3, 7, 30, 200}) {
+      SetUp();
+      for (int i = 0; i < slow; ++i) view_.node[kHotBase + i * kPage] = 2;
+      auto engine = Make();
+      Round(*engine, PeriodForMarginal(factor));
+      // A round 1.37 s after the last: demands that are no round numbers.
+      now_ += 370'000'017;
+      const RoundReport r = Round(*engine, PeriodForMarginal(factor));
+      EXPECT_FALSE(r.bandwidth_bound) << factor << " " << slow;
+      EXPECT_EQ(r.promote_headroom_bytes_per_sec,
+                std::numeric_limits<double>::infinity())
+          << factor << " " << slow;
+    }
+  }
 }
 
 // A bind range is never shed to a node outside its mask (here: bound to

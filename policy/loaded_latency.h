@@ -96,6 +96,32 @@
 // package penalties are not part of the balance (they are a per-access
 // cost, not a node's load).
 //
+// Marginal balance (BalanceMarginalLatencies). Colloid's equal latencies
+// are not where the mean access latency is lowest. With demand D_i on node
+// i, the accesses' total latency per second is sum_i D_i L_i(D_i), and
+// moving a little demand from a node to another changes it by the
+// difference of their MARGINAL latencies
+//     M(D) = d(D L(D))/dD = L + D dL/dD = L0 (1 + a u (2 - u) / (1 - u)^2),
+// which counts, besides the moved accesses' own latency, the queueing
+// delay they add to (or take from) every other access of the node. The
+// minimum of the total (hence of the mean, the total demand being fixed)
+// is where the donors' and the receivers' marginal latencies are equal:
+// the same water-filling as above on M's inverse,
+//     u(M) = 1 - sqrt(a / (a + M / L0 - 1))
+// (closed form: with v = 1 - u, a (1 - v^2) / v^2 = M / L0 - 1). M is
+// above L wherever there is load, so the fast tier gives up more than
+// Colloid's rule makes it: DRAM at 80 ns beside an idle 250 ns CXL node
+// runs at 70% of its peak (M = 250 ns, L = 119 ns), not at Colloid's 91%
+// (L = 250 ns). One catch: above kMaxUtilisation the curve is flat, so
+// there M = L = 5 L0 and D L(D) is linear with a slope far below M's just
+// under the cap (85 L0): the total is not convex, and a marginal balance
+// alone can be a local optimum. BalanceMarginalLatencies therefore also
+// tries shedding only a saturated donor's excess over the cap (linear
+// cost: the receivers take it while their marginal is below the donor's
+// 5 L0, the most expensive donor first) and moving nothing, and returns
+// the cheapest of the three by the total above (TotalLatencyNsPerSec).
+// loaded_latency_test checks it against a brute-force minimum.
+//
 // Nodes without HMAT data get the defaults below by tier rank (the repo's
 // guest topologies, tests/testdata/sysfs: DRAM 80 ns / 20480 MB/s, CXL
 // 250 ns / 8192 MB/s).
@@ -144,6 +170,19 @@ double Utilisation(double demand_bytes_per_sec, double peak_bytes_per_sec);
 // kMaxUtilisation for factor >= the cap's factor).
 double UtilisationForFactor(double factor);
 
+// M(u) / L0, the marginal latency of the file comment: d(D L(D))/dD over
+// the idle latency. 1 at u <= 0; 1 + a u (2 - u) / (1 - u)^2 below
+// kMaxUtilisation (85 just under it); above it the curve is flat and the
+// marginal is LoadedLatencyFactor's 5. `below_cap` makes it the left
+// limit (85) at and above the cap instead: the marginal of shedding into
+// the convex part, which the water-filling uses.
+double MarginalLatencyFactor(double utilisation, bool below_cap = false);
+
+// The inverse of MarginalLatencyFactor below the cap: the utilisation at
+// which a node's marginal latency is `factor` x its idle latency (0 for
+// factor <= 1, kMaxUtilisation for factor >= the left limit at the cap).
+double UtilisationForMarginalFactor(double factor);
+
 // A node's demand, for BalanceLatencies.
 struct NodeDemand {
   int node = -1;
@@ -154,10 +193,14 @@ struct NodeDemand {
 // and the demand that moves, in total and per donor node (the donors'
 // order; each the node's demand above D(L*), scaled so they sum to
 // moved_bytes_per_sec).
+// BalanceMarginalLatencies fills the same fields; latency_ns is then the
+// common MARGINAL latency (0 when it moves nothing or only a saturated
+// donor's excess), and `absorbed` says what each receiver takes.
 struct LatencyBalance {
   double latency_ns = 0;
   double moved_bytes_per_sec = 0;
-  std::vector<NodeDemand> shed;  // one per donor, same order
+  std::vector<NodeDemand> shed;      // one per donor, same order
+  std::vector<NodeDemand> absorbed;  // one per receiver (marginal only)
 };
 
 struct NodeLatency {
@@ -187,6 +230,14 @@ class LoadedLatencyModel {
   // kMaxUtilisation x peak at or above the cap's latency; 0 for an unknown
   // node.
   double DemandAtLatency(int node, double latency_ns) const;
+  // The node's marginal latency at `demand_bytes_per_sec` (file comment,
+  // "Marginal balance"; `below_cap` as in MarginalLatencyFactor); 0 for an
+  // unknown node.
+  double MarginalLatencyNs(int node, double demand_bytes_per_sec,
+                           bool below_cap = false) const;
+  // The demand at which `node`'s marginal latency is `marginal_ns` (the
+  // inverse below the cap); 0 for an unknown node.
+  double DemandAtMarginal(int node, double marginal_ns) const;
   // The extra latency of an access from a CPU of `cpu_node` (see the file
   // comment); 0 when either node or a distance is unknown, or cpu_node < 0.
   double RemotePenaltyNs(int cpu_node, int mem_node) const;
@@ -207,6 +258,21 @@ class LoadedLatencyModel {
 LatencyBalance BalanceLatencies(const LoadedLatencyModel& model,
                                 absl::Span<const NodeDemand> donors,
                                 absl::Span<const NodeDemand> receivers);
+
+// sum over `nodes` of demand x loaded latency, in ns per second (divided
+// by the total demand: the mean access latency). Unknown nodes add 0.
+double TotalLatencyNsPerSec(const LoadedLatencyModel& model,
+                            absl::Span<const NodeDemand> nodes);
+
+// The demand to move from `donors` to `receivers` that minimises the
+// total (hence the mean) loaded latency: equal marginal latencies, or a
+// saturated donor's excess, or nothing, whichever is cheapest (file
+// comment, "Marginal balance"). Nothing moves when no donor's marginal
+// latency is above the cheapest receiver's. Unknown nodes count as idle
+// with no capacity. O(iterations x nodes).
+LatencyBalance BalanceMarginalLatencies(const LoadedLatencyModel& model,
+                                        absl::Span<const NodeDemand> donors,
+                                        absl::Span<const NodeDemand> receivers);
 
 }  // namespace hotpage
 

@@ -1,6 +1,9 @@
 #include "policy/loaded_latency.h"
 
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -177,6 +180,153 @@ TEST(BalanceLatencies, EachDonorShedsDownToTheCommonLevel) {
         m.LatencyNs(i, donors[i].bytes_per_sec - b.shed[i].bytes_per_sec),
         b.latency_ns, 0.001 * b.latency_ns);
   }
+}
+
+TEST(MarginalLatency, FactorIsTheDerivativeOfTheTotal) {
+  // d(u L(u))/du by a central difference, below the cap.
+  for (double u : {0.05, 0.3, 0.6, 0.8, 0.9, 0.94}) {
+    const double h = 1e-6;
+    const double num = ((u + h) * LoadedLatencyFactor(u + h) -
+                        (u - h) * LoadedLatencyFactor(u - h)) /
+                       (2 * h);
+    EXPECT_NEAR(MarginalLatencyFactor(u), num, 1e-4 * num) << "u=" << u;
+    EXPECT_GE(MarginalLatencyFactor(u), LoadedLatencyFactor(u));
+    EXPECT_NEAR(UtilisationForMarginalFactor(MarginalLatencyFactor(u)), u,
+                1e-9);
+  }
+  EXPECT_DOUBLE_EQ(MarginalLatencyFactor(0), 1.0);
+  // Above the cap the curve is flat: M = L = 5; the left limit is 85.
+  EXPECT_NEAR(MarginalLatencyFactor(1.2), 5.0, 1e-9);
+  EXPECT_NEAR(MarginalLatencyFactor(1.2, /*below_cap=*/true), 85.0, 1e-6);
+  EXPECT_EQ(UtilisationForMarginalFactor(1.0), 0);
+  EXPECT_EQ(UtilisationForMarginalFactor(1e6), kMaxUtilisation);
+  // The header's example: DRAM's marginal reaches an idle CXL node's
+  // 250 ns at 70% of its peak, where its latency is 119 ns.
+  const double u = UtilisationForMarginalFactor(250.0 / 80);
+  EXPECT_NEAR(u, 0.70, 0.005);
+  EXPECT_NEAR(LoadedLatencyNs(80, u), 119, 1);
+}
+
+// The brute-force minimum of the total latency over the amount moved from
+// one donor to one receiver.
+double BruteForceBest(const LoadedLatencyModel& m, NodeDemand donor,
+                      NodeDemand receiver) {
+  double best = std::numeric_limits<double>::infinity();
+  const int steps = 20000;
+  for (int i = 0; i <= steps; ++i) {
+    const double x = donor.bytes_per_sec * i / steps;
+    const NodeDemand after[] = {{donor.node, donor.bytes_per_sec - x},
+                                {receiver.node, receiver.bytes_per_sec + x}};
+    best = std::min(best, TotalLatencyNsPerSec(m, after));
+  }
+  return best;
+}
+
+double TotalAfter(const LoadedLatencyModel& m,
+                  absl::Span<const NodeDemand> donors,
+                  absl::Span<const NodeDemand> receivers,
+                  const LatencyBalance& b) {
+  std::vector<NodeDemand> after;
+  double shed = 0, absorbed = 0;
+  for (size_t i = 0; i < donors.size(); ++i) {
+    after.push_back(
+        {donors[i].node, donors[i].bytes_per_sec - b.shed[i].bytes_per_sec});
+    shed += b.shed[i].bytes_per_sec;
+  }
+  for (size_t j = 0; j < receivers.size(); ++j) {
+    after.push_back({receivers[j].node,
+                     receivers[j].bytes_per_sec + b.absorbed[j].bytes_per_sec});
+    absorbed += b.absorbed[j].bytes_per_sec;
+  }
+  EXPECT_NEAR(shed, b.moved_bytes_per_sec, 1e-6 * (1 + shed));
+  EXPECT_NEAR(absorbed, b.moved_bytes_per_sec, 1e-6 * (1 + absorbed));
+  return TotalLatencyNsPerSec(m, after);
+}
+
+// Over a grid of loads, from idle to twice the fast node's peak, with the
+// receiver idle to saturated: never worse than the brute-force minimum (to
+// its grid's resolution), and where Colloid's balance moves something,
+// at least as good as it.
+TEST(BalanceMarginalLatencies, MatchesTheBruteForceMinimum) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  int moved = 0;
+  for (double fu = 0.1; fu <= 2.0; fu += 0.05) {
+    for (double su : {0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.1}) {
+      const NodeDemand donors[] = {{0, fu * 20480e6}};
+      const NodeDemand receivers[] = {{2, su * 8192e6}};
+      const LatencyBalance b = BalanceMarginalLatencies(m, donors, receivers);
+      const double got = TotalAfter(m, donors, receivers, b);
+      const double want = BruteForceBest(m, donors[0], receivers[0]);
+      EXPECT_LE(got, want * (1 + 1e-4)) << "fast u=" << fu << " slow u=" << su;
+      const LatencyBalance c = BalanceLatencies(m, donors, receivers);
+      std::vector<NodeDemand> colloid = {
+          {0, donors[0].bytes_per_sec - c.moved_bytes_per_sec},
+          {2, receivers[0].bytes_per_sec + c.moved_bytes_per_sec}};
+      EXPECT_LE(got, TotalLatencyNsPerSec(m, colloid) * (1 + 1e-9))
+          << "fast u=" << fu << " slow u=" << su;
+      moved += b.moved_bytes_per_sec > 0;
+    }
+  }
+  EXPECT_GT(moved, 50);  // 91 of the 273 cases move something
+}
+
+// Two donors and two receivers: no pair of per-node amounts on a grid does
+// better.
+TEST(BalanceMarginalLatencies, TwoDonorsMatchTheBruteForceMinimum) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  for (auto [d0, d1] : {std::pair{15e9, 19e9}, std::pair{18e9, 10e9},
+                        std::pair{19.3e9, 19.4e9}, std::pair{12e9, 14e9}}) {
+    const NodeDemand donors[] = {{0, d0}, {1, d1}};
+    const NodeDemand receivers[] = {{2, 1e9}, {3, 3e9}};
+    const LatencyBalance b = BalanceMarginalLatencies(m, donors, receivers);
+    const double got = TotalAfter(m, donors, receivers, b);
+    double want = std::numeric_limits<double>::infinity();
+    const int steps = 200;
+    for (int i = 0; i <= steps; ++i) {
+      for (int j = 0; j <= steps; ++j) {
+        const double s0 = d0 * 0.6 * i / steps, s1 = d1 * 0.6 * j / steps;
+        // The receivers split what moves at equal marginal latency (their
+        // own optimum); search that split too, coarsely.
+        for (int k = 0; k <= 20; ++k) {
+          const double to2 = (s0 + s1) * k / 20;
+          const NodeDemand after[] = {{0, d0 - s0},
+                                      {1, d1 - s1},
+                                      {2, 1e9 + to2},
+                                      {3, 3e9 + s0 + s1 - to2}};
+          want = std::min(want, TotalLatencyNsPerSec(m, after));
+        }
+      }
+    }
+    EXPECT_LE(got, want * (1 + 1e-4)) << d0 << " " << d1;
+  }
+}
+
+// The stream_mix case again: the marginal rule sheds more than Colloid's
+// (the fast node ends faster than the receiver) and the total is lower.
+TEST(BalanceMarginalLatencies, ShedsMoreThanColloidAndWins) {
+  const LoadedLatencyModel m = LoadedLatencyModel::FromTopology(TwoPackages());
+  const NodeDemand donors[] = {{0, 0.93 * 20480e6}};
+  const NodeDemand receivers[] = {{2, 1e9}};
+  const LatencyBalance b = BalanceMarginalLatencies(m, donors, receivers);
+  const LatencyBalance c = BalanceLatencies(m, donors, receivers);
+  ASSERT_GT(c.moved_bytes_per_sec, 0);
+  EXPECT_GT(b.moved_bytes_per_sec, c.moved_bytes_per_sec);
+  const double fast =
+      m.LatencyNs(0, donors[0].bytes_per_sec - b.moved_bytes_per_sec);
+  const double slow = m.LatencyNs(2, 1e9 + b.moved_bytes_per_sec);
+  EXPECT_LT(fast, slow);
+  EXPECT_NEAR(
+      m.MarginalLatencyNs(0, donors[0].bytes_per_sec - b.moved_bytes_per_sec),
+      m.MarginalLatencyNs(2, 1e9 + b.moved_bytes_per_sec),
+      0.001 * b.latency_ns);
+  const NodeDemand before[] = {donors[0], receivers[0]};
+  EXPECT_LT(TotalAfter(m, donors, receivers, b),
+            TotalLatencyNsPerSec(m, before));
+  // Nothing moves the other way, nor from a lightly loaded node.
+  const NodeDemand light[] = {{0, 5e9}};
+  EXPECT_EQ(BalanceMarginalLatencies(m, light, receivers).moved_bytes_per_sec,
+            0);
+  EXPECT_EQ(BalanceMarginalLatencies(m, {}, receivers).moved_bytes_per_sec, 0);
 }
 
 }  // namespace

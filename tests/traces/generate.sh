@@ -16,3 +16,4 @@ cd "$(dirname "$0")/../.."
 "$GEN" packages --seed 1 --topology-json tests/traces/2pkg-cxl.topology.json \
   -o "$OUT/packages_2pkg.hpt" --truth "$OUT/packages_2pkg.truth"
 "$GEN" stream_mix --seed 1 -o "$OUT/stream_mix.hpt" --truth "$OUT/stream_mix.truth"
+"$GEN" stream_grow --seed 1 -o "$OUT/stream_grow.hpt" --truth "$OUT/stream_grow.truth"

@@ -33,7 +33,7 @@ for truth in "$DIR"/*.truth; do
   check "$name: the trace header carries the command line" grep -qaF -- "$cmdline" "$DIR/$name.hpt"
   check "$name: README.md quotes the command line" grep -qF -- "$cmdline" "$DIR/README.md"
 done
-check "five generated traces ($ntruth)" test $ntruth -eq 5
+check "six generated traces ($ntruth)" test $ntruth -eq 6
 
 total=0
 nhpt=0
@@ -47,7 +47,7 @@ for hpt in "$DIR"/*.hpt; do
   check "$name: README.md describes it" grep -qF -- "$name" "$DIR/README.md"
   total=$((total + $(stat -L -c %s "$hpt")))
 done
-check "nine traces ($nhpt)" test $nhpt -eq 9
+check "ten traces ($nhpt)" test $nhpt -eq 10
 check "all traces together within 4.5 MB ($total bytes)" test $total -le 4500000
 
 rm -rf "$T"

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-TUNING = ["gups_shift", "zipf_kv", "scan_cold", "packages_2pkg", "sqlite_kv"]
+TUNING = ["gups_shift", "zipf_kv", "scan_cold", "packages_2pkg", "sqlite_kv", "stream_grow"]
 VALIDATION = ["stream_mix", "sort_lines", "xz_mixed", "memcached"]
 # Traces whose accesses come from CPUs of two packages: scored on both
 # machines.

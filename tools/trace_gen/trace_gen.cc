@@ -33,6 +33,7 @@ constexpr uint64_t kArenaStride = 64ull << 20;  // glibc's per-thread arenas
 constexpr uint64_t kStreamBase = 0x7f3600000000ull;
 constexpr uint64_t kStreamHotBase = 0x7f3800000000ull;
 constexpr uint64_t kStreamColdBase = 0x7f3a00000000ull;
+constexpr uint64_t kStream2Base = 0x7f3400000000ull;
 
 absl::Status Invalid(absl::string_view flag, absl::string_view want,
                      double got) {
@@ -342,17 +343,26 @@ class Scan : public Workload {
 class StreamMix : public Workload {
  public:
   StreamMix(const StreamMixOptions& o, const GenOptions& g)
-      : o_(o), g_(g), pass_ns_(SecondsToNs(o.pass_s)) {}
+      : o_(o),
+        g_(g),
+        pass_ns_(SecondsToNs(o.pass_s)),
+        pass2_ns_(SecondsToNs(o.stream2_pass_s)),
+        from2_ns_(SecondsToNs(o.stream2_from_s)) {}
 
   Access Draw(uint32_t thread, uint64_t rel_ns, Rng& rng) const override {
     Access a;
     const double r = rng.Uniform();
     if (r < o_.stream_share) {
-      // The stream pointer: one pass over every cache line per pass_ns.
-      const uint64_t lines = o_.stream_pages * (kPageBytes / 64);
+      // A stream pointer: one pass over every cache line per pass.
+      const bool second =
+          o_.stream2_pages > 0 && rel_ns >= from2_ns_ && r < o_.stream2_share;
+      const uint64_t pages = second ? o_.stream2_pages : o_.stream_pages;
+      const uint64_t pass = second ? pass2_ns_ : pass_ns_;
+      const uint64_t lines = pages * (kPageBytes / 64);
       const uint64_t line = static_cast<uint64_t>(
-          static_cast<unsigned __int128>(rel_ns % pass_ns_) * lines / pass_ns_);
-      a.vaddr = kStreamBase + line * 64 + 8 * rng.Below(8);
+          static_cast<unsigned __int128>(rel_ns % pass) * lines / pass);
+      a.vaddr =
+          (second ? kStream2Base : kStreamBase) + line * 64 + 8 * rng.Below(8);
       a.cls = AccessClass::kSequential;
     } else if (r < o_.stream_share + o_.hot_share) {
       a.vaddr = WordIn(PageAddr(kStreamHotBase, rng.Below(o_.hot_pages)), rng);
@@ -374,10 +384,28 @@ class StreamMix : public Workload {
     t.regions.push_back({"stream", stream});
     t.regions.push_back({"hot-set", hot});
     t.regions.push_back({"cold-heap", cold});
-    t.phases.push_back({0,
-                        internal::DurationNs(g_),
-                        {{stream, o_.stream_share, "stream (sequential)"},
-                         {hot, o_.hot_share, "latency-sensitive hot set"}}});
+    const uint64_t end = internal::DurationNs(g_);
+    if (o_.stream2_pages == 0 || from2_ns_ >= end) {
+      t.phases.push_back({0,
+                          end,
+                          {{stream, o_.stream_share, "stream (sequential)"},
+                           {hot, o_.hot_share, "latency-sensitive hot set"}}});
+      return t;
+    }
+    const Range stream2 = PagesRange(kStream2Base, 0, o_.stream2_pages);
+    t.regions.push_back({"stream-2", stream2});
+    if (from2_ns_ > 0) {
+      t.phases.push_back({0,
+                          from2_ns_,
+                          {{stream, o_.stream_share, "stream (sequential)"},
+                           {hot, o_.hot_share, "latency-sensitive hot set"}}});
+    }
+    t.phases.push_back(
+        {from2_ns_,
+         end,
+         {{stream, o_.stream_share - o_.stream2_share, "stream (sequential)"},
+          {stream2, o_.stream2_share, "second stream (sequential)"},
+          {hot, o_.hot_share, "latency-sensitive hot set"}}});
     return t;
   }
 
@@ -385,6 +413,8 @@ class StreamMix : public Workload {
   StreamMixOptions o_;
   GenOptions g_;
   uint64_t pass_ns_;
+  uint64_t pass2_ns_;
+  uint64_t from2_ns_;
 };
 
 // --- packages --------------------------------------------------------------
@@ -536,6 +566,18 @@ absl::StatusOr<std::unique_ptr<Workload>> MakeStreamMix(
   HOTPAGE_RETURN_IF_ERROR(CheckFraction("hot-share", o.hot_share));
   if (o.stream_share + o.hot_share > 1) {
     return Invalid("hot-share", "at most 1 - stream-share", o.hot_share);
+  }
+  HOTPAGE_RETURN_IF_ERROR(
+      CheckCount("stream2-pages", o.stream2_pages, 0, 1ull << 28));
+  if (!(o.stream2_pass_s >= 1e-6 && o.stream2_pass_s <= 1e6)) {
+    return Invalid("stream2-pass", "seconds in [1e-6, 1e6]", o.stream2_pass_s);
+  }
+  HOTPAGE_RETURN_IF_ERROR(CheckFraction("stream2-share", o.stream2_share));
+  if (o.stream2_share > o.stream_share) {
+    return Invalid("stream2-share", "at most stream-share", o.stream2_share);
+  }
+  if (!(o.stream2_from_s >= 0 && o.stream2_from_s <= 1e6)) {
+    return Invalid("stream2-from", "seconds in [0, 1e6]", o.stream2_from_s);
   }
   return std::unique_ptr<Workload>(new StreamMix(o, g));
 }

@@ -214,6 +214,15 @@ struct StreamMixOptions {
   double pass_s = 0.001;
   double stream_share = 0.75;
   double hot_share = 0.2;
+  // A second stream (none when stream2_pages is 0): from stream2_from_s
+  // on, stream2_share of the accesses (taken from the first stream's
+  // stream_share, so the demand stays the same and the streamed set grows)
+  // walk sequentially through stream2_pages of their own, one pass every
+  // stream2_pass_s. Two phases in the truth: before and after.
+  uint64_t stream2_pages = 0;
+  double stream2_pass_s = 0.004;
+  double stream2_share = 0;
+  double stream2_from_s = 0;
 };
 absl::StatusOr<std::unique_ptr<Workload>> MakeStreamMix(
     const StreamMixOptions& o, const GenOptions& g);

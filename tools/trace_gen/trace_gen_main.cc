@@ -137,6 +137,35 @@ const std::vector<Shape>& Shapes() {
        {{"duration", "25"},
         {"sample-period", "100000"},
         {"access-rate", "3.2e8"}}},
+      {"stream_grow",
+       "bandwidth decides, and the streamed set grows: stream_mix's first "
+       "stream, hot set and\n"
+       "cold heap, and from stream2-from on a second, sparser stream over "
+       "stream2-pages that\n"
+       "takes stream2-share of the accesses from the first (the demand stays, "
+       "spread over\n"
+       "more pages); at the defaults the hot set and the streams load one DRAM "
+       "node to 84%\n"
+       "of its peak, below Colloid's equal-latency point",
+       {{"stream-pages", "N", "256", "pages of the first stream"},
+        {"hot-pages", "N", "1024", "pages of the hot set"},
+        {"cold-pages", "N", "8192", "pages of the cold heap"},
+        {"pass", "SEC", "0.001", "seconds per pass over the first stream"},
+        {"stream-share", "F", "0.7",
+         "fraction of the accesses on the streams (both, once the second "
+         "runs)"},
+        {"hot-share", "F", "0.2",
+         "fraction on the hot set (the rest: cold heap)"},
+        {"stream2-pages", "N", "768", "pages of the second stream"},
+        {"stream2-pass", "SEC", "0.004",
+         "seconds per pass over the second stream"},
+        {"stream2-share", "F", "0.4",
+         "fraction of the accesses on the second stream once it runs (taken "
+         "from the first)"},
+        {"stream2-from", "SEC", "8", "when the second stream starts"}},
+       {{"duration", "24"},
+        {"sample-period", "150000"},
+        {"access-rate", "3e8"}}},
       {"packages",
        "threads on two CPU packages: the first half of the threads on package "
        "0, the second on\n"
@@ -419,6 +448,19 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
     if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
     if (st.ok()) st = ParseF(m, "stream-share", &o.stream_share);
     if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
+    if (st.ok()) w = MakeStreamMix(o, g);
+  } else if (st.ok() && shape.name == "stream_grow") {
+    StreamMixOptions o;
+    st = ParseU64(m, "stream-pages", &o.stream_pages);
+    if (st.ok()) st = ParseU64(m, "hot-pages", &o.hot_pages);
+    if (st.ok()) st = ParseU64(m, "cold-pages", &o.cold_pages);
+    if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
+    if (st.ok()) st = ParseF(m, "stream-share", &o.stream_share);
+    if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
+    if (st.ok()) st = ParseU64(m, "stream2-pages", &o.stream2_pages);
+    if (st.ok()) st = ParseF(m, "stream2-pass", &o.stream2_pass_s);
+    if (st.ok()) st = ParseF(m, "stream2-share", &o.stream2_share);
+    if (st.ok()) st = ParseF(m, "stream2-from", &o.stream2_from_s);
     if (st.ok()) w = MakeStreamMix(o, g);
   } else if (st.ok() && shape.name == "packages") {
     PackagesOptions o;

@@ -285,6 +285,49 @@ TEST(StreamMixTest, SharesAndDemandAsDocumented) {
   EXPECT_FALSE(MakeStreamMix(bad, g).ok());
 }
 
+// stream_grow (the second stream of StreamMixOptions): before
+// stream2_from_s the first stream has all of stream_share, after it the
+// second takes stream2_share of it, over its own pages; the demand stays.
+TEST(StreamMixTest, SecondStreamTakesItsShareFromItsStart) {
+  GenOptions g;
+  g.duration_s = 10;
+  g.sample_period = 150000;
+  g.access_rate = 3e8;
+  StreamMixOptions o;
+  o.stream_pages = 256;
+  o.stream_share = 0.7;
+  o.stream2_pages = 768;
+  o.stream2_share = 0.4;
+  o.stream2_pass_s = 0.004;
+  o.stream2_from_s = 4;
+  const auto w = Must(MakeStreamMix(o, g));
+  const std::vector<Sample> samples = Generate(*w, g);
+  CheckPebsLike(*w, g, samples);
+  const GroundTruth t = w->Truth();
+  ASSERT_EQ(t.regions.size(), 4u);
+  ASSERT_EQ(t.phases.size(), 2u);
+  const Range first = t.regions[0].range, second = t.regions[3].range;
+  EXPECT_EQ(second.end - second.start, 768 * kPageBytes);
+  EXPECT_EQ(t.phases[1].start_ns, 4'000'000'000ull);
+  EXPECT_EQ(t.phases[1].start_ns, t.phases[0].end_ns);
+  const std::vector<Sample> before = InPhase(samples, t.phases[0], g);
+  const std::vector<Sample> after = InPhase(samples, t.phases[1], g);
+  EXPECT_NEAR(ShareIn(before, first), 0.7, 0.015);
+  EXPECT_EQ(ShareIn(before, second), 0);
+  EXPECT_NEAR(ShareIn(after, first), 0.3, 0.015);
+  EXPECT_NEAR(ShareIn(after, second), 0.4, 0.015);
+  EXPECT_NEAR(ShareIn(after, t.regions[1].range), 0.2, 0.015);
+  // (Nearly) every page of the second stream is sampled.
+  std::set<uint64_t> pages;
+  for (const Sample& s : after) {
+    if (second.Contains(s.vaddr)) pages.insert(s.vaddr / kPageBytes);
+  }
+  EXPECT_GT(pages.size(), o.stream2_pages * 99 / 100);
+  StreamMixOptions bad = o;
+  bad.stream2_share = 0.8;  // more than the streams' 0.7
+  EXPECT_FALSE(MakeStreamMix(bad, g).ok());
+}
+
 TEST(PackagesTest, ThreadsStayOnTheirPackageAndOwnArena) {
   GenOptions g;
   g.access_rate = 8e6;
