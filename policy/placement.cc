@@ -67,11 +67,12 @@ bool HotterFirst(const PageHeat& a, const PageHeat& b) {
 bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
   return c.rate_lo > v.rate_hi || c.prior_lo > v.prior_hi;
 }
-// Victims: the lowest of the upper bounds first (the Poisson, the prior's and
-// the long window's: PageHeat::prior_hi, long_hi).
+// Victims: the lower of the Poisson and the long window's upper bounds first
+// (PageHeat::long_hi). Adding the prior's (min of all three) was measured on
+// the tuning set and lost (tools/simulate/README.md).
 bool ColderFirst(const PageHeat& a, const PageHeat& b) {
-  const double ha = std::min({a.rate_hi, a.prior_hi, a.long_hi});
-  const double hb = std::min({b.rate_hi, b.prior_hi, b.long_hi});
+  const double ha = std::min(a.rate_hi, a.long_hi);
+  const double hb = std::min(b.rate_hi, b.long_hi);
   if (ha != hb) return ha < hb;
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;

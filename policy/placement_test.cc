@@ -437,48 +437,6 @@ TEST(Placement, SwapNeedsOneModelsBoundsToSeparate) {
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
 }
 
-// Victims come coldest first under either model (the smaller of rate_hi and
-// prior_hi): a page the prior calls cold goes before one whose Poisson
-// bound is lower but whose posterior is hot, in a swap (where the first
-// victim that fails both tests ends the search) and in a watermark demotion
-// (whose victims every promotion must beat). Ordered by rate_hi alone, the
-// posterior-hot victim came first and blocked the promotion (after a shift
-// the prior, fitted to the samples since it, is the model that knows the
-// old set went cold: policy/engine.h).
-TEST(Placement, VictimsColdestUnderEitherModelFirst) {
-  PageHeat c = Page(A(1), 2, 20, 80, 0);
-  c.prior_lo = 30;
-  PageHeat warm = Page(A(100), 0, 1, 25);  // Poisson 25, posterior 50
-  warm.prior_hi = 50;
-  PageHeat cold = Page(A(101), 0, 1, 40);  // Poisson 40, posterior 10
-  cold.prior_hi = 10;
-  {
-    Round r;
-    r.SetFree(0, 200);
-    r.SetFree(1, 200);  // both fast nodes at high: a swap
-    r.candidates = {c};
-    r.victims = {warm, cold};
-    PlacementDecision d = r.Decide();
-    ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
-    EXPECT_EQ(d.moves[0].vaddr, A(101));
-    EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kSwap);
-    EXPECT_EQ(d.moves[1].vaddr, A(1));
-  }
-  {
-    Round r;
-    r.SetFree(0, 199);  // below low after override: one watermark demotion
-    r.config.watermarks[0] = {0, 200 * kPage, 200 * kPage};
-    c.accessor_node = 1;  // promoted into node 1's free room
-    r.candidates = {c};
-    r.victims = {warm, cold};
-    PlacementDecision d = r.Decide();
-    ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
-    EXPECT_EQ(d.moves[0].vaddr, A(101));
-    EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kWatermark);
-    EXPECT_EQ(d.moves[1].vaddr, A(1));
-  }
-}
-
 // Free room after watermark demotions: a candidate must beat every demoted
 // page under one model, as in the swap.
 TEST(Placement, PromotionIntoDemotedRoomByThePrior) {
