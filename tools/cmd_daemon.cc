@@ -301,6 +301,7 @@ int RunDaemon(const std::vector<std::string>& args) {
   MachineSamplerSet samplers(&*fs, &perf_sys, &out);
   // One kdamond for every DAMON member (machine_damon.h).
   DamonOptions damon_options;
+  damon_options.state_dir = cfg->state_dir;
   damon_options.warn = [&out](const std::string& line) {
     out << "hotpage daemon: damon: " << line << "\n";
   };

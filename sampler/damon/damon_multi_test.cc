@@ -84,7 +84,7 @@ TEST_F(DamonMultiTest, TwoProcessesShareOneKdamondWithATargetFilterEach) {
   const std::string s = "kdamonds/0/contexts/0/schemes/";
   for (int i : {0, 1}) {
     EXPECT_EQ(k_.Read(absl::StrCat(s, i, "/filters/0/type")), "target");
-    EXPECT_EQ(k_.Read(absl::StrCat(s, i, "/filters/0/target_idx")),
+    EXPECT_EQ(k_.Read(absl::StrCat(s, i, "/filters/0/damon_target_idx")),
               absl::StrCat(i));
     EXPECT_EQ(k_.Read(absl::StrCat(s, i, "/filters/0/matching")), "N");
   }

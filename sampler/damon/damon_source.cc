@@ -858,7 +858,7 @@ absl::Status DamonSource::WriteLayout() {
     HOTPAGE_RETURN_IF_ERROR(Write(s + "/filters/nr_filters", "1"));
     HOTPAGE_RETURN_IF_ERROR(Write(s + "/filters/0/type", "target"));
     HOTPAGE_RETURN_IF_ERROR(
-        Write(s + "/filters/0/target_idx", absl::StrCat(i)));
+        Write(s + "/filters/0/damon_target_idx", absl::StrCat(i)));
     HOTPAGE_RETURN_IF_ERROR(Write(s + "/filters/0/matching", "N"));
   }
   multi_ = true;

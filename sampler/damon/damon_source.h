@@ -122,7 +122,9 @@
 // the fake in fake_damon.h plays exactly this):
 //   - tried_regions do not say which target a region came from, so target
 //     i gets its own scheme i (action stat, the widened pattern) with one
-//     DAMOS filter: filters/0/type = target, target_idx = i, matching = N.
+//     DAMOS filter: filters/0/type = target, damon_target_idx = i (the
+//     file is named so: __ATTR_RW_MODE(damon_target_idx, 0600) in
+//     sysfs-schemes.c; damo writes it too), matching = N.
 //     6.12's filters filter OUT what matches ((index == target_idx) ==
 //     matching), so matching N keeps exactly target i's regions
 //     (__damos_filter_out()); the filter is applied before the region is

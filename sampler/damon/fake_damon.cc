@@ -125,7 +125,7 @@ bool FakeDamonKernel::ReadParams(std::vector<pid_t>* pids,
       Filter fl;
       fl.type = Read(f + "/type");
       fl.matching = Read(f + "/matching") == "Y";
-      (void)absl::SimpleAtoi(Read(f + "/target_idx"), &fl.target_idx);
+      (void)absl::SimpleAtoi(Read(f + "/damon_target_idx"), &fl.target_idx);
       sc.filters.push_back(fl);
     }
     schemes->push_back(sc);
@@ -306,10 +306,13 @@ int FakeDamonKernel::Hook(absl::string_view path, absl::string_view value) {
       const std::string f = absl::StrCat(dir, "/", i);
       tree_.Write(Path(f + "/type"), "anon\n");
       tree_.Write(Path(f + "/matching"), "N\n");
-      tree_.Write(Path(f + "/target_idx"), "0\n");
+      tree_.Write(Path(f + "/damon_target_idx"), "0\n");
       tree_.Write(Path(f + "/memcg_path"), "\n");
     }
     return FakeSysfsLog::kHandled;
+  }
+  if (absl::StrContains(rel, "/filters/") && !Fs().Exists(path)) {
+    return ENOENT;  // no such filter (nr_filters not written)
   }
   if (absl::EndsWith(rel, "/type") && absl::StrContains(rel, "/filters/")) {
     for (const char* t : {"anon", "memcg", "young", "addr", "target"}) {

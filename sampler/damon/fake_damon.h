@@ -29,7 +29,9 @@
 //     A scheme whose sz max is 0 matches nothing. A target whose process
 //     exited contributes nothing; when every target's process exited the
 //     kdamond stops by itself.
-//   - Filter types of 6.12: anon, memcg, young, addr, target (others EINVAL).
+//   - Filter types of 6.12: anon, memcg, young, addr, target (others
+//     EINVAL); a filter's index file is damon_target_idx (as the kernel
+//     names the attribute), not target_idx.
 //
 // Single-threaded (the DamonSource under test serializes its writes).
 

@@ -79,6 +79,19 @@ absl::StatusOr<std::unique_ptr<AttachSource>> MachineDamon::Attach(
     source_.reset();
   }
   int slot = 0;
+  if (source_) {
+    absl::StatusOr<int> s = source_->AddTarget(key.pid, key.start_time_ticks);
+    if (s.ok()) {
+      slot = *s;
+    } else if (source_->running()) {
+      return s.status();
+    } else {
+      // The kdamond ended in between (its targets exited, or it was
+      // turned off): its members are told, this one gets a new kdamond.
+      EndLocked(std::string(s.status().message()));
+      source_.reset();
+    }
+  }
   if (!source_) {
     auto opened = open_();
     if (!opened.ok()) return opened.status();
@@ -87,17 +100,7 @@ absl::StatusOr<std::unique_ptr<AttachSource>> MachineDamon::Attach(
         std::move(opened->second));
     if (!s.ok()) return s.status();
     source_ = std::move(*s);
-    ++generation_;
-    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                  [](const Entry& e) { return e.slot >= 0; }),
-                   entries_.end());
-  } else {
-    absl::StatusOr<int> s = source_->AddTarget(key.pid, key.start_time_ticks);
-    if (!s.ok()) {
-      if (!source_->running()) EndLocked(std::string(s.status().message()));
-      return s.status();
-    }
-    slot = *s;
+    ++generation_;  // entries of an earlier kdamond are routed nothing
   }
   auto inbox = std::make_shared<SampleInbox>();
   entries_.push_back(Entry{key, slot, generation_, inbox});

@@ -165,6 +165,19 @@ TEST_F(MachineDamonTest, KdamondThatEndsEndsItsMembersAndStartsAfresh) {
   EXPECT_TRUE((*c)->Poll([](absl::Span<const Sample>) {}).ok());
 }
 
+TEST_F(MachineDamonTest, AttachAfterTheKdamondStoppedUnseenStillWorks) {
+  auto a = machine_->Attach(Key(kA));
+  auto b = machine_->Attach(Key(kB));
+  ASSERT_TRUE(a.ok() && b.ok());
+  k_.ExitProcess(kA);
+  k_.ExitProcess(kB);  // stopped, and no poll has seen it yet
+  auto c = machine_->Attach(Key(kC));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(k_.running());
+  ASSERT_TRUE(machine_->PollOnce().ok());
+  EXPECT_EQ(Drain(**c), Of(kC));
+}
+
 TEST_F(MachineDamonTest, PollingThreadRoutesWhileMembersComeAndGo) {
   machine_->Start();
   auto a = machine_->Attach(Key(kA));
