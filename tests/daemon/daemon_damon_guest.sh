@@ -44,7 +44,7 @@ name = "b"
 cgroup = "b"
 source = "damon"
 TOML
-hotpage daemon --config /tmp/h.toml 2>/tmp/d.log &
+hotpage daemon --config /tmp/h.toml --log-level debug 2>/tmp/d.log &
 D=$!
 for i in $(seq 1 100); do
   grep -q "a: managing pid $WA" /tmp/d.log && grep -q "b: managing pid $WB" /tmp/d.log && break
@@ -67,6 +67,7 @@ pa=$(promoted a); pb=$(promoted b)
 echo "DAMON-MULTI-RESULT promoted_pages a=${pa:-?} b=${pb:-?} (hot set 4096 pages each)"
 [ "${pa:-0}" -gt 0 ] && [ "${pb:-0}" -gt 0 ] && ok "promotions per workload: a $pa, b $pb pages" || bad "promotions a=${pa:-?} b=${pb:-?}"
 hotpage status --socket /tmp/hp/hotpage.sock | tee /tmp/st.txt
+grep -E '^hotpage_workload_(samples|promoted_pages|fast_bytes)' /tmp/hotpage.prom
 
 # b exits: its target goes by commit; a's stays (same kdamond thread).
 kill -TERM $WB; wait $WB
