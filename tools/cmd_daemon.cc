@@ -30,6 +30,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +57,7 @@
 #include "tools/daemon/kernel_tiering.h"
 #include "tools/daemon/line_log.h"
 #include "tools/daemon/live_member.h"
+#include "tools/daemon/machine_damon.h"
 #include "tools/daemon/machine_sampler.h"
 #include "tools/daemon/migrator_pool.h"
 #include "tools/daemon/status_socket.h"
@@ -297,12 +299,21 @@ int RunDaemon(const std::vector<std::string>& args) {
   // outlives the loop and its members.
   LinuxPerfEventSystem perf_sys;
   MachineSamplerSet samplers(&*fs, &perf_sys, &out);
+  // One kdamond for every DAMON member (machine_damon.h).
+  DamonOptions damon_options;
+  damon_options.state_dir = cfg->state_dir;
+  damon_options.warn = [&out](const std::string& line) {
+    out << "hotpage daemon: damon: " << line << "\n";
+  };
+  MachineDamon damon(damon_options, &out);
+  damon.Start();
   // One migrator thread for every member (migrator_pool.h).
   MigratorPool migrators(static_cast<double>(cfg->rate_limit_mbps) * 1e6,
                          RealClock::Get());
   migrators.Start();
   LiveMemberEnv env;
   env.samplers = &samplers;
+  env.damon = &damon;
   env.migrators = &migrators;
   env.fs = &*fs;
   env.topology = &*topo;
@@ -326,8 +337,10 @@ int RunDaemon(const std::vector<std::string>& args) {
     return room;
   };
   parts.self = getpid();
-  parts.on_selection = [&samplers](const std::vector<ProcessKey>& live) {
+  parts.on_selection = [&samplers,
+                        &damon](const std::vector<ProcessKey>& live) {
     samplers.Reconcile(live);
+    damon.Reconcile(live);
   };
   parts.log = &out;
   parts.uptime_s = [started] {
@@ -400,9 +413,11 @@ int RunDaemon(const std::vector<std::string>& args) {
     ready = true;
     if (absl::Now() >= next_movers_check) {
       next_movers_check = absl::Now() + absl::Minutes(1);
-      const TieringDecision again =
-          DecideKernelTiering(DetectKernelMovers(*fs, {}),
-                              KernelTieringMode::kCoexist, loop.config().path);
+      const TieringDecision again = DecideKernelTiering(
+          DetectKernelMovers(*fs, damon.running()
+                                      ? std::set<std::string>{"kdamonds/0"}
+                                      : std::set<std::string>{}),
+          KernelTieringMode::kCoexist, loop.config().path);
       if (loop.config().kernel_tiering != KernelTieringMode::kTakeOver) {
         for (const std::string& m : again.messages) {
           log.Log(LogLevel::kWarning, absl::StrCat("hotpage daemon: ", m));

@@ -156,6 +156,12 @@ absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(
 absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(
     pid_t pid, const DamonOptions& options, KernelFs fs,
     std::unique_ptr<SysfsWriter> writer) {
+  return StartPinned(pid, 0, options, std::move(fs), std::move(writer));
+}
+
+absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::StartPinned(
+    pid_t pid, uint64_t start_time_ticks, const DamonOptions& options,
+    KernelFs fs, std::unique_ptr<SysfsWriter> writer) {
   HOTPAGE_RETURN_IF_ERROR(ValidateDamonOptions(options));
   if (pid <= 0) {
     return absl::InvalidArgumentError(
@@ -165,6 +171,10 @@ absl::StatusOr<std::unique_ptr<DamonSource>> DamonSource::Start(
     return absl::InvalidArgumentError("DAMON source needs a SysfsWriter");
   std::unique_ptr<DamonSource> src(
       new DamonSource(pid, options, std::move(fs), std::move(writer)));
+  {
+    MutexLock l(&src->mu_);
+    src->slots_.push_back(Slot{pid, start_time_ticks, false, 0});
+  }
   // Registered before anything is created, so that a termination signal
   // during setup either aborts it or tears down what exists so far.
   Register(src.get());
@@ -435,7 +445,7 @@ absl::Status DamonSource::WriteState() {
   st.pid = getpid();
   st.start_time_ticks = SelfStartTimeTicks(fs_);
   st.kdamond = 0;  // kKdamond
-  st.target_pid = pid_;
+  st.target_pid = slots_.empty() ? pid_ : slots_[0].pid;
   st.operations = "vaddr";
   HOTPAGE_RETURN_IF_ERROR(
       state_dir_->WriteAtomically(kDamonStateName, FormatDamonState(st)));
@@ -477,7 +487,34 @@ absl::Status DamonSource::SetupLocked() {
       Configure(), absl::StrCat("configuring DAMON for pid ", pid_, ": ")));
   auto kpid = ReadRetry(absl::StrCat(kKdamond, "/pid"));
   if (kpid.ok()) stats_.kdamond_pid = std::atoi(kpid->c_str());
+  // `on` resolved the pid number: if the process the caller pinned is
+  // still there with its start time, that number was its throughout.
+  if (slots_[0].start_time_ticks != 0) {
+    std::optional<uint64_t> now = StartTimeOf(pid_);
+    if (now && *now != slots_[0].start_time_ticks) {
+      ++stats_.reused_pids;
+      return absl::FailedPreconditionError(
+          absl::StrCat("pid ", pid_,
+                       " was reused by another process before DAMON "
+                       "monitoring began"));
+    }
+  }
   return absl::OkStatus();
+}
+
+absl::Status DamonSource::WidenPattern(const std::string& s) {
+  // A new scheme's access pattern is 0..0 everywhere and matches nothing.
+  const std::string p = s + "/access_pattern";
+  HOTPAGE_RETURN_IF_ERROR(Write(p + "/sz/min", "0"));
+  HOTPAGE_RETURN_IF_ERROR(
+      Write(p + "/sz/max", absl::StrCat(std::numeric_limits<uint64_t>::max())));
+  HOTPAGE_RETURN_IF_ERROR(Write(p + "/nr_accesses/min", "0"));
+  HOTPAGE_RETURN_IF_ERROR(
+      Write(p + "/nr_accesses/max",
+            absl::StrCat(std::numeric_limits<uint32_t>::max())));
+  HOTPAGE_RETURN_IF_ERROR(Write(p + "/age/min", "0"));
+  return Write(p + "/age/max",
+               absl::StrCat(std::numeric_limits<uint32_t>::max()));
 }
 
 absl::Status DamonSource::Configure() {
@@ -513,18 +550,7 @@ absl::Status DamonSource::Configure() {
   wrote_target_ = true;
   HOTPAGE_RETURN_IF_ERROR(Write(c + "/schemes/nr_schemes", "1"));
   HOTPAGE_RETURN_IF_ERROR(Write(s + "/action", "stat"));
-  // A new scheme's access pattern is 0..0 everywhere and matches nothing.
-  const std::string p = s + "/access_pattern";
-  HOTPAGE_RETURN_IF_ERROR(Write(p + "/sz/min", "0"));
-  HOTPAGE_RETURN_IF_ERROR(
-      Write(p + "/sz/max", absl::StrCat(std::numeric_limits<uint64_t>::max())));
-  HOTPAGE_RETURN_IF_ERROR(Write(p + "/nr_accesses/min", "0"));
-  HOTPAGE_RETURN_IF_ERROR(
-      Write(p + "/nr_accesses/max",
-            absl::StrCat(std::numeric_limits<uint32_t>::max())));
-  HOTPAGE_RETURN_IF_ERROR(Write(p + "/age/min", "0"));
-  HOTPAGE_RETURN_IF_ERROR(Write(
-      p + "/age/max", absl::StrCat(std::numeric_limits<uint32_t>::max())));
+  HOTPAGE_RETURN_IF_ERROR(WidenPattern(s));
   absl::Status on = Write(absl::StrCat(kKdamond, "/state"), "on");
   if (!on.ok()) {
     if (!fs_.Exists(absl::StrCat("/proc/", pid_))) {
@@ -560,14 +586,15 @@ absl::Status DamonSource::VerifyOwnership() {
   auto ops = ReadRetry(absl::StrCat(kContext, "/operations"));
   const bool foreign_ops =
       ops.ok() && *ops != "vaddr";  // vaddr is also the default
+  const pid_t ours = slots_.empty() ? pid_ : slots_[0].pid;
   const bool foreign_target =
       target.ok() &&
-      (wrote_target_ ? *target != pid_ : (*target != 0 && *target != pid_));
+      (wrote_target_ ? *target != ours : (*target != 0 && *target != ours));
   if (foreign_ops || foreign_target) {
     return absl::FailedPreconditionError(absl::StrCat(
         "kdamond 0 monitors pid ", target.ok() ? absl::StrCat(*target) : "?",
         " with ", ops.ok() ? *ops : "?",
-        " operations, not hotpage's vaddr context for pid ", pid_,
+        " operations, not hotpage's vaddr context for pid ", ours,
         ": someone else replaced it; leaving it alone"));
   }
   return absl::OkStatus();
@@ -641,7 +668,15 @@ absl::Status DamonSource::KdamondStopped() {
 }
 
 absl::Status DamonSource::ReadRegions() {
-  const std::string dir = AdminPath(absl::StrCat(kScheme, "/tried_regions"));
+  HOTPAGE_RETURN_IF_ERROR(ReadRegionsOf(0, &regions_));
+  stats_.regions += regions_.size();
+  return absl::OkStatus();
+}
+
+absl::Status DamonSource::ReadRegionsOf(int scheme,
+                                        std::vector<DamonRegion>* out) {
+  const std::string dir =
+      AdminPath(absl::StrCat(kContext, "/schemes/", scheme, "/tried_regions"));
   HOTPAGE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_.ListDir(dir));
   const size_t limit = std::min<size_t>(
       std::max<size_t>(size_t{2} * options_.max_nr_regions, 64),
@@ -649,8 +684,9 @@ absl::Status DamonSource::ReadRegions() {
   auto indices = SortTriedRegionIndices(names, limit);
   if (!indices.ok())
     return Annotate(indices.status(), absl::StrCat(fs_.Display(dir), ": "));
-  regions_.clear();
-  regions_.reserve(indices->size());
+  std::vector<DamonRegion>& regions = *out;
+  regions.clear();
+  regions.reserve(indices->size());
   for (uint32_t i : *indices) {
     const std::string rdir = absl::StrCat(dir, "/", i);
     HOTPAGE_ASSIGN_OR_RETURN(std::string start, fs_.ReadFile(rdir + "/start"));
@@ -663,14 +699,22 @@ absl::Status DamonSource::ReadRegions() {
       return absl::InvalidArgumentError(absl::StrCat(
           "DAMON tried region ", fs_.Display(rdir), "/", r.status().message()));
     }
-    regions_.push_back(*r);
+    regions.push_back(*r);
   }
-  stats_.regions_fixed += NormalizeRegions(regions_);
-  stats_.regions += regions_.size();
+  stats_.regions_fixed += NormalizeRegions(regions);
   return absl::OkStatus();
 }
 
 absl::Status DamonSource::PollLocked() {
+  HOTPAGE_RETURN_IF_ERROR(UpdateLocked());
+  const uint64_t t1 = MonotonicNs();
+  absl::Status read = ReadRegions();
+  stats_.read_ns += MonotonicNs() - t1;
+  if (read.ok() && regions_.empty()) ++stats_.empty_updates;
+  return read;
+}
+
+absl::Status DamonSource::UpdateLocked() {
   if (torn_down_ || !owned_) {
     return absl::FailedPreconditionError(
         absl::StrCat("DAMON source for pid ", pid_, " is no longer running (",
@@ -688,10 +732,7 @@ absl::Status DamonSource::PollLocked() {
                             writer_->Display(AdminPath(state_rel)));
   }
   ++stats_.polls;
-  absl::Status read = ReadRegions();
-  stats_.read_ns += MonotonicNs() - t1;
-  if (read.ok() && regions_.empty()) ++stats_.empty_updates;
-  return read;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
@@ -701,11 +742,21 @@ absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
     MutexLock l(&mu_);
     HOTPAGE_RETURN_IF_ERROR(PollLocked());
   }
+  size_t dropped = 0;
+  const size_t delivered = Emit(pid_, regions_, sink, &dropped);
+  MutexLock l(&mu_);
+  stats_.samples += delivered;
+  stats_.samples_dropped += dropped;
+  return delivered;
+}
+
+size_t DamonSource::Emit(pid_t pid, const std::vector<DamonRegion>& regions,
+                         const SampleSink& sink, size_t* dropped_out) {
   const uint64_t now_ns = MonotonicNs();
   Sample proto;
   proto.time_ns = now_ns;
   proto.period = max_nr_accesses_;
-  proto.pid = static_cast<uint32_t>(pid_);
+  proto.pid = static_cast<uint32_t>(pid);
   proto.source = SampleSource::kDamon;
   proto.flags = kSampleRegion;
   const size_t cap = options_.max_samples_per_poll == 0
@@ -713,7 +764,7 @@ absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
                          : options_.max_samples_per_poll;
   size_t delivered = 0, dropped = 0, fill = 0;
   Sample* batch = batch_.get();
-  ForEachChunk(regions_, options_.chunk_bytes, max_nr_accesses_,
+  ForEachChunk(regions, options_.chunk_bytes, max_nr_accesses_,
                [&](uint64_t vaddr, uint32_t count) {
                  for (uint32_t k = 0; k < count; ++k) {
                    if (delivered + fill >= cap) {
@@ -733,6 +784,226 @@ absl::StatusOr<size_t> DamonSource::Poll(const SampleSink& sink) {
   if (fill > 0) {
     sink(absl::MakeConstSpan(batch, fill));
     delivered += fill;
+  }
+  *dropped_out += dropped;
+  return delivered;
+}
+
+// --- Several targets -------------------------------------------------------
+
+pid_t DamonSource::SelfPid() const {
+  return options_.self_pid > 0 ? options_.self_pid : getpid();
+}
+
+std::optional<uint64_t> DamonSource::StartTimeOf(pid_t pid) const {
+  absl::StatusOr<std::string> text =
+      fs_.ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  if (!text.ok()) return std::nullopt;
+  std::optional<ProcStat> st = ParseProcStat(*text);
+  if (!st) return std::nullopt;
+  return st->start_time_ticks;
+}
+
+size_t DamonSource::targets() const {
+  MutexLock l(&mu_);
+  size_t n = 0;
+  for (const Slot& s : slots_) n += s.free ? 0 : 1;
+  return n;
+}
+
+size_t DamonSource::FreeSlots(bool include_gone) {
+  const pid_t self = SelfPid();
+  size_t n = 0;
+  for (Slot& s : slots_) {
+    if (s.free) {
+      s.pid = self;
+      continue;
+    }
+    const std::optional<uint64_t> t = StartTimeOf(s.pid);
+    const bool reused =
+        t.has_value() && s.start_time_ticks != 0 && *t != s.start_time_ticks;
+    if (reused || (include_gone && !t.has_value())) {
+      if (reused) ++stats_.reused_pids;
+      s.free = true;
+      s.pid = self;
+      ++n;
+    }
+  }
+  return n;
+}
+
+void DamonSource::TrimFreeSlots() {
+  // DAMON needs one target; the caller stops the source when none is used.
+  while (slots_.size() > 1 && slots_.back().free) slots_.pop_back();
+}
+
+absl::Status DamonSource::WriteLayout() {
+  const std::string c = kContext;
+  const size_t n = slots_.size();
+  HOTPAGE_RETURN_IF_ERROR(Write(c + "/targets/nr_targets", absl::StrCat(n)));
+  for (size_t i = 0; i < n; ++i) {
+    HOTPAGE_RETURN_IF_ERROR(
+        Write(absl::StrCat(c, "/targets/", i, "/pid_target"),
+              absl::StrCat(slots_[i].pid)));
+  }
+  wrote_target_ = true;
+  HOTPAGE_RETURN_IF_ERROR(Write(c + "/schemes/nr_schemes", absl::StrCat(n)));
+  for (size_t i = 0; i < n; ++i) {
+    const std::string s = absl::StrCat(c, "/schemes/", i);
+    HOTPAGE_RETURN_IF_ERROR(Write(s + "/action", "stat"));
+    if (slots_[i].free) continue;  // the 0..0 pattern: lists nothing
+    HOTPAGE_RETURN_IF_ERROR(WidenPattern(s));
+    // Only target i's regions: 6.12 filters OUT regions for which
+    // (index == target_idx) == matching.
+    HOTPAGE_RETURN_IF_ERROR(Write(s + "/filters/nr_filters", "1"));
+    HOTPAGE_RETURN_IF_ERROR(Write(s + "/filters/0/type", "target"));
+    HOTPAGE_RETURN_IF_ERROR(
+        Write(s + "/filters/0/damon_target_idx", absl::StrCat(i)));
+    HOTPAGE_RETURN_IF_ERROR(Write(s + "/filters/0/matching", "N"));
+  }
+  multi_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status DamonSource::CommitLayout() {
+  const std::string state_rel = absl::StrCat(kKdamond, "/state");
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    // Every pid is resolved again by the commit: none may be gone.
+    FreeSlots(/*include_gone=*/true);
+    TrimFreeSlots();
+    // The state file names target 0 before the kernel does.
+    HOTPAGE_RETURN_IF_ERROR(WriteState());
+    HOTPAGE_RETURN_IF_ERROR(WriteLayout());
+    const int err = WriteRetry(state_rel, "commit");
+    ++stats_.commits;
+    absl::StatusOr<std::string> state = ReadRetry(state_rel);
+    if (state.ok() && *state == "off") {
+      // 6.12: the commit failed inside the kdamond, which stopped. Start
+      // it again from the same parameters (every slot starts afresh).
+      FreeSlots(/*include_gone=*/true);
+      TrimFreeSlots();
+      HOTPAGE_RETURN_IF_ERROR(WriteState());
+      HOTPAGE_RETURN_IF_ERROR(WriteLayout());
+      HOTPAGE_RETURN_IF_ERROR(
+          Annotate(Write(state_rel, "on"),
+                   "restarting hotpage's kdamond after a commit stopped it: "));
+      ++stats_.restarts;
+      for (Slot& s : slots_) s.deliver_after_ns = 0;
+      if (auto kpid = ReadRetry(absl::StrCat(kKdamond, "/pid")); kpid.ok()) {
+        stats_.kdamond_pid = std::atoi(kpid->c_str());
+      }
+    } else if (err != 0) {
+      // 6.15+ validates a commit and refuses it, the kdamond unchanged.
+      if (attempt < 3) continue;
+      return WriteErrorStatus(err, "commit",
+                              writer_->Display(AdminPath(state_rel)));
+    }
+    // A process alive with its pinned start time held its pid across the
+    // commit, so the commit resolved that process. Any other is freed (its
+    // regions are never delivered) and committed away.
+    if (FreeSlots(/*include_gone=*/false) == 0) return absl::OkStatus();
+  }
+  return absl::OkStatus();  // slots found reused are free: never delivered
+}
+
+absl::StatusOr<int> DamonSource::AddTarget(pid_t pid,
+                                           uint64_t start_time_ticks) {
+  MutexLock l(&mu_);
+  if (torn_down_ || !owned_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "hotpage's DAMON context is no longer running (", teardown_why_, ")"));
+  }
+  if (pid <= 0 || start_time_ticks == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DAMON target pid ", pid, " needs its start time"));
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].free && slots_[i].pid == pid &&
+        slots_[i].start_time_ticks == start_time_ticks) {
+      return static_cast<int>(i);
+    }
+  }
+  const std::optional<uint64_t> now = StartTimeOf(pid);
+  if (!now || *now != start_time_ticks) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pid ", pid, now ? " was reused by another process" : " exited",
+        " before DAMON could monitor it"));
+  }
+  size_t slot = 0;
+  while (slot < slots_.size() && !slots_[slot].free) ++slot;
+  Slot s{pid, start_time_ticks, false, 0};
+  if (slot < slots_.size()) {
+    // The running target at this index keeps the last process's regions
+    // until DAMON re-reads the mappings (update_us), and its counts need a
+    // full aggregation interval of the new process.
+    s.deliver_after_ns =
+        MonotonicNs() + (options_.update_us + 2 * options_.aggr_us) * 1000;
+    slots_[slot] = s;
+  } else {
+    slots_.push_back(s);
+  }
+  absl::Status c = CommitLayout();
+  const bool ours = slot < slots_.size() && !slots_[slot].free &&
+                    slots_[slot].pid == pid &&
+                    slots_[slot].start_time_ticks == start_time_ticks;
+  if (!c.ok()) {
+    if (ours) {
+      slots_[slot].free = true;
+      slots_[slot].pid = SelfPid();
+    }
+    return Annotate(c, absl::StrCat("adding pid ", pid, " to DAMON: "));
+  }
+  if (!ours) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pid ", pid, " exited or was reused while DAMON took it on"));
+  }
+  return static_cast<int>(slot);
+}
+
+absl::Status DamonSource::RemoveTarget(int slot) {
+  MutexLock l(&mu_);
+  if (torn_down_ || !owned_) return absl::OkStatus();
+  if (slot < 0 || static_cast<size_t>(slot) >= slots_.size() ||
+      slots_[slot].free) {
+    return absl::OkStatus();
+  }
+  slots_[slot].free = true;
+  slots_[slot].pid = SelfPid();
+  bool any = false;
+  for (const Slot& s : slots_) any = any || !s.free;
+  if (!any) return absl::OkStatus();  // the owner stops the source
+  return Annotate(CommitLayout(), "removing a DAMON target: ");
+}
+
+absl::StatusOr<size_t> DamonSource::PollSlots(const DamonSlotSink& sink) {
+  std::vector<std::pair<int, pid_t>> ready;
+  {
+    MutexLock l(&mu_);
+    HOTPAGE_RETURN_IF_ERROR(UpdateLocked());
+    const uint64_t t1 = MonotonicNs();
+    if (slot_regions_.size() < slots_.size()) {
+      slot_regions_.resize(slots_.size());
+    }
+    bool any = false;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& s = slots_[i];
+      if (s.free || t1 < s.deliver_after_ns) continue;
+      std::vector<DamonRegion>& r = slot_regions_[i];
+      HOTPAGE_RETURN_IF_ERROR(
+          ReadRegionsOf(multi_ ? static_cast<int>(i) : 0, &r));
+      stats_.regions += r.size();
+      any = any || !r.empty();
+      ready.emplace_back(static_cast<int>(i), s.pid);
+    }
+    if (!any) ++stats_.empty_updates;
+    stats_.read_ns += MonotonicNs() - t1;
+  }
+  size_t delivered = 0, dropped = 0;
+  for (const auto& [slot, pid] : ready) {
+    const int sl = slot;
+    delivered += Emit(
+        pid, slot_regions_[slot],
+        [&](absl::Span<const Sample> b) { sink(sl, b); }, &dropped);
   }
   MutexLock l(&mu_);
   stats_.samples += delivered;

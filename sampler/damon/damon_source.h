@@ -113,9 +113,70 @@
 // max_samples_per_poll (the excess is counted, not delivered).
 // ----------------------------------------------------------------------
 //
+// ----------------------------------------------------------------------
+// Several processes in one context (AddTarget, RemoveTarget, PollSlots; the
+// daemon's MachineDamon, tools/daemon/machine_damon.h):
+//
+// One kdamond, one vaddr context, one target per process. What the kernel
+// does, from its source (6.12: mm/damon/sysfs.c, sysfs-schemes.c, core.c;
+// the fake in fake_damon.h plays exactly this):
+//   - tried_regions do not say which target a region came from, so target
+//     i gets its own scheme i (action stat, the widened pattern) with one
+//     DAMOS filter: filters/0/type = target, damon_target_idx = i (the
+//     file is named so: __ATTR_RW_MODE(damon_target_idx, 0600) in
+//     sysfs-schemes.c; damo writes it too), matching = N.
+//     6.12's filters filter OUT what matches ((index == target_idx) ==
+//     matching), so matching N keeps exactly target i's regions
+//     (__damos_filter_out()); the filter is applied before the region is
+//     recorded (damos_apply_scheme(): damos_filter_out() precedes the
+//     before_damos_apply callback that fills tried_regions). Type `target`
+//     exists since 6.6 (later kernels add `allow`, default N = reject,
+//     which keeps this meaning). Scheme i then lists target i's regions
+//     only; schemes of free slots keep the 0..0 pattern and list nothing.
+//   - `commit` to kdamonds/0/state applies the sysfs parameters to the
+//     running context (damon_commit_ctx(), 6.11+): targets are matched BY
+//     INDEX (damon_commit_targets()): index i keeps its regions and takes
+//     sysfs target i's pid, targets past the new count are destroyed, new
+//     ones appended (their regions appear at the next ops update, <=
+//     update_us). So removing a target in the middle would hand every
+//     later index the regions of the process before it. Slots therefore
+//     never move: a slot whose process left becomes FREE (it monitors
+//     this process, options.self_pid, which is alive while we commit and
+//     cannot be reused; its scheme matches nothing), trailing free slots
+//     are dropped, and a new process takes the lowest free slot. A reused
+//     slot reports the previous process's regions until DAMON's next ops
+//     update re-reads the mappings, so its regions are withheld for
+//     update_us + 2 x aggr_us after the commit.
+//   - nr_targets, nr_schemes and nr_filters re-create every child directory
+//     with defaults, so every change rewrites the whole layout (targets,
+//     schemes, filters), then commits. Nothing reaches the kdamond before
+//     the commit.
+//   - Each pid_target is resolved again at every commit (find_get_pid()):
+//     a number whose process exited is EINVAL, one reused by another
+//     process would be monitored. Before a commit every slot's process is
+//     checked (gone: freed); after it, each slot's start time must still be
+//     the one its caller gave (a process alive with the same start time
+//     held its pid throughout, so the commit resolved it): a mismatch frees
+//     the slot and commits again, and its regions are never delivered.
+//   - On 6.12 a commit that fails (a pid that vanished in between) is NOT
+//     reported to the writer: the kdamond stops (the commit callback's
+//     error ends kdamond_fn; 6.15 validates first and returns the error).
+//     After every commit `state` is read: `off` means it stopped, and the
+//     source starts it again (`on`, dead slots freed first), counted in
+//     DamonStats::restarts; every slot's monitoring then starts afresh.
+//   - DAMON's nr_regions bounds and the region size limit (monitored bytes
+//     / min_nr_regions) are per context, so targets share them: with more
+//     processes, each gets coarser regions. Free slots add this process's
+//     mappings to the monitored bytes until they are dropped or reused.
+//   - The state file keeps naming target 0's pid (rewritten before a
+//     commit that changes it), so a SIGKILLed daemon's kdamond is found and
+//     removed by the next Start as for one target.
+// The first target is Start's pid (slot 0). Until a second one is added
+// the layout is the single-target one above (scheme 0 without a filter).
+// ----------------------------------------------------------------------
+//
 // Limits: one DamonSource per machine at a time (it takes kdamond 0 and
-// needs nr_kdamonds to be 0); several pids would be several targets of its
-// one context (not implemented). A SIGKILLed hotpage cannot tear down; the
+// needs nr_kdamonds to be 0). A SIGKILLed hotpage cannot tear down; the
 // next Start does (above). A hotpage killed after its state file but before
 // it wrote the target pid leaves a kdamond the next Start cannot recognise:
 // it refuses with instructions to clean up by hand.
@@ -187,6 +248,9 @@ struct DamonOptions {
   // Where the lock and the state file live (a real absolute path, NOT under
   // the KernelFs root; tests use a temporary directory).
   std::string state_dir = kDefaultStateDir;
+  // The pid a free slot of a multi-target context monitors (0: this
+  // process, getpid()). Tests name their fake's process.
+  pid_t self_pid = 0;
   // Notices (a stale kdamond removed), one line each without a trailing
   // newline (default: "hotpage: <line>" on stderr). Called from Start.
   std::function<void(const std::string&)> warn;
@@ -219,7 +283,15 @@ struct DamonStats {
   uint64_t update_ns = 0;  // wall time in the update command, all polls
   uint64_t read_ns = 0;    // wall time reading tried_regions, all polls
   int kdamond_pid = -1;    // the kernel thread, as read after `on`
+  // Several targets: commits written, kdamond restarts after a commit
+  // stopped it (6.12), slots freed because their pid was reused.
+  uint64_t commits = 0;
+  uint64_t restarts = 0;
+  uint64_t reused_pids = 0;
 };
+
+// Samples of one slot's process (PollSlots); pid is in every Sample.
+using DamonSlotSink = std::function<void(int slot, absl::Span<const Sample>)>;
 
 class DamonSource {
  public:
@@ -231,6 +303,12 @@ class DamonSource {
   static absl::StatusOr<std::unique_ptr<DamonSource>> Start(
       pid_t pid, const DamonOptions& options, KernelFs fs,
       std::unique_ptr<SysfsWriter> writer);
+  // As above for the process (pid, start time) the caller pinned: the start
+  // time is checked again after `on` (FailedPrecondition when the pid was
+  // reused in between; nothing is delivered for it). Slot 0.
+  static absl::StatusOr<std::unique_ptr<DamonSource>> StartPinned(
+      pid_t pid, uint64_t start_time_ticks, const DamonOptions& options,
+      KernelFs fs, std::unique_ptr<SysfsWriter> writer);
 
   // Tears down (see Stop) if not done yet.
   ~DamonSource();
@@ -252,6 +330,29 @@ class DamonSource {
   //   others (a malformed tried region names its file): the context keeps
   //     running; the caller decides (destroying the source tears down).
   absl::StatusOr<size_t> Poll(const SampleSink& sink) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // --- Several targets (see "Several processes in one context") ---
+  // Monitors process (pid, start time) too: a free slot or a new one, the
+  // whole layout rewritten and committed. Returns its slot. Errors:
+  // FailedPrecondition when the pid is gone or was reused (start time
+  // differs) before or across the commit (the slot is freed again);
+  // NotFound when the kdamond ended; others from sysfs.
+  absl::StatusOr<int> AddTarget(pid_t pid, uint64_t start_time_ticks)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops monitoring the slot's process (the slot becomes free; trailing
+  // free slots are dropped), committed at once. Other slots keep their
+  // index, pid and regions. Unknown or free slots: OK, nothing written.
+  absl::Status RemoveTarget(int slot) ABSL_LOCKS_EXCLUDED(mu_);
+  // One aggregation interval, as Poll, for every slot in use: each slot's
+  // scheme's regions become that process's Samples (pid = its pid), handed
+  // to `sink` with the slot (not under the source's lock; the sink must not
+  // call back). Slots freed or reused since their caller added them, and
+  // slots within their stale window, deliver nothing. Returns the Samples
+  // delivered. Errors as Poll.
+  absl::StatusOr<size_t> PollSlots(const DamonSlotSink& sink)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Slots in use (processes monitored).
+  size_t targets() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Turns monitoring off and removes the kdamond, if it is still ours.
   // Idempotent: later calls return the first call's status. Never touches a
@@ -323,8 +424,42 @@ class DamonSource {
   absl::StatusOr<int64_t> ReadIntRetry(absl::string_view rel)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PollLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The update command (one aggregation interval); NotFound when the
+  // kdamond stopped (torn down).
+  absl::Status UpdateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the widened access pattern of scheme dir `s` (relative).
+  absl::Status WidenPattern(const std::string& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReadRegions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status KdamondStopped() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // One target of the context. Free: pid is options.self_pid's, nothing
+  // is delivered.
+  struct Slot {
+    pid_t pid = 0;
+    uint64_t start_time_ticks = 0;  // 0: not pinned (Start)
+    bool free = false;
+    uint64_t deliver_after_ns = 0;  // stale regions before this
+  };
+  // Writes the whole multi-target layout (targets, schemes, filters).
+  absl::Status WriteLayout() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees dead slots, writes the layout, commits, restarts a kdamond the
+  // commit stopped, then frees slots whose pid was reused (and commits
+  // again, a few times at most).
+  absl::Status CommitLayout() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // /proc/PID/stat's start time; nullopt when unreadable (gone).
+  std::optional<uint64_t> StartTimeOf(pid_t pid) const;
+  // Frees every slot whose process is gone (`reused` false) or whose start
+  // time differs from its pinned one (`reused` true). Returns how many.
+  size_t FreeSlots(bool reused) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TrimFreeSlots() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  pid_t SelfPid() const;
+  // Reads scheme `scheme`'s tried regions into `out` (normalized).
+  absl::Status ReadRegionsOf(int scheme, std::vector<DamonRegion>* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Regions to Samples of `pid` (the Poll contract), in batches to `sink`.
+  size_t Emit(pid_t pid, const std::vector<DamonRegion>& regions,
+              const SampleSink& sink, size_t* dropped);
 
   static void Register(DamonSource* s);
   static void Unregister(DamonSource* s);
@@ -339,6 +474,9 @@ class DamonSource {
   bool owned_ ABSL_GUARDED_BY(mu_) = false;      // we wrote nr_kdamonds = 1
   bool torn_down_ ABSL_GUARDED_BY(mu_) = false;  // teardown attempted
   bool wrote_target_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);        // index = DAMON target
+  bool multi_ ABSL_GUARDED_BY(mu_) = false;             // the filtered layout
+  std::vector<std::vector<DamonRegion>> slot_regions_;  // PollSlots only
   absl::Status teardown_status_ ABSL_GUARDED_BY(mu_);
   std::optional<StateDir> state_dir_
       ABSL_GUARDED_BY(mu_);                        // locked while running

@@ -241,6 +241,13 @@ class LiveMember : public DaemonMember {
           "available per workload; use kernel_tiering = \"take-over\" "
           "with another source");
     }
+    if (w.source == "damon" && env_.damon != nullptr) {
+      absl::StatusOr<std::unique_ptr<AttachSource>> d = env_.damon->Attach(key);
+      if (!d.ok()) return d.status();
+      source_ = std::move(*d);
+      source_name_ = "damon";
+      return absl::OkStatus();
+    }
     if (w.source == "damon") {
       DamonOptions dopt;
       std::ostream* log = env_.log;

@@ -10,11 +10,11 @@
 // sampler per source (LiveMemberEnv::samplers: system-wide rings routed by
 // pid, machine_sampler.h; without it, a perf sampler per task of the
 // member's own; ChooseEvents: PEBS, then IBS, then page faults), and
-// `damon`. DAMON serves ONE process at a time: DamonSource owns the
-// machine's only hotpage kdamond and its lock (writing nr_kdamonds
-// destroys every kdamond, so a second cannot be added while one runs), so
-// a second DAMON member is refused with that reason; one machine-wide
-// DAMON context with a target per process is the follow-up.
+// `damon`: a target of the machine's one kdamond (LiveMemberEnv::damon,
+// machine_damon.h: one context, a target and a filtered scheme per
+// process, members added and removed by commit); without it, a kdamond of
+// the member's own, which only one member can have (DamonSource takes the
+// machine's only hotpage kdamond and its lock).
 // `hintfault` is refused: it changes
 // machine-wide sysctls (sampler/hintfault/numa_balancing_controller.h),
 // which one workload must not do for the others; the daemon's
@@ -31,6 +31,7 @@
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/daemon/daemon_loop.h"
+#include "tools/daemon/machine_damon.h"
 #include "tools/daemon/machine_sampler.h"
 #include "tools/daemon/migrator_pool.h"
 
@@ -46,6 +47,9 @@ struct LiveMemberEnv {
   // Perf sources (pebs, ibs, pagefault, auto) come from the machine's
   // sampler set (machine_sampler.h); null: a sampler per member.
   MachineSamplerSet* samplers = nullptr;
+  // DAMON members share the machine's one kdamond (machine_damon.h);
+  // null: a kdamond per member (only one can run).
+  MachineDamon* damon = nullptr;
   // Members' migrators run on the daemon's one migrator thread, the
   // global rate limit shared by weight (migrator_pool.h); null: a
   // migrator thread per member.
