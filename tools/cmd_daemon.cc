@@ -333,6 +333,17 @@ int RunDaemon(const std::vector<std::string>& args) {
   parts.uptime_s = [started] {
     return absl::ToDoubleSeconds(absl::Now() - started);
   };
+  // The machine's own counters and threads, once (machine_report.h).
+  parts.machine = [&samplers, &migrators] {
+    MachineReport m;
+    m.threads.push_back(
+        {"migrator", absl::ToDoubleSeconds(migrators.Cpu().own())});
+    samplers.Report(&m);
+    return m;
+  };
+  // The socket is this daemon's alone (StatusServer refuses a second).
+  parts.instance = cfg->socket;
+  parts.stop = &stop;
   DaemonLoop loop(*cfg, parts);
 
   const std::string socket_path = cfg->socket;
