@@ -340,11 +340,14 @@ int RunDaemon(const std::vector<std::string>& args) {
   // The machine's own counters and threads, once (machine_report.h).
   parts.machine = [&samplers, &migrators] {
     MachineReport m;
+    // Called by Tick, on this (the supervisor's) thread.
+    m.threads.push_back({"supervisor", ThreadCpuSeconds()});
     m.threads.push_back(
         {"migrator", absl::ToDoubleSeconds(migrators.Cpu().own())});
     samplers.Report(&m);
     return m;
   };
+  parts.process_cpu_s = [] { return absl::ToDoubleSeconds(ProcessCpuTime()); };
   // The socket is this daemon's alone (StatusServer refuses a second).
   parts.instance = cfg->socket;
   parts.stop = &stop;

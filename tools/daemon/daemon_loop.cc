@@ -497,9 +497,15 @@ void DaemonLoop::Publish() {
 
 void DaemonLoop::PublishMachine(double live_member_cpu, JsonWriter* j,
                                 PromText* prom) const {
-  const MachineReport m = parts_.machine ? parts_.machine() : MachineReport();
+  MachineReport m = parts_.machine ? parts_.machine() : MachineReport();
   double machine_cpu = 0;
   for (const MachineThreadReport& t : m.threads) machine_cpu += t.cpu_seconds;
+  if (parts_.process_cpu_s) {
+    const double listed = retired_cpu_seconds_ + live_member_cpu + machine_cpu;
+    const double other = std::max(0.0, parts_.process_cpu_s() - listed);
+    m.threads.push_back({"other", other});
+    machine_cpu += other;
+  }
   const double total_cpu = retired_cpu_seconds_ + live_member_cpu + machine_cpu;
   // The machine's own: no workload label, the daemon's instead (two
   // daemons on one host never write the same series).

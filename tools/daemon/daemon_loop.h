@@ -41,7 +41,10 @@
 // threads, the migrator pool's thread outside members' rounds) are in
 // none of them and are reported once for the machine (DaemonParts::
 // machine). The daemon's cpu_seconds is the sum of both: every member's
-// (ended ones included) plus the machine threads'.
+// (ended ones included) plus the machine threads' (cmd_daemon lists the
+// supervisor's thread, the migrator pool's own time and each sampler's
+// thread, and with DaemonParts::process_cpu_s the unlisted rest as
+// "other", so the total is the process's CPU time).
 //
 // Threading: Tick(), Reload() and Stop() run on the daemon's thread.
 // StatusJson() and MetricsProm() may be called from any thread (the status
@@ -135,6 +138,12 @@ struct DaemonParts {
   // (machine_report.h: the machine samplers, the migrator pool's own
   // time), published once for the machine, never per member.
   std::function<MachineReport()> machine;
+  // Optional: the whole process's CPU seconds (CLOCK_PROCESS_CPUTIME_ID).
+  // What neither the members nor the machine report lists (the status and
+  // metrics servers, the signal thread, the re-arm threads) is then
+  // published as the machine thread "other", so the daemon's total is the
+  // process's.
+  std::function<double()> process_cpu_s;
   // The daemon's own label value (the `daemon` label of the machine-level
   // series, which have no workload label): unique per daemon on a host
   // (cmd_daemon: its socket path, which two daemons never share).

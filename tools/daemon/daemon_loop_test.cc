@@ -100,6 +100,7 @@ class DaemonLoopTest : public ::testing::Test {
     parts.log = &log_;
     parts.on_selection = on_selection_;
     parts.machine = machine_;
+    parts.process_cpu_s = process_cpu_s_;
     parts.instance = instance_;
     parts.stop = stop_;
     parts.factory = [this](const WorkloadConfig& w, const SelectedProcess& p)
@@ -128,6 +129,7 @@ class DaemonLoopTest : public ::testing::Test {
   uint64_t free_bytes_ = 0;  // 0: no free-memory reading
   std::function<void(const std::vector<ProcessKey>&)> on_selection_;
   std::function<MachineReport()> machine_;
+  std::function<double()> process_cpu_s_;
   std::string instance_;
   const std::atomic<bool>* stop_ = nullptr;
   std::function<void()> on_make_;  // in the factory, before it makes one
@@ -441,6 +443,34 @@ TEST_F(DaemonLoopTest, MachineSeriesAndTheDaemonsTotalCpu) {
   doc = ParseJson(loop->StatusJson());
   ASSERT_TRUE(doc.ok());
   EXPECT_DOUBLE_EQ(JsonMember(*doc, "cpu_seconds")->get<double>(), 3.75);
+}
+
+// With the process's CPU known, what no member and no machine thread
+// lists is the machine thread "other": the total is the process's.
+TEST_F(DaemonLoopTest, TheUnlistedRestOfTheProcessCpuIsOther) {
+  machine_ = [] {
+    MachineReport m;
+    m.threads.push_back({"migrator", 2.0});
+    return m;
+  };
+  process_cpu_s_ = [] { return 5.0; };
+  auto loop = Make(kTwo);
+  loop->Tick();
+  {
+    MutexLock l(&members_[100]->mu);
+    members_[100]->snap.cpu_seconds = 1.5;
+  }
+  loop->Tick();
+  absl::StatusOr<Json> doc = ParseJson(loop->StatusJson());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_DOUBLE_EQ(JsonMember(*doc, "cpu_seconds")->get<double>(), 5.0);
+  const Json* machine = JsonMember(*doc, "machine");
+  EXPECT_DOUBLE_EQ(JsonMember(*machine, "cpu_seconds")->get<double>(), 3.5);
+  EXPECT_NE(loop->MetricsProm().find(
+                "hotpage_machine_thread_cpu_seconds_total{daemon=\"\","
+                "thread=\"other\"} 1.5\n"),
+            std::string::npos)
+      << loop->MetricsProm();
 }
 
 // A stop that comes while a tick starts members (each start held up here)
