@@ -110,6 +110,48 @@ void HotnessTable::Clear() {
   next_epoch_at_.store(options_.epoch_samples, std::memory_order_relaxed);
 }
 
+void HotnessTable::CopyFrom(const HotnessTable& from) {
+  // relaxed throughout: CopyFrom() runs alone (its contract), as Clear().
+  uint64_t lost = 0;
+  for (size_t i = 0; i < from.capacity_; ++i) {
+    const uint64_t k = from.slots_[i].key.load(std::memory_order_relaxed);
+    if (k == 0 || (k & PageKey::kReservedBit) != 0) continue;
+    const uint64_t h = internal::MixKey(k);
+    Slot* set = SetOf(h);
+    bool placed = false;
+    for (unsigned j = 0; j < kSetSlots && !placed; ++j) {
+      Slot& slot = set[(h + j) & (kSetSlots - 1)];
+      if (slot.key.load(std::memory_order_relaxed) != 0) continue;
+      slot.key.store(k, std::memory_order_relaxed);
+      slot.state.store(from.slots_[i].state.load(std::memory_order_relaxed),
+                       std::memory_order_relaxed);
+      placed = true;
+    }
+    lost += !placed;
+  }
+  const std::pair<std::atomic<uint64_t>*, const std::atomic<uint64_t>*>
+      counters[] = {{&samples_, &from.samples_},
+                    {&weight_, &from.weight_},
+                    {&period_sum_, &from.period_sum_},
+                    {&rejected_, &from.rejected_},
+                    {&inserted_, &from.inserted_},
+                    {&displaced_, &from.displaced_},
+                    {&displaced_weight_, &from.displaced_weight_},
+                    {&dropped_, &from.dropped_},
+                    {&dropped_weight_, &from.dropped_weight_},
+                    {&latest_ns_, &from.latest_ns_},
+                    {&first_ns_, &from.first_ns_},
+                    {&next_epoch_at_, &from.next_epoch_at_},
+                    {&epoch_start_ns_, &from.epoch_start_ns_},
+                    {&last_epoch_len_ns_, &from.last_epoch_len_ns_}};
+  for (const auto& [to, f] : counters) {
+    to->store(f->load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  dropped_.fetch_add(lost, std::memory_order_relaxed);
+  epoch_.store(from.epoch_.load(std::memory_order_relaxed),
+               std::memory_order_relaxed);
+}
+
 // ---------------------------------------------------------------------------
 // Table: ingest.
 //

@@ -418,6 +418,14 @@ class HotnessTable {
   // iterations and tests).
   void Clear();
 
+  // Copies every entry of `from` (keys and states as they are, decayed
+  // lazily as ever) and its epoch, clock and statistics into this table,
+  // which must be empty and no smaller than `from`: a resize. An entry
+  // whose set here is full (rare: this table is at least as large) is
+  // dropped and counted in dropped. Not thread-safe: nothing else may use
+  // either table meanwhile.
+  void CopyFrom(const HotnessTable& from);
+
  private:
   struct BatchStats;
 

@@ -1,6 +1,7 @@
 #include "policy/engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -9,6 +10,27 @@
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
+
+namespace {
+
+// The table's options (EngineOptions::max_table_entries says how).
+HotnessTableOptions TableOptionsFor(uint64_t fast_bytes,
+                                    const EngineOptions& options) {
+  HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
+  const size_t by_footprint =
+      options.footprint_pages + options.footprint_pages / 4;
+  if (options.table_by_footprint && options.footprint_pages > 0) {
+    topt.capacity = std::min<size_t>(
+        topt.capacity,
+        std::max(by_footprint, EngineOptions::kMinFootprintTableEntries));
+  } else {
+    topt.capacity = std::max<size_t>(topt.capacity, by_footprint);
+  }
+  topt.capacity = std::min<size_t>(topt.capacity, options.max_table_entries);
+  return topt;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
     const Topology& topology, const PlacementConfig& config,
@@ -37,12 +59,9 @@ absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
     if (const NodeInfo* info = topology.FindNode(n))
       fast_bytes += info->memory_bytes;
   }
-  HotnessTableOptions topt = HotnessTableOptions::ForFastTier(fast_bytes);
-  topt.capacity = std::max<size_t>(
-      topt.capacity, options.footprint_pages + options.footprint_pages / 4);
-  topt.capacity = std::min<size_t>(topt.capacity, options.max_table_entries);
-  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<HotnessTable> table,
-                           HotnessTable::Create(topt));
+  HOTPAGE_ASSIGN_OR_RETURN(
+      std::unique_ptr<HotnessTable> table,
+      HotnessTable::Create(TableOptionsFor(fast_bytes, options)));
   return std::unique_ptr<PolicyEngine>(
       new PolicyEngine(topology, config, options, std::move(strategy),
                        std::move(table), fast_bytes));
@@ -106,7 +125,7 @@ PolicyEngine::PolicyEngine(const Topology& topology,
       options_(options),
       strategy_(std::move(strategy)),
       table_(std::move(table)),
-      scanner_(table_.get(), ScanOptionsFor(config, options)),
+      scanner_(std::in_place, table_.get(), ScanOptionsFor(config, options)),
       fast_bytes_(fast_bytes),
       fast_nodes_(topology.FastNodes()),
       node_of_cpu_(4096, -1),
@@ -154,6 +173,23 @@ absl::Status PolicyEngine::Reconfigure(const PlacementConfig& config) {
   config_ = config;
   strategy_ = std::move(strategy);
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PolicyEngine::GrowTable(uint64_t footprint_pages) {
+  if (!options_.table_by_footprint || footprint_pages == 0) return false;
+  EngineOptions o = options_;
+  o.footprint_pages = footprint_pages;
+  const HotnessTableOptions topt = TableOptionsFor(fast_bytes_, o);
+  // Create rounds up to a power of two: grow only to a larger table.
+  if (std::bit_ceil(topt.capacity) <= table_->capacity()) return false;
+  HOTPAGE_ASSIGN_OR_RETURN(std::unique_ptr<HotnessTable> grown,
+                           HotnessTable::Create(topt));
+  grown->CopyFrom(*table_);
+  scanner_.reset();  // bound to the old table
+  table_ = std::move(grown);
+  scanner_.emplace(table_.get(), ScanOptionsFor(config_, options_));
+  options_.footprint_pages = footprint_pages;
+  return true;
 }
 
 void PolicyEngine::Start(uint64_t now_ns) {
@@ -263,6 +299,7 @@ void PolicyEngine::RefreshPlacement(MemoryView& view) {
   for (const PageKey& k : seen_) {
     const uint64_t n = BasePages(k.kind);
     if (budget < n) break;
+    if (view.Interrupted()) return;
     budget -= n;
     query_pages_.clear();
     for (uint64_t i = 0; i < n; ++i)
@@ -335,18 +372,23 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // them into the lists.
   seen_.clear();
   const size_t capacity = table_->capacity();
-  while (!scanner_.Step(capacity, [&](const PageKey& k) {
+  while (!scanner_->Step(capacity, [&](const PageKey& k) {
     seen_.push_back(k);
     return Tier::kUnknown;
   })) {
   }
   RefreshPlacement(view);
-  while (!scanner_.Step(capacity, [&](const PageKey& k) {
+  if (view.Interrupted()) {
+    // The owner is stopping: no decision from a placement half queried.
+    report.interrupted = true;
+    return report;
+  }
+  while (!scanner_->Step(capacity, [&](const PageKey& k) {
     auto it = placement_.find(k.Pack());
     return it == placement_.end() ? Tier::kUnknown : tier_of_node(it->second);
   })) {
   }
-  const ScanResult& scan = scanner_.last_result();
+  const ScanResult& scan = scanner_->last_result();
   report.live_entries = scan.live_entries;
   auto to_heat = [&](const PageEstimate& e) {
     PageHeat h;

@@ -195,6 +195,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -234,6 +235,12 @@ class MemoryView {
   // (any order). Samples inside them count for the whole 2 MiB, which moves
   // as one unit (rule H, policy/placement.h). Empty: none known.
   virtual std::vector<uint64_t> HugeChunks() { return {}; }
+  // True once the round's owner is stopping (the daemon's SIGTERM): the
+  // round in progress stops querying at the next page and returns with no
+  // decision (RoundReport::interrupted), so a stop is not held up by a
+  // long placement loop. The engine stays usable; its next round's short
+  // window then spans two rounds' samples. Default: never.
+  virtual bool Interrupted() { return false; }
 };
 
 struct EngineOptions {
@@ -265,6 +272,13 @@ struct EngineOptions {
   // The managed process's resident 4 KiB pages, if known (attach: RSS at
   // start; simulate: the trace's footprint); 0: unknown.
   uint64_t footprint_pages = 0;
+  // Size the table by footprint_pages alone (when known): footprint plus a
+  // quarter, at least kMinFootprintTableEntries, never more than the
+  // fast-tier sizing above. For an agent running an engine per process
+  // (the daemon), where a small process needs no table for the whole fast
+  // tier. Off (attach, simulate): the sizing above.
+  bool table_by_footprint = false;
+  static constexpr size_t kMinFootprintTableEntries = size_t{1} << 14;
   // Placement queries cost about 1 us per 4 KiB page live; at most this
   // many pages are queried per round.
   size_t max_placement_pages_per_round = size_t{1} << 20;
@@ -299,6 +313,9 @@ struct RoundReport {
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
   double change_window_s = 0;
+  // The view said Interrupted() during the placement queries: the round
+  // stopped there and decided nothing (the decision is empty).
+  bool interrupted = false;
   // The fast tier's share of the samples (of pages whose node was known)
   // since the previous round, and its long-run average before this round.
   double fast_share = 0;
@@ -404,6 +421,16 @@ class PolicyEngine {
   // max_move_bytes): those need a new engine.
   absl::Status Reconfigure(const PlacementConfig& config);
 
+  // With table_by_footprint: the process now has `footprint_pages`
+  // resident; if the table that footprint calls for (EngineOptions) has
+  // more slots than this one, the table is replaced by one that size with
+  // every entry kept (HotnessTable::CopyFrom) and the scanner restarted
+  // over it. Only ever grows. Call between rounds on the thread that
+  // ingests (nothing may use the table meanwhile); allocates. Returns
+  // whether it grew. Without table_by_footprint: false.
+  absl::StatusOr<bool> GrowTable(uint64_t footprint_pages);
+  size_t table_capacity() const { return table_->capacity(); }
+
   const EngineCounters& counters() const { return counters_; }
   const PlacementConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
@@ -468,10 +495,11 @@ class PolicyEngine {
 
   const Topology& topology_;
   PlacementConfig config_;  // replaced only by Reconfigure()
-  const EngineOptions options_;
+  EngineOptions options_;   // footprint_pages updated by GrowTable()
   std::unique_ptr<TargetStrategy> strategy_;
   std::unique_ptr<HotnessTable> table_;
-  HotnessScanner scanner_;
+  // Remade over a new table by GrowTable (a scanner is bound to its table).
+  std::optional<HotnessScanner> scanner_;
   const uint64_t fast_bytes_;
   std::vector<int> fast_nodes_;
   std::vector<int8_t> node_of_cpu_;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -1135,6 +1136,124 @@ TEST_F(BandwidthShedTest, PolicyMasksHold) {
   }
   EXPECT_GT(r.decision.shed_skipped[SkipReason::kBindForbidden], 0u);
   EXPECT_GT(r.decision.shed_skipped[SkipReason::kOutsidePreferredMany], 0u);
+}
+
+// An agent running an engine per process (the daemon): with
+// table_by_footprint a small process's table is sized by its footprint, not
+// by the fast tier (2 GiB here: 1M entries otherwise).
+TEST(PolicyEngineTest, ATableByFootprintIsSizedByTheProcessNotTheFastTier) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.address_space = 42;
+  const size_t fast_tier =
+      HotnessTableOptions::ForFastTier(2 * kGiB).capacity;  // 1M entries
+  opt.footprint_pages = (10 << 20) / kPage;                 // a 10 MiB process
+  opt.table_by_footprint = true;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> small =
+      PolicyEngine::Create(topo, PlacementConfig{}, opt);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_LT((*small)->table_capacity(), fast_tier / 10);
+  EXPECT_GE((*small)->table_capacity(), opt.footprint_pages);
+  // Bounded above by the fast-tier sizing, whatever the footprint.
+  opt.footprint_pages = 64 * kGiB / kPage;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> big =
+      PolicyEngine::Create(topo, PlacementConfig{}, opt);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ((*big)->table_capacity(), fast_tier);
+  // Without it (attach, simulate): the fast tier's size as before.
+  opt.footprint_pages = (10 << 20) / kPage;
+  opt.table_by_footprint = false;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> fast =
+      PolicyEngine::Create(topo, PlacementConfig{}, opt);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ((*fast)->table_capacity(), fast_tier);
+}
+
+// The process grows: at a round boundary the table grows with it, every
+// tracked page and its count kept, and rounds go on over the new table.
+TEST(PolicyEngineTest, ATableByFootprintGrowsKeepingEveryEntry) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.footprint_pages = 1000;
+  opt.table_by_footprint = true;
+  auto engine = MakeEngine(topo, {}, opt);
+  const size_t before = engine->table_capacity();
+  EXPECT_EQ(before, EngineOptions::kMinFootprintTableEntries);
+  engine->Start(0);
+  MapView view;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 200; ++i) {
+    view.node[kBase + i * kPage] = 2;
+    for (int n = 0; n <= i % 5; ++n)
+      samples.push_back(At(kBase + i * kPage, kSec / 2));
+  }
+  engine->Ingest(samples);
+  std::vector<uint32_t> counts;
+  for (int i = 0; i < 200; ++i) {
+    std::optional<EntryView> v = engine->table().Lookup(
+        PageKey{42, (kBase + i * kPage) / kPage, PageKind::k4K});
+    ASSERT_TRUE(v.has_value()) << i;
+    counts.push_back(v->count);
+  }
+  // Not larger than the table it has: nothing changes.
+  absl::StatusOr<bool> same = engine->GrowTable(2000);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(*same);
+  // 40000 pages: 50000 entries (under MakeEngine's 2^16 bound).
+  absl::StatusOr<bool> grew = engine->GrowTable(40000);
+  ASSERT_TRUE(grew.ok()) << grew.status();
+  EXPECT_TRUE(*grew);
+  EXPECT_GT(engine->table_capacity(), before);
+  EXPECT_GE(engine->table_capacity(), 50000u);
+  for (int i = 0; i < 200; ++i) {
+    std::optional<EntryView> v = engine->table().Lookup(
+        PageKey{42, (kBase + i * kPage) / kPage, PageKind::k4K});
+    ASSERT_TRUE(v.has_value()) << i;
+    EXPECT_EQ(v->count, counts[i]) << i;
+  }
+  EXPECT_EQ(engine->table().stats().samples, samples.size());
+  const RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_EQ(r.live_entries, 200u);
+  EXPECT_FALSE(r.decision.moves.empty());
+}
+
+// The owner stops mid-round: the placement queries stop at the next page
+// and the round decides nothing.
+class StoppingView : public MapView {
+ public:
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override {
+    if (queries == stop_after) stopped = true;
+    return MapView::QueryNodes(pages, status);
+  }
+  bool Interrupted() override { return stopped; }
+  int stop_after = 0;
+  bool stopped = false;
+};
+
+TEST(PolicyEngineTest, AnInterruptedRoundStopsQueryingAndDecidesNothing) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  StoppingView view;
+  view.stop_after = 10;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 100; ++i) {
+    view.node[kBase + i * kPage] = 2;
+    for (int n = 0; n <= i % 5; ++n)
+      samples.push_back(At(kBase + i * kPage, kSec / 2));
+  }
+  engine->Ingest(samples);
+  const RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(view.queries, 11);
+  EXPECT_TRUE(r.decision.moves.empty());
+  // The engine stays usable: the next round, not interrupted, decides.
+  view.stopped = false;
+  view.stop_after = -1;
+  const RoundReport next = engine->RunRound(view, 2 * kSec);
+  EXPECT_FALSE(next.interrupted);
+  EXPECT_FALSE(next.decision.moves.empty());
 }
 
 }  // namespace

@@ -192,7 +192,11 @@ int RunDaemon(const std::vector<std::string>& args) {
       "it over its socket. Needs root (move_pages of other users' processes,\n"
       "perf events or DAMON).\n\n"
       "Metrics (prom_file in [daemon], `hotpage status --metrics`,\n"
-      "--metrics-listen) are labelled by workload, pid and cgroup. Two "
+      "--metrics-listen) are labelled by workload, pid and cgroup; the\n"
+      "machine's own (each machine sampler's routed, unmapped, inbox-full,\n"
+      "throttle and lost counts; the CPU of the migrator thread and the\n"
+      "samplers' threads, which no workload's cpu_seconds holds; the\n"
+      "daemon's total CPU) are counted once, labelled daemon=SOCKET. Two "
       "daemons\n"
       "writing to node_exporter's textfile collector need their own files\n"
       "(prom_file = \"/var/lib/prometheus/node-exporter/hotpage-NAME.prom\")\n"
@@ -346,6 +350,20 @@ int RunDaemon(const std::vector<std::string>& args) {
   parts.uptime_s = [started] {
     return absl::ToDoubleSeconds(absl::Now() - started);
   };
+  // The machine's own counters and threads, once (machine_report.h).
+  parts.machine = [&samplers, &migrators] {
+    MachineReport m;
+    // Called by Tick, on this (the supervisor's) thread.
+    m.threads.push_back({"supervisor", ThreadCpuSeconds()});
+    m.threads.push_back(
+        {"migrator", absl::ToDoubleSeconds(migrators.Cpu().own())});
+    samplers.Report(&m);
+    return m;
+  };
+  parts.process_cpu_s = [] { return absl::ToDoubleSeconds(ProcessCpuTime()); };
+  // The socket is this daemon's alone (StatusServer refuses a second).
+  parts.instance = cfg->socket;
+  parts.stop = &stop;
   DaemonLoop loop(*cfg, parts);
 
   const std::string socket_path = cfg->socket;
@@ -464,7 +482,10 @@ int RunStatus(const std::vector<std::string>& args) {
   const char* description =
       "Asks the running `hotpage daemon` for each workload's processes,\n"
       "fast-tier bytes and share, floor and cap use, target, hot set,\n"
-      "promotions, demotions, yield and errors. Root only.";
+      "promotions, demotions, yield, CPU and errors, and for the machine's\n"
+      "own: the daemon's whole CPU (every member plus the migrator and\n"
+      "sampler threads) and each machine sampler's routed, unmapped,\n"
+      "inbox-full, throttle and lost counts. Root only.";
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return Usage("status", flags.status().message());
   if (flags->Has("help")) {
@@ -522,6 +543,26 @@ int RunStatus(const std::vector<std::string>& args) {
           gib(w, "fast_bytes"), 100 * num(w, "fast_share"),
           gib(w, "target_bytes"), gib(w, "floor_bytes"), gib(w, "cap_bytes"),
           num(w, "promoted_pages"), num(w, "demoted_pages"));
+    }
+  }
+  // The machine's own, once.
+  if (const Json* m = JsonMember(*doc, "machine");
+      m != nullptr && m->is_object()) {
+    std::cout << absl::StrFormat("daemon CPU %.2f s (machine threads %.2f s)\n",
+                                 num(*doc, "cpu_seconds"),
+                                 num(*m, "cpu_seconds"));
+    const Json* samplers = JsonMember(*m, "samplers");
+    if (samplers != nullptr && samplers->is_array()) {
+      for (const Json& r : *samplers) {
+        const Json* src = JsonMember(r, "source");
+        std::cout << absl::StrFormat(
+            "sampler %s: %.0f samples routed, %.0f unmapped, %.0f inbox "
+            "full, %.0f throttled, %.0f lost\n",
+            src != nullptr && src->is_string() ? src->get<std::string>()
+                                               : std::string("?"),
+            num(r, "routed"), num(r, "unmapped"), num(r, "inbox_full"),
+            num(r, "throttle"), num(r, "lost"));
+      }
     }
   }
   return std::cout.good() ? kExitOk : kExitFailure;

@@ -113,6 +113,12 @@ void AttachLoop::Round(uint64_t now_ns) {
         static_cast<uint64_t>(absl::ToInt64Nanoseconds(m.cpu_time)));
   }
   const RoundReport report = engine.RunRound(*parts_.view, now_ns);
+  // Stopped mid-round (the view interrupted it, or the flag came while it
+  // ran): nothing of it is carried out; the loop ends at its next step.
+  // Relaxed: the flag carries no data.
+  if (report.interrupted || parts_.stop->load(std::memory_order_relaxed)) {
+    return;
+  }
   const PlacementDecision& d = report.decision;
   const EngineCounters& c = engine.counters();
   stats_.rounds = report.round;

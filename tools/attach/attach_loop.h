@@ -40,9 +40,13 @@
 // termination flag ("interrupted"); --duration ("--duration N s reached");
 // the target no longer alive ("the process exited"); the write-fault re-arm
 // finds the target gone ("the process exited") or fails ("--write-faults
-// failed"); the migrator failed ("the migrator failed"). A round that has
-// started always finishes, so a signal ends the run between rounds. Teardown
-// runs on every one of these paths.
+// failed"); the migrator failed ("the migrator failed"). A stop that comes
+// while a round runs ends it early where the view allows
+// (MemoryView::Interrupted: the daemon's FairShareView stops the placement
+// queries at the next page), and a round that saw the flag set, or was
+// interrupted, submits nothing: no move of a half-made decision is queued,
+// and the loop ends at its next step. Teardown runs on every one of these
+// paths.
 //
 // Threading: one thread for sampling and rounds. Run() polls the source and
 // runs the rounds on the calling thread; only the moves run on the

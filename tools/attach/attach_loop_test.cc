@@ -92,7 +92,7 @@ class ScriptedSource : public AttachSource {
     const uint64_t now =
         static_cast<uint64_t>(absl::ToUnixNanos(clock_->Now()));
     batch_.clear();
-    for (int i = 0; i < kHotPages; ++i) {
+    for (int i = 0; i < pages; ++i) {
       Sample s;
       s.time_ns = now;
       s.vaddr = kBase + i * kPage + 64;
@@ -110,6 +110,7 @@ class ScriptedSource : public AttachSource {
 
   // A perf source's throttle and loss counts (unset: not a perf source).
   std::optional<PerfSourceStats> perf;
+  int pages = kHotPages;  // distinct pages sampled each poll
   // Called with the poll's number (1 for the first) after the clock moved.
   std::function<absl::Status(int)> hook;
   int polls = 0;
@@ -191,7 +192,7 @@ class AttachLoopTest : public ::testing::Test {
     AttachLoopParts parts;
     parts.source = &source_;
     parts.engine = engine_.get();
-    parts.view = view_.get();
+    parts.view = view_override_ != nullptr ? view_override_ : view_.get();
     parts.migrator = migrator_.get();
     parts.migrator_external = migrator_external_;
     parts.clock = &clock_;
@@ -246,6 +247,7 @@ class AttachLoopTest : public ::testing::Test {
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<Migrator> migrator_;
   std::unique_ptr<LiveMemoryView> view_;
+  MemoryView* view_override_ = nullptr;  // the loop's view instead of view_
   std::unique_ptr<AttachLoop> loop_;
   absl::Time start_;
 };
@@ -750,6 +752,72 @@ hotpage_cpu_seconds_total{workload="cache",pid="4242",cgroup="system.slice/memca
 # TYPE hotpage_damon_recovered gauge
 hotpage_damon_recovered{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 )");
+}
+
+// A view whose placement queries are slow (1 ms each, as a loaded machine
+// makes move_pages): a round over N tracked pages lasts N ms or more. It
+// is Interrupted() once the loop's stop flag is set, as the daemon's
+// FairShareView is.
+class SlowView : public MemoryView {
+ public:
+  explicit SlowView(const std::atomic<bool>* stop) : stop_(stop) {}
+  int QueryNodes(absl::Span<const uint64_t> pages,
+                 absl::Span<int> status) override {
+    absl::SleepFor(absl::Milliseconds(1));
+    for (int& st : status) st = 2;
+    const int n = queries.fetch_add(1) + 1;
+    if (n == 1) first_query = absl::Now();
+    if (n == kMark) marked = absl::Now();
+    return 0;
+  }
+  std::vector<NumaMapsRange> Ranges() override { return {}; }
+  std::vector<NodeFree> Free() override {
+    return {{0, kGiB / 2}, {1, kGiB / 2}, {2, kGiB / 2}};
+  }
+  bool Interrupted() override { return stop_->load(); }
+
+  static constexpr int kMark = 50;  // queries before the stop
+  std::atomic<int> queries{0};
+  absl::Time first_query;
+  absl::Time marked;
+
+ private:
+  const std::atomic<bool>* const stop_;
+};
+
+// SIGTERM under load (issue 14): a stop that comes while a round queries
+// its pages ends the round within a fraction of its length, and nothing
+// of the round is carried out.
+TEST_F(AttachLoopTest, AStopMidRoundEndsTheRoundPromptlyAndMovesNothing) {
+  constexpr int kPages = 1000;  // a round of >= 1 s of queries
+  source_.pages = kPages;
+  options_.duration_s = 0;  // until stopped
+  SlowView slow(&stop_);
+  view_override_ = &slow;
+  absl::Time stopped_at;
+  std::thread stopper([&] {
+    while (slow.queries.load() < SlowView::kMark) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    stopped_at = absl::Now();
+    stop_.store(true);
+  });
+  ASSERT_TRUE(Run().ok());
+  const absl::Time returned = absl::Now();
+  stopper.join();
+  EXPECT_EQ(loop_->stop_reason(), "interrupted");
+  // The round's length, from its own pace: the mean query time so far,
+  // times the pages it would have queried.
+  const absl::Duration per_query =
+      (slow.marked - slow.first_query) / (SlowView::kMark - 1);
+  const absl::Duration round = per_query * kPages;
+  EXPECT_LT(returned - stopped_at, round / 4)
+      << "stop took " << (returned - stopped_at) << ", the round " << round;
+  EXPECT_LT(slow.queries.load(), kPages / 2);
+  // Nothing of the interrupted round was submitted or moved.
+  EXPECT_EQ(migrator_->Snapshot().submitted, 0u);
+  EXPECT_EQ(mover_.move_calls(), 0u);
+  ExpectTornDown();
 }
 
 }  // namespace

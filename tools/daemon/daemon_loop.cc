@@ -77,7 +77,9 @@ void DaemonLoop::StartMember(const WorkloadConfig& w,
 void DaemonLoop::StopMember(Running* r) {
   r->stop.store(true, std::memory_order_relaxed);
   if (r->thread.joinable()) r->thread.join();
-  state_[r->workload].retired += r->member->Snapshot();
+  const MemberSnapshot last = r->member->Snapshot();
+  retired_cpu_seconds_ += last.cpu_seconds;
+  state_[r->workload].retired += last;
   // The retired totals keep counters monotonic; a process's fast bytes and
   // hot set leave with it.
   state_[r->workload].retired.fast_bytes = 0;
@@ -103,6 +105,7 @@ void DaemonLoop::ReapFinished() {
 }
 
 void DaemonLoop::Tick() {
+  if (Stopping()) return;
   ++ticks_;
   ReapFinished();
   absl::StatusOr<std::vector<std::vector<SelectedProcess>>> sel =
@@ -113,6 +116,7 @@ void DaemonLoop::Tick() {
                 << sel.status().message() << "\n";
   } else {
     for (size_t i = 0; i < config_.workloads.size(); ++i) {
+      if (Stopping()) return;  // between workloads
       const WorkloadConfig& w = config_.workloads[i];
       WorkloadState& st = state_[w.name];
       const SelectionChange ch = Reconcile(st.selected, (*sel)[i]);
@@ -130,6 +134,7 @@ void DaemonLoop::Tick() {
         }
       }
       for (const SelectedProcess& p : st.selected) {
+        if (Stopping()) return;  // between the members it starts
         if (st.failed.count(p.key)) continue;
         bool have = false;
         for (const auto& r : running_) {
@@ -146,6 +151,7 @@ void DaemonLoop::Tick() {
       parts_.on_selection(live);
     }
   }
+  if (Stopping()) return;
   ApplyShares();
   Publish();
 }
@@ -354,6 +360,12 @@ void DaemonLoop::Publish() {
   auto series = [&prom](int f, absl::string_view labels, uint64_t value) {
     prom.Add(f, labels, value);
   };
+  // Later families (after the ones above, whose order is pinned).
+  const size_t kWCpu = prom.Declare(
+      {"hotpage_workload_cpu_seconds_total", "counter",
+       "CPU time of the workload's members: their loop threads and their "
+       "migrators' rounds (ended members included)."});
+  double live_cpu = 0;
   for (const WorkloadConfig& w : config_.workloads) {
     const WorkloadState& st = state_[w.name];
     MemberSnapshot total = st.retired;
@@ -405,7 +417,10 @@ void DaemonLoop::Publish() {
       j.Uint(s.demoted_pages);
       j.Key("failed_pages");
       j.Uint(s.failed_pages);
+      j.Key("cpu_seconds");
+      j.Double(s.cpu_seconds);
       j.EndObject();
+      live_cpu += s.cpu_seconds;
       const std::string pl =
           PromLabels({{"workload", w.name},
                       {"pid", absl::StrCat(r->process.key.pid)},
@@ -453,6 +468,8 @@ void DaemonLoop::Publish() {
                  ? static_cast<double>(total.yield_hits) /
                        static_cast<double>(total.promoted_entries)
                  : 0);
+    j.Key("cpu_seconds");
+    j.Double(total.cpu_seconds);
     j.Key("not_managed");
     j.Uint(st.failed.size());
     j.EndObject();
@@ -466,14 +483,122 @@ void DaemonLoop::Publish() {
     series(kWDemoted, l, total.demoted_pages);
     series(kWFailed, l, total.failed_pages);
     series(kWSamples, l, total.samples);
+    prom.Add(kWCpu, l, total.cpu_seconds);
   }
   j.EndArray();
+  PublishMachine(live_cpu, &j, &prom);
   j.EndObject();
 
   std::string text = prom.Text();
   MutexLock l(&mu_);
   published_.status = j.str();
   published_.metrics = std::move(text);
+}
+
+void DaemonLoop::PublishMachine(double live_member_cpu, JsonWriter* j,
+                                PromText* prom) const {
+  MachineReport m = parts_.machine ? parts_.machine() : MachineReport();
+  double machine_cpu = 0;
+  for (const MachineThreadReport& t : m.threads) machine_cpu += t.cpu_seconds;
+  if (parts_.process_cpu_s) {
+    const double listed = retired_cpu_seconds_ + live_member_cpu + machine_cpu;
+    const double other = std::max(0.0, parts_.process_cpu_s() - listed);
+    m.threads.push_back({"other", other});
+    machine_cpu += other;
+  }
+  const double total_cpu = retired_cpu_seconds_ + live_member_cpu + machine_cpu;
+  // The machine's own: no workload label, the daemon's instead (two
+  // daemons on one host never write the same series).
+  const std::string d = PromLabels({{"daemon", parts_.instance}});
+  const size_t kDCpu =
+      prom->Declare({"hotpage_daemon_cpu_seconds_total", "counter",
+                     "CPU time of the whole daemon: every member's (ended ones "
+                     "included) plus the machine threads'."});
+  const size_t kMThreadCpu = prom->Declare(
+      {"hotpage_machine_thread_cpu_seconds_total", "counter",
+       "CPU time of a machine-level thread that no member's cpu_seconds "
+       "holds (the migrator pool's outside members' rounds, a machine "
+       "sampler's routing thread)."});
+  enum {
+    kRouted,
+    kUnmapped,
+    kInboxFull,
+    kReopens,
+    kThrottle,
+    kUnthrottle,
+    kLost,
+    kLostSamples,
+    kEvents,
+    kMapped,
+    kSamplerFamilies
+  };
+  static constexpr PromText::Family kSampler[kSamplerFamilies] = {
+      {"hotpage_machine_sampler_routed_samples_total", "counter",
+       "Samples the machine sampler handed to a member."},
+      {"hotpage_machine_sampler_unmapped_samples_total", "counter",
+       "Samples of a pid no live member owns (dropped)."},
+      {"hotpage_machine_sampler_inbox_full_samples_total", "counter",
+       "Samples dropped because a member's inbox was full."},
+      {"hotpage_machine_sampler_reopens_total", "counter",
+       "Per-task fallback: times the event plan was reopened."},
+      {"hotpage_machine_sampler_throttle_total", "counter",
+       "PERF_RECORD_THROTTLE records of the machine's rings."},
+      {"hotpage_machine_sampler_unthrottle_total", "counter",
+       "PERF_RECORD_UNTHROTTLE records of the machine's rings."},
+      {"hotpage_machine_sampler_lost_records_total", "counter",
+       "Records lost to a full ring (PERF_RECORD_LOST)."},
+      {"hotpage_machine_sampler_lost_samples_total", "counter",
+       "Samples the kernel dropped (PERF_RECORD_LOST_SAMPLES)."},
+      {"hotpage_machine_sampler_events", "gauge",
+       "Perf events the machine sampler has open."},
+      {"hotpage_machine_sampler_mapped_processes", "gauge",
+       "Processes the machine sampler routes samples of."},
+  };
+  size_t f[kSamplerFamilies];
+  for (int i = 0; i < kSamplerFamilies; ++i) f[i] = prom->Declare(kSampler[i]);
+
+  j->Key("cpu_seconds");
+  j->Double(total_cpu);
+  j->Key("machine");
+  j->BeginObject();
+  j->Key("cpu_seconds");
+  j->Double(machine_cpu);
+  j->Key("threads");
+  j->BeginArray();
+  for (const MachineThreadReport& t : m.threads) {
+    j->BeginObject();
+    j->Key("thread");
+    j->String(t.thread);
+    j->Key("cpu_seconds");
+    j->Double(t.cpu_seconds);
+    j->EndObject();
+    prom->Add(kMThreadCpu, PromAddLabels(d, {{"thread", t.thread}}),
+              t.cpu_seconds);
+  }
+  j->EndArray();
+  j->Key("samplers");
+  j->BeginArray();
+  for (const MachineSamplerReport& r : m.samplers) {
+    const uint64_t v[kSamplerFamilies] = {
+        r.routed,     r.unmapped, r.inbox_full,   r.reopens, r.throttle,
+        r.unthrottle, r.lost,     r.lost_samples, r.events,  r.mapped};
+    static constexpr const char* kKeys[kSamplerFamilies] = {
+        "routed",     "unmapped", "inbox_full",   "reopens", "throttle",
+        "unthrottle", "lost",     "lost_samples", "events",  "mapped"};
+    j->BeginObject();
+    j->Key("source");
+    j->String(r.source);
+    const std::string l = PromAddLabels(d, {{"source", r.source}});
+    for (int i = 0; i < kSamplerFamilies; ++i) {
+      j->Key(kKeys[i]);
+      j->Uint(v[i]);
+      prom->Add(f[i], l, v[i]);
+    }
+    j->EndObject();
+  }
+  j->EndArray();
+  j->EndObject();
+  prom->Add(kDCpu, d, total_cpu);
 }
 
 std::string DaemonLoop::StatusJson() const {

@@ -36,6 +36,16 @@
 // pin it, a source that cannot open) is logged once per process and the
 // process is not retried until it is selected anew.
 //
+// CPU: each member's cpu_seconds is its loop thread and its migrator's
+// rounds; the machine-level threads (the machine samplers' routing
+// threads, the migrator pool's thread outside members' rounds) are in
+// none of them and are reported once for the machine (DaemonParts::
+// machine). The daemon's cpu_seconds is the sum of both: every member's
+// (ended ones included) plus the machine threads' (cmd_daemon lists the
+// supervisor's thread, the migrator pool's own time and each sampler's
+// thread, and with DaemonParts::process_cpu_s the unlisted rest as
+// "other", so the total is the process's CPU time).
+//
 // Threading: Tick(), Reload() and Stop() run on the daemon's thread.
 // StatusJson() and MetricsProm() may be called from any thread (the status
 // socket's): they read a copy published under mu_ at the end of each tick.
@@ -56,9 +66,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tools/base/json_writer.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/mutex.h"
+#include "tools/base/prom_text.h"
 #include "tools/daemon/daemon_config.h"
+#include "tools/daemon/machine_report.h"
 #include "tools/daemon/workload_select.h"
 
 namespace hotpage {
@@ -77,7 +90,9 @@ struct MemberSnapshot {
   uint64_t failed_pages = 0;
   uint64_t promoted_entries = 0;  // yield denominator
   uint64_t yield_hits = 0;
-  double cpu_seconds = 0;  // its loop thread and its migrator thread
+  // Its loop thread and its migrator's rounds (on the pool's thread when
+  // pooled: MigratorPool::Cpu's in_members); not the machine threads'.
+  double cpu_seconds = 0;
   std::string source;
 };
 
@@ -119,6 +134,25 @@ struct DaemonParts {
   std::ostream* log = nullptr;
   // Seconds since the daemon started (for the status); injected for tests.
   std::function<double()> uptime_s;
+  // Optional: the machine-level parts' counters and thread CPU
+  // (machine_report.h: the machine samplers, the migrator pool's own
+  // time), published once for the machine, never per member.
+  std::function<MachineReport()> machine;
+  // Optional: the whole process's CPU seconds (CLOCK_PROCESS_CPUTIME_ID).
+  // What neither the members nor the machine report lists (the status and
+  // metrics servers, the signal thread, the re-arm threads) is then
+  // published as the machine thread "other", so the daemon's total is the
+  // process's.
+  std::function<double()> process_cpu_s;
+  // The daemon's own label value (the `daemon` label of the machine-level
+  // series, which have no workload label): unique per daemon on a host
+  // (cmd_daemon: its socket path, which two daemons never share).
+  std::string instance;
+  // Optional: the daemon's stop flag (the signal thread sets it). Tick()
+  // checks it between workloads and between the members it starts, and
+  // returns at once when it is set, so a stop is never held up by a
+  // round of starts.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class DaemonLoop {
@@ -169,6 +203,16 @@ class DaemonLoop {
   void ReapFinished();
   void ApplyShares();
   void Publish() ABSL_LOCKS_EXCLUDED(mu_);
+  // The machine's part of the status (top-level "cpu_seconds" and the
+  // "machine" object) and its series; `live_member_cpu`: the running
+  // members' cpu_seconds.
+  void PublishMachine(double live_member_cpu, JsonWriter* j,
+                      PromText* prom) const;
+  bool Stopping() const {
+    // Relaxed: the flag carries no data.
+    return parts_.stop != nullptr &&
+           parts_.stop->load(std::memory_order_relaxed);
+  }
   const WorkloadConfig* FindWorkload(const std::string& name) const;
 
   DaemonConfig config_;
@@ -176,6 +220,9 @@ class DaemonLoop {
   std::vector<std::unique_ptr<Running>> running_;
   std::map<std::string, WorkloadState> state_;
   uint64_t ticks_ = 0;
+  // CPU seconds of every member that ended (so the daemon's total never
+  // goes down, whatever a reload removes).
+  double retired_cpu_seconds_ = 0;
   std::string last_error_;
   mutable Mutex mu_;
   Published published_ ABSL_GUARDED_BY(mu_);

@@ -7,7 +7,10 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tools/base/json.h"
 #include "tools/base/kernel/fake_tree.h"
@@ -96,9 +99,14 @@ class DaemonLoopTest : public ::testing::Test {
     parts.self = 1;
     parts.log = &log_;
     parts.on_selection = on_selection_;
+    parts.machine = machine_;
+    parts.process_cpu_s = process_cpu_s_;
+    parts.instance = instance_;
+    parts.stop = stop_;
     parts.factory = [this](const WorkloadConfig& w, const SelectedProcess& p)
         -> absl::StatusOr<std::unique_ptr<DaemonMember>> {
       ++made_[p.key.pid];
+      if (on_make_) on_make_();
       if (refuse_.count(p.key.pid)) {
         return absl::FailedPreconditionError("pid was reused");
       }
@@ -120,6 +128,11 @@ class DaemonLoopTest : public ::testing::Test {
   int serial_ = 0;
   uint64_t free_bytes_ = 0;  // 0: no free-memory reading
   std::function<void(const std::vector<ProcessKey>&)> on_selection_;
+  std::function<MachineReport()> machine_;
+  std::function<double()> process_cpu_s_;
+  std::string instance_;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::function<void()> on_make_;  // in the factory, before it makes one
 };
 
 constexpr char kTwo[] = R"(
@@ -346,6 +359,143 @@ TEST_F(DaemonLoopTest, StopJoinsEveryMember) {
   loop->Stop();
   EXPECT_EQ(loop->members(), 0u);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+// The machine's counters and threads are published once, as machine-level
+// series with the daemon's label and no workload's; the daemon's CPU is
+// every member's (ended ones included) plus the machine threads'.
+TEST_F(DaemonLoopTest, MachineSeriesAndTheDaemonsTotalCpu) {
+  instance_ = "/run/hotpage/a.sock";
+  machine_ = [] {
+    MachineReport m;
+    MachineSamplerReport r;
+    r.source = "pebs";
+    r.routed = 90;
+    r.unmapped = 11;
+    r.inbox_full = 2;
+    r.throttle = 7;
+    r.lost = 3;
+    r.events = 8;
+    r.mapped = 2;
+    m.samplers.push_back(r);
+    m.threads.push_back({"migrator", 2.0});
+    m.threads.push_back({"sampler pebs", 0.25});
+    return m;
+  };
+  auto loop = Make(kTwo);
+  loop->Tick();
+  ASSERT_TRUE(members_.count(100) && members_.count(200));
+  {
+    MutexLock l(&members_[100]->mu);
+    members_[100]->snap.cpu_seconds = 1.0;
+  }
+  {
+    MutexLock l(&members_[200]->mu);
+    members_[200]->snap.cpu_seconds = 0.5;
+  }
+  loop->Tick();
+  absl::StatusOr<Json> doc = ParseJson(loop->StatusJson());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_DOUBLE_EQ(JsonMember(*doc, "cpu_seconds")->get<double>(), 3.75);
+  const Json* machine = JsonMember(*doc, "machine");
+  ASSERT_NE(machine, nullptr);
+  EXPECT_DOUBLE_EQ(JsonMember(*machine, "cpu_seconds")->get<double>(), 2.25);
+  const Json* samplers = JsonMember(*machine, "samplers");
+  ASSERT_TRUE(samplers != nullptr && samplers->is_array() &&
+              samplers->size() == 1);
+  EXPECT_EQ(JsonMember((*samplers)[0], "throttle")->get<double>(), 7);
+  EXPECT_EQ(JsonMember((*samplers)[0], "unmapped")->get<double>(), 11);
+  const Json* w = JsonMember(*doc, "workloads");
+  EXPECT_DOUBLE_EQ(JsonMember((*w)[0], "cpu_seconds")->get<double>(), 1.0);
+
+  const std::string prom = loop->MetricsProm();
+  for (const char* line : {
+           "hotpage_daemon_cpu_seconds_total{daemon=\"/run/hotpage/a.sock\"} "
+           "3.75\n",
+           "hotpage_machine_thread_cpu_seconds_total{daemon=\"/run/hotpage/"
+           "a.sock\",thread=\"migrator\"} 2\n",
+           "hotpage_machine_sampler_throttle_total{daemon=\"/run/hotpage/"
+           "a.sock\",source=\"pebs\"} 7\n",
+           "hotpage_machine_sampler_routed_samples_total{daemon=\"/run/hotpage/"
+           "a.sock\",source=\"pebs\"} 90\n",
+           "hotpage_machine_sampler_lost_records_total{daemon=\"/run/hotpage/"
+           "a.sock\",source=\"pebs\"} 3\n",
+           "hotpage_workload_cpu_seconds_total{workload=\"b\"} 0.5\n",
+       }) {
+    EXPECT_NE(prom.find(line), std::string::npos) << line << prom;
+  }
+  // Counted once, for the machine: no machine series names a workload.
+  for (absl::string_view l : absl::StrSplit(prom, '\n')) {
+    if (absl::StartsWith(l, "hotpage_machine_") ||
+        absl::StartsWith(l, "hotpage_daemon_")) {
+      EXPECT_FALSE(absl::StrContains(l, "workload=")) << l;
+    }
+  }
+
+  // A member ends: its CPU stays in the daemon's total.
+  members_[200]->exit_now = true;
+  tree_.Remove("/proc/200/stat");
+  for (int i = 0; i < 200 && loop->members() == 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    loop->Tick();
+  }
+  ASSERT_EQ(loop->members(), 1u);
+  doc = ParseJson(loop->StatusJson());
+  ASSERT_TRUE(doc.ok());
+  EXPECT_DOUBLE_EQ(JsonMember(*doc, "cpu_seconds")->get<double>(), 3.75);
+}
+
+// With the process's CPU known, what no member and no machine thread
+// lists is the machine thread "other": the total is the process's.
+TEST_F(DaemonLoopTest, TheUnlistedRestOfTheProcessCpuIsOther) {
+  machine_ = [] {
+    MachineReport m;
+    m.threads.push_back({"migrator", 2.0});
+    return m;
+  };
+  process_cpu_s_ = [] { return 5.0; };
+  auto loop = Make(kTwo);
+  loop->Tick();
+  {
+    MutexLock l(&members_[100]->mu);
+    members_[100]->snap.cpu_seconds = 1.5;
+  }
+  loop->Tick();
+  absl::StatusOr<Json> doc = ParseJson(loop->StatusJson());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_DOUBLE_EQ(JsonMember(*doc, "cpu_seconds")->get<double>(), 5.0);
+  const Json* machine = JsonMember(*doc, "machine");
+  EXPECT_DOUBLE_EQ(JsonMember(*machine, "cpu_seconds")->get<double>(), 3.5);
+  EXPECT_NE(loop->MetricsProm().find(
+                "hotpage_machine_thread_cpu_seconds_total{daemon=\"\","
+                "thread=\"other\"} 1.5\n"),
+            std::string::npos)
+      << loop->MetricsProm();
+}
+
+// A stop that comes while a tick starts members (each start held up here)
+// returns the tick at the next member, not after all of them.
+TEST_F(DaemonLoopTest, AStopMidTickReturnsAtTheNextMember) {
+  for (int pid = 300; pid < 310; ++pid) {
+    AddProcess(tree_, pid, "w", "svc/a", 5000 + pid);
+  }
+  std::atomic<bool> stop{false};
+  stop_ = &stop;
+  int made = 0;
+  on_make_ = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (++made == 2) stop.store(true);
+  };
+  auto loop = Make(kTwo);
+  const absl::Time t0 = absl::Now();
+  loop->Tick();
+  const absl::Duration took = absl::Now() - t0;
+  // 11 processes to start in "a" and one in "b": two were started.
+  EXPECT_EQ(made, 2);
+  EXPECT_EQ(loop->members(), 2u);
+  // The whole tick would take 12 starts of >= 20 ms: it took about 2.
+  EXPECT_LT(took, absl::Milliseconds(20) * 12 / 4);
+  loop->Stop();
 }
 
 }  // namespace

@@ -122,16 +122,10 @@ class LiveMember : public DaemonMember {
     EngineOptions eopt;
     eopt.interval_ns = static_cast<uint64_t>(env_.interval_ms) * 1000000;
     eopt.address_space = static_cast<uint32_t>(pid_);
-    if (absl::StatusOr<std::string> statm =
-            fs.ReadFile(absl::StrCat("/proc/", pid_, "/statm"));
-        statm.ok()) {
-      std::vector<std::string> f = absl::StrSplit(*statm, ' ');
-      uint64_t resident = 0;
-      if (f.size() >= 2 && absl::SimpleAtoi(f[1], &resident)) {
-        eopt.footprint_pages =
-            resident * (static_cast<uint64_t>(getpagesize()) / 4096);
-      }
-    }
+    // Sized by the process's footprint, not the whole fast tier (a small
+    // process's member stays small), and grown with it (MaybeGrow).
+    eopt.footprint_pages = footprint_pages_ = FootprintPages();
+    eopt.table_by_footprint = true;
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(*env_.topology, *rules, eopt);
     if (!engine.ok()) return engine.status();
@@ -156,6 +150,8 @@ class LiveMember : public DaemonMember {
   }
 
   absl::Status Run(const std::atomic<bool>* stop) override {
+    // A stop ends the round in progress at its next placement query.
+    view_->SetStopFlag(stop);
     AttachLoopOptions lopt;
     lopt.dry_run = env_.dry_run;
     lopt.source_name = source_name_;
@@ -175,7 +171,10 @@ class LiveMember : public DaemonMember {
     parts.damon_recovered = damon_ ? damon_->recovered() : std::string();
     parts.rearm = rearm_.get();
     parts.log = env_.log;
-    parts.before_round = [this] { ApplyPending(); };
+    parts.before_round = [this] {
+      ApplyPending();
+      MaybeGrow();
+    };
     absl::Status s = AttachLoop(lopt, std::move(parts)).Run();
     if (pooled_) {
       // Pending moves are abandoned (counted) at once: no drain wait, so
@@ -266,8 +265,10 @@ class LiveMember : public DaemonMember {
     }
     if (env_.samplers != nullptr) {
       absl::StatusOr<std::unique_ptr<RoutedAttachSource>> routed =
-          env_.samplers->Attach(w.source, w.write_faults, key, &source_name_);
+          env_.samplers->Attach(w.source, w.write_faults, key, &source_name_,
+                                footprint_pages_);
       if (!routed.ok()) return routed.status();
+      routed_ = routed->get();
       source_ = std::move(*routed);
       return StartRearm(w);
     }
@@ -315,6 +316,33 @@ class LiveMember : public DaemonMember {
     return absl::OkStatus();
   }
 
+  // The process's resident 4 KiB pages (/proc/PID/statm); 0: unknown.
+  uint64_t FootprintPages() const {
+    absl::StatusOr<std::string> statm =
+        env_.fs->ReadFile(absl::StrCat("/proc/", pid_, "/statm"));
+    if (!statm.ok()) return 0;
+    std::vector<std::string> f = absl::StrSplit(*statm, ' ');
+    uint64_t resident = 0;
+    if (f.size() < 2 || !absl::SimpleAtoi(f[1], &resident)) return 0;
+    return resident * (static_cast<uint64_t>(getpagesize()) / 4096);
+  }
+
+  // At a round boundary (the loop's thread: nothing ingests meanwhile):
+  // when the process grew, the engine's table and the inbox grow with it
+  // (each bounded: EngineOptions::table_by_footprint,
+  // SampleInbox::InboxSamplesFor). Never shrinks.
+  void MaybeGrow() {
+    const uint64_t now = FootprintPages();
+    if (now <= footprint_pages_) return;
+    footprint_pages_ = now;
+    if (absl::StatusOr<bool> g = engine_->GrowTable(now); !g.ok()) {
+      *env_.log << "hotpage daemon: " << name_ << ": pid " << pid_
+                << ": hotness table not grown: " << g.status().message()
+                << "\n";
+    }
+    if (routed_ != nullptr) routed_->ResizeInbox(now);
+  }
+
   void ApplyPending() {
     std::optional<PlacementConfig> p;
     {
@@ -339,6 +367,10 @@ class LiveMember : public DaemonMember {
   std::unique_ptr<WriteFaultRearm> rearm_;
   std::unique_ptr<AttachSource> source_;
   std::string source_name_;
+  RoutedAttachSource* routed_ = nullptr;  // source_, when routed
+  // The footprint the table and inbox are sized for (the loop's thread
+  // after Init).
+  uint64_t footprint_pages_ = 0;
   SyscallPageMover mover_;
   std::unique_ptr<Migrator> migrator_;
   // In env_.migrators (set on the daemon's thread in Init, cleared on the

@@ -10,17 +10,55 @@
 
 namespace hotpage {
 
-SampleInbox::SampleInbox()
-    : buf_(new Sample[kInboxSamples]), out_(new Sample[kInboxSamples]) {}
+size_t SampleInbox::InboxSamplesFor(uint64_t footprint_pages) {
+  if (footprint_pages == 0) return kInboxSamples;
+  return static_cast<size_t>(
+      std::clamp<uint64_t>(footprint_pages, kMinInboxSamples, kInboxSamples));
+}
+
+SampleInbox::SampleInbox(size_t capacity)
+    : buf_(new Sample[std::max<size_t>(capacity, 1)]),
+      capacity_(std::max<size_t>(capacity, 1)),
+      out_(new Sample[std::max<size_t>(capacity, 1)]) {}
 
 bool SampleInbox::Push(const Sample& s) {
   MutexLock l(&mu_);
-  if (n_ == kInboxSamples) {
+  if (n_ == capacity_) {
     dropped_full_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   buf_[n_++] = s;
   return true;
+}
+
+void SampleInbox::Resize(size_t capacity) {
+  capacity = std::max<size_t>(capacity, 1);
+  {
+    MutexLock l(&mu_);
+    if (capacity == capacity_) return;
+  }
+  // Allocated outside the lock: the routing thread never waits on it.
+  std::unique_ptr<Sample[]> buf(new Sample[capacity]);
+  std::unique_ptr<Sample[]> out(new Sample[capacity]);
+  {
+    MutexLock l(&mu_);
+    const size_t keep = std::min(n_, capacity);
+    std::copy(buf_.get(), buf_.get() + keep, buf.get());
+    if (n_ > keep) {
+      dropped_full_.fetch_add(n_ - keep, std::memory_order_relaxed);
+    }
+    n_ = keep;
+    buf_.swap(buf);
+    capacity_ = capacity;
+    // out_ is this (the draining) thread's alone.
+    out_.swap(out);
+  }
+  // The old buffers are freed here, outside the lock.
+}
+
+size_t SampleInbox::capacity() const {
+  MutexLock l(&mu_);
+  return capacity_;
 }
 
 void SampleInbox::Wake() {
@@ -120,8 +158,8 @@ void MachineSampler::SortLocked() {
 }
 
 absl::StatusOr<std::shared_ptr<SampleInbox>> MachineSampler::Subscribe(
-    const ProcessKey& key) {
-  auto inbox = std::make_shared<SampleInbox>();
+    const ProcessKey& key, size_t inbox_samples) {
+  auto inbox = std::make_shared<SampleInbox>(inbox_samples);
   MutexLock l(&mu_);
   map_.erase(std::remove_if(map_.begin(), map_.end(),
                             [&](const Entry& e) { return e.pid == key.pid; }),
@@ -244,7 +282,7 @@ void MachineSampler::PublishLocked() {
 }
 
 void MachineSampler::Start() {
-  thread_ = std::thread([this] {
+  thread_.Start([this] {
     while (!stop_.load(std::memory_order_acquire)) {
       if (absl::Status s = PollOnce(50); !s.ok()) {
         if (log_ != nullptr) {
@@ -261,7 +299,7 @@ void MachineSampler::Start() {
 
 void MachineSampler::Stop() {
   stop_.store(true, std::memory_order_release);
-  if (thread_.joinable()) thread_.join();
+  thread_.Join();
 }
 
 size_t MachineSampler::num_events() const {
@@ -288,6 +326,10 @@ RoutedAttachSource::~RoutedAttachSource() {
   machine_->Unsubscribe(key_, inbox_.get());
 }
 
+void RoutedAttachSource::ResizeInbox(uint64_t footprint_pages) {
+  inbox_->Resize(SampleInbox::InboxSamplesFor(footprint_pages));
+}
+
 absl::Status RoutedAttachSource::Poll(const SampleSink& sink) {
   inbox_->Drain(absl::Milliseconds(50), sink);
   return absl::OkStatus();
@@ -304,7 +346,7 @@ MachineSamplerSet::~MachineSamplerSet() {
 
 absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
     const std::string& source, bool write_faults, const ProcessKey& key,
-    std::string* name) {
+    std::string* name, uint64_t footprint_pages) {
   const std::string id = absl::StrCat(source, write_faults ? "+wf" : "");
   std::shared_ptr<MachineSampler> m;
   {
@@ -360,20 +402,21 @@ absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
       if (run_threads_) m->Start();
     }
   }
-  absl::StatusOr<std::shared_ptr<SampleInbox>> inbox = m->Subscribe(key);
+  absl::StatusOr<std::shared_ptr<SampleInbox>> inbox =
+      m->Subscribe(key, SampleInbox::InboxSamplesFor(footprint_pages));
   if (!inbox.ok()) return inbox.status();
   return std::make_unique<RoutedAttachSource>(m, key, std::move(*inbox));
 }
 
 void MachineSamplerSet::Reconcile(const std::vector<ProcessKey>& live) {
-  std::vector<std::shared_ptr<MachineSampler>> unused;
+  std::vector<std::pair<std::string, std::shared_ptr<MachineSampler>>> unused;
   {
     MutexLock l(&mu_);
     for (auto it = samplers_.begin(); it != samplers_.end();) {
       it->second->Reconcile(live);
       // Only the set holds it: no member's source uses it.
       if (it->second.use_count() == 1) {
-        unused.push_back(std::move(it->second));
+        unused.emplace_back(it->first, std::move(it->second));
         names_.erase(it->first);
         it = samplers_.erase(it);
       } else {
@@ -381,7 +424,74 @@ void MachineSamplerSet::Reconcile(const std::vector<ProcessKey>& live) {
       }
     }
   }
-  unused.clear();  // stops their threads, outside the lock
+  // Their threads stop outside the lock; what they counted stays in their
+  // source's row.
+  for (auto& [id, m] : unused) {
+    m->Stop();
+    const MachineSamplerReport row = RowOf(id, *m);
+    const double cpu = absl::ToDoubleSeconds(m->ThreadCpuTime());
+    MutexLock l(&mu_);
+    Retired& r = retired_[id];
+    r.totals.source = id;
+    r.totals.routed += row.routed;
+    r.totals.unmapped += row.unmapped;
+    r.totals.inbox_full += row.inbox_full;
+    r.totals.reopens += row.reopens;
+    r.totals.throttle += row.throttle;
+    r.totals.unthrottle += row.unthrottle;
+    r.totals.lost += row.lost;
+    r.totals.lost_samples += row.lost_samples;
+    r.cpu_seconds += cpu;
+  }
+  unused.clear();
+}
+
+MachineSamplerReport MachineSamplerSet::RowOf(const std::string& id,
+                                              const MachineSampler& m) {
+  MachineSamplerReport r;
+  r.source = id;
+  const MachineSamplerCounters c = m.counters();
+  r.routed = c.routed;
+  r.unmapped = c.unmapped;
+  r.inbox_full = c.inbox_full;
+  r.reopens = c.reopens;
+  if (std::optional<PerfSourceStats> p = m.PerfStats()) {
+    r.throttle = p->throttle;
+    r.unthrottle = p->unthrottle;
+    r.lost = p->lost;
+    r.lost_samples = p->lost_samples;
+  }
+  r.events = m.num_events();
+  r.mapped = m.mapped();
+  return r;
+}
+
+void MachineSamplerSet::Report(MachineReport* out) const {
+  MutexLock l(&mu_);
+  std::map<std::string, std::pair<MachineSamplerReport, double>> rows;
+  for (const auto& [id, r] : retired_) rows[id] = {r.totals, r.cpu_seconds};
+  for (const auto& [id, m] : samplers_) {
+    const MachineSamplerReport now = RowOf(id, *m);
+    auto& [row, cpu] = rows[id];
+    row.source = id;
+    row.routed += now.routed;
+    row.unmapped += now.unmapped;
+    row.inbox_full += now.inbox_full;
+    row.reopens += now.reopens;
+    row.throttle += now.throttle;
+    row.unthrottle += now.unthrottle;
+    row.lost += now.lost;
+    row.lost_samples += now.lost_samples;
+    row.events = now.events;
+    row.mapped = now.mapped;
+    cpu += absl::ToDoubleSeconds(m->ThreadCpuTime());
+  }
+  for (const auto& [id, rc] : rows) {
+    out->samplers.push_back(rc.first);
+    if (run_threads_) {
+      out->threads.push_back({absl::StrCat("sampler ", id), rc.second});
+    }
+  }
 }
 
 absl::Status MachineSamplerSet::PollAll(int timeout_ms) {

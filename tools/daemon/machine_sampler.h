@@ -44,9 +44,20 @@
 // a pidfd pinned to it (migrator/process_handle.h), so samples routed in
 // the window before that round cannot move another process's pages.
 //
-// Inboxes: fixed capacity (kInboxSamples), filled by the routing thread,
-// drained by the member's loop (RoutedAttachSource); a full inbox drops
-// and counts, never allocates.
+// Inboxes: sized by the member's footprint (InboxSamplesFor: a write-fault
+// re-arm faults each resident page at most once, and a perf ring drained
+// every 50 ms holds far fewer), filled by the routing thread, drained by
+// the member's loop (RoutedAttachSource); resized by the member at its
+// round boundaries when its process grows (RoutedAttachSource::
+// ResizeInbox: the buffers are allocated outside the lock, swapped under
+// it). A full inbox drops and counts, never allocates.
+//
+// Counters: the sampler's routing counters and its rings' throttle and
+// loss records belong to the machine, not to a member: a member's source
+// reports none of them (RoutedAttachSource::PerfStats is nullopt), so a
+// sum over members never counts them twice, and MachineSamplerSet::
+// Report gives them once per sampler (machine_report.h), with the routing
+// thread's CPU time (which is in no member's cpu_seconds).
 //
 // Threading: Subscribe/Unsubscribe/Reconcile from any thread (the daemon's
 // and members' threads); PollOnce from one thread at a time (the routing
@@ -79,6 +90,8 @@
 #include "tools/attach/attach_loop.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/mutex.h"
+#include "tools/daemon/machine_report.h"
+#include "tools/daemon/thread_cpu.h"
 #include "tools/daemon/workload_select.h"
 
 namespace hotpage {
@@ -86,13 +99,25 @@ namespace hotpage {
 // One member's samples, between the routing thread and the member's loop.
 class SampleInbox {
  public:
-  // 2 MiB: one write-fault re-arm of an 80 MiB hot set faults 20480
-  // pages within milliseconds (the rings attach --write-faults uses hold
-  // 32768 samples per CPU).
+  // At most 2 MiB: one write-fault re-arm of an 80 MiB hot set faults
+  // 20480 pages within milliseconds (the rings attach --write-faults uses
+  // hold 32768 samples per CPU).
   static constexpr size_t kInboxSamples = 32768;
-  SampleInbox();
+  // At least 256 KiB: a perf ring drained every 50 ms at PEBS's worst case
+  // (~20k samples/s per CPU, event_config.h) holds ~1000 samples per CPU.
+  static constexpr size_t kMinInboxSamples = 4096;
+  // The capacity for a process of `footprint_pages` resident 4 KiB pages
+  // (0: unknown, the largest): one sample per page, within [kMin, kInbox].
+  static size_t InboxSamplesFor(uint64_t footprint_pages);
+
+  explicit SampleInbox(size_t capacity = kInboxSamples);
   // Routing thread. Returns false (and counts) when full.
   bool Push(const Sample& s) ABSL_LOCKS_EXCLUDED(mu_);
+  // The member's thread (the one that drains), between drains: the
+  // capacity becomes `capacity` (the samples held are kept, up to it).
+  // Allocates outside the lock; Push never allocates.
+  void Resize(size_t capacity) ABSL_LOCKS_EXCLUDED(mu_);
+  size_t capacity() const ABSL_LOCKS_EXCLUDED(mu_);
   void Wake() ABSL_LOCKS_EXCLUDED(mu_);
   // Member's thread: waits up to `timeout` for samples, then hands them to
   // `sink` in one batch (copied out first; the lock is not held in sink).
@@ -102,11 +127,12 @@ class SampleInbox {
   uint64_t received() const { return received_.load(); }
 
  private:
-  Mutex mu_;
+  mutable Mutex mu_;
   CondVar cv_;
   std::unique_ptr<Sample[]> buf_ ABSL_GUARDED_BY(mu_);
+  size_t capacity_ ABSL_GUARDED_BY(mu_);
   size_t n_ ABSL_GUARDED_BY(mu_) = 0;
-  std::unique_ptr<Sample[]> out_;  // the member thread's copy
+  std::unique_ptr<Sample[]> out_;  // the member thread's copy (capacity_)
   // Relaxed: counters for the status, no ordering with the samples.
   std::atomic<uint64_t> dropped_full_{0};
   std::atomic<uint64_t> received_{0};
@@ -136,7 +162,9 @@ class MachineSampler {
   // Routes the samples of process (pid, start time) to the returned inbox
   // from now on. A later Subscribe of the same pid with another start
   // time (a reused pid) replaces the entry.
-  absl::StatusOr<std::shared_ptr<SampleInbox>> Subscribe(const ProcessKey& key)
+  // The inbox holds `inbox_samples` samples (SampleInbox::InboxSamplesFor).
+  absl::StatusOr<std::shared_ptr<SampleInbox>> Subscribe(
+      const ProcessKey& key, size_t inbox_samples = SampleInbox::kInboxSamples)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Stops routing to `inbox` (its member ended). Other entries stay.
   void Unsubscribe(const ProcessKey& key, const SampleInbox* inbox)
@@ -158,6 +186,8 @@ class MachineSampler {
   size_t mapped() const ABSL_LOCKS_EXCLUDED(mu_);
   MachineSamplerCounters counters() const ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<PerfSourceStats> PerfStats() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The routing thread's CPU time (zero without Start()).
+  absl::Duration ThreadCpuTime() const { return thread_.CpuTime(); }
 
  private:
   struct Entry {
@@ -200,7 +230,7 @@ class MachineSampler {
   size_t num_events_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  CpuTimedThread thread_;
 };
 
 // An AttachSource over a member's inbox (what SamplerAttachSource is for a
@@ -215,9 +245,16 @@ class RoutedAttachSource : public AttachSource {
   ~RoutedAttachSource() override;
   absl::Status Poll(const SampleSink& sink) override;
   void Stop() override {}
+  // None: the rings' throttle and loss records are the machine sampler's,
+  // shared by every member (reported once: MachineSamplerSet::Report).
   std::optional<PerfSourceStats> PerfStats() const override {
-    return machine_->PerfStats();
+    return std::nullopt;
   }
+  // From the member's thread between polls (its round boundary): the
+  // inbox is sized for `footprint_pages` (SampleInbox::InboxSamplesFor);
+  // a no-op when that is its size already.
+  void ResizeInbox(uint64_t footprint_pages);
+  const SampleInbox& inbox() const { return *inbox_; }
 
  private:
   const std::shared_ptr<MachineSampler> machine_;
@@ -240,17 +277,31 @@ class MachineSamplerSet {
 
   // A source for process `key` fed by the machine sampler of (`source`,
   // `write_faults`); `name` gets the source's name for the stats.
+  // `footprint_pages` sizes its inbox (0: unknown, the largest).
   absl::StatusOr<std::unique_ptr<RoutedAttachSource>> Attach(
       const std::string& source, bool write_faults, const ProcessKey& key,
-      std::string* name) ABSL_LOCKS_EXCLUDED(mu_);
+      std::string* name, uint64_t footprint_pages = 0) ABSL_LOCKS_EXCLUDED(mu_);
   // The daemon's selection this round (DaemonParts::on_selection): each
   // sampler's map keeps only these processes; samplers nobody uses close.
   void Reconcile(const std::vector<ProcessKey>& live) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status PollAll(int timeout_ms) ABSL_LOCKS_EXCLUDED(mu_);
   size_t samplers() const ABSL_LOCKS_EXCLUDED(mu_);
   size_t num_events() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Appends one MachineSamplerReport per source ever opened (totals since
+  // the set was made: a sampler closed by Reconcile keeps counting in its
+  // source's row) and, with run_threads, one MachineThreadReport per
+  // source ("sampler SOURCE": its routing threads' CPU time).
+  void Report(MachineReport* out) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  struct Retired {
+    MachineSamplerReport totals;
+    double cpu_seconds = 0;
+  };
+  // What `m` has counted so far, as a row of `id`.
+  static MachineSamplerReport RowOf(const std::string& id,
+                                    const MachineSampler& m);
+
   const KernelFs* const fs_;
   PerfEventSystem* const sys_;
   std::ostream* const log_;
@@ -259,6 +310,8 @@ class MachineSamplerSet {
   std::map<std::string, std::shared_ptr<MachineSampler>> samplers_
       ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> names_ ABSL_GUARDED_BY(mu_);
+  // Samplers that closed, by id: their counts and thread CPU.
+  std::map<std::string, Retired> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace hotpage

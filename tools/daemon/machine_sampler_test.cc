@@ -372,5 +372,106 @@ TEST(MachineSamplerSetTest, TwoWorkloadsShareOneSamplerAndGetTheirOwnSamples) {
   EXPECT_EQ(m.kernel().open_fds(), 0u);
 }
 
+// The rings' throttle and loss records and the routing counters are the
+// machine's: no member reports them (a sum over members would count each
+// once per member), the set reports them once per source, and they keep
+// counting after the sampler closes.
+TEST(MachineSamplerSetTest, TheMachinesCountersAreReportedOnceNotPerMember) {
+  Machine m("sapphire_rapids", "pagefault");
+  for (pid_t p : {100, 200, 300}) m.kernel().AddTask(p);
+  MachineSamplerSet set(&m.fs(), &m.kernel(), nullptr, /*run_threads=*/false);
+  std::string name;
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> a =
+      set.Attach("pagefault", true, {100, 5}, &name);
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> b =
+      set.Attach("pagefault", true, {200, 6}, &name);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int i = 0; i < 4; ++i)
+    m.kernel().Deliver(Fault(100, i, 0x1000 * (i + 1)));
+  m.kernel().Deliver(Fault(200, 3, 0x7000));
+  m.kernel().Deliver(Fault(300, 2, 0x8000));
+  m.kernel().Deliver(Fault(300, 1, 0x9000));
+  ASSERT_TRUE(set.PollAll(0).ok());
+  EXPECT_FALSE((*a)->PerfStats().has_value());
+  EXPECT_FALSE((*b)->PerfStats().has_value());
+
+  MachineReport r;
+  set.Report(&r);
+  ASSERT_EQ(r.samplers.size(), 1u);
+  EXPECT_EQ(r.samplers[0].source, "pagefault+wf");
+  EXPECT_EQ(r.samplers[0].routed, 5u);
+  EXPECT_EQ(r.samplers[0].unmapped, 2u);
+  EXPECT_EQ(r.samplers[0].inbox_full, 0u);
+  EXPECT_EQ(r.samplers[0].events, m.base().cpus.size());
+  EXPECT_EQ(r.samplers[0].mapped, 2u);
+  EXPECT_TRUE(r.threads.empty());  // no routing thread without run_threads
+
+  a->reset();
+  b->reset();
+  set.Reconcile({});
+  ASSERT_EQ(set.samplers(), 0u);
+  MachineReport after;
+  set.Report(&after);
+  ASSERT_EQ(after.samplers.size(), 1u);
+  EXPECT_EQ(after.samplers[0].routed, 5u);
+  EXPECT_EQ(after.samplers[0].unmapped, 2u);
+  EXPECT_EQ(after.samplers[0].events, 0u);
+  EXPECT_EQ(after.samplers[0].mapped, 0u);
+}
+
+// With run_threads, each source's routing thread's CPU time is reported
+// (it is in no member's cpu_seconds).
+TEST(MachineSamplerSetTest, TheRoutingThreadsCpuIsReported) {
+  Machine m("sapphire_rapids", "pagefault");
+  m.kernel().AddTask(100);
+  MachineSamplerSet set(&m.fs(), &m.kernel(), nullptr, /*run_threads=*/true);
+  std::string name;
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> a =
+      set.Attach("pagefault", false, {100, 5}, &name);
+  ASSERT_TRUE(a.ok()) << a.status();
+  MachineReport r;
+  set.Report(&r);
+  ASSERT_EQ(r.threads.size(), 1u);
+  EXPECT_EQ(r.threads[0].thread, "sampler pagefault");
+  EXPECT_GE(r.threads[0].cpu_seconds, 0.0);
+}
+
+// A member's inbox is sized by its process's footprint (a 10 MiB process
+// gets 1/8 of the largest), grows with it, and never allocates on Push.
+TEST(SampleInboxTest, SizedByTheFootprintAndResizedKeepingWhatItHolds) {
+  EXPECT_EQ(SampleInbox::InboxSamplesFor(0), SampleInbox::kInboxSamples);
+  const uint64_t ten_mib = (10 << 20) / 4096;
+  EXPECT_EQ(SampleInbox::InboxSamplesFor(ten_mib),
+            SampleInbox::kMinInboxSamples);
+  EXPECT_LE(SampleInbox::InboxSamplesFor(ten_mib) * 8,
+            SampleInbox::kInboxSamples);
+  EXPECT_EQ(SampleInbox::InboxSamplesFor(uint64_t{1} << 30),
+            SampleInbox::kInboxSamples);
+
+  SampleInbox in(4);
+  Sample s;
+  for (int i = 0; i < 4; ++i) {
+    s.vaddr = 0x1000 * (i + 1);
+    EXPECT_TRUE(in.Push(s));
+  }
+  EXPECT_FALSE(in.Push(s));
+  EXPECT_EQ(in.dropped_full(), 1u);
+  in.Resize(8);
+  EXPECT_EQ(in.capacity(), 8u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(in.Push(s));
+  EXPECT_EQ(DrainAll(in).size(), 8u);
+
+  Machine m("sapphire_rapids", "pagefault");
+  m.kernel().AddTask(100);
+  MachineSamplerSet set(&m.fs(), &m.kernel(), nullptr, /*run_threads=*/false);
+  std::string name;
+  absl::StatusOr<std::unique_ptr<RoutedAttachSource>> a =
+      set.Attach("pagefault", true, {100, 5}, &name, ten_mib);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ((*a)->inbox().capacity(), SampleInbox::kMinInboxSamples);
+  (*a)->ResizeInbox(20000);
+  EXPECT_EQ((*a)->inbox().capacity(), 20000u);
+}
+
 }  // namespace
 }  // namespace hotpage

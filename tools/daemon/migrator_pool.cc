@@ -96,7 +96,11 @@ absl::Duration MigratorPool::RunPass() {
       if (mem == nullptr || mem->removed) continue;  // Remove() came first
       mem->running = true;
     }
+    const absl::Duration cpu0 = clock_->ThreadCpuTime();
     const MigratorRound r = m->RunOnce();
+    in_members_ns_.fetch_add(
+        absl::ToInt64Nanoseconds(clock_->ThreadCpuTime() - cpu0),
+        std::memory_order_relaxed);
     const absl::Time after = clock_->Now();
     MutexLock l(&mu_);
     Member* mem = FindLocked(m);  // still there: Remove() waits for running
@@ -136,7 +140,7 @@ MigratorPool::Member* MigratorPool::FindLocked(Migrator* m) {
 }
 
 void MigratorPool::Start() {
-  thread_ = std::thread([this] {
+  thread_.Start([this] {
     while (!stop_.load(std::memory_order_acquire)) {
       const absl::Duration wait = RunPass();
       if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
@@ -146,7 +150,15 @@ void MigratorPool::Start() {
 
 void MigratorPool::Stop() {
   stop_.store(true, std::memory_order_release);
-  if (thread_.joinable()) thread_.join();
+  thread_.Join();
+}
+
+MigratorPool::CpuTimes MigratorPool::Cpu() const {
+  CpuTimes c;
+  c.thread = thread_.CpuTime();
+  c.in_members =
+      absl::Nanoseconds(in_members_ns_.load(std::memory_order_relaxed));
+  return c;
 }
 
 }  // namespace hotpage

@@ -21,6 +21,12 @@
 // pool). CPU budget: each migrator's own (its rounds' CPU time on the
 // pool's thread).
 //
+// CPU: each member's rounds are measured by its own migrator (its
+// cpu_time, in the member's cpu_seconds); the pool's thread spends more
+// than that (choosing, sharing, waking), which is in no member's. Cpu()
+// gives both, measured on the pool's thread: the thread's whole CPU time
+// (CpuTimedThread) and the part spent inside members' rounds.
+//
 // Threading: Add, Remove, SetWeight, SetRateLimit from any thread; Remove
 // waits only for the member's own round in progress (one move call), after
 // which the caller may Stop() and destroy its migrator. RunPass from one thread
@@ -29,8 +35,9 @@
 #ifndef HOTPAGE_TOOLS_DAEMON_MIGRATOR_POOL_H_
 #define HOTPAGE_TOOLS_DAEMON_MIGRATOR_POOL_H_
 
+#include <algorithm>
 #include <atomic>
-#include <thread>
+#include <cstdint>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -38,6 +45,7 @@
 #include "migrator/migrator.h"
 #include "tools/base/clock.h"
 #include "tools/base/mutex.h"
+#include "tools/daemon/thread_cpu.h"
 
 namespace hotpage {
 
@@ -67,6 +75,16 @@ class MigratorPool {
 
   size_t members() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  struct CpuTimes {
+    absl::Duration thread;      // the pool's thread, all of it (Start())
+    absl::Duration in_members;  // of which inside members' RunOnce
+    // What no member's cpu_seconds holds.
+    absl::Duration own() const {
+      return std::max(thread - in_members, absl::ZeroDuration());
+    }
+  };
+  CpuTimes Cpu() const;
+
  private:
   struct Member {
     Migrator* m = nullptr;
@@ -90,8 +108,12 @@ class MigratorPool {
   CondVar cv_;  // a round ended
   std::vector<Member> members_ ABSL_GUARDED_BY(mu_);
   double rate_limit_ ABSL_GUARDED_BY(mu_);
+  // Nanoseconds of the clock's ThreadCpuTime inside members' rounds
+  // (the migrators' own measure); written by RunPass's thread, read by
+  // Cpu() (relaxed: a counter).
+  std::atomic<int64_t> in_members_ns_{0};
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  CpuTimedThread thread_;
 };
 
 }  // namespace hotpage

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "migrator/fake_page_mover.h"
 #include "migrator/process_handle.h"
+#include "tools/base/clock.h"
 #include "tools/base/kernel/fake_tree.h"
 #include "tools/base/kernel/kernel_fs.h"
 
@@ -128,6 +129,42 @@ TEST_F(MigratorPoolTest, RemoveDoesNotWaitForTheOthersWork) {
   EXPECT_EQ(a->Snapshot().promoted_pages, moved);  // never run again
   pool.Stop();
   pool.Remove(b.get());
+}
+
+// The pool's thread CPU (its per-thread clock), of which the part inside
+// members' rounds is what their migrators count (in the members'
+// cpu_seconds); the rest (own()) is in no member's.
+TEST_F(MigratorPoolTest, ThePoolsThreadCpuIsSplitIntoMembersAndItsOwn) {
+  FakePageMover mover;
+  mover.AddPages(kBase, kPages, kBasePageBytes, 1);
+  MigratorOptions o;
+  o.queue_capacity = 2 * kPages;
+  o.cpu_budget = 0;
+  auto h = ProcessHandle::Attach(getpid(), &*fs_);
+  ASSERT_TRUE(h.ok()) << h.status();
+  Migrator m(o, std::move(*h), &mover, RealClock::Get());
+  std::vector<MoveRequest> reqs(kPages);
+  for (size_t i = 0; i < kPages; ++i) {
+    reqs[i].vaddr = kBase + i * kBasePageBytes;
+    reqs[i].from_node = 1;
+    reqs[i].to_node = 0;
+  }
+  ASSERT_EQ(m.Submit(reqs), kPages);
+  MigratorPool pool(0, RealClock::Get(), absl::Milliseconds(1));
+  EXPECT_EQ(pool.Cpu().thread, absl::ZeroDuration());
+  pool.Add(&m, 1);
+  pool.Start();
+  while (m.Snapshot().promoted_pages < 20000) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  pool.Remove(&m);
+  pool.Stop();
+  const MigratorPool::CpuTimes c = pool.Cpu();
+  const absl::Duration members = m.Snapshot().cpu_time;
+  EXPECT_GT(members, absl::ZeroDuration());
+  EXPECT_GE(c.in_members, members);
+  EXPECT_GE(c.thread, c.in_members);
+  EXPECT_EQ(c.own(), c.thread - c.in_members);
 }
 
 }  // namespace

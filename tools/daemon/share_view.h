@@ -19,6 +19,12 @@
 // moves, so a process never demotes another's pages: room for one comes
 // from the others' targets shrinking. Slow nodes are reported as they are.
 //
+// Stopping: with SetStopFlag, the view says Interrupted() once the flag is
+// set (the member is being stopped), and QueryNodes answers -EINTR without
+// asking the kernel, so the engine's round in progress ends at its next
+// page with no decision (policy/engine.h, MemoryView::Interrupted) instead
+// of querying every tracked page first.
+//
 // Threading: SetTarget() is called from the daemon's thread, everything
 // else from the process's loop thread; the target is an atomic (relaxed:
 // a round may see the previous target, which is as good as one round
@@ -28,6 +34,7 @@
 #define HOTPAGE_TOOLS_DAEMON_SHARE_VIEW_H_
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <vector>
 
@@ -54,9 +61,17 @@ class FairShareView : public MemoryView {
     return fast_bytes_.load(std::memory_order_relaxed);
   }
 
+  // Before the loop runs (the flag must outlive the view); null: none.
+  void SetStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
+
   int QueryNodes(absl::Span<const uint64_t> pages,
                  absl::Span<int> status) override {
+    if (Interrupted()) return -EINTR;
     return inner_->QueryNodes(pages, status);
+  }
+  bool Interrupted() override {
+    // Relaxed: the flag carries no data.
+    return stop_ != nullptr && stop_->load(std::memory_order_relaxed);
   }
   std::vector<NumaMapsRange> Ranges() override;
   std::vector<NodeFree> Free() override;
@@ -75,6 +90,7 @@ class FairShareView : public MemoryView {
   std::vector<uint64_t> mine_;  // bytes per node id, from the last Ranges()
   std::atomic<uint64_t> target_{kNoTarget};
   std::atomic<uint64_t> fast_bytes_{0};
+  const std::atomic<bool>* stop_ = nullptr;
 };
 
 }  // namespace hotpage

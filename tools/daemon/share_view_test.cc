@@ -1,5 +1,6 @@
 #include "tools/daemon/share_view.h"
 
+#include <atomic>
 #include <cerrno>
 #include <map>
 #include <memory>
@@ -139,6 +140,29 @@ TEST(FairShareViewTest, FarAboveTheTargetDemotes) {
   // Within the hysteresis: no net change (swaps only).
   const Moves near = OneRound(0, (10ull << 20) / kPage);
   EXPECT_EQ(near.promotions, near.demotions);
+}
+
+// A member being stopped: the view says Interrupted() and answers its
+// placement queries with -EINTR without asking the process's real view.
+TEST(FairShareViewTest, AStopInterruptsThePlacementQueries) {
+  const Topology topo = TwoTiers();
+  const PlacementConfig cfg;
+  MapView inner;
+  inner.node[kBase] = 1;
+  FairShareView view(&inner, &topo, &cfg);
+  EXPECT_FALSE(view.Interrupted());  // no flag: never
+  std::atomic<bool> stop{false};
+  view.SetStopFlag(&stop);
+  const uint64_t page = kBase;
+  int status = -1;
+  EXPECT_FALSE(view.Interrupted());
+  EXPECT_EQ(view.QueryNodes({&page, 1}, {&status, 1}), 0);
+  EXPECT_EQ(status, 1);
+  stop.store(true);
+  EXPECT_TRUE(view.Interrupted());
+  status = -1;
+  EXPECT_EQ(view.QueryNodes({&page, 1}, {&status, 1}), -EINTR);
+  EXPECT_EQ(status, -1);
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+// What the daemon's machine-level parts report once for the machine
+// (`hotpage status --json`'s "machine" object and the metrics' machine
+// series, daemon_loop.h), apart from any member's numbers: the machine
+// sampler's routing counters and its kernel throttle and loss records
+// (machine_sampler.h; a member reports none of them, so a sum over
+// members never counts them twice), and the CPU time of the threads that
+// no member's cpu_seconds holds.
+
+#ifndef HOTPAGE_TOOLS_DAEMON_MACHINE_REPORT_H_
+#define HOTPAGE_TOOLS_DAEMON_MACHINE_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hotpage {
+
+// One machine sampler (one per source), totals since the daemon started
+// (samplers that closed included).
+struct MachineSamplerReport {
+  std::string source;         // "pebs", "pagefault+wf", ...
+  uint64_t routed = 0;        // samples handed to a member's inbox
+  uint64_t unmapped = 0;      // of a pid no live member owns: dropped
+  uint64_t inbox_full = 0;    // a member's inbox was full: dropped
+  uint64_t reopens = 0;       // per-task fallback: the plan reopened
+  uint64_t throttle = 0;      // PERF_RECORD_THROTTLE
+  uint64_t unthrottle = 0;    // PERF_RECORD_UNTHROTTLE
+  uint64_t lost = 0;          // records lost to a full ring
+  uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES
+  uint64_t events = 0;        // open perf events now
+  uint64_t mapped = 0;        // processes routed now
+};
+
+// A machine-level thread's CPU time that is in no member's cpu_seconds.
+struct MachineThreadReport {
+  std::string thread;  // "migrator", "sampler pebs", ...
+  double cpu_seconds = 0;
+};
+
+struct MachineReport {
+  std::vector<MachineSamplerReport> samplers;
+  std::vector<MachineThreadReport> threads;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_DAEMON_MACHINE_REPORT_H_
