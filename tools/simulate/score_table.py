@@ -9,7 +9,8 @@ Runs `BIN simulate tests/traces/T.hpt --ratio R --topology M --policy all
 dram+cxl and, for traces with packages, on 2pkg+cxl, and prints per row
 hotpage's % of oracle / loaded latency / MB migrated against the best peer
 by share, by latency and by bytes, then per set: rows where hotpage is best
-by share and by latency, rows where its bytes are no more than the
+by share (counted only where bandwidth does not decide: where the oracle's
+loaded latency is within 10% of its idle latency) and by latency, rows where its bytes are no more than the
 best-by-share peer's, and each policy's mean % of oracle.
 
 Build the binary with `bazel build -c opt //tools:hotpage` first (the
@@ -61,6 +62,7 @@ def run_row(binary, root, trace, machine, ratio):
             "share": 100.0 * (t.get("of_oracle") or 0.0),
             "lat": t["avg_latency_ns"],
             "mb": t["bytes_migrated"] / 1e6,
+            "idle": t["avg_idle_latency_ns"],
         }
     return pols
 
@@ -106,19 +108,28 @@ def main():
         bs = max(peers, key=lambda k: peers[k]["share"])
         bl = min(peers, key=lambda k: peers[k]["lat"])
         bm = min((k for k in peers if k != "first-touch"), key=lambda k: peers[k]["mb"])
+        # Bandwidth decides a row when even the oracle (every interval's
+        # hottest pages on the fast tier) pays more than 10% over its idle
+        # latency for it: there, the goal is latency alone (issue 13).
+        bw = pols["oracle"]["lat"] > 1.10 * pols["oracle"]["idle"]
         best_share = hp["share"] >= peers[bs]["share"] - 1e-9
         best_lat = hp["lat"] <= peers[bl]["lat"] + 1e-9
         bytes_ok = hp["mb"] <= peers[bs]["mb"] + 1e-9
-        s = summary.setdefault(sname, {"rows": 0, "share": 0, "lat": 0, "bytes": 0,
-                                       "means": {}})
+        s = summary.setdefault(sname, {"rows": 0, "bw": 0, "share": 0, "lat": 0, "bytes": 0,
+                                       "means": {}, "share_means": {}})
         s["rows"] += 1
-        s["share"] += best_share
+        s["bw"] += bw
+        s["share"] += best_share and not bw
         s["lat"] += best_lat
         s["bytes"] += bytes_ok
         for k, v in pols.items():
             if k != "oracle":
                 s["means"].setdefault(k, []).append(v["share"])
+                if not bw:
+                    s["share_means"].setdefault(k, []).append(v["share"])
         cell_s = "**hotpage**" if best_share else "%s %.1f" % (bs, peers[bs]["share"])
+        if bw:
+            cell_s += " (bandwidth decides)"
         cell_l = "**hotpage**" if best_lat else "%s %.1f ns" % (bl, peers[bl]["lat"])
         if args.markdown:
             ideal = pols.get("tpp-ideal")
@@ -132,12 +143,14 @@ def main():
                   (sname, t, m, r, hp["share"], hp["lat"], hp["mb"], cell_s, cell_l,
                    "yes" if bytes_ok else "no (%s %.1f)" % (bs, peers[bs]["mb"])))
     print()
-    total = {"rows": 0, "share": 0, "lat": 0, "bytes": 0, "means": {}}
+    total = {"rows": 0, "bw": 0, "share": 0, "lat": 0, "bytes": 0, "means": {},
+             "share_means": {}}
     for sname, s in list(summary.items()):
-        for k in ("rows", "share", "lat", "bytes"):
+        for k in ("rows", "bw", "share", "lat", "bytes"):
             total[k] += s[k]
-        for k, v in s["means"].items():
-            total["means"].setdefault(k, []).extend(v)
+        for m in ("means", "share_means"):
+            for k, v in s[m].items():
+                total[m].setdefault(k, []).extend(v)
     if len(summary) > 1:
         summary["all"] = total
     for sname, s in summary.items():
@@ -145,11 +158,15 @@ def main():
         order = sorted(means, key=lambda k: -means[k])
         best_peer = max((k for k in means if k not in REFERENCE_ONLY and k != "hotpage"),
                         key=lambda k: means[k])
-        print("%-10s rows %2d  best by share %2d  by latency %2d  bytes<=best-by-share %2d"
-              "  mean hotpage %.1f vs %s %.1f (%+.1f)" %
-              (sname, s["rows"], s["share"], s["lat"], s["bytes"], means["hotpage"], best_peer,
-               means[best_peer], means["hotpage"] - means[best_peer]))
+        print("%-10s rows %2d  best by share %2d of %2d (bandwidth decides %d)  by latency %2d"
+              "  bytes<=best-by-share %2d  mean hotpage %.1f vs %s %.1f (%+.1f)" %
+              (sname, s["rows"], s["share"], s["rows"] - s["bw"], s["bw"], s["lat"], s["bytes"],
+               means["hotpage"], best_peer, means[best_peer], means["hotpage"] - means[best_peer]))
         print("           means: " + ", ".join("%s %.1f" % (k, means[k]) for k in order))
+        if s["share_means"]:
+            sm = {k: sum(v) / len(v) for k, v in s["share_means"].items()}
+            print("           means where bandwidth does not decide: " +
+                  ", ".join("%s %.1f" % (k, sm[k]) for k in sorted(sm, key=lambda k: -sm[k])))
 
 
 if __name__ == "__main__":
