@@ -15,7 +15,7 @@ contains() { grep -qF -- "$2" <<<"$1"; }
 
 out=$("$GEN" --help); rc=$?
 check "--help: exit 0" test $rc -eq 0
-for s in gups zipf scan packages lackey; do check "--help lists $s" contains "$out" "  $s "; done
+for s in gups zipf scan packages stream_mix stream_grow lackey; do check "--help lists $s" contains "$out" "  $s "; done
 "$GEN" >/dev/null 2>&1; check "no shape: exit 2" test $? -eq 2
 out=$("$GEN" bogus 2>&1); rc=$?
 check "unknown shape: exit 2, named" test $rc -eq 2 -a -n "$(grep -F "unknown shape 'bogus'" <<<"$out")"

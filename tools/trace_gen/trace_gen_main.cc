@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -682,11 +683,16 @@ void PrintUsage(std::ostream& os) {
         "simulator: deterministic workloads, or a real program's Valgrind "
         "Lackey trace.\n\n"
         "Shapes:\n";
+  // The names in a column as wide as the longest plus two spaces.
+  size_t width = std::string("lackey").size();
+  for (const Shape& s : Shapes()) width = std::max(width, s.name.size());
+  width += 2;
   for (const Shape& s : Shapes()) {
-    os << "  " << s.name << std::string(10 - s.name.size(), ' ')
+    os << "  " << s.name << std::string(width - s.name.size(), ' ')
        << s.summary.substr(0, s.summary.find(':')) << "\n";
   }
-  os << "  lackey    convert 'valgrind --tool=lackey --trace-mem=yes' output "
+  os << "  lackey" << std::string(width - 6, ' ')
+     << "convert 'valgrind --tool=lackey --trace-mem=yes' output "
         "of a real program\n"
      << "\nRun '" << kProgram << " SHAPE --help' for its options.\n";
 }
