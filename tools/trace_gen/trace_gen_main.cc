@@ -441,7 +441,9 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
     if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
     if (st.ok()) st = ParseF(m, "focus-share", &o.focus_share);
     if (st.ok()) w = MakeScan(o, g);
-  } else if (st.ok() && shape.name == "stream_mix") {
+  } else if (st.ok() &&
+             (shape.name == "stream_mix" || shape.name == "stream_grow")) {
+    // stream_grow is stream_mix with its second stream's flags.
     StreamMixOptions o;
     st = ParseU64(m, "stream-pages", &o.stream_pages);
     if (st.ok()) st = ParseU64(m, "hot-pages", &o.hot_pages);
@@ -449,19 +451,12 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
     if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
     if (st.ok()) st = ParseF(m, "stream-share", &o.stream_share);
     if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
-    if (st.ok()) w = MakeStreamMix(o, g);
-  } else if (st.ok() && shape.name == "stream_grow") {
-    StreamMixOptions o;
-    st = ParseU64(m, "stream-pages", &o.stream_pages);
-    if (st.ok()) st = ParseU64(m, "hot-pages", &o.hot_pages);
-    if (st.ok()) st = ParseU64(m, "cold-pages", &o.cold_pages);
-    if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
-    if (st.ok()) st = ParseF(m, "stream-share", &o.stream_share);
-    if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
-    if (st.ok()) st = ParseU64(m, "stream2-pages", &o.stream2_pages);
-    if (st.ok()) st = ParseF(m, "stream2-pass", &o.stream2_pass_s);
-    if (st.ok()) st = ParseF(m, "stream2-share", &o.stream2_share);
-    if (st.ok()) st = ParseF(m, "stream2-from", &o.stream2_from_s);
+    if (shape.name == "stream_grow") {
+      if (st.ok()) st = ParseU64(m, "stream2-pages", &o.stream2_pages);
+      if (st.ok()) st = ParseF(m, "stream2-pass", &o.stream2_pass_s);
+      if (st.ok()) st = ParseF(m, "stream2-share", &o.stream2_share);
+      if (st.ok()) st = ParseF(m, "stream2-from", &o.stream2_from_s);
+    }
     if (st.ok()) w = MakeStreamMix(o, g);
   } else if (st.ok() && shape.name == "packages") {
     PackagesOptions o;
