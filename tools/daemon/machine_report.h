@@ -29,6 +29,19 @@ struct MachineSamplerReport {
   uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES
   uint64_t events = 0;        // open perf events now
   uint64_t mapped = 0;        // processes routed now
+
+  // Adds `o`'s cumulative counters (routed .. lost_samples); leaves
+  // source, events and mapped, which are not sums.
+  void AddCounts(const MachineSamplerReport& o) {
+    routed += o.routed;
+    unmapped += o.unmapped;
+    inbox_full += o.inbox_full;
+    reopens += o.reopens;
+    throttle += o.throttle;
+    unthrottle += o.unthrottle;
+    lost += o.lost;
+    lost_samples += o.lost_samples;
+  }
 };
 
 // A machine-level thread's CPU time that is in no member's cpu_seconds.

@@ -433,14 +433,7 @@ void MachineSamplerSet::Reconcile(const std::vector<ProcessKey>& live) {
     MutexLock l(&mu_);
     Retired& r = retired_[id];
     r.totals.source = id;
-    r.totals.routed += row.routed;
-    r.totals.unmapped += row.unmapped;
-    r.totals.inbox_full += row.inbox_full;
-    r.totals.reopens += row.reopens;
-    r.totals.throttle += row.throttle;
-    r.totals.unthrottle += row.unthrottle;
-    r.totals.lost += row.lost;
-    r.totals.lost_samples += row.lost_samples;
+    r.totals.AddCounts(row);
     r.cpu_seconds += cpu;
   }
   unused.clear();
@@ -474,14 +467,7 @@ void MachineSamplerSet::Report(MachineReport* out) const {
     const MachineSamplerReport now = RowOf(id, *m);
     auto& [row, cpu] = rows[id];
     row.source = id;
-    row.routed += now.routed;
-    row.unmapped += now.unmapped;
-    row.inbox_full += now.inbox_full;
-    row.reopens += now.reopens;
-    row.throttle += now.throttle;
-    row.unthrottle += now.unthrottle;
-    row.lost += now.lost;
-    row.lost_samples += now.lost_samples;
+    row.AddCounts(now);
     row.events = now.events;
     row.mapped = now.mapped;
     cpu += absl::ToDoubleSeconds(m->ThreadCpuTime());
