@@ -1,6 +1,7 @@
 #include "tools/daemon/daemon_loop.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,10 @@
 
 namespace hotpage {
 namespace {
+
+// Time constant of the members' rate average for the shares, in ms: the
+// engine's long window (ARMS' 10 s moving average).
+constexpr double kShareRateTauMs = 10000;
 
 MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
   a.fast_bytes += b.fast_bytes;
@@ -165,6 +170,29 @@ void DaemonLoop::ApplyShares() {
   for (size_t k = 0; k < running_.size(); ++k) {
     snaps[k] = running_[k]->member->Snapshot();
   }
+  // Each member's recent sampled access rate: the samples of the last tick
+  // (ticks are equal for every member, so a per-tick count ranks them as a
+  // rate would), averaged with the time constant of the engine's long
+  // window (ARMS' 10 s moving average) so one quiet tick does not flip the
+  // shares. A rate, not the total since the member started: a workload that
+  // cooled down, or one that started earlier, must not keep its share on
+  // old samples.
+  const double alpha =
+      1 - std::exp(-std::max(config_.interval_ms, 1) / kShareRateTauMs);
+  for (size_t k = 0; k < running_.size(); ++k) {
+    Running& r = *running_[k];
+    const uint64_t now = snaps[k].samples;
+    if (r.seen) {
+      const double d =
+          static_cast<double>(now >= r.last_samples ? now - r.last_samples : 0);
+      r.samples_per_tick =
+          r.samples_per_tick < 0
+              ? d
+              : r.samples_per_tick + alpha * (d - r.samples_per_tick);
+    }
+    r.seen = true;
+    r.last_samples = now;
+  }
   const uint64_t capacity = parts_.fast_capacity_bytes;
   uint64_t demand_total = 0;
   bool any_cap = false;
@@ -174,20 +202,19 @@ void DaemonLoop::ApplyShares() {
     in[i].cap_bytes =
         w.fast_cap.set ? w.fast_cap.Resolve(capacity, true) : UINT64_MAX;
     any_cap |= w.fast_cap.set;
-    uint64_t samples = 0;
+    double rate = 0;
     for (size_t k = 0; k < running_.size(); ++k) {
       if (running_[k]->workload != w.name) continue;
       members[i].push_back(k);
       in[i].fast_bytes += snaps[k].fast_bytes;
       in[i].demand_bytes += snaps[k].hot_bytes;
-      samples += snaps[k].samples;
+      rate += std::max(running_[k]->samples_per_tick, 0.0);
     }
-    // Value of the next fast byte: sampled accesses per hot byte. A rate
-    // would need the previous tick's count; the ratio of totals ranks the
-    // workloads the same way while their sampling periods are equal.
-    in[i].benefit_per_byte =
-        static_cast<double>(samples) /
-        static_cast<double>(std::max<uint64_t>(in[i].demand_bytes, 4096));
+    // Value of the next fast byte: sampled accesses per tick per hot byte
+    // (comparable between workloads while their sampling periods are
+    // equal).
+    in[i].benefit_per_byte = rate / static_cast<double>(std::max<uint64_t>(
+                                        in[i].demand_bytes, 4096));
     demand_total += in[i].demand_bytes;
   }
   // What can be shared: the workloads' own fast memory plus the free room.

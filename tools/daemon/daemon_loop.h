@@ -186,6 +186,12 @@ class DaemonLoop {
     absl::Status result;  // written by the thread before done
     std::thread thread;
     uint64_t target = kNoFastTarget;
+    // Its sampled access rate, for the shares (ApplyShares, daemon thread
+    // only): samples at the last tick, and an exponentially weighted mean
+    // of the samples per tick (negative until it has a first difference).
+    uint64_t last_samples = 0;
+    bool seen = false;
+    double samples_per_tick = -1;
   };
   struct WorkloadState {
     std::vector<SelectedProcess> selected;  // last selection

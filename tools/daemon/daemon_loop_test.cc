@@ -232,6 +232,32 @@ TEST_F(DaemonLoopTest, ShortOfFastMemoryTheHotterWinsWithoutFloors) {
   EXPECT_EQ(members_[200]->target.load(), 2 * kGiB);
 }
 
+// Benefit is a recent rate, not the total since a member started: a, which
+// started first and piled up samples, then cooled (no new samples), loses
+// its share to b, which samples steadily now. With totals a would keep it.
+TEST_F(DaemonLoopTest, ShortOfFastMemoryACooledWorkloadLosesToTheHotterOne) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  uint64_t a = 0, b = 0;
+  for (int t = 0; t < 100; ++t) {  // a: 50000 samples a tick for 100 ticks
+    a += 50000;
+    members_[100]->Set(6 * kGiB, 6 * kGiB, a);
+    members_[200]->Set(2 * kGiB, 6 * kGiB, b);
+    loop->Tick();
+  }
+  EXPECT_EQ(members_[100]->target.load(), 6 * kGiB);
+  for (int t = 0; t < 30; ++t) {  // then a cools; b samples as a did
+    a += 100;
+    b += 50000;
+    members_[100]->Set(6 * kGiB, 6 * kGiB, a);
+    members_[200]->Set(2 * kGiB, 6 * kGiB, b);
+    loop->Tick();
+  }
+  // b's 1.5M samples are fewer than a's 5M in all: only a rate sees it.
+  EXPECT_EQ(members_[200]->target.load(), 6 * kGiB);
+  EXPECT_EQ(members_[100]->target.load(), 2 * kGiB);
+}
+
 TEST_F(DaemonLoopTest, ShortOfFastMemoryEachKeepsItsFloor) {
   auto loop = Make(R"(
 [[workload]]
