@@ -14,8 +14,8 @@
 #   format               tools/check_format.sh over every C++ file (1 check)
 #   unit                 builds everything with gcc -Werror (--config=werror)
 #                        and runs the unit tests (tags not vm, benchmark)
-#   clang-thread-safety  builds everything with clang -Wthread-safety -Werror
-#                        (--config=clang-werror); build only (1 check)
+#   clang-thread-safety  compiles everything with clang -Wthread-safety -Werror
+#                        (--config=clang-werror); compile only, no link (1 check)
 #   asan-ubsan           the unit tests under ASan+UBSan (--config=asan-ubsan)
 #   tsan                 the tests tagged "tsan" under TSan (--config=tsan)
 #   vm                   the VM tests (tag vm), with the unit step's build
@@ -139,7 +139,9 @@ for step in "${steps[@]}"; do
     # `bazel test //...` builds every target, not only the tests: this is
     # the -Werror build of the whole tree.
     unit) run_bazel_tests unit "-vm,-benchmark" --config=werror ;;
-    clang-thread-safety) check clang-thread-safety bazel_build --config=clang-werror ;;
+    # Every target's objects (its compilation_outputs), not linked: the
+    # warnings are the check; the gcc step links everything.
+    clang-thread-safety) check clang-thread-safety bazel_build --config=clang-werror --output_groups=compilation_outputs ;;
     # Sanitized builds of the selected tests only (--build_tests_only).
     asan-ubsan) run_bazel_tests asan-ubsan "-vm,-benchmark" --config=asan-ubsan --build_tests_only ;;
     tsan) run_bazel_tests tsan "tsan,-vm,-benchmark" --config=tsan --build_tests_only ;;
