@@ -26,7 +26,11 @@
 //
 // Options: --mib=192 --clusters=8 --cluster_mib=2 --layout=FILE
 //   --switch_after_ms=0 (0: only on SIGUSR1) --duration_ms=0 (0: until a
-//   signal) --thp=default|never|always (madvise) --bind_node=-1 (mbind the
+//   signal) --pass_sleep_ms=0 (each thread sleeps this long after every
+//   pass over its hot pages: a colder workload with the same hot set)
+//   --sleep_on_usr2 (the pauses start when SIGUSR2 arrives: a workload
+//   that cools down)
+//   --thp=default|never|always (madvise) --bind_node=-1 (mbind the
 //   area to one node before it is touched; for placement tests)
 //   --prefer_node=-1 (the same with MPOL_PREFERRED: the pages start on that
 //   node, but the policy allows moving them; for promotion tests)
@@ -117,6 +121,10 @@ volatile sig_atomic_t g_switch = 0;
 volatile sig_atomic_t g_stop = 0;
 
 void OnSwitch(int) { g_switch = 1; }
+// Set by SIGUSR2 when --pass_sleep_ms is to start then (--sleep_on_usr2);
+// read by the workers (a lock-free atomic: safe in a handler, no race).
+std::atomic<bool> g_sleep_on{false};
+void OnSleep(int) { g_sleep_on.store(true, std::memory_order_relaxed); }
 void OnStop(int) { g_stop = 1; }
 
 struct Options {
@@ -126,6 +134,8 @@ struct Options {
   std::string layout;
   uint64_t switch_after_ms = 0;
   uint64_t duration_ms = 0;
+  uint64_t pass_sleep_ms = 0;
+  bool sleep_on_usr2 = false;
   std::string thp = "default";
   int bind_node = -1;
   int prefer_node = -1;
@@ -382,6 +392,17 @@ void Worker(const Options& o, uint8_t* base, uint8_t* bind_range,
       ++w[1];
     }
     ++st->passes;
+    if (o.pass_sleep_ms != 0 &&
+        (!o.sleep_on_usr2 || g_sleep_on.load(std::memory_order_relaxed))) {
+      // A colder workload: the same pages, touched once per pass, with a
+      // pause after each pass (short sleeps, so a stop is seen promptly).
+      for (uint64_t ms = 0;
+           ms < o.pass_sleep_ms && !g_done.load(std::memory_order_relaxed);
+           ms += 10) {
+        const struct timespec ten_ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ten_ms, nullptr);
+      }
+    }
   }
 }
 
@@ -486,6 +507,11 @@ int main(int argc, char** argv) {
       if (!ParseU64(v, &o.switch_after_ms)) Usage("bad --switch_after_ms");
     } else if (ParseFlag(a, "--duration_ms", &v)) {
       if (!ParseU64(v, &o.duration_ms)) Usage("bad --duration_ms");
+    } else if (std::strcmp(a, "--sleep_on_usr2") == 0) {
+      o.sleep_on_usr2 = true;
+    } else if (ParseFlag(a, "--pass_sleep_ms", &v)) {
+      if (!ParseU64(v, &o.pass_sleep_ms) || o.pass_sleep_ms > 3600000)
+        Usage("bad --pass_sleep_ms (0..3600000)");
     } else if (ParseFlag(a, "--thp", &v)) {
       if (v != "default" && v != "never" && v != "always") Usage("bad --thp");
       o.thp = v;
@@ -642,6 +668,8 @@ int main(int argc, char** argv) {
   struct sigaction sa = {};
   sa.sa_handler = OnSwitch;
   sigaction(SIGUSR1, &sa, nullptr);
+  sa.sa_handler = OnSleep;
+  sigaction(SIGUSR2, &sa, nullptr);
   sa.sa_handler = OnStop;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);

@@ -1,0 +1,80 @@
+# Guest side of //tests/daemon:daemon_fair_vm_test (topology small-dram+cxl:
+# node 0 = CPUs + 512 MiB, node 1 = CPU-less 1536 MiB). Fair shares with
+# no floors: `hotpage daemon` manages two cgroups whose hot sets together
+# do not fit in what is left of node 0, and the hotter workload wins,
+# though the colder came first. Every check prints "ok"/"FAIL"; the script
+# exits with the number of failures.
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+# Hot-set pages (4 KiB) of PID on node 0.
+hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
+W_ARGS="--mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1"
+MiB=256  # 4 KiB pages per MiB
+mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
+
+# No floors: between floor and cap benefit decides, so the hotter workload
+# wins. c starts first, alone, as hot as h will be, and gets its hot set
+# onto node 0; then it cools down (SIGUSR2: a 10 s pause after every pass,
+# so each of its hot pages is written once per 10 s, a fraction of h's
+# rate) and h starts (the same hot set size, a 0.2 s pause after every
+# pass: each page written every ~0.4 s, 25x c's rate, and a guest CPU left
+# for the daemon, whose write-fault rounds slow down when h spins). Together 160 MiB of
+# hot set over ~120 MiB of room: h must end with its hot set on node 0,
+# taken from c, though c came first and holds it.
+#
+# Leave ~200 MiB of node 0 free: after the high watermark (~20 MiB) and the
+# daemon's own memory (~60 MiB) room for one hot set (80 MiB) and some.
+attach_vm_check fill 0 200 >/tmp/fill.out &
+F=$!
+wait_file /tmp/fill.out; cat /tmp/fill.out
+echo "node 0 free: $(free0) kB"
+cat >/tmp/n.toml <<'TOML'
+[daemon]
+interval_ms = 500
+rate_limit_mbps = 256
+kernel_tiering = "coexist"
+socket = "/tmp/hn/hotpage.sock"
+state_dir = "/tmp/hn"
+prom_file = "/tmp/hotpage-n.prom"
+
+[[workload]]
+name = "c"
+cgroup = "a"
+source = "pagefault"
+write_faults = true
+
+[[workload]]
+name = "h"
+cgroup = "b"
+source = "pagefault"
+write_faults = true
+TOML
+sh -c "echo \$\$ > /sys/fs/cgroup/a/cgroup.procs && exec hot_set_workload $W_ARGS --pass_sleep_ms=10000 --sleep_on_usr2 --layout=/tmp/lc" &
+WC=$!
+wait_file /tmp/lc || bad "workload c started"
+hotpage daemon --config /tmp/n.toml --log-level debug 2>/tmp/dn.log &
+DN=$!
+if r=$(attach_vm_check wait90 $WC /tmp/lc 0 120); then ok "c alone: its hot set on node 0: $r"; else bad "c alone: $r"; fi
+c_alone=$(hot0 $WC /tmp/lc)
+kill -USR2 $WC  # c cools down
+sh -c "echo \$\$ > /sys/fs/cgroup/b/cgroup.procs && exec hot_set_workload $W_ARGS --pass_sleep_ms=200 --layout=/tmp/lh" &
+WH=$!
+wait_file /tmp/lh || bad "workload h started"
+if r=$(attach_vm_check wait90 $WH /tmp/lh 0 240); then ok "h (the hotter, started second) gets its hot set on node 0: $r"; else bad "h: $r"; fi
+sleep 3
+h0=$(hot0 $WH /tmp/lh); c0=$(hot0 $WC /tmp/lc)
+fastn() { sed -n "s/^hotpage_workload_fast_bytes{workload=\"$1\"} //p" /tmp/hotpage-n.prom; }
+echo "FAIRNESS-NO-FLOORS hot sets on node 0: h (hotter) $((h0 / MiB)) MiB, c (colder) $((c0 / MiB)) MiB of 80 each (c alone: $((${c_alone:-0} / MiB)) MiB); fast memory h $(($(fastn h) >> 20)) MiB, c $(($(fastn c) >> 20)) MiB; node 0 free $(free0) kB"
+[ "${h0:-0}" -ge $((72 * MiB)) ] && [ "${h0:-0}" -gt "${c0:-0}" ] \
+  && ok "without floors the hotter wins: h $((h0 / MiB)) MiB > c $((c0 / MiB)) MiB of their hot sets on node 0" \
+  || { bad "without floors: h $((${h0:-0} / MiB)) MiB, c $((${c0:-0} / MiB)) MiB on node 0"; hotpage status --socket /tmp/hn/hotpage.sock | head -40; tail -n 30 /tmp/dn.log; }
+kill -TERM $DN; wait $DN || bad "daemon: exit $?"
+kill -TERM $WC $WH; wait $WC && ok "workload c data intact" || bad "workload c data"
+wait $WH && ok "workload h data intact" || bad "workload h data"
+kill $F
+echo "--- daemon log"; cat /tmp/dn.log
+echo "daemon fair-share VM test: $fails failed"
+exit $fails
