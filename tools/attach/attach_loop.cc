@@ -152,15 +152,24 @@ void AttachLoop::Round(uint64_t now_ns) {
   for (const auto& [node, n] : stats_.hot_pages_by_node) {
     by_node.push_back(absl::StrCat(node, ":", n));
   }
+  // Why hot pages were not promoted this round (nonzero reasons only).
+  std::string skipped;
+  for (size_t i = 0; i < kNumSkipReasons; ++i) {
+    if (d.promote_skipped.pages[i] == 0) continue;
+    absl::StrAppend(&skipped, skipped.empty() ? " promote_skipped=" : ",",
+                    SkipReasonName(static_cast<SkipReason>(i)), ":",
+                    d.promote_skipped.pages[i]);
+  }
   const std::string line = absl::StrFormat(
       "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s "
-      "planned_promote=%d planned_demote=%d promoted=%d demoted=%d failed=%d%s",
+      "planned_promote=%d planned_demote=%d promoted=%d demoted=%d "
+      "failed=%d%s%s",
       static_cast<double>(now_ns - start_ns_) / 1e9, stats_.rounds,
       stats_.samples, stats_.hot_pages,
       by_node.empty() ? "-" : absl::StrJoin(by_node, ","), d.promoted_pages,
       d.demoted_pages, stats_.migrator.promoted_pages,
       stats_.migrator.demoted_pages, FailedTotal(stats_.migrator),
-      PerfStatusFields(stats_));
+      PerfStatusFields(stats_), skipped);
   if (options_.live_line) {
     *parts_.log << "\r" << line << "   " << std::flush;
   } else if (options_.round_lines) {
