@@ -176,6 +176,10 @@ bool Migrator::IsHeld(uint64_t vaddr, absl::Time now) const {
   return pingpong_.IsHeld(vaddr, now);
 }
 
+size_t Migrator::ReleaseHolds(absl::Time now) {
+  return pingpong_.ReleaseHolds(now);
+}
+
 bool Migrator::NodeBackedOffAt(int node, absl::Time now) const {
   MutexLock lock(&node_mu_);
   auto it = backoff_until_.find(node);

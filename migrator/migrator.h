@@ -62,8 +62,8 @@
 // modelled time): the token buckets ignore time going backwards, and
 // back-offs and holds are compared with whatever time is asked about.
 //
-// Threading. Submit(), Snapshot(), IsHeld(), node back-off calls,
-// SetRateLimit() and WaitUntilIdle() are thread-safe. Locks: queue_mu_
+// Threading. Submit(), Snapshot(), IsHeld(), ReleaseHolds(), node back-off
+// calls, SetRateLimit() and WaitUntilIdle() are thread-safe. Locks: queue_mu_
 // (queue, state, submit-side counters), stats_mu_ (worker counters),
 // node_mu_ (back-offs) and the ping-pong tracker's own; queue_mu_ and
 // stats_mu_ are never held together, node_mu_ and the tracker's are leaves
@@ -193,6 +193,10 @@ class Migrator {
   // (at `now`: the simulator asks at its event's time).
   bool IsHeld(uint64_t vaddr) const { return IsHeld(vaddr, clock_->Now()); }
   bool IsHeld(uint64_t vaddr, absl::Time now) const;
+  // Ends every ping-pong hold (PingPongTracker::ReleaseHolds): the policy
+  // learned that the workload changed. Returns how many ended.
+  size_t ReleaseHolds() { return ReleaseHolds(clock_->Now()); }
+  size_t ReleaseHolds(absl::Time now);
 
   // ENOMEM back-off per target node. BackedOffNodes(): ascending ids.
   bool IsNodeBackedOff(int node) const ABSL_LOCKS_EXCLUDED(node_mu_);

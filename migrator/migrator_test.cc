@@ -598,6 +598,28 @@ TEST_F(MigratorTest, PingPongPagesAreHeld) {
   ExpectSettled(m->Snapshot());
 }
 
+TEST_F(MigratorTest, ReleasedHoldsLetPagesMove) {
+  mover_.AddPages(kBase, 1, k4K, 1);
+  MigratorOptions o = Unlimited();
+  o.pingpong.max_reversals = 2;
+  auto m = Make(o);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(m->Submit(i % 2 == 0 ? Promote(kBase) : Demote(kBase)));
+    Drain(*m);
+    clock_.Advance(absl::Seconds(1));
+  }
+  ASSERT_TRUE(m->IsHeld(kBase));
+  EXPECT_EQ(m->ReleaseHolds(), 1u);
+  EXPECT_FALSE(m->IsHeld(kBase));
+  EXPECT_EQ(m->Snapshot().held_pages_now, 0u);
+  // Well within the hold's 5 minutes, the page moves.
+  ASSERT_TRUE(m->Submit(Promote(kBase)));
+  Drain(*m);
+  EXPECT_EQ(mover_.NodeOf(kBase), 0);
+  EXPECT_EQ(m->Snapshot().skipped_held, 0u);
+  ExpectSettled(m->Snapshot());
+}
+
 TEST_F(MigratorTest, QueueIsBoundedAndBadRequestsRefused) {
   MigratorOptions o = Unlimited();
   o.queue_capacity = 8;

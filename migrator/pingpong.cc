@@ -104,6 +104,19 @@ bool PingPongTracker::IsHeld(uint64_t page_addr, absl::Time now) const {
   return s != nullptr && s->held_until > now;
 }
 
+size_t PingPongTracker::ReleaseHolds(absl::Time now) {
+  MutexLock lock(&mu_);
+  size_t n = 0;
+  for (Slot& s : slots_) {
+    if (s.key == 0 || s.held_until <= now) continue;
+    s.held_until = now;
+    s.reversals = 0;
+    s.window_start = now;
+    ++n;
+  }
+  return n;
+}
+
 uint64_t PingPongTracker::pingpong_pages() const {
   MutexLock lock(&mu_);
   return pingpong_pages_;

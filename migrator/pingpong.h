@@ -8,6 +8,15 @@
 // ask before proposing one. Each page that goes on hold counts once in
 // pingpong_pages().
 //
+// A hold is a judgement made under the workload's current regime: the
+// page's evidence could not tell it from its competitors. When the caller
+// learns that the regime changed (the policy engine's shift detector,
+// policy/engine.h), ReleaseHolds() ends every hold at once, so pages held
+// on the fast tier under the old hot set do not stay pinned there for the
+// rest of `hold` (on gups_shift 1:8, 49 of the fast tier's 693 pages
+// after the second shift). A page that keeps bouncing afterwards is held
+// again after max_reversals more reversals.
+//
 // Memory is fixed: a 4-way set-associative table of `slots` entries (40
 // bytes each; 16384 slots = 640 KiB) keyed by page number. When a set is
 // full the entry moved least recently is forgotten (held entries last), so
@@ -52,6 +61,11 @@ class PingPongTracker {
   // True while the page is on hold.
   bool IsHeld(uint64_t page_addr, absl::Time now) const
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Ends every hold at `now`: the pages may move again, and each starts a
+  // fresh reversal window at `now` (the moves that held it no longer
+  // count). Returns how many holds ended. Scans the table (O(slots)).
+  size_t ReleaseHolds(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Pages put on hold so far (each hold counts once).
   uint64_t pingpong_pages() const ABSL_LOCKS_EXCLUDED(mu_);

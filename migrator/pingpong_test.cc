@@ -73,6 +73,38 @@ TEST(PingPongTest, DisabledWithZeroThreshold) {
   EXPECT_FALSE(t.IsHeld(kPage, kT0));
 }
 
+TEST(PingPongTest, ReleaseHoldsEndsEveryHoldWithAFreshWindow) {
+  PingPongTracker t(Opts());
+  const uint64_t other = kPage + 4096, moved_once = kPage + 8192;
+  absl::Time now = kT0;
+  for (int i = 0; i < 4; ++i) {
+    t.RecordMove(kPage, i % 2, 1 - i % 2, now);
+    t.RecordMove(other, i % 2, 1 - i % 2, now);
+  }
+  t.RecordMove(moved_once, 1, 0, now);
+  ASSERT_TRUE(t.IsHeld(kPage, now));
+  ASSERT_TRUE(t.IsHeld(other, now));
+  now += absl::Seconds(10);
+  EXPECT_EQ(t.ReleaseHolds(now), 2u);
+  EXPECT_FALSE(t.IsHeld(kPage, now));
+  EXPECT_FALSE(t.IsHeld(other, now));
+  EXPECT_EQ(t.HeldCount(now), 0u);
+  EXPECT_EQ(t.ReleaseHolds(now), 0u);  // nothing left on hold
+  EXPECT_EQ(t.pingpong_pages(), 2u);   // holds counted when they began
+  // The reversals before the release no longer count: the page is held
+  // again only after three more (as when a hold runs out; its last move,
+  // 1 -> 0, is remembered, so the first move back is one).
+  EXPECT_FALSE(t.RecordMove(kPage, 0, 1, now += absl::Seconds(1)));
+  EXPECT_FALSE(t.RecordMove(kPage, 1, 0, now += absl::Seconds(1)));
+  EXPECT_FALSE(t.IsHeld(kPage, now));
+  EXPECT_TRUE(t.RecordMove(kPage, 0, 1, now += absl::Seconds(1)));
+  EXPECT_TRUE(t.IsHeld(kPage, now));
+  // A page never held is untouched: its history still counts.
+  EXPECT_FALSE(t.RecordMove(moved_once, 0, 1, now));  // reversal 1
+  EXPECT_FALSE(t.RecordMove(moved_once, 1, 0, now));  // 2
+  EXPECT_TRUE(t.RecordMove(moved_once, 0, 1, now));   // 3: held
+}
+
 TEST(PingPongTest, MemoryIsBoundedAndHeldPagesSurviveChurn) {
   PingPongTracker t(Opts());
   ASSERT_EQ(t.slots(), 64u);

@@ -328,8 +328,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   if (report.early) ++counters_.early_rounds;
   // The change window (file comment), before the round's window is folded
   // into the baseline.
+  const bool was_open = change_ns_ != 0;
   UpdateChangeWindow(early_pending_, ShareDropped(), last_round_ns_, now_ns);
   early_pending_ = false;
+  // A change point ends the holds (file comment).
+  if (!was_open && change_ns_ != 0) {
+    report.released_holds = view.ReleaseHolds();
+    counters_.released_holds += report.released_holds;
+  }
   // Next round: the first start + k * interval after now (an early round
   // keeps the schedule).
   if (now_ns >= start_ns_) {

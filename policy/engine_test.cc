@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -58,6 +60,16 @@ class MapView : public MemoryView {
   std::vector<uint64_t> HugeChunks() override { return huge; }
   std::vector<uint64_t> huge;
   std::vector<NodeFree> Free() override { return free; }
+  // Ping-pong holds: the pages in `held`, all ended by ReleaseHolds.
+  bool IsHeld(uint64_t vaddr) override { return held.contains(vaddr); }
+  size_t ReleaseHolds() override {
+    ++releases;
+    const size_t n = held.size();
+    held.clear();
+    return n;
+  }
+  std::set<uint64_t> held;
+  int releases = 0;
   std::map<uint64_t, int> node;
   std::vector<NumaMapsRange> ranges;
   std::vector<NodeFree> free = {{0, kGiB / 2}, {1, kGiB / 2}, {2, kGiB / 2}};
@@ -613,7 +625,9 @@ TEST(PolicyEngineTest, ShiftDetectorBringsTheRoundForward) {
 // decayed counts' prior separates a pair. Since the change point (the round
 // at 4 s) the counts are clean: 500 pages with none, 100 with two, and the
 // prior fitted to them swaps new pages for old ones. Once a round's share
-// no longer shows the drop the window closes.
+// no longer shows the drop the window closes. The old pages are all on
+// ping-pong hold from the start: the change point ends the holds (without
+// that, no old page could be displaced and nothing would be promoted).
 TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
   const Topology topo = ThreeNodes();
   auto engine = MakeEngine(topo);
@@ -628,6 +642,7 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
     view.node[new_base + i * kPage] = 2;
   }
   for (int i = 0; i < 400; ++i) view.node[cold_base + i * kPage] = 2;
+  for (int i = 0; i < 100; ++i) view.held.insert(old_base + i * kPage);
   for (uint64_t sec = 0; sec < 4; ++sec) {
     std::vector<Sample> v;
     // The new pages are tracked (sampled once, as cold pages are).
@@ -647,7 +662,9 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
     RoundReport r = engine->RunRound(view, (sec + 1) * kSec);
     EXPECT_EQ(r.decision.moves.size(), 0u) << sec;
     EXPECT_EQ(r.change_window_s, 0) << sec;
+    EXPECT_EQ(r.released_holds, 0u) << sec;
   }
+  EXPECT_EQ(view.releases, 0);
   std::vector<Sample> v;
   for (int k = 0; k < 2; ++k) {
     for (int i = 0; i < 100; ++i)
@@ -665,6 +682,8 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
   RoundReport r = engine->RunRound(view, t);
   EXPECT_TRUE(r.early);
   EXPECT_NEAR(r.change_window_s, 0.3, 1e-9);
+  EXPECT_EQ(r.released_holds, 100u);
+  EXPECT_EQ(view.releases, 1);
   EXPECT_GE(r.decision.promoted_pages, 50u) << DecisionToString(r.decision);
   for (const PlannedMove& m : r.decision.moves) {
     if (m.reason == PlacementReason::kPromote) {
@@ -688,6 +707,61 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
   EXPECT_FALSE(r.early);
   EXPECT_EQ(r.change_window_s, 0);
   EXPECT_EQ(engine->counters().change_window_rounds, 1u);
+  EXPECT_EQ(view.releases, 1);  // once per change point
+  EXPECT_EQ(engine->counters().released_holds, 100u);
+}
+
+// Holds are ended only by a detected change. 100 pages on the fast node 0
+// and 100 on the slow node 2 are equally hot (Poisson, 1.5 samples a
+// second each, independent per round): the evidence is noise, the fast
+// share holds at about a half (no shift is detected), and 10 pages on
+// each side on ping-pong hold stay held and unmoved for 20 rounds.
+TEST(PolicyEngineTest, HoldsSurviveASteadyPhase) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  const uint64_t fast_base = kBase, slow_base = kBase + 1000 * kPage;
+  for (int i = 0; i < 100; ++i) {
+    view.node[fast_base + i * kPage] = 0;
+    view.node[slow_base + i * kPage] = 2;
+  }
+  for (int i = 0; i < 10; ++i) {
+    view.held.insert(fast_base + i * kPage);
+    view.held.insert(slow_base + i * kPage);
+  }
+  const std::set<uint64_t> held = view.held;
+  std::mt19937 rng(7);
+  std::poisson_distribution<int> samples(1.5);
+  std::uniform_int_distribution<uint64_t> when(0, kSec - 1);
+  uint64_t moved = 0;
+  for (uint64_t sec = 0; sec < 20; ++sec) {
+    std::vector<Sample> v;
+    for (int i = 0; i < 100; ++i) {
+      for (uint64_t base : {fast_base, slow_base}) {
+        for (int k = samples(rng); k > 0; --k)
+          v.push_back(At(base + i * kPage, sec * kSec + when(rng)));
+      }
+    }
+    std::sort(v.begin(), v.end(), [](const Sample& a, const Sample& b) {
+      return a.time_ns < b.time_ns;
+    });
+    engine->Ingest(v);
+    RoundReport r = engine->RunRound(view, (sec + 1) * kSec);
+    for (const PlannedMove& m : r.decision.moves) {
+      EXPECT_FALSE(held.contains(m.vaddr)) << sec;
+      view.node[m.vaddr] = m.to_node;
+      ++moved;
+    }
+  }
+  EXPECT_EQ(view.releases, 0);
+  EXPECT_EQ(view.held, held);
+  EXPECT_EQ(engine->counters().released_holds, 0u);
+  // The unheld pages do swap on the noise (270 moves): only the holds
+  // keep the held ones in place.
+  EXPECT_GT(moved, 100u);
+  EXPECT_EQ(engine->counters().early_rounds, 0u);
 }
 
 // The horizon is the promoted pages' mean life on the fast tier

@@ -58,4 +58,8 @@ bool LiveMemoryView::IsHeld(uint64_t vaddr) {
   return migrator_ != nullptr && migrator_->IsHeld(vaddr);
 }
 
+size_t LiveMemoryView::ReleaseHolds() {
+  return migrator_ == nullptr ? 0 : migrator_->ReleaseHolds();
+}
+
 }  // namespace hotpage

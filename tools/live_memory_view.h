@@ -32,7 +32,7 @@ class LiveMemoryView : public MemoryView {
   // Everything must outlive the view; `migrator` may be null (dry run: no
   // back-off, no holds).
   LiveMemoryView(pid_t pid, PageMover* mover, const KernelFs* fs,
-                 const Topology* topology, const Migrator* migrator)
+                 const Topology* topology, Migrator* migrator)
       : pid_(pid),
         mover_(mover),
         fs_(fs),
@@ -49,6 +49,7 @@ class LiveMemoryView : public MemoryView {
   }
   std::vector<int> BackedOffNodes() override;
   bool IsHeld(uint64_t vaddr) override;
+  size_t ReleaseHolds() override;
   // FindHugeChunks (tools/base/kernel/huge_chunks.h), at most
   // kMaxHugeChunks = 128 GiB of THP; errors: none.
   std::vector<uint64_t> HugeChunks() override;
@@ -59,7 +60,7 @@ class LiveMemoryView : public MemoryView {
   PageMover* const mover_;
   const KernelFs* const fs_;
   const Topology* const topology_;
-  const Migrator* const migrator_;
+  Migrator* const migrator_;
 };
 
 }  // namespace hotpage

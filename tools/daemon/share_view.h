@@ -79,6 +79,7 @@ class FairShareView : public MemoryView {
     return inner_->BackedOffNodes();
   }
   bool IsHeld(uint64_t vaddr) override { return inner_->IsHeld(vaddr); }
+  size_t ReleaseHolds() override { return inner_->ReleaseHolds(); }
   std::vector<uint64_t> HugeChunks() override { return inner_->HugeChunks(); }
 
  private:

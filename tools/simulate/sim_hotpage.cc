@@ -117,6 +117,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"rounds", c.rounds},
       {"early_rounds", c.early_rounds},
       {"change_window_rounds", c.change_window_rounds},
+      {"released_holds", c.released_holds},
       {"bandwidth_bound_rounds", c.bandwidth_bound_rounds},
       {"bandwidth_shed_rounds", c.bandwidth_shed_rounds},
       {"planned_sheds", c.planned_sheds},

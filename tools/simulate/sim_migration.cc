@@ -77,6 +77,10 @@ std::vector<int> SimMigration::BackedOffNodes(uint64_t now_ns) const {
   return migrator_.BackedOffNodes(SimTime(now_ns));
 }
 
+size_t SimMigration::ReleaseHolds(uint64_t now_ns) {
+  return migrator_.ReleaseHolds(SimTime(now_ns));
+}
+
 SimMigrationStats SimMigration::stats() const {
   const MigratorStats m = migrator_.Snapshot();
   auto failed = [&](int err) -> uint64_t {

@@ -347,6 +347,16 @@ TEST(SimMigrationTest, PingPongPagesAreHeld) {
   mig.RunUntil(t + kSec / 2);
   EXPECT_EQ(mig.stats().skipped_held, 1u);
   EXPECT_EQ(m->NodeOf(A(0)), 0);
+  // The policy's view ends the hold (the engine at a change point) at the
+  // view's time, through the gate: the page moves again.
+  t += kSec;
+  m->set_now(t);
+  EXPECT_EQ(m->ReleaseHolds(), 1u);
+  EXPECT_FALSE(m->IsHeld(A(0)));
+  mig.Submit(Requests(0, 1, 1), t);
+  mig.RunUntil(t + kSec / 2);
+  EXPECT_EQ(mig.stats().skipped_held, 1u);
+  EXPECT_EQ(m->NodeOf(A(0)), 1);
 }
 
 // --- AppendMoveRequests ----------------------------------------------------

@@ -281,4 +281,8 @@ bool SimulatedMemory::IsHeld(uint64_t vaddr) {
   return gate_ != nullptr && gate_->IsHeld(vaddr, now_ns_);
 }
 
+size_t SimulatedMemory::ReleaseHolds() {
+  return gate_ == nullptr ? 0 : gate_->ReleaseHolds(now_ns_);
+}
+
 }  // namespace hotpage

@@ -112,12 +112,14 @@ struct SimulatedMemoryOptions {
 
 // What a policy may not do now, asked at a simulated time (SimMigration
 // answers from the Migrator's IsHeld / BackedOffNodes, as attach's
-// LiveMemoryView asks the live Migrator).
+// LiveMemoryView asks the live Migrator), and the holds a policy ends
+// (Migrator::ReleaseHolds).
 class MoveGate {
  public:
   virtual ~MoveGate() = default;
   virtual bool IsHeld(uint64_t vaddr, uint64_t now_ns) const = 0;
   virtual std::vector<int> BackedOffNodes(uint64_t now_ns) const = 0;
+  virtual size_t ReleaseHolds(uint64_t now_ns) = 0;
 };
 
 // Running totals. Promotions and demotions compare the tier ranks of the
@@ -171,7 +173,7 @@ class SimulatedMemory : public MemoryView {
 
   // The view's clock (holds and back-offs are asked about "now") and gate.
   void set_now(uint64_t now_ns) { now_ns_ = now_ns; }
-  void set_gate(const MoveGate* gate) { gate_ = gate; }
+  void set_gate(MoveGate* gate) { gate_ = gate; }
 
   // Per node. Unknown nodes: capacity 0, not fast, tier -1.
   uint64_t capacity_pages(int node) const;
@@ -208,6 +210,7 @@ class SimulatedMemory : public MemoryView {
   std::vector<NodeFree> Free() override;
   std::vector<int> BackedOffNodes() override;
   bool IsHeld(uint64_t vaddr) override;
+  size_t ReleaseHolds() override;
 
  private:
   struct PageState {
@@ -241,7 +244,7 @@ class SimulatedMemory : public MemoryView {
   absl::flat_hash_map<uint64_t, PageState> pages_;  // by page number
   SimMemoryCounters counters_;
   MoveListener listener_;
-  const MoveGate* gate_ = nullptr;
+  MoveGate* gate_ = nullptr;
   uint64_t now_ns_ = 0;
 };
 
