@@ -4,16 +4,7 @@
 # do not fit in what is left of node 0, and the hotter workload wins,
 # though the colder came first. Every check prints "ok"/"FAIL"; the script
 # exits with the number of failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
-# Hot-set pages (4 KiB) of PID on node 0.
-hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
-W_ARGS="--mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1"
-MiB=256  # 4 KiB pages per MiB
-mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
+. /daemon_guest_lib.sh  # ok, bad, wait_file, free0, hot0, W_ARGS, MiB; cgroups a and b
 
 # No floors: between floor and cap benefit decides, so the hotter workload
 # wins. c starts first, alone, as hot as h will be, and gets its hot set

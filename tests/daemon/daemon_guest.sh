@@ -5,19 +5,7 @@
 # picked up; SIGHUP with a new cap takes effect without restarting the
 # workload's member (its hotness kept); a broken file is rejected and the
 # running config stays; `hotpage status --json`; SIGTERM leaves nothing.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
-# Hot-set pages (4 KiB) of PID on node 0.
-hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
-# The workload, in cgroup $1 (the shell joins it, then execs the workload,
-# so $! is the workload's pid). Its layout file is /tmp/l$1.
-W_ARGS="--mib=320 --clusters=4 --cluster_mib=20 --thp=never --prefer_node=1"
-MiB=256  # 4 KiB pages per MiB
-
-mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
+. /daemon_guest_lib.sh  # ok, bad, wait_file, free0, hot0, W_ARGS, MiB; cgroups a and b
 # Leave ~200 MiB of node 0 free: after the high watermark (~20 MiB) and
 # the daemon's own memory (~60 MiB: its members' tables and rings, on the
 # node its CPUs are on) room for one hot set (80 MiB) and some, not two.
