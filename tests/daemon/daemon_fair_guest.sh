@@ -14,9 +14,13 @@
 # pass: each page written every ~0.4 s, 25x c's rate, and a guest CPU left
 # for the daemon, whose write-fault rounds slow down when h spins). Together 160 MiB of
 # hot set over ~120 MiB of room: h must end with its hot set on node 0,
-# taken from c, though c came first and holds it. Within 90 s: it took
-# 15-24 s here; ranked by samples since start instead of a recent rate, h
-# only overtook c once its total passed c's, after 136 s.
+# taken from c, though c came first and holds it. It took 15-81 s here
+# (the benefit-vs-cost gate held h's first promotions back for up to a
+# minute under a loaded host: the round lines' promote_skipped says
+# not_worth_the_cost); ranked by samples since start instead of a recent
+# rate (before DaemonLoop's rate), h overtook c only once its total passed
+# c's, after 136 s: DaemonLoopTest.ShortOfFastMemoryACooledWorkloadLoses...
+# is the test that fails without the rate.
 #
 # Leave ~200 MiB of node 0 free: after the high watermark (~20 MiB) and the
 # daemon's own memory (~60 MiB) room for one hot set (80 MiB) and some.
@@ -56,7 +60,7 @@ kill -USR2 $WC  # c cools down
 sh -c "echo \$\$ > /sys/fs/cgroup/b/cgroup.procs && exec hot_set_workload $W_ARGS --pass_sleep_ms=200 --layout=/tmp/lh" &
 WH=$!
 wait_file /tmp/lh || bad "workload h started"
-if r=$(attach_vm_check wait90 $WH /tmp/lh 0 90); then ok "h (the hotter, started second) gets its hot set on node 0: $r"; else bad "h: $r"; fi
+if r=$(attach_vm_check wait90 $WH /tmp/lh 0 240); then ok "h (the hotter, started second) gets its hot set on node 0: $r"; else bad "h: $r"; fi
 sleep 3
 h0=$(hot0 $WH /tmp/lh); c0=$(hot0 $WC /tmp/lc)
 fastn() { sed -n "s/^hotpage_workload_fast_bytes{workload=\"$1\"} //p" /tmp/hotpage-n.prom; }
