@@ -14,7 +14,7 @@
 # pass: each page written every ~0.4 s, 25x c's rate, and a guest CPU left
 # for the daemon, whose write-fault rounds slow down when h spins). Together 160 MiB of
 # hot set over ~120 MiB of room: h must end with its hot set on node 0,
-# taken from c, though c came first and holds it. It took 15-81 s here
+# taken from c, though c came first and holds it. It took 24-81 s here
 # (the benefit-vs-cost gate held h's first promotions back for up to a
 # minute under a loaded host: the round lines' promote_skipped says
 # not_worth_the_cost); ranked by samples since start instead of a recent
