@@ -29,6 +29,8 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "sampler/perf/perf_data_format.h"
@@ -241,7 +243,16 @@ struct ReadResult {
   PerfDataStats stats;
 };
 
-ReadResult ReadAll(const std::string& path) {
+// `perf_tail_ok`: a file `perf record -z` wrote may end with a partial
+// record in its last COMPRESSED record (seen once, in a CI run under
+// ASan: "the compressed data end inside a record (64 bytes of it
+// decompressed)"; every comparison with perf passed in that run, so
+// `perf script` read the same samples and ignored the remainder). This
+// reader reports it (DATA_LOSS, every sample before it valid). For perf's
+// own -z files that one error is accepted; the comparisons with `perf
+// script` and its raw dump that follow still check that both read exactly
+// the same samples.
+ReadResult ReadAll(const std::string& path, bool perf_tail_ok = false) {
   ReadResult r;
   auto reader = PerfDataReader::Open(path);
   EXPECT_TRUE(reader.ok()) << reader.status();
@@ -252,7 +263,17 @@ ReadResult ReadAll(const std::string& path) {
     r.samples.push_back(s);
     r.origins.push_back(o);
   }
-  EXPECT_TRUE(reader->status().ok()) << reader->status();
+  const absl::Status& st = reader->status();
+  if (perf_tail_ok && absl::IsDataLoss(st) &&
+      absl::StrContains(st.message(),
+                        "the compressed data end inside a record")) {
+    std::printf(
+        "%s: perf's last COMPRESSED record ends inside a record "
+        "(dropped by perf too): %s\n",
+        path.c_str(), std::string(st.message()).c_str());
+  } else {
+    EXPECT_TRUE(st.ok()) << st;
+  }
   r.stats = reader->stats();
   return r;
 }
@@ -435,7 +456,8 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
   const int pages = GetParam() == Mode::kZstd ? 20000 : 2000;
   const Recording rec = Record(GetParam(), pages, 2);
   ASSERT_NE(rec.base, 0u);
-  const ReadResult got = ReadAll(rec.path);
+  const ReadResult got =
+      ReadAll(rec.path, /*perf_tail_ok=*/GetParam() == Mode::kZstd);
   ASSERT_EQ(got.stats.events.size(), 2u);
   EXPECT_EQ(got.stats.events[0].name, "page-faults");
   EXPECT_EQ(got.stats.events[1].name, "minor-faults");
