@@ -1643,5 +1643,15 @@ TEST(PlacementRules, RandomRoundsWithEveryRuleKeepMasks) {
   EXPECT_GT(local, 100u);
 }
 
+// The text the round lines and DecisionToString show: nonzero reasons
+// only, in SkipReason order.
+TEST(SkipCountsString, NonzeroReasonsInOrder) {
+  SkipCounts c;
+  EXPECT_EQ(SkipCountsString(c), "");
+  c[SkipReason::kNotWorthTheCost] = 7;
+  c[SkipReason::kHeld] = 2;
+  EXPECT_EQ(SkipCountsString(c), "held:2,not_worth_the_cost:7");
+}
+
 }  // namespace
 }  // namespace hotpage

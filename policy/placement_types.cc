@@ -79,6 +79,17 @@ uint64_t SkipCounts::total() const {
   return t;
 }
 
+std::string SkipCountsString(const SkipCounts& c) {
+  std::string out;
+  for (size_t i = 0; i < kNumSkipReasons; ++i) {
+    if (c.pages[i] == 0) continue;
+    absl::StrAppend(&out, out.empty() ? "" : ",",
+                    SkipReasonName(static_cast<SkipReason>(i)), ":",
+                    c.pages[i]);
+  }
+  return out;
+}
+
 std::string DecisionToString(const PlacementDecision& d) {
   std::string out;
   for (const PlannedMove& m : d.moves) {
@@ -95,14 +106,7 @@ std::string DecisionToString(const PlacementDecision& d) {
     out += "\n";
   }
   auto counts = [&](const char* what, const SkipCounts& c) {
-    absl::StrAppend(&out, what, ":");
-    for (size_t i = 0; i < kNumSkipReasons; ++i) {
-      if (c.pages[i] != 0) {
-        absl::StrAppend(&out, " ", SkipReasonName(static_cast<SkipReason>(i)),
-                        "=", c.pages[i]);
-      }
-    }
-    out += "\n";
+    absl::StrAppend(&out, what, ": ", SkipCountsString(c), "\n");
   };
   counts("promote_skipped", d.promote_skipped);
   counts("demote_skipped", d.demote_skipped);

@@ -277,6 +277,9 @@ struct SkipCounts {
   }
   uint64_t total() const;
 };
+// The nonzero counts as "name:pages,name:pages" (empty when none): for
+// logs and test diagnostics.
+std::string SkipCountsString(const SkipCounts& c);
 
 // A node's state over the round.
 struct NodePlan {

@@ -6,10 +6,7 @@
 # commit while the other's monitoring goes on (same kdamond thread, its
 # next hot set still found); SIGTERM leaves no kdamond. Every check prints
 # "ok"/"FAIL"; the script exits with the number of failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /daemon_guest_lib.sh  # ok, bad, wait_file; cgroups a and b (W_ARGS set below)
 A=/sys/kernel/mm/damon/admin
 C=$A/kdamonds/0/contexts/0
 # DAMON's show() handlers answer EBUSY while an update command is in flight.
@@ -17,7 +14,6 @@ rd() { for i in $(seq 1 100); do v=$(cat "$1" 2>/dev/null) && { echo "$v"; retur
 promoted() { sed -n "s/^hotpage_workload_promoted_pages_total{workload=\"$1\"} //p" /tmp/hotpage.prom; }
 
 echo 0 >/proc/sys/kernel/numa_balancing  # only hotpage moves pages here
-mkdir -p /sys/fs/cgroup/a /sys/fs/cgroup/b || bad "cgroups"
 W_ARGS="--mib=96 --clusters=4 --cluster_mib=4 --thp=never --prefer_node=1"
 sh -c "echo \$\$ > /sys/fs/cgroup/a/cgroup.procs && exec hot_set_workload $W_ARGS --layout=/tmp/la" &
 WA=$!

@@ -153,13 +153,8 @@ void AttachLoop::Round(uint64_t now_ns) {
     by_node.push_back(absl::StrCat(node, ":", n));
   }
   // Why hot pages were not promoted this round (nonzero reasons only).
-  std::string skipped;
-  for (size_t i = 0; i < kNumSkipReasons; ++i) {
-    if (d.promote_skipped.pages[i] == 0) continue;
-    absl::StrAppend(&skipped, skipped.empty() ? " promote_skipped=" : ",",
-                    SkipReasonName(static_cast<SkipReason>(i)), ":",
-                    d.promote_skipped.pages[i]);
-  }
+  std::string skipped = SkipCountsString(d.promote_skipped);
+  if (!skipped.empty()) skipped = absl::StrCat(" promote_skipped=", skipped);
   const std::string line = absl::StrFormat(
       "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s "
       "planned_promote=%d planned_demote=%d promoted=%d demoted=%d "

@@ -181,16 +181,15 @@ void DaemonLoop::ApplyShares() {
       1 - std::exp(-std::max(config_.interval_ms, 1) / kShareRateTauMs);
   for (size_t k = 0; k < running_.size(); ++k) {
     Running& r = *running_[k];
+    // Snapshot samples count from the member's start, so the first
+    // difference is from 0.
     const uint64_t now = snaps[k].samples;
-    if (r.seen) {
-      const double d =
-          static_cast<double>(now >= r.last_samples ? now - r.last_samples : 0);
-      r.samples_per_tick =
-          r.samples_per_tick < 0
-              ? d
-              : r.samples_per_tick + alpha * (d - r.samples_per_tick);
-    }
-    r.seen = true;
+    const double d =
+        static_cast<double>(now >= r.last_samples ? now - r.last_samples : 0);
+    r.samples_per_tick =
+        r.samples_per_tick < 0
+            ? d
+            : r.samples_per_tick + alpha * (d - r.samples_per_tick);
     r.last_samples = now;
   }
   const uint64_t capacity = parts_.fast_capacity_bytes;
@@ -208,7 +207,7 @@ void DaemonLoop::ApplyShares() {
       members[i].push_back(k);
       in[i].fast_bytes += snaps[k].fast_bytes;
       in[i].demand_bytes += snaps[k].hot_bytes;
-      rate += std::max(running_[k]->samples_per_tick, 0.0);
+      rate += running_[k]->samples_per_tick;
     }
     // Value of the next fast byte: sampled accesses per tick per hot byte
     // (comparable between workloads while their sampling periods are

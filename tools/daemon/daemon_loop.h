@@ -187,10 +187,10 @@ class DaemonLoop {
     std::thread thread;
     uint64_t target = kNoFastTarget;
     // Its sampled access rate, for the shares (ApplyShares, daemon thread
-    // only): samples at the last tick, and an exponentially weighted mean
-    // of the samples per tick (negative until it has a first difference).
+    // only): samples at the last tick (0 at the start: MemberSnapshot
+    // counts from it), and an exponentially weighted mean of the samples
+    // per tick (negative until ApplyShares has seen it once).
     uint64_t last_samples = 0;
-    bool seen = false;
     double samples_per_tick = -1;
   };
   struct WorkloadState {
