@@ -209,8 +209,17 @@ bool PolicyEngine::ShareDropped() const {
 }
 
 void PolicyEngine::CheckShift(uint64_t now_ns) {
-  if (options_.shift_z <= 0 || share_baseline_ < 0 || last_round_ns_ == 0)
+  if (options_.shift_z <= 0) return;
+  if (last_round_ns_ == 0) {
+    // The start as a change point (file comment of engine.h).
+    const uint64_t first = start_ns_ + options_.interval_ns / 4;
+    if (next_round_ns_ > first && now_ns >= first) {
+      next_round_ns_ = now_ns;
+      early_pending_ = true;
+    }
     return;
+  }
+  if (share_baseline_ < 0) return;
   const uint64_t earliest = last_round_ns_ + options_.interval_ns / 4;
   if (next_round_ns_ <= earliest || now_ns < earliest) return;
   if (ShareDropped()) {
@@ -351,9 +360,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     const double share =
         static_cast<double>(window_fast_) / static_cast<double>(window_known_);
     report.fast_share = share;
-    const double dt = last_round_ns_ == 0
-                          ? static_cast<double>(options_.interval_ns)
-                          : static_cast<double>(now_ns - last_round_ns_);
+    const double dt = static_cast<double>(now_ns - WindowStartNs(now_ns));
     const double a = std::min(1.0, dt / static_cast<double>(kShareBaselineNs));
     share_baseline_ = share_baseline_ < 0
                           ? share
@@ -362,9 +369,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   const uint64_t round_known = window_known_;  // for a shed's share
   window_known_ = window_fast_ = 0;
   // Bandwidth: this round's demand is over the time since the last round.
-  const uint64_t demand_dt = last_round_ns_ == 0 || now_ns <= last_round_ns_
-                                 ? options_.interval_ns
-                                 : now_ns - last_round_ns_;
+  const uint64_t demand_dt = now_ns > WindowStartNs(now_ns)
+                                 ? now_ns - WindowStartNs(now_ns)
+                                 : options_.interval_ns;
   const uint64_t prev_round_ns = last_round_ns_;
   last_round_ns_ = now_ns;
 

@@ -92,6 +92,14 @@
 // deviations, the next round is brought forward to now (at most one
 // early round per interval / 4 after the previous round). Scheduled rounds
 // stay on start + k * interval: only a detected shift adds rounds.
+// The start is a change point too: nothing is known (no placement, no
+// baseline) and first touch placed the pages with no regard to heat, so
+// the first samples at least interval / 4 after Start() bring the first
+// round forward to them (at most one such round). Waiting the whole first
+// interval lost the start of every trace: xz_mixed's first second holds 10%
+// of its samples, 55% of them servable by the fast tier at 1:8 against 34%
+// as first touch left them; sqlite_kv 1:8 gained 3.5 points of the oracle.
+// Tested in engine_test FirstRoundComesEarlyWithSamples.
 // A detection also opens a change window: the counts the empirical-Bayes
 // prior (above) is fitted to and applied to become the samples since the
 // change point (the round before the detection), over the time since it,
@@ -469,6 +477,14 @@ class PolicyEngine {
   // After a batch: brings the next round forward if the fast tier's share
   // of this round's samples dropped significantly (file comment).
   void CheckShift(uint64_t now_ns);
+  // The start of the window a round at now_ns closes: the previous round,
+  // else Start() (the first round may come early: CheckShift), else one
+  // interval back.
+  uint64_t WindowStartNs(uint64_t now_ns) const {
+    if (last_round_ns_ != 0) return last_round_ns_;
+    if (start_ns_ != 0 && start_ns_ < now_ns) return start_ns_;
+    return now_ns > options_.interval_ns ? now_ns - options_.interval_ns : 0;
+  }
   // The detector's test: the fast tier's share of the samples since the
   // last round is below the baseline by more than shift_z standard
   // deviations (false without a baseline or with too few samples).

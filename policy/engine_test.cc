@@ -104,11 +104,12 @@ TEST(PolicyEngineTest, PromotesSampledSlowPagesHottestFirst) {
   MapView view;
   std::vector<Sample> samples;
   // Pages 0..9 on the slow node, page i sampled i + 1 times; page 10 on
-  // node 0 (already fast), sampled often.
+  // node 0 (already fast), sampled often. Before interval / 4: no early
+  // first round (FirstRoundComesEarlyWithSamples).
   for (int i = 0; i <= 10; ++i) {
     view.node[kBase + i * kPage] = i == 10 ? 0 : 2;
     for (int n = 0; n <= i; ++n)
-      samples.push_back(At(kBase + i * kPage, kSec / 2));
+      samples.push_back(At(kBase + i * kPage, kSec / 8));
   }
   engine->Ingest(samples);
   EXPECT_FALSE(engine->RoundDue(kSec - 1));
@@ -558,6 +559,46 @@ TEST(PolicyEngineTest, PriorFittedToTheCountsPromotesWhatPoissonCannot) {
   EXPECT_NEAR(promoted.rate_lo, 0.86, 0.01);
   EXPECT_NEAR(demoted.rate_hi, 1.5, 0.02);
   EXPECT_EQ(engine->counters().short_window_candidates, 0u);
+}
+
+// The first round: nothing is known at the start (no placement, no share
+// baseline for the shift detector), and first touch placed the pages with
+// no regard to heat, so the first samples at least interval / 4 after the
+// start bring the first round forward to them, as a detected shift would;
+// the schedule (start + k * interval) and the epochs stay on the clock.
+// Samples before interval / 4 bring nothing forward.
+TEST(PolicyEngineTest, FirstRoundComesEarlyWithSamples) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.epoch_rounds = 2;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  for (int i = 0; i < 4; ++i) view.node[kBase + i * kPage] = 2;
+  auto burst = [&](uint64_t t) {
+    std::vector<Sample> v;
+    for (int i = 0; i < 4; ++i)
+      for (int n = 0; n < 8; ++n) v.push_back(At(kBase + i * kPage, t));
+    return v;
+  };
+  engine->Ingest(burst(kSec / 5));  // before 250 ms: waits
+  EXPECT_EQ(engine->next_round_ns(), kSec);
+  const uint64_t t = kSec * 3 / 10;
+  engine->Ingest(burst(t));
+  ASSERT_EQ(engine->next_round_ns(), t);
+  ASSERT_TRUE(engine->RoundDue(t));
+  RoundReport r = engine->RunRound(view, t);
+  EXPECT_TRUE(r.early);
+  EXPECT_FALSE(r.epoch_advanced);
+  EXPECT_EQ(r.decision.moves.size(), 4u);  // the sampled slow pages, at once
+  EXPECT_EQ(engine->counters().early_rounds, 1u);
+  EXPECT_EQ(engine->next_round_ns(), kSec);  // the schedule holds
+  // Only the first round: later samples with no share baseline yet bring
+  // nothing forward.
+  engine->Ingest(burst(kSec * 6 / 10));
+  EXPECT_EQ(engine->next_round_ns(), kSec);
+  EXPECT_FALSE(engine->RunRound(view, kSec).early);
+  EXPECT_TRUE(engine->RunRound(view, 2 * kSec).epoch_advanced);
 }
 
 // 90% of the samples on fast pages for three rounds, then a burst on slow

@@ -257,19 +257,23 @@ TEST_F(AttachLoopTest, RoundsRunEveryIntervalUntilTheDuration) {
   options_.duration_s = 1;
   ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
   EXPECT_EQ(loop_->stop_reason(), "--duration 1 s reached");
-  // Polls every 50 ms: rounds at 200, 400, 600 and 800 ms; the poll at
-  // 1000 ms ends the run before its round.
+  // Polls every 50 ms. The first round comes at the first samples
+  // interval / 4 after the start (50 ms: the engine's early first round),
+  // then on the schedule: 200, 400, 600 and 800 ms; the poll at 1000 ms
+  // ends the run before its round.
   const std::vector<RecordingSink::Entry> rounds = Rounds();
-  ASSERT_EQ(rounds.size(), 4u);
+  ASSERT_EQ(rounds.size(), 5u);
+  const int at_ms[] = {50, 200, 400, 600, 800};
   for (size_t i = 0; i < rounds.size(); ++i) {
     EXPECT_EQ(rounds[i].stats.rounds, i + 1);
-    EXPECT_EQ(rounds[i].at - start_, absl::Milliseconds(200) * (i + 1)) << i;
-    EXPECT_EQ(rounds[i].stats.samples, kHotPages * 4 * (i + 1));
+    EXPECT_EQ(rounds[i].at - start_, absl::Milliseconds(at_ms[i])) << i;
+    EXPECT_EQ(rounds[i].stats.samples, kHotPages * (at_ms[i] / 50));
   }
+  EXPECT_EQ(rounds.back().stats.early_rounds, 1u);
   EXPECT_EQ(source_.polls, 20);
   ExpectTornDown();
   EXPECT_TRUE(absl::StrContains(
-      log_.str(), "hotpage attach: t=0.2s round=1 samples=64 hot_pages="))
+      log_.str(), "hotpage attach: t=0.2s round=2 samples=64 hot_pages="))
       << log_.str();
   EXPECT_TRUE(absl::StrContains(log_.str(),
                                 "hotpage attach: --duration 1 s reached after "
@@ -288,8 +292,8 @@ TEST_F(AttachLoopTest, QuietDropsRoundLinesAndTheHookRunsBeforeEachRound) {
   int hooks = 0;
   before_round_ = [&hooks] { ++hooks; };
   ASSERT_TRUE(Run(absl::Milliseconds(200)).ok());
-  EXPECT_EQ(Rounds().size(), 4u);
-  EXPECT_EQ(hooks, 4);
+  EXPECT_EQ(Rounds().size(), 5u);  // 50 ms (early), 200, 400, 600, 800
+  EXPECT_EQ(hooks, 5);
   EXPECT_FALSE(absl::StrContains(log_.str(), "round=")) << log_.str();
   EXPECT_TRUE(absl::StrContains(log_.str(),
                                 "hotpage daemon: w: pid 7: --duration 1 s "
@@ -301,9 +305,9 @@ TEST_F(AttachLoopTest, DryRunDecidesAndReportsButMovesNothing) {
   options_.dry_run = true;
   ASSERT_TRUE(Run().ok());
   const AttachStats& s = recorder_.published.back().stats;
-  // Nothing moved, so every round (200 ms apart over 2 s) plans the same
-  // promotions again.
-  EXPECT_EQ(s.rounds, 9u);
+  // Nothing moved, so every round (the early first at 50 ms, then 200 ms
+  // apart over 2 s) plans the same promotions again.
+  EXPECT_EQ(s.rounds, 10u);
   EXPECT_EQ(s.planned_promotions, kHotPages * s.rounds);
   EXPECT_EQ(s.migrator.promoted_pages, 0u);
   EXPECT_EQ(s.migrator.submitted, 0u);
@@ -419,7 +423,7 @@ TEST_F(AttachLoopTest, TargetExitEndsTheRunCleanly) {
   ASSERT_TRUE(Run().ok());
   EXPECT_EQ(loop_->stop_reason(), "the process exited");
   EXPECT_EQ(source_.polls, 6);
-  EXPECT_EQ(Rounds().size(), 1u);
+  EXPECT_EQ(Rounds().size(), 2u);  // at polls 1 (early) and 4
   ExpectTornDown();
 }
 
@@ -430,7 +434,7 @@ TEST_F(AttachLoopTest, SourceSeeingTheTargetGoneEndsCleanly) {
   };
   ASSERT_TRUE(Run().ok());
   EXPECT_EQ(loop_->stop_reason(), "the process exited");
-  EXPECT_EQ(Rounds().size(), 1u);  // at poll 4 (200 ms)
+  EXPECT_EQ(Rounds().size(), 2u);  // at polls 1 (early, 50 ms) and 4 (200 ms)
   ExpectTornDown();
 }
 
@@ -441,7 +445,7 @@ TEST_F(AttachLoopTest, SourceFailureEndsTheRunWithItsErrorAfterTeardown) {
   };
   absl::Status s = Run();
   EXPECT_EQ(s, absl::InternalError("perf ring: read failed"));
-  EXPECT_EQ(Rounds().size(), 2u);
+  EXPECT_EQ(Rounds().size(), 3u);  // polls 1, 4 and 8
   ExpectTornDown();
 }
 
@@ -453,7 +457,7 @@ TEST_F(AttachLoopTest, TerminationFlagEndsTheRunBetweenRoundsWithTeardown) {
   ASSERT_TRUE(Run().ok());
   EXPECT_EQ(loop_->stop_reason(), "interrupted");
   EXPECT_EQ(source_.polls, 7);
-  EXPECT_EQ(Rounds().size(), 1u);
+  EXPECT_EQ(Rounds().size(), 2u);  // polls 1 and 4
   EXPECT_EQ(migrator_->state(), MigratorState::kStopped);
   ExpectTornDown();
 }
@@ -544,14 +548,14 @@ TEST_F(AttachLoopTest, StatsFilesAreReplacedAtomicallyEveryRound) {
     return absl::OkStatus();
   };
   ASSERT_TRUE(Run().ok());
-  // Rounds at polls 4, 8, 12, 16: one version of the file each, each a new
-  // inode (renamed over the old one, never rewritten in place).
+  // Rounds at polls 1 (early), 4, 8, 12, 16: one version of the file each, each
+  // a new inode (renamed over the old one, never rewritten in place).
   std::vector<Seen> versions;
   for (const Seen& s : seen) {
     if (versions.empty() || versions.back().json != s.json)
       versions.push_back(s);
   }
-  ASSERT_EQ(versions.size(), 4u);
+  ASSERT_EQ(versions.size(), 5u);
   for (size_t i = 0; i < versions.size(); ++i) {
     EXPECT_TRUE(absl::StrContains(versions[i].json,
                                   absl::StrCat("\"rounds\": ", i + 1, ",")))
