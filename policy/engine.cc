@@ -305,27 +305,50 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
 void PolicyEngine::RefreshPlacement(MemoryView& view) {
   placement_.clear();
   size_t budget = options_.max_placement_pages_per_round;
-  for (const PageKey& k : seen_) {
-    const uint64_t n = BasePages(k.kind);
-    if (budget < n) break;
+  const size_t batch =
+      std::max<size_t>(1, options_.placement_query_batch_pages);
+  // Keys [first, end) of seen_ go into one query call (EngineOptions:
+  // batched, whole keys, within the round's page budget).
+  size_t first = 0;
+  while (first < seen_.size()) {
     if (view.Interrupted()) return;
-    budget -= n;
     query_pages_.clear();
-    for (uint64_t i = 0; i < n; ++i)
-      query_pages_.push_back(k.vaddr() + i * 4096);
-    query_status_.assign(query_pages_.size(), -1);
-    if (view.QueryNodes(query_pages_, absl::MakeSpan(query_status_)) < 0)
-      continue;
-    // The node of the majority of the entry's pages; ties to the lower id.
-    std::map<int, int> votes;
-    for (int st : query_status_) {
-      if (st >= 0) ++votes[st];
+    size_t end = first;
+    for (; end < seen_.size(); ++end) {
+      const uint64_t n = BasePages(seen_[end].kind);
+      if (budget < n) break;
+      if (!query_pages_.empty() && query_pages_.size() + n > batch) break;
+      budget -= n;
+      for (uint64_t i = 0; i < n; ++i)
+        query_pages_.push_back(seen_[end].vaddr() + i * 4096);
     }
-    if (votes.empty()) continue;
-    auto best = std::max_element(
-        votes.begin(), votes.end(),
-        [](const auto& a, const auto& b) { return a.second < b.second; });
-    placement_[k.Pack()] = best->first;
+    if (end == first) return;  // the budget is spent
+    query_status_.assign(query_pages_.size(), -1);
+    if (view.QueryNodes(query_pages_, absl::MakeSpan(query_status_)) >= 0) {
+      size_t at = 0;
+      for (size_t j = first; j < end; ++j) {
+        const PageKey& k = seen_[j];
+        const uint64_t n = BasePages(k.kind);
+        const int* st = query_status_.data() + at;
+        at += n;
+        if (n == 1) {
+          if (st[0] >= 0) placement_[k.Pack()] = st[0];
+          continue;
+        }
+        // The node of the majority of the entry's pages; ties to the lower
+        // id.
+        std::map<int, int> votes;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (st[i] >= 0) ++votes[st[i]];
+        }
+        if (votes.empty()) continue;
+        auto best = std::max_element(
+            votes.begin(), votes.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+        placement_[k.Pack()] = best->first;
+      }
+    }
+    first = end;
   }
 }
 

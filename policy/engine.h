@@ -7,7 +7,8 @@
 // One round (RunRound):
 //   1. a scanner pass learns the tracked keys; their nodes are queried from
 //      the view (at most max_placement_pages_per_round 4 KiB pages, in table
-//      order; the rest are "unknown" for the round);
+//      order, placement_query_batch_pages per call; the rest are "unknown"
+//      for the round);
 //   2. a second pass sorts them into the hottest-not-fast, coldest-on-fast
 //      (and, for --locality, hottest-on-fast) lists; a victim's upper rate
 //      bound is also capped by the time since its last sample (zero samples
@@ -258,7 +259,8 @@ class MemoryView {
   // as one unit (rule H, policy/placement.h). Empty: none known.
   virtual std::vector<uint64_t> HugeChunks() { return {}; }
   // True once the round's owner is stopping (the daemon's SIGTERM): the
-  // round in progress stops querying at the next page and returns with no
+  // round in progress stops querying at its next QueryNodes call
+  // (EngineOptions::placement_query_batch_pages) and returns with no
   // decision (RoundReport::interrupted), so a stop is not held up by a
   // long placement loop. The engine stays usable; its next round's short
   // window then spans two rounds' samples. Default: never.
@@ -304,6 +306,19 @@ struct EngineOptions {
   // Placement queries cost about 1 us per 4 KiB page live; at most this
   // many pages are queried per round.
   size_t max_placement_pages_per_round = size_t{1} << 20;
+  // 4 KiB pages per MemoryView::QueryNodes call (whole keys: a 2 MiB
+  // entry's 512 pages are never split over two calls); 0 counts as 1.
+  // Every call pays a fixed cost besides its pages: live it is a
+  // move_pages(2) with nodes == NULL, which looks up and access-checks the
+  // target's mm (find_mm_struct, mm/migrate.c) and takes its mmap_lock
+  // once per call. One call per key made a round's queries its largest
+  // cost: in the TCG guest of tests/compare a round over 6144-7171 tracked
+  // pages took 1.1-1.7 s (about 170-240 us per call), so the loop ran its
+  // rounds 1-2 s late and starved the migrator of CPU. 1024 as the
+  // migrator's batch (migrator/migrator.h: move_pages stops gaining past
+  // 1024 pages per call). A stop (MemoryView::Interrupted) is seen between
+  // calls.
+  size_t placement_query_batch_pages = 1024;
   // Length of the scanner's lists. 0: enough for one round's byte budget
   // (PlacementConfig::max_move_bytes / 4 KiB), within [256, 65536].
   size_t top_k = 0;

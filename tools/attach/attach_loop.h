@@ -43,7 +43,8 @@
 // failed"); the migrator failed ("the migrator failed"). A stop that comes
 // while a round runs ends it early where the view allows
 // (MemoryView::Interrupted: the daemon's FairShareView stops the placement
-// queries at the next page), and a round that saw the flag set, or was
+// queries at the next query call, EngineOptions::placement_query_batch_pages),
+// and a round that saw the flag set, or was
 // interrupted, submits nothing: no move of a half-made decision is queued,
 // and the loop ends at its next step. Teardown runs on every one of these
 // paths.

@@ -174,6 +174,8 @@ class AttachLoopTest : public ::testing::Test {
         static_cast<uint64_t>(absl::ToInt64Nanoseconds(interval));
     eopt.address_space = pid_;
     eopt.max_table_entries = 1 << 16;
+    if (query_batch_pages_ > 0)
+      eopt.placement_query_batch_pages = query_batch_pages_;
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(topo_, PlacementConfig{}, eopt);
     EXPECT_TRUE(engine.ok()) << engine.status();
@@ -248,6 +250,8 @@ class AttachLoopTest : public ::testing::Test {
   std::unique_ptr<Migrator> migrator_;
   std::unique_ptr<LiveMemoryView> view_;
   MemoryView* view_override_ = nullptr;  // the loop's view instead of view_
+  // EngineOptions::placement_query_batch_pages; 0: the default.
+  size_t query_batch_pages_ = 0;
   std::unique_ptr<AttachLoop> loop_;
   absl::Time start_;
 };
@@ -796,6 +800,9 @@ TEST_F(AttachLoopTest, AStopMidRoundEndsTheRoundPromptlyAndMovesNothing) {
   constexpr int kPages = 1000;  // a round of >= 1 s of queries
   source_.pages = kPages;
   options_.duration_s = 0;  // until stopped
+  // One page per query call: the stop is seen between calls (a batch is
+  // one call), and this round must be made of many.
+  query_batch_pages_ = 1;
   SlowView slow(&stop_);
   view_override_ = &slow;
   absl::Time stopped_at;

@@ -22,8 +22,9 @@
 // Stopping: with SetStopFlag, the view says Interrupted() once the flag is
 // set (the member is being stopped), and QueryNodes answers -EINTR without
 // asking the kernel, so the engine's round in progress ends at its next
-// page with no decision (policy/engine.h, MemoryView::Interrupted) instead
-// of querying every tracked page first.
+// query call (at most EngineOptions::placement_query_batch_pages pages)
+// with no decision (policy/engine.h, MemoryView::Interrupted) instead of
+// querying every tracked page first.
 //
 // Threading: SetTarget() is called from the daemon's thread, everything
 // else from the process's loop thread; the target is an atomic (relaxed:
