@@ -481,7 +481,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
           ? 0
           : static_cast<double>(now_ns - prev_round_ns) / 1e9;
   const uint32_t epoch_lag = scan.epoch - prev_epoch_;
-  auto short_window = [&](PageHeat& h, const PageEstimate& e) {
+  auto short_window = [&](PageHeat& h, const PageEstimate& e,
+                          bool count = true) {
     if (short_s <= 0) return;
     uint32_t before = 0;
     if (auto it = prev_counts_.find(e.entry.key.Pack());
@@ -498,10 +499,11 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       h.rate_lo = lo;
       h.rate = std::max(h.rate, n * period / short_s);
       h.rate_hi = std::max(h.rate_hi, h.rate);
-      ++counters_.short_window_candidates;
+      if (count) ++counters_.short_window_candidates;
     }
   };
   FitCountPrior();
+  FitLongPrior();
   // The prior's counts and window: the decayed counts over the decayed
   // window, or, with the change window open, the samples since the change
   // point over the time since.
@@ -525,6 +527,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     short_window(candidates.back(), e);
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/true,
                     candidates.back());
+    // The candidate's recent upper bound: the decayed count's, capped by
+    // the recency bound (as a victim's).
+    PageHeat recent = to_heat(e);
+    recency_bound(recent, e);
+    ApplyLongPrior(e.entry.key.Pack(), period, /*candidate=*/true,
+                   recent.rate_hi, candidates.back());
   }
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
@@ -532,6 +540,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     ApplyLongWindow(e.entry.key.Pack(), period, victims.back());
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/false,
                     victims.back());
+    // The victim's recent lower bound: the decayed count's or the short
+    // window's (as a candidate's).
+    PageHeat recent = victims.back();
+    short_window(recent, e, /*count=*/false);
+    ApplyLongPrior(e.entry.key.Pack(), period, /*candidate=*/false,
+                   recent.rate_lo, victims.back());
   }
   for (const PageEstimate& e : scan.hottest_on_fast)
     hot_on_fast.push_back(to_heat(e));
@@ -885,6 +899,51 @@ void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
   if (h.rate > hi) return;
   h.long_hi = hi;
   if (hi < h.rate_hi) ++counters_.long_window_victims;
+}
+
+void PolicyEngine::FitLongPrior() {
+  if (!(long_window_s_ > 0)) {
+    long_prior_.Fit({}, options_.z);  // clears it
+    return;
+  }
+  // Every tracked key's long count, rounded to whole samples (the weighted
+  // count's variance is below its mean: rounding and the Poisson model are
+  // conservative, as in ApplyLongWindow).
+  prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
+  for (const PageKey& k : seen_) {
+    auto it = long_counts_.find(k.Pack());
+    const double c = it == long_counts_.end() ? 0.0 : it->second;
+    const auto n = static_cast<uint64_t>(std::lround(c));
+    if (n <= CountPrior::kMaxCount) ++prior_histogram_[n];
+  }
+  long_prior_.Fit(prior_histogram_, options_.z);
+}
+
+void PolicyEngine::ApplyLongPrior(uint64_t key, double period, bool candidate,
+                                  double recent, PageHeat& h) {
+  if (!(long_window_s_ > 0) || !long_prior_.fitted()) return;
+  auto it = long_counts_.find(key);
+  const double c = it == long_counts_.end() ? 0.0 : it->second;
+  // The conservative whole count: down for a lower bound, up for an upper.
+  const double n = candidate ? std::floor(c) : std::ceil(c);
+  const std::optional<PoissonBounds> b =
+      long_prior_.Bounds(static_cast<uint32_t>(n));
+  if (!b) return;
+  const double scale = period / long_window_s_;
+  if (candidate) {
+    const double lo = b->lo * scale;
+    // Not cooling: the recent window's upper bound must admit the long
+    // window's lower one.
+    if (recent < lo) return;
+    h.long_prior_lo = lo;
+    ++counters_.long_prior_candidates;
+  } else {
+    const double hi = b->hi * scale;
+    // Not heating up: the recent windows' lower bound must admit the long
+    // window's upper one.
+    if (recent > hi) return;
+    h.long_prior_hi = hi;
+  }
 }
 
 void PolicyEngine::FitCountPrior() {

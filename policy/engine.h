@@ -85,6 +85,40 @@
 // LongWindowSkipsAPageThatHeatedUp, placement_test
 // VictimsRankByTheLowerOfTheirUpperBounds.
 //
+// A prior on the long window. The long count separates what the decayed
+// count cannot: at about one sample per page per second a hot page has
+// 5-10 samples in the long window, a cold page just touched for the first
+// time (first touch put it on the fast tier) has 1. But one page's Poisson
+// interval still needs many samples (L(7) = 4.3 against U(1) = 3.4 at
+// z = 1.163), while the table's long counts as a whole are clearly
+// bimodal. So each round a second empirical-Bayes prior
+// (policy/count_prior.h) is fitted to the histogram of every tracked key's
+// long count (rounded; the lower bound takes the count rounded down, the
+// upper bound rounded up), and gives candidates a posterior lower bound
+// (PageHeat::long_prior_lo) and victims a posterior upper bound
+// (long_prior_hi): a third model in the swap test, one model on both
+// sides as before. The long window assumes the rate held over it, so the
+// bounds are given only where the recent evidence does not contradict
+// it: a candidate whose recent upper bound (the decayed count's, capped
+// by the recency bound) is below its long lower bound is cooling (a scan
+// that has passed, the old hot set after a shift) and gets none; a victim
+// whose recent lower bound (the decayed count's or the short window's) is
+// above its long upper bound has heated up (just became hot) and gets
+// none. Victims rank by the lowest of rate_hi, long_hi and long_prior_hi
+// (placement.cc ColderFirst). On packages_2pkg at 1:2 (a steady hot set
+// slightly larger than the fast tier, cold pages still being touched for
+// the first time) about 500 of the fast tier's 2965 pages were cold pages
+// placed by first touch: the fast tier's coldest-first order put hot
+// pages not sampled for a few seconds (recency bound) before them, and no
+// model could prove a hot candidate (2-3 decayed samples) hotter than
+// either; with the long prior the fast share went from 81.5% to 84.5% of
+// the oracle. (Tried: without the guards, the previous attempt lost 1.4-
+// 3.4 points on scan_cold; taking only the decayed count's lower bound
+// for the victims' guard gained 1.2 more on packages_2pkg but lost 0.6 on
+// gups_shift.) Tested in engine_test
+// LongPriorSwapsOutAColdPageThatFirstTouchPlaced and
+// LongPriorSkipsACoolingCandidate.
+//
 // Reaction to change (ShiftDetector below): between rounds, every ingested
 // sample whose page's node is known is tallied as served by the fast tier
 // or not; when the fast tier's share of the samples since the last round
@@ -413,6 +447,8 @@ struct EngineCounters {
   // Victims ranked colder by the long window than by their other bounds
   // (the file comment).
   uint64_t long_window_victims = 0;
+  // Candidates given a long-window prior lower bound (not cooling).
+  uint64_t long_prior_candidates = 0;
   uint64_t bandwidth_bound_rounds = 0;  // rounds that held promotions
   uint64_t bandwidth_shed_rounds = 0;   // rounds that shed hot pages
   uint64_t planned_sheds = 0;  // 4 KiB pages shed (also in planned_demotions)
@@ -539,6 +575,17 @@ class PolicyEngine {
   // A victim's upper bound from its long count (PageHeat::long_hi), unless
   // its recent rate contradicts it.
   void ApplyLongWindow(uint64_t key, double period, PageHeat& h);
+  // Fits long_prior_ to the tracked keys' long counts (after
+  // UpdateLongCounts).
+  void FitLongPrior();
+  // The long-window prior's bounds for a candidate (PageHeat::long_prior_lo)
+  // or a victim (long_prior_hi), unless the recent evidence contradicts the
+  // long window: for a candidate `recent` is its recent upper bound and a
+  // bound below the long lower one means it is cooling; for a victim
+  // `recent` is its recent lower bound and one above the long upper bound
+  // means it heated up.
+  void ApplyLongPrior(uint64_t key, double period, bool candidate,
+                      double recent, PageHeat& h);
   void ApplyCountPrior(uint32_t count, double period, double window_s,
                        bool candidate, PageHeat& h) const;
 
@@ -612,6 +659,9 @@ class PolicyEngine {
   double long_window_s_ = 0;
   CountPrior prior_;
   std::vector<uint64_t> prior_histogram_;
+  // The long window's prior (file comment): fitted to the long counts of
+  // the tracked keys each round.
+  CountPrior long_prior_;
   std::vector<uint64_t> query_pages_;
   std::vector<int> query_status_;
 };

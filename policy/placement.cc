@@ -30,7 +30,8 @@ bool ValidPage(const PageHeat& p) {
     return false;
   if (p.vaddr % p.page_bytes != 0) return false;
   if (std::isnan(p.rate) || std::isnan(p.rate_lo) || std::isnan(p.rate_hi) ||
-      std::isnan(p.long_hi))
+      std::isnan(p.long_hi) || std::isnan(p.long_prior_lo) ||
+      std::isnan(p.long_prior_hi))
     return false;
   return true;
 }
@@ -65,15 +66,29 @@ bool HotterFirst(const PageHeat& a, const PageHeat& b) {
 }
 // The swap test: one model's bounds against the same model's (PageHeat).
 bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
-  return c.rate_lo > v.rate_hi || c.prior_lo > v.prior_hi;
+  return c.rate_lo > v.rate_hi || c.prior_lo > v.prior_hi ||
+         c.long_prior_lo > v.long_prior_hi;
 }
-// Victims: the lower of the Poisson and the long window's upper bounds first
-// (PageHeat::long_hi). Adding the prior's (min of all three) was measured on
-// the tuning set and lost (tools/simulate/README.md).
+// Victims: the lowest of the Poisson, the long window's and the long
+// window prior's upper bounds first (PageHeat::long_hi, long_prior_hi).
+// Adding the decayed count prior's (prior_hi) was measured on the tuning
+// set and lost (tools/simulate/README.md).
+double ColdKey(const PageHeat& v) {
+  return std::min({v.rate_hi, v.long_hi, v.long_prior_hi});
+}
+// A candidate's highest lower bound (any model's).
+double HotKey(const PageHeat& c) {
+  return std::max({c.rate_lo, c.prior_lo, c.long_prior_lo});
+}
 bool ColderFirst(const PageHeat& a, const PageHeat& b) {
-  const double ha = std::min(a.rate_hi, a.long_hi);
-  const double hb = std::min(b.rate_hi, b.long_hi);
+  const double ha = ColdKey(a);
+  const double hb = ColdKey(b);
   if (ha != hb) return ha < hb;
+  // Ties (a prior fitted to few pages can give every count one bound): the
+  // Poisson and long window bounds' order.
+  const double la = std::min(a.rate_hi, a.long_hi);
+  const double lb = std::min(b.rate_hi, b.long_hi);
+  if (la != lb) return la < lb;
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;
   if (a.rate_lo != b.rate_lo) return a.rate_lo < b.rate_lo;
@@ -223,6 +238,7 @@ class Engine final : public PlacementContext {
   // node index; empty: no limit anywhere.
   std::vector<double> promote_left_;
   double max_demoted_prior_hi_ = -std::numeric_limits<double>::infinity();
+  double max_demoted_long_prior_hi_ = -std::numeric_limits<double>::infinity();
   // Rule I: planned byte changes per (interleaved range, node).
   absl::flat_hash_map<std::pair<const NumaMapsRange*, int>, int64_t>
       range_delta_;
@@ -435,6 +451,8 @@ DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
     decision_.demoted_bytes += v.page_bytes;
     max_demoted_hi_ = std::max(max_demoted_hi_, v.rate_hi);
     max_demoted_prior_hi_ = std::max(max_demoted_prior_hi_, v.prior_hi);
+    max_demoted_long_prior_hi_ =
+        std::max(max_demoted_long_prior_hi_, v.long_prior_hi);
     return DemoteResult::kOk;
   }
   *why = SkipReason::kNoRoom;
@@ -473,6 +491,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   const uint64_t mark_demoted_bytes = decision_.demoted_bytes;
   const double mark_hi = max_demoted_hi_;
   const double mark_prior_hi = max_demoted_prior_hi_;
+  const double mark_long_prior_hi = max_demoted_long_prior_hi_;
   // The candidate leaves its node: a victim may go into that room.
   NodeState& src = *Find(c.current_node);
   src.free += c.page_bytes;
@@ -495,9 +514,16 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
     }
     any_victim = true;
     // Victims are coldest first by their upper bounds: if this one is not
-    // provably colder, none after it is likely to be.
+    // provably colder, none after it is likely to be. But the order takes
+    // the lowest of a victim's upper bounds and the test one model at a
+    // time: a victim whose lowest upper bound is below the candidate's
+    // highest lower bound may be beaten by no single model while a later
+    // one is (one colder by the long prior only, before one colder by the
+    // Poisson bound only), so it is passed over, not the end of the list
+    // (it stays available for other candidates).
     if (!ProvablyHotter(c, v)) {
       *why = SkipReason::kNotHotterThanVictim;
+      if (ColdKey(v) < HotKey(c)) continue;
       break;
     }
     // Benefit against cost: the pair's two moves must pay (victims are
@@ -537,6 +563,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   decision_.demoted_bytes = mark_demoted_bytes;
   max_demoted_hi_ = mark_hi;
   max_demoted_prior_hi_ = mark_prior_hi;
+  max_demoted_long_prior_hi_ = mark_long_prior_hi;
   if (!any_victim) *why = SkipReason::kNoRoom;
   return false;
 }
@@ -556,9 +583,10 @@ void Engine::PromoteOne(const PageHeat& c) {
     ++skip[SkipReason::kHeld];
     return;
   }
-  if (!(std::max(c.rate_lo, c.prior_lo) >
+  if (!(std::max({c.rate_lo, c.prior_lo, c.long_prior_lo}) >
         config_.min_promote_rate_lo_per_sec) ||
-      !(c.rate_lo > max_demoted_hi_ || c.prior_lo > max_demoted_prior_hi_)) {
+      !(c.rate_lo > max_demoted_hi_ || c.prior_lo > max_demoted_prior_hi_ ||
+        c.long_prior_lo > max_demoted_long_prior_hi_)) {
     ++skip[SkipReason::kNotEnoughEvidence];
     return;
   }

@@ -277,10 +277,17 @@ TEST(Placement, VictimsRankByTheLowerOfTheirUpperBounds) {
   ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
   EXPECT_EQ(d.moves[0].vaddr, A(7));
   EXPECT_EQ(d.moves[1].vaddr, A(3));
+  // The long window prior's upper bound ranks too: A(9)'s is the lowest.
+  r.victims[9].long_prior_hi = 0.5;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(9));
+  EXPECT_EQ(d.moves[1].vaddr, A(7));
   // A NaN bound is an invalid page, never sorted.
   r.victims[1].long_hi = std::nan("");
+  r.victims[2].long_prior_hi = std::nan("");
   d = r.Decide();
-  EXPECT_EQ(d.demote_skipped[SkipReason::kInvalidPage], 1u);
+  EXPECT_EQ(d.demote_skipped[SkipReason::kInvalidPage], 2u);
 }
 
 TEST(Placement, NoDemotionBetweenLowAndHigh) {
@@ -432,6 +439,45 @@ TEST(Placement, SwapNeedsOneModelsBoundsToSeparate) {
   // separates them.
   r.candidates[0].rate_lo = 30;
   r.candidates[0].prior_lo = 20;
+  d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+}
+
+// The long window prior is a third model (PageHeat::long_prior_lo/hi): it
+// separates a pair on its own, it ranks the victims (its upper bound is
+// among the ones whose lowest goes first), and a victim that only the
+// order puts first -- colder by the long prior, but beaten by no model --
+// is passed over for the next one, which the Poisson bounds separate.
+TEST(Placement, SwapByTheLongPriorAndPastAVictimNoModelBeats) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  PageHeat c = Page(A(1), 2, 20, 80, 0);
+  PageHeat cold = Page(A(100), 0, 1, 40);  // Poisson: not beaten (40 > 20)
+  c.long_prior_lo = 30;
+  cold.long_prior_hi = 10;
+  r.candidates = {c};
+  r.victims = {cold};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(100));
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  // The candidate now has no long prior bound: the long prior ranks
+  // A(100) first (10, below A(101)'s 15), no model beats it, and A(101)
+  // (Poisson upper bound 15 < 20) goes instead.
+  r.candidates[0].long_prior_lo = 0;
+  r.victims.push_back(Page(A(101), 0, 1, 15));
+  r.victims.push_back(Page(A(102), 0, 1, 15));
+  r.victims[2].long_prior_hi = 35;  // above its rate_hi: no effect
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(101));
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  // A victim whose lowest upper bound is not below the candidate's
+  // highest lower bound ends the search, as before.
+  r.victims[1].rate_hi = 25;
+  r.victims[2].rate_hi = 25;
   d = r.Decide();
   EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);

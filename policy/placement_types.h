@@ -66,9 +66,19 @@ struct PageHeat {
   double prior_hi = std::numeric_limits<double>::infinity();
   // A victim's upper bound from a longer window of its samples (the
   // engine's long window, policy/engine.h), +infinity when there is none.
-  // It only ranks victims (the coldest first by min(rate_hi, long_hi)):
-  // no swap or promotion test reads it.
+  // It only ranks victims (the coldest first by min(rate_hi, long_hi,
+  // long_prior_hi)): no swap or promotion test reads it.
   double long_hi = std::numeric_limits<double>::infinity();
+  // A third pair from a third model: the empirical-Bayes posterior of the
+  // long window's count (the engine's long-window prior, policy/engine.h),
+  // a candidate's lower bound and a victim's upper bound. The engine sets
+  // them only for a page whose recent evidence does not contradict the
+  // long window (a candidate that is not cooling, a victim that has not
+  // heated up); the defaults never pass. A candidate is provably hotter
+  // than a victim when long_prior_lo > long_prior_hi too (one model on
+  // both sides, as above); victims also rank by long_prior_hi.
+  double long_prior_lo = 0;
+  double long_prior_hi = std::numeric_limits<double>::infinity();
 };
 
 struct NodeFree {
