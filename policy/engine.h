@@ -111,7 +111,7 @@
 // placed by first touch: the fast tier's coldest-first order put hot
 // pages not sampled for a few seconds (recency bound) before them, and no
 // model could prove a hot candidate (2-3 decayed samples) hotter than
-// either; with the long prior the fast share went from 81.5% to 84.5% of
+// either; with the long prior the fast share went from 81.5% to 84.4% of
 // the oracle. (Tried: without the guards, the previous attempt lost 1.4-
 // 3.4 points on scan_cold; taking only the decayed count's lower bound
 // for the victims' guard gained 1.2 more on packages_2pkg but lost 0.6 on
