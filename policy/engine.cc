@@ -224,24 +224,40 @@ void PolicyEngine::UpdateChangeWindow(bool detected, bool dropped,
   if (change_ns_ != 0 &&
       (!dropped || now_ns - change_ns_ >= kShareBaselineNs)) {
     change_ns_ = 0;
-    change_counts_.clear();
+    since_change_.clear();
   }
   // The change point: the start of the window in which the drop showed.
   if (change_ns_ == 0 && detected && prev_round_ns != 0 &&
       now_ns > prev_round_ns) {
     change_ns_ = prev_round_ns;
-    change_counts_ = prev_counts_;
-    change_epoch_ = prev_epoch_;
+    since_change_.clear();  // filled from this round's samples on
   }
 }
 
-uint32_t PolicyEngine::CountSinceChange(uint64_t key, uint32_t count) const {
-  uint32_t before = 0;
-  if (auto it = change_counts_.find(key); it != change_counts_.end()) {
-    const uint32_t lag = table_->epoch() - change_epoch_;
-    before = lag >= 32 ? 0 : it->second >> lag;
+uint32_t PolicyEngine::CountSinceChange(uint64_t key) const {
+  auto it = since_change_.find(key);
+  return it == since_change_.end() ? 0 : it->second;
+}
+
+void PolicyEngine::AddSamplesSinceChange() {
+  if (change_ns_ == 0) return;
+  // The round's samples per key, as the short window's: the count now less
+  // the previous round's, halved by the epochs between (exact: the table's
+  // decay is the same integer halving). The count now less the count at the
+  // change point, halved, would halve the samples since the change too.
+  const uint32_t lag = table_->epoch() - prev_epoch_;
+  const size_t cap = table_->capacity();
+  for (const auto& [key, count] : next_counts_) {
+    uint32_t before = 0;
+    if (auto it = prev_counts_.find(key); it != prev_counts_.end())
+      before = lag >= 32 ? 0 : it->second >> lag;
+    if (count <= before) continue;
+    if (auto it = since_change_.find(key); it != since_change_.end()) {
+      it->second += count - before;
+    } else if (since_change_.size() < cap) {
+      since_change_.emplace(key, count - before);
+    }
   }
-  return count > before ? count - before : 0;
 }
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
@@ -438,6 +454,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     if (v && v->count > 0) next_counts_[k.Pack()] = v->count;
   }
   UpdateLongCounts(now_ns, prev_round_ns);
+  AddSamplesSinceChange();
   // Bandwidth (file comment), once the placement is fresh.
   AttributeUnknownDemand();
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
@@ -471,7 +488,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       ++counters_.short_window_candidates;
     }
   };
-  FitCountPrior();
+  const uint64_t prior_samples = FitCountPrior();
   // The prior's counts and window: the decayed counts over the decayed
   // window, or, with the change window open, the samples since the change
   // point over the time since.
@@ -481,11 +498,11 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
               : static_cast<double>(scan.window.window_ns) / 1e9;
   if (changed) {
     report.change_window_s = window_s;
+    report.change_window_samples = prior_samples;
     ++counters_.change_window_rounds;
   }
   auto prior_count = [&](const PageEstimate& e) {
-    return changed ? CountSinceChange(e.entry.key.Pack(), e.entry.count)
-                   : e.entry.count;
+    return changed ? CountSinceChange(e.entry.key.Pack()) : e.entry.count;
   };
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
@@ -857,18 +874,21 @@ void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
   if (hi < h.rate_hi) ++counters_.long_window_victims;
 }
 
-void PolicyEngine::FitCountPrior() {
+uint64_t PolicyEngine::FitCountPrior() {
   // Every tracked key's count (next_counts_ holds the non-zero ones), in
   // samples: the population the prior describes.
   prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   const bool changed = change_ns_ != 0;
+  uint64_t total = 0;
   for (const auto& [key, count] : next_counts_) {
-    const uint32_t k = (changed ? CountSinceChange(key, count) : count) /
-                       options_.sample_weight;
+    const uint32_t k =
+        (changed ? CountSinceChange(key) : count) / options_.sample_weight;
     if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
+    total += k;
   }
   prior_histogram_[0] += seen_.size() - next_counts_.size();
   prior_.Fit(prior_histogram_, options_.z);
+  return total;
 }
 
 void PolicyEngine::ApplyCountPrior(uint32_t count, double period,

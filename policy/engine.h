@@ -327,6 +327,10 @@ struct RoundReport {
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
   double change_window_s = 0;
+  // The samples the prior was fitted to in the change window: every
+  // tracked key's samples since the change point, at full weight (0 when
+  // the window is closed).
+  uint64_t change_window_samples = 0;
   // Ping-pong holds the round ended (MemoryView::ReleaseHolds) because it
   // opened the change window.
   uint64_t released_holds = 0;
@@ -497,10 +501,19 @@ class PolicyEngine {
   // upper bound to the posterior's when that is the tighter.
   // While the change window is open, fitted to the counts since the change
   // point instead (CountSinceChange).
-  void FitCountPrior();
-  // A key's count since the change point (its count now less its count at
-  // the change point, halved by the epochs between).
-  uint32_t CountSinceChange(uint64_t key, uint32_t count) const;
+  // Returns the samples it was fitted to (in samples: count units over the
+  // source's sample weight).
+  uint64_t FitCountPrior();
+  // A key's samples since the change point, in count units (the sum of its
+  // per-round samples since then: since_change_).
+  uint32_t CountSinceChange(uint64_t key) const;
+  // Adds each key's samples since the previous round (next_counts_ less
+  // prev_counts_, halved by the epochs between) to since_change_ while the
+  // change window is open. A sample counts at full weight however many
+  // epochs have halved the table since: the window's counts are over its
+  // own time, not the decayed window's. At most one entry per table slot
+  // (a key past that is left out, as a displaced entry undercounts).
+  void AddSamplesSinceChange();
   // The long window (file comment): decays every key's long count to
   // `now_ns` and adds the samples each key got since the previous round.
   // Call after next_counts_ is filled, before prev_counts_ is replaced.
@@ -535,11 +548,11 @@ class PolicyEngine {
   uint64_t window_fast_ = 0;
   double share_baseline_ = -1;
   bool early_pending_ = false;
-  // Change window: its start (0: closed) and every key's count then, at
-  // table epoch change_epoch_ (as prev_counts_).
+  // Change window: its start (0: closed) and every key's samples since
+  // then (in count units; keys without samples absent), summed round by
+  // round from the exact per-round differences (AddSamplesSinceChange).
   uint64_t change_ns_ = 0;
-  absl::flat_hash_map<uint64_t, uint32_t> change_counts_;
-  uint32_t change_epoch_ = 0;
+  absl::flat_hash_map<uint64_t, uint32_t> since_change_;
   // Bandwidth: accesses (sample periods) per node since the last round.
   LoadedLatencyModel latency_model_;
   std::vector<double> window_accesses_;  // by node id
