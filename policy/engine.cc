@@ -570,6 +570,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
         report.migration_cost_ns / (latency_gap_ns_ * report.horizon_s);
   }
   in.migration_margin_per_sec = report.migration_margin_per_sec;
+  // In the change window the victims rank by the new regime's prior too
+  // (file comment).
+  in.victims_by_prior = changed;
   report.decision = DecideMoves(in, config_, *strategy_);
   if (report.decision.shed_pages > 0) {
     ++counters_.bandwidth_shed_rounds;

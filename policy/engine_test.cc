@@ -642,6 +642,12 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
     view.node[new_base + i * kPage] = 2;
   }
   for (int i = 0; i < 400; ++i) view.node[cold_base + i * kPage] = 2;
+  // 20 young pages on node 0, first sampled after the change point: few
+  // samples over the long window, but more since the change than the old
+  // hot set. In the change window the victims rank by the prior of the
+  // samples since the change too, so the old pages go first.
+  const uint64_t young_base = kBase + 3000 * kPage;
+  for (int i = 0; i < 20; ++i) view.node[young_base + i * kPage] = 0;
   for (int i = 0; i < 100; ++i) view.held.insert(old_base + i * kPage);
   for (uint64_t sec = 0; sec < 4; ++sec) {
     std::vector<Sample> v;
@@ -672,6 +678,8 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
   }
   for (int i = 0; i < 10; ++i)
     v.push_back(At(cold_base + i * kPage, 4 * kSec + kSec / 4));
+  for (int i = 0; i < 20; ++i)
+    v.push_back(At(young_base + i * kPage, 4 * kSec + kSec / 8));
   std::sort(v.begin(), v.end(), [](const Sample& a, const Sample& b) {
     return a.time_ns < b.time_ns;
   });

@@ -69,10 +69,18 @@ bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
 }
 // Victims: the lower of the Poisson and the long window's upper bounds first
 // (PageHeat::long_hi). Adding the prior's (min of all three) was measured on
-// the tuning set and lost (tools/simulate/README.md).
-bool ColderFirst(const PageHeat& a, const PageHeat& b) {
-  const double ha = std::min(a.rate_hi, a.long_hi);
-  const double hb = std::min(b.rate_hi, b.long_hi);
+// the tuning set and lost (tools/simulate/README.md): in a steady phase the
+// prior of the decayed counts ranks a hot page that drew no sample lately
+// among the cold. With PlacementInput::victims_by_prior (the engine's change
+// window) it takes part: its counts are then the new regime's alone, and the
+// long window's premise (a rate that held over it) is what the change broke.
+double VictimHi(const PageHeat& p, bool by_prior) {
+  const double h = std::min(p.rate_hi, p.long_hi);
+  return by_prior ? std::min(h, p.prior_hi) : h;
+}
+bool ColderFirst(const PageHeat& a, const PageHeat& b, bool by_prior) {
+  const double ha = VictimHi(a, by_prior);
+  const double hb = VictimHi(b, by_prior);
   if (ha != hb) return ha < hb;
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;
@@ -309,7 +317,11 @@ void Engine::Setup() {
       ++decision_.demote_skipped[SkipReason::kInvalidPage];
     }
   }
-  std::sort(victims_.begin(), victims_.end(), ColderFirst);
+  std::sort(
+      victims_.begin(), victims_.end(),
+      [by_prior = in_.victims_by_prior](const PageHeat& a, const PageHeat& b) {
+        return ColderFirst(a, b, by_prior);
+      });
   victim_state_.assign(victims_.size(), VictimState::kAvailable);
   absl::flat_hash_set<uint64_t> seen;
   seen.reserve(victims_.size());
