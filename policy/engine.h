@@ -104,6 +104,19 @@
 // some, and the prior fitted to them calls a page with none cold and a
 // page with a few hot, as the decayed counts' prior does in a steady
 // phase. One model on both sides of each test, as before (never mixed).
+// A key's samples since the change point are summed round by round from
+// the exact per-round differences (not the count now less the count at
+// the change point: the epochs between halve both, and with them the
+// samples since the change). In the window the victims also rank by that
+// prior (PlacementInput::victims_by_prior: coldest first by the smallest
+// of rate_hi, long_hi and prior_hi): the long window's premise, a rate
+// that held over it, is what the change broke, and by it a page first
+// sampled after the change point looked colder than the old hot set, so
+// watermark demotions and swaps took the new hot set's pages first and
+// the round's bar (placement rule 2b) stopped the rest (gups_shift 1:8:
+// 73.5% of the oracle, 76.3% with it). Tested in engine_test
+// ChangeWindowCountsEverySampleAcrossEpochs and
+// ChangeWindowSwapsTheNewHotSetInAtOnce.
 // The window closes at the first round whose samples no longer show the
 // drop (the detector's test over the whole round), or when it reaches the
 // baseline's 10 s, after which the decayed counts hold no pre-change
