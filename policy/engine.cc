@@ -198,12 +198,18 @@ void PolicyEngine::Start(uint64_t now_ns) {
   next_epoch_ns_ = now_ns + options_.epoch_rounds * options_.interval_ns;
 }
 
-bool PolicyEngine::ShareDropped() const {
+bool PolicyEngine::ShareTestable() const {
   if (options_.shift_z <= 0 || share_baseline_ < 0) return false;
   const double n = static_cast<double>(window_known_);
   const double p0 = share_baseline_;
   // The normal approximation of the binomial needs n * min(p, 1 - p) >= 5.
-  if (n * std::min(p0, 1 - p0) < 5) return false;
+  return n * std::min(p0, 1 - p0) >= 5;
+}
+
+bool PolicyEngine::ShareDropped() const {
+  if (!ShareTestable()) return false;
+  const double n = static_cast<double>(window_known_);
+  const double p0 = share_baseline_;
   const double drop = p0 * n - static_cast<double>(window_fast_);
   return drop > options_.shift_z * std::sqrt(n * p0 * (1 - p0));
 }
@@ -233,24 +239,40 @@ void PolicyEngine::UpdateChangeWindow(bool detected, bool dropped,
   if (change_ns_ != 0 &&
       (!dropped || now_ns - change_ns_ >= kShareBaselineNs)) {
     change_ns_ = 0;
-    change_counts_.clear();
+    since_change_.clear();
   }
   // The change point: the start of the window in which the drop showed.
   if (change_ns_ == 0 && detected && prev_round_ns != 0 &&
       now_ns > prev_round_ns) {
     change_ns_ = prev_round_ns;
-    change_counts_ = prev_counts_;
-    change_epoch_ = prev_epoch_;
+    since_change_.clear();  // filled from this round's samples on
   }
 }
 
-uint32_t PolicyEngine::CountSinceChange(uint64_t key, uint32_t count) const {
-  uint32_t before = 0;
-  if (auto it = change_counts_.find(key); it != change_counts_.end()) {
-    const uint32_t lag = table_->epoch() - change_epoch_;
-    before = lag >= 32 ? 0 : it->second >> lag;
+uint32_t PolicyEngine::CountSinceChange(uint64_t key) const {
+  auto it = since_change_.find(key);
+  return it == since_change_.end() ? 0 : it->second;
+}
+
+void PolicyEngine::AddSamplesSinceChange() {
+  if (change_ns_ == 0) return;
+  // The round's samples per key, as the short window's: the count now less
+  // the previous round's, halved by the epochs between (exact: the table's
+  // decay is the same integer halving). The count now less the count at the
+  // change point, halved, would halve the samples since the change too.
+  const uint32_t lag = table_->epoch() - prev_epoch_;
+  const size_t cap = table_->capacity();
+  for (const auto& [key, count] : next_counts_) {
+    uint32_t before = 0;
+    if (auto it = prev_counts_.find(key); it != prev_counts_.end())
+      before = lag >= 32 ? 0 : it->second >> lag;
+    if (count <= before) continue;
+    if (auto it = since_change_.find(key); it != since_change_.end()) {
+      it->second += count - before;
+    } else if (since_change_.size() < cap) {
+      since_change_.emplace(key, count - before);
+    }
   }
-  return count > before ? count - before : 0;
 }
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
@@ -361,7 +383,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // The change window (file comment), before the round's window is folded
   // into the baseline.
   const bool was_open = change_ns_ != 0;
-  UpdateChangeWindow(early_pending_, ShareDropped(), last_round_ns_, now_ns);
+  // An untestable round (too few samples) keeps an open window open.
+  UpdateChangeWindow(early_pending_, ShareDropped() || !ShareTestable(),
+                     last_round_ns_, now_ns);
   early_pending_ = false;
   // A change point ends the holds (file comment).
   if (!was_open && change_ns_ != 0) {
@@ -468,6 +492,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     if (v && v->count > 0) next_counts_[k.Pack()] = v->count;
   }
   UpdateLongCounts(now_ns, prev_round_ns);
+  AddSamplesSinceChange();
   // Bandwidth (file comment), once the placement is fresh.
   AttributeUnknownDemand();
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
@@ -502,7 +527,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       if (count) ++counters_.short_window_candidates;
     }
   };
-  FitCountPrior();
+  const uint64_t prior_samples = FitCountPrior();
   FitLongPrior();
   // The prior's counts and window: the decayed counts over the decayed
   // window, or, with the change window open, the samples since the change
@@ -513,11 +538,11 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
               : static_cast<double>(scan.window.window_ns) / 1e9;
   if (changed) {
     report.change_window_s = window_s;
+    report.change_window_samples = prior_samples;
     ++counters_.change_window_rounds;
   }
   auto prior_count = [&](const PageEstimate& e) {
-    return changed ? CountSinceChange(e.entry.key.Pack(), e.entry.count)
-                   : e.entry.count;
+    return changed ? CountSinceChange(e.entry.key.Pack()) : e.entry.count;
   };
   std::vector<PageHeat> candidates, victims, hot_on_fast;
   candidates.reserve(scan.hottest_not_fast.size());
@@ -597,6 +622,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
         report.migration_cost_ns / (latency_gap_ns_ * report.horizon_s);
   }
   in.migration_margin_per_sec = report.migration_margin_per_sec;
+  // In the change window the victims rank by the new regime's prior too
+  // (file comment).
+  in.victims_by_prior = changed;
   report.decision = DecideMoves(in, config_, *strategy_);
   if (report.decision.shed_pages > 0) {
     ++counters_.bandwidth_shed_rounds;
@@ -946,18 +974,21 @@ void PolicyEngine::ApplyLongPrior(uint64_t key, double period, bool candidate,
   }
 }
 
-void PolicyEngine::FitCountPrior() {
+uint64_t PolicyEngine::FitCountPrior() {
   // Every tracked key's count (next_counts_ holds the non-zero ones), in
   // samples: the population the prior describes.
   prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   const bool changed = change_ns_ != 0;
+  uint64_t total = 0;
   for (const auto& [key, count] : next_counts_) {
-    const uint32_t k = (changed ? CountSinceChange(key, count) : count) /
-                       options_.sample_weight;
+    const uint32_t k =
+        (changed ? CountSinceChange(key) : count) / options_.sample_weight;
     if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
+    total += k;
   }
   prior_histogram_[0] += seen_.size() - next_counts_.size();
   prior_.Fit(prior_histogram_, options_.z);
+  return total;
 }
 
 void PolicyEngine::ApplyCountPrior(uint32_t count, double period,

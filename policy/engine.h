@@ -147,8 +147,23 @@
 // some, and the prior fitted to them calls a page with none cold and a
 // page with a few hot, as the decayed counts' prior does in a steady
 // phase. One model on both sides of each test, as before (never mixed).
+// A key's samples since the change point are summed round by round from
+// the exact per-round differences (not the count now less the count at
+// the change point: the epochs between halve both, and with them the
+// samples since the change). In the window the victims also rank by that
+// prior (PlacementInput::victims_by_prior: coldest first by the smallest
+// of rate_hi, long_hi and prior_hi): the long window's premise, a rate
+// that held over it, is what the change broke, and by it a page first
+// sampled after the change point looked colder than the old hot set, so
+// watermark demotions and swaps took the new hot set's pages first and
+// the round's bar (placement rule 2b) stopped the rest (gups_shift 1:8:
+// 73.5% of the oracle, 76.3% with it). Tested in engine_test
+// ChangeWindowCountsEverySampleAcrossEpochs and
+// ChangeWindowSwapsTheNewHotSetInAtOnce.
 // The window closes at the first round whose samples no longer show the
-// drop (the detector's test over the whole round), or when it reaches the
+// drop (the detector's test over the whole round; a round with too few
+// samples for the test, as an early round soon after the last can be,
+// keeps it open), or when it reaches the
 // baseline's 10 s, after which the decayed counts hold no pre-change
 // samples of weight. A bandwidth shed (rule B below) lowers the fast
 // share by design: the baseline is lowered by the shed pages' share of the
@@ -384,6 +399,10 @@ struct RoundReport {
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
   double change_window_s = 0;
+  // The samples the prior was fitted to in the change window: every
+  // tracked key's samples since the change point, at full weight (0 when
+  // the window is closed).
+  uint64_t change_window_samples = 0;
   // Ping-pong holds the round ended (MemoryView::ReleaseHolds) because it
   // opened the change window.
   uint64_t released_holds = 0;
@@ -540,6 +559,11 @@ class PolicyEngine {
   // last round is below the baseline by more than shift_z standard
   // deviations (false without a baseline or with too few samples).
   bool ShareDropped() const;
+  // Whether the samples since the last round are enough for that test
+  // (a baseline, and n min(p, 1 - p) >= 5 for the normal approximation).
+  // A round with too few (an early round a few batches after the last) says
+  // nothing either way: it does not close the change window.
+  bool ShareTestable() const;
   // Opens, keeps or closes the change window at a round (file comment);
   // `detected`: a shift was detected since the last round; `dropped`: the
   // round's whole window still shows the drop.
@@ -564,10 +588,19 @@ class PolicyEngine {
   // upper bound to the posterior's when that is the tighter.
   // While the change window is open, fitted to the counts since the change
   // point instead (CountSinceChange).
-  void FitCountPrior();
-  // A key's count since the change point (its count now less its count at
-  // the change point, halved by the epochs between).
-  uint32_t CountSinceChange(uint64_t key, uint32_t count) const;
+  // Returns the samples it was fitted to (in samples: count units over the
+  // source's sample weight).
+  uint64_t FitCountPrior();
+  // A key's samples since the change point, in count units (the sum of its
+  // per-round samples since then: since_change_).
+  uint32_t CountSinceChange(uint64_t key) const;
+  // Adds each key's samples since the previous round (next_counts_ less
+  // prev_counts_, halved by the epochs between) to since_change_ while the
+  // change window is open. A sample counts at full weight however many
+  // epochs have halved the table since: the window's counts are over its
+  // own time, not the decayed window's. At most one entry per table slot
+  // (a key past that is left out, as a displaced entry undercounts).
+  void AddSamplesSinceChange();
   // The long window (file comment): decays every key's long count to
   // `now_ns` and adds the samples each key got since the previous round.
   // Call after next_counts_ is filled, before prev_counts_ is replaced.
@@ -613,11 +646,11 @@ class PolicyEngine {
   uint64_t window_fast_ = 0;
   double share_baseline_ = -1;
   bool early_pending_ = false;
-  // Change window: its start (0: closed) and every key's count then, at
-  // table epoch change_epoch_ (as prev_counts_).
+  // Change window: its start (0: closed) and every key's samples since
+  // then (in count units; keys without samples absent), summed round by
+  // round from the exact per-round differences (AddSamplesSinceChange).
   uint64_t change_ns_ = 0;
-  absl::flat_hash_map<uint64_t, uint32_t> change_counts_;
-  uint32_t change_epoch_ = 0;
+  absl::flat_hash_map<uint64_t, uint32_t> since_change_;
   // Bandwidth: accesses (sample periods) per node since the last round.
   LoadedLatencyModel latency_model_;
   std::vector<double> window_accesses_;  // by node id

@@ -810,6 +810,12 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
     view.node[new_base + i * kPage] = 2;
   }
   for (int i = 0; i < 400; ++i) view.node[cold_base + i * kPage] = 2;
+  // 20 young pages on node 0, first sampled after the change point: few
+  // samples over the long window, but more since the change than the old
+  // hot set. In the change window the victims rank by the prior of the
+  // samples since the change too, so the old pages go first.
+  const uint64_t young_base = kBase + 3000 * kPage;
+  for (int i = 0; i < 20; ++i) view.node[young_base + i * kPage] = 0;
   for (int i = 0; i < 100; ++i) view.held.insert(old_base + i * kPage);
   for (uint64_t sec = 0; sec < 4; ++sec) {
     std::vector<Sample> v;
@@ -840,6 +846,8 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
   }
   for (int i = 0; i < 10; ++i)
     v.push_back(At(cold_base + i * kPage, 4 * kSec + kSec / 4));
+  for (int i = 0; i < 20; ++i)
+    v.push_back(At(young_base + i * kPage, 4 * kSec + kSec / 8));
   std::sort(v.begin(), v.end(), [](const Sample& a, const Sample& b) {
     return a.time_ns < b.time_ns;
   });
@@ -877,6 +885,71 @@ TEST(PolicyEngineTest, ChangeWindowSwapsTheNewHotSetInAtOnce) {
   EXPECT_EQ(engine->counters().change_window_rounds, 1u);
   EXPECT_EQ(view.releases, 1);  // once per change point
   EXPECT_EQ(engine->counters().released_holds, 100u);
+}
+
+// The change window's counts are every sample since the change point at
+// full weight, across the table's epoch halvings. 100 pages on the fast
+// node 0 draw 2 samples a second each until 4 s, then none; from 4 s on,
+// 100 pages on the slow node 2 (sampled a little before) draw them
+// instead. Epochs fall every 2 s: the
+// count now less the count at the change point, both halved, would lose
+// half of the samples since the change at each epoch (and a page's single
+// sample to the integer halving).
+TEST(PolicyEngineTest, ChangeWindowCountsEverySampleAcrossEpochs) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  // The fast nodes are backed off: nothing moves, so the drop persists and
+  // the window stays open.
+  struct NoPromotions : MapView {
+    std::vector<int> BackedOffNodes() override { return {0, 1}; }
+  } view;
+  const uint64_t fast_base = kBase, slow_base = kBase + 1000 * kPage;
+  for (int i = 0; i < 100; ++i) {
+    view.node[fast_base + i * kPage] = 0;
+    view.node[slow_base + i * kPage] = 2;
+  }
+  uint64_t since_change = 0, since_round = 0;
+  RoundReport last;
+  uint64_t window_rounds = 0;
+  // Batches of 100 ms; a round whenever one is due.
+  for (uint64_t b = 0; b < 80; ++b) {
+    const uint64_t t0 = b * kSec / 10;
+    std::vector<Sample> v;
+    for (int i = 0; i < 100; ++i) {
+      if (t0 < 4 * kSec) {
+        // 2 a second: every other batch, half of the pages each.
+        if (i % 5 == static_cast<int>(b % 5))
+          v.push_back(At(fast_base + i * kPage, t0 + kSec / 20));
+        // Two samples a batch on the slow pages 0-19 (their node is
+        // known from the second round on): the fast share is then
+        // 10/11.
+        if (i < 20 && i % 10 == static_cast<int>(b % 10))
+          v.push_back(At(slow_base + i * kPage, t0 + kSec / 20));
+      } else if (i % 5 == static_cast<int>(b % 5)) {
+        v.push_back(At(slow_base + i * kPage, t0 + kSec / 20));
+      }
+    }
+    engine->Ingest(v);
+    since_round += v.size();
+    const uint64_t t1 = t0 + kSec / 10;
+    if (!engine->RoundDue(t1)) continue;
+    last = engine->RunRound(view, t1);
+    if (t1 <= 4 * kSec) {
+      EXPECT_EQ(last.change_window_s, 0) << t1;
+    } else if (last.change_window_s > 0) {
+      // The change point is the round before the detection: every sample
+      // since then.
+      since_change =
+          window_rounds == 0 ? since_round : since_change + since_round;
+      ++window_rounds;
+      EXPECT_EQ(last.change_window_samples, since_change) << t1;
+    }
+    since_round = 0;
+  }
+  // Open from the first drop to the end, across the epoch at 6 s.
+  EXPECT_GT(window_rounds, 3u);
+  EXPECT_GT(last.change_window_s, 2.5);
 }
 
 // Holds are ended only by a detected change. 100 pages on the fast node 0

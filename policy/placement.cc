@@ -71,18 +71,23 @@ bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
 }
 // Victims: the lowest of the Poisson, the long window's and the long
 // window prior's upper bounds first (PageHeat::long_hi, long_prior_hi).
-// Adding the decayed count prior's (prior_hi) was measured on the tuning
-// set and lost (tools/simulate/README.md).
-double ColdKey(const PageHeat& v) {
-  return std::min({v.rate_hi, v.long_hi, v.long_prior_hi});
+// Adding the decayed count prior's (prior_hi) always was measured on the
+// tuning set and lost (tools/simulate/README.md): in a steady phase the
+// prior of the decayed counts ranks a hot page that drew no sample lately
+// among the cold. With PlacementInput::victims_by_prior (the engine's change
+// window) it takes part: its counts are then the new regime's alone, and the
+// long window's premise (a rate that held over it) is what the change broke.
+double ColdKey(const PageHeat& v, bool by_prior) {
+  const double h = std::min({v.rate_hi, v.long_hi, v.long_prior_hi});
+  return by_prior ? std::min(h, v.prior_hi) : h;
 }
 // A candidate's highest lower bound (any model's).
 double HotKey(const PageHeat& c) {
   return std::max({c.rate_lo, c.prior_lo, c.long_prior_lo});
 }
-bool ColderFirst(const PageHeat& a, const PageHeat& b) {
-  const double ha = ColdKey(a);
-  const double hb = ColdKey(b);
+bool ColderFirst(const PageHeat& a, const PageHeat& b, bool by_prior) {
+  const double ha = ColdKey(a, by_prior);
+  const double hb = ColdKey(b, by_prior);
   if (ha != hb) return ha < hb;
   // Ties (a prior fitted to few pages can give every count one bound): the
   // Poisson and long window bounds' order.
@@ -325,7 +330,11 @@ void Engine::Setup() {
       ++decision_.demote_skipped[SkipReason::kInvalidPage];
     }
   }
-  std::sort(victims_.begin(), victims_.end(), ColderFirst);
+  std::sort(
+      victims_.begin(), victims_.end(),
+      [by_prior = in_.victims_by_prior](const PageHeat& a, const PageHeat& b) {
+        return ColderFirst(a, b, by_prior);
+      });
   victim_state_.assign(victims_.size(), VictimState::kAvailable);
   absl::flat_hash_set<uint64_t> seen;
   seen.reserve(victims_.size());
@@ -523,7 +532,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
     // (it stays available for other candidates).
     if (!ProvablyHotter(c, v)) {
       *why = SkipReason::kNotHotterThanVictim;
-      if (ColdKey(v) < HotKey(c)) continue;
+      if (ColdKey(v, in_.victims_by_prior) < HotKey(c)) continue;
       break;
     }
     // Benefit against cost: the pair's two moves must pay (victims are

@@ -23,11 +23,12 @@
 //
 // 0. Input is sorted into a total order: candidates hottest first by
 //    (rate_lo desc, rate desc, rate_hi desc, vaddr, ...), victims coldest
-//    first by (min(rate_hi, prior_hi) asc, rate_hi asc, rate asc, ...):
-//    coldest under either model, so that a victim only the prior can show
-//    cold (after a shift: policy/engine.h) is not queued behind one that
-//    neither model can. A page listed twice is considered once (the rest
-//    count as kDuplicate).
+//    first by (min(rate_hi, long_hi) asc, rate_hi asc, rate asc, ...), and
+//    with PlacementInput::victims_by_prior (the engine's change window) by
+//    min(rate_hi, long_hi, prior_hi): coldest under either model, so that a
+//    victim only the prior can show cold (after a shift: policy/engine.h)
+//    is not queued behind one that neither model can. A page listed twice
+//    is considered once (the rest count as kDuplicate).
 // 1. Watermark demotion. Every node that has a slower tier below it and
 //    whose free memory is below its low watermark demotes its coldest
 //    victims until its projected free memory reaches the high watermark.

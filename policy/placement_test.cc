@@ -290,6 +290,57 @@ TEST(Placement, VictimsRankByTheLowerOfTheirUpperBounds) {
   EXPECT_EQ(d.demote_skipped[SkipReason::kInvalidPage], 2u);
 }
 
+// In the change window (PlacementInput::victims_by_prior) the prior's
+// upper bound ranks the victims too. `young` drew samples since the change
+// point (prior_hi 60) but few over the long window (long_hi 35); `stale`
+// is of the old hot set: many samples over the long window, none since
+// the change (prior_hi 5). Without the flag `young` comes first and the
+// candidate, provably hotter than `stale` under the prior only, is not
+// provably hotter than `young`, whose lowest upper bound (35) is above
+// the candidate's highest lower bound (30): the swap search stops there. With
+// it, `stale` is displaced, by a swap and by a watermark demotion alike.
+TEST(Placement, VictimsRankByThePriorInTheChangeWindow) {
+  Round r;
+  r.SetFree(0, 200);  // at the high watermark: a promotion needs a swap
+  r.SetFree(1, 200);
+  PageHeat c = Page(A(1), 2, 20, 80, 0);
+  c.prior_lo = 30;
+  PageHeat young = Page(A(100), 0, 5, 40);
+  young.long_hi = 35;
+  young.prior_hi = 60;
+  PageHeat stale = Page(A(101), 0, 5, 50);
+  stale.long_hi = 100;
+  stale.prior_hi = 5;
+  r.candidates = {c};
+  r.victims = {young, stale};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+
+  PlacementInput in = r.Input();
+  in.victims_by_prior = true;
+  d = DecideMoves(in, r.config);
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(101));
+  EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kSwap);
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+
+  // A watermark demotion of one page takes `young` without the flag and
+  // `stale` with it.
+  r.candidates.clear();
+  r.SetFree(0, 99);
+  r.config.watermarks[0] = {0, 100 * kPage, 100 * kPage};
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(100));
+  in = r.Input();
+  in.victims_by_prior = true;
+  d = DecideMoves(in, r.config);
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(101));
+  EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kWatermark);
+}
+
 TEST(Placement, NoDemotionBetweenLowAndHigh) {
   Round r;
   r.SetFree(0, 150);

@@ -67,7 +67,8 @@ struct PageHeat {
   // A victim's upper bound from a longer window of its samples (the
   // engine's long window, policy/engine.h), +infinity when there is none.
   // It only ranks victims (the coldest first by min(rate_hi, long_hi,
-  // long_prior_hi)): no swap or promotion test reads it.
+  // long_prior_hi), with PlacementInput::victims_by_prior also prior_hi):
+  // no swap or promotion test reads it.
   double long_hi = std::numeric_limits<double>::infinity();
   // A third pair from a third model: the empirical-Bayes posterior of the
   // long window's count (the engine's long-window prior, policy/engine.h),
@@ -140,6 +141,13 @@ struct PlacementInput {
   // they displace: the demand it can take before its loaded latency
   // reaches the next tier's. Nodes not listed: no limit.
   absl::Span<const NodeShed> promote_headroom;
+  // Victims rank coldest first by min(rate_hi, long_hi, prior_hi) instead
+  // of min(rate_hi, long_hi) (placement.h rule 0), for watermark demotions
+  // and swaps alike. The engine sets it while its change window is open
+  // (policy/engine.h): the prior's bounds then describe the new regime
+  // only, and a page of the old hot set that drew no sample since the
+  // change point is colder than one that did, whatever its long window.
+  bool victims_by_prior = false;
 };
 
 struct NodeWatermarks {
