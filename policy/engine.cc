@@ -254,6 +254,14 @@ uint32_t PolicyEngine::CountSinceChange(uint64_t key) const {
   return it == since_change_.end() ? 0 : it->second;
 }
 
+uint32_t PolicyEngine::RoundSamples(uint64_t key, uint32_t count,
+                                    uint32_t lag) const {
+  uint32_t before = 0;
+  if (auto it = prev_counts_.find(key); it != prev_counts_.end())
+    before = lag >= 32 ? 0 : it->second >> lag;
+  return count > before ? count - before : 0;
+}
+
 void PolicyEngine::AddSamplesSinceChange() {
   if (change_ns_ == 0) return;
   // The round's samples per key, as the short window's: the count now less
@@ -263,14 +271,12 @@ void PolicyEngine::AddSamplesSinceChange() {
   const uint32_t lag = table_->epoch() - prev_epoch_;
   const size_t cap = table_->capacity();
   for (const auto& [key, count] : next_counts_) {
-    uint32_t before = 0;
-    if (auto it = prev_counts_.find(key); it != prev_counts_.end())
-      before = lag >= 32 ? 0 : it->second >> lag;
-    if (count <= before) continue;
+    const uint32_t d = RoundSamples(key, count, lag);
+    if (d == 0) continue;
     if (auto it = since_change_.find(key); it != since_change_.end()) {
-      it->second += count - before;
+      it->second += d;
     } else if (since_change_.size() < cap) {
-      since_change_.emplace(key, count - before);
+      since_change_.emplace(key, d);
     }
   }
 }
@@ -509,14 +515,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   auto short_window = [&](PageHeat& h, const PageEstimate& e,
                           bool count = true) {
     if (short_s <= 0) return;
-    uint32_t before = 0;
-    if (auto it = prev_counts_.find(e.entry.key.Pack());
-        it != prev_counts_.end()) {
-      before = epoch_lag >= 32 ? 0 : it->second >> epoch_lag;
-    }
-    if (e.entry.count <= before) return;
-    const double n =
-        static_cast<double>((e.entry.count - before) / options_.sample_weight);
+    const uint32_t d =
+        RoundSamples(e.entry.key.Pack(), e.entry.count, epoch_lag);
+    if (d == 0) return;
+    const double n = static_cast<double>(d / options_.sample_weight);
     if (n <= 0) return;
     const PoissonBounds b = PoissonInterval(n, options_.z);
     const double lo = b.lo * period / short_s;
@@ -646,12 +648,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       k.page = m.vaddr >> PageShift(k.kind);
       auto now_it = next_counts_.find(k.Pack());
       if (now_it == next_counts_.end()) continue;
-      uint32_t before = 0;
-      if (auto it = prev_counts_.find(k.Pack()); it != prev_counts_.end())
-        before = lag >= 32 ? 0 : it->second >> lag;
-      if (now_it->second <= before) continue;
-      shed_samples += static_cast<double>(now_it->second - before) /
-                      options_.sample_weight *
+      const uint32_t d = RoundSamples(k.Pack(), now_it->second, lag);
+      if (d == 0) continue;
+      shed_samples += static_cast<double>(d) / options_.sample_weight *
                       static_cast<double>(m.page_bytes) /
                       static_cast<double>(entry_bytes);
     }
@@ -897,12 +896,10 @@ void PolicyEngine::UpdateLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
   const uint32_t lag = table_->epoch() - prev_epoch_;
   const size_t cap = table_->capacity();
   for (const auto& [key, count] : next_counts_) {
-    uint32_t before = 0;
-    if (auto it = prev_counts_.find(key); it != prev_counts_.end())
-      before = lag >= 32 ? 0 : it->second >> lag;
-    if (count <= before) continue;
-    const float n = static_cast<float>(count - before) /
-                    static_cast<float>(options_.sample_weight);
+    const uint32_t d = RoundSamples(key, count, lag);
+    if (d == 0) continue;
+    const float n =
+        static_cast<float>(d) / static_cast<float>(options_.sample_weight);
     if (auto it = long_counts_.find(key); it != long_counts_.end()) {
       it->second += n;
     } else if (long_counts_.size() < cap) {

@@ -594,6 +594,12 @@ class PolicyEngine {
   // A key's samples since the change point, in count units (the sum of its
   // per-round samples since then: since_change_).
   uint32_t CountSinceChange(uint64_t key) const;
+  // A key's samples since the previous round (weighted, as the table counts
+  // them), from its count now: the count now less the previous round's
+  // (prev_counts_), halved by the `lag` epochs between (exact: the table's
+  // decay is the same integer halving); 0 if not more. A displaced and
+  // re-inserted entry undercounts.
+  uint32_t RoundSamples(uint64_t key, uint32_t count, uint32_t lag) const;
   // Adds each key's samples since the previous round (next_counts_ less
   // prev_counts_, halved by the epochs between) to since_change_ while the
   // change window is open. A sample counts at full weight however many
