@@ -298,6 +298,8 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
         huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     a.weight = options_.sample_weight;
+    // Branch-free: one compare per sample.
+    rates_bound_accesses_ |= !SamplesCountAccesses(s.source);
     batch_.push_back(a);
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
@@ -619,7 +621,11 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                                  ? 0
                                  : static_cast<double>(observed_ns_) /
                                        static_cast<double>(observed_pages_);
-  if (report.migration_cost_ns > 0 && latency_gap_ns_ > 0) {
+  // Only rates that count accesses can be priced against the cost (file
+  // comment): a fault source's rates would hold back every move.
+  report.rates_bound_accesses = rates_bound_accesses_;
+  if (report.migration_cost_ns > 0 && latency_gap_ns_ > 0 &&
+      !rates_bound_accesses_) {
     report.migration_margin_per_sec =
         report.migration_cost_ns / (latency_gap_ns_ * report.horizon_s);
   }

@@ -194,6 +194,20 @@
 // (the shortest life the engine's own evidence implies) as the prior:
 // H = (exposure + L) / (deaths + 1). Until the migrator has moved a page
 // the cost is unknown and nothing is gated. All three are in RoundReport.
+// The rate r must count accesses: PMU samples stand for `period` accesses
+// each, but a fault source raises one fault per page per re-arm (a hint
+// fault per kernel scan pass, 1-19 s apart) and DAMON counts sampling
+// intervals, so their r bounds the access rate from below, for a hot page
+// by three orders of magnitude. Priced against the cost, such a bound
+// held every move back: with a 0.5 s interval H starts at 1 s, and under
+// emulation (~100 us a page) the margin was ~500 accesses/s against one
+// hint fault a second; the gate opened only after a first large batch
+// had grown H by its exposure, and when the first batch was one page (its
+// move call's fixed cost taken as the per-page cost) never (a hot set
+// left on the slow node for a minute in attach_package_vm_test). Once a
+// sample that does not count accesses is ingested, the engine gates no
+// move (RoundReport::rates_bound_accesses); the evidence rules still
+// apply. Tested in engine_test FaultSamplesAreNotPricedAsAccesses.
 //
 // Bandwidth (Colloid's rule, SOSP'24, on marginal latencies): the samples
 // since the previous round give each node's demand (period x 64 B per
@@ -419,6 +433,9 @@ struct RoundReport {
   double horizon_s = 0;
   double migration_cost_ns = 0;
   double migration_margin_per_sec = 0;
+  // The samples' rates only bound the access rates from below (a fault
+  // source or DAMON, SamplesCountAccesses): the margin is 0, no move gated.
+  bool rates_bound_accesses = false;
   // Bandwidth (file comment): the loaded latencies of the fastest tier and
   // the next from this round's samples, and whether promotions were held.
   double fast_loaded_latency_ns = 0;
@@ -673,6 +690,9 @@ class PolicyEngine {
   bool bandwidth_bound_ = false;
   // Benefit against cost.
   double latency_gap_ns_ = 0;  // fastest tier vs the next, read latency
+  // A sample whose period does not count accesses was ingested
+  // (SamplesCountAccesses): no margin from then on.
+  bool rates_bound_accesses_ = false;
   uint64_t observed_pages_ = 0;
   uint64_t observed_ns_ = 0;
   absl::flat_hash_map<uint64_t, uint64_t> promoted_at_;  // key -> time

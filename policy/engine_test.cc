@@ -1045,6 +1045,51 @@ TEST(PolicyEngineTest, BenefitAgainstCostLearnsTheHorizonAndTheCost) {
   EXPECT_NEAR(r6.migration_margin_per_sec, 5.0, 1e-9);
 }
 
+// A fault source's rates bound the access rates from below (one fault per
+// page per re-arm): priced against the cost they hold every move back. A
+// first move of one page took 5 ms (a move call's fixed cost under
+// emulation): the margin is 5 ms / (200 ns x 2 s) = 12500 accesses/s, and
+// a page with 50 samples a second is not worth it if they are PEBS
+// samples of period 1, but is promoted if they are page faults.
+TEST(PolicyEngineTest, FaultSamplesAreNotPricedAsAccesses) {
+  for (const SampleSource source :
+       {SampleSource::kPebsLoad, SampleSource::kPageFault,
+        SampleSource::kDamon}) {
+    SCOPED_TRACE(SampleSourceName(source));
+    Topology topo = ThreeNodes();
+    topo.nodes[0].hmat.read_latency_ns = 100;
+    topo.nodes[1].hmat.read_latency_ns = 100;
+    topo.nodes[2].hmat.read_latency_ns = 300;
+    EngineOptions opt;
+    opt.epoch_rounds = 2;  // H: 2 s
+    opt.shift_z = 0;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    engine->ObserveMigration(1, 5000000);
+    MapView view;
+    view.node[kBase] = 2;
+    std::vector<Sample> v;
+    for (uint64_t i = 0; i < 50; ++i) {
+      v.push_back(At(kBase, i * kSec / 50));
+      v.back().source = source;
+    }
+    engine->Ingest(v);
+    const RoundReport r = engine->RunRound(view, kSec);
+    EXPECT_DOUBLE_EQ(r.migration_cost_ns, 5000000);
+    if (SamplesCountAccesses(source)) {
+      EXPECT_FALSE(r.rates_bound_accesses);
+      EXPECT_NEAR(r.migration_margin_per_sec, 12500, 1e-6);
+      EXPECT_EQ(r.decision.promoted_pages, 0u);
+      EXPECT_EQ(r.decision.promote_skipped[SkipReason::kNotWorthTheCost], 1u)
+          << DecisionToString(r.decision);
+    } else {
+      EXPECT_TRUE(r.rates_bound_accesses);
+      EXPECT_EQ(r.migration_margin_per_sec, 0);
+      EXPECT_EQ(r.decision.promoted_pages, 1u) << DecisionToString(r.decision);
+    }
+  }
+}
+
 // Colloid's rule, first half: when the fast tier's loaded latency (from
 // the round's demand: period x 64 B per sample) exceeds the next tier's by
 // more than 5%, the round promotes nothing. DRAM peaks at 1 GB/s here; 100

@@ -54,6 +54,20 @@ enum class SampleSource : uint8_t {
 };
 const char* SampleSourceName(SampleSource source);
 
+// Whether a sample of this source stands for `period` accesses, so that
+// samples x period / time estimates a page's access rate. PMU samples do
+// (one per `period` counted loads or ops), and so do their recordings
+// (perf.data imports; kUnknown: traces written that way by hand or by a
+// generator). A fault (kPageFault: page, NUMA hint and write faults) is
+// raised at most once per page per re-arm (a kernel scan pass, a
+// soft-dirty clear) however often the page is accessed, and DAMON's
+// nr_accesses counts the sampling intervals that saw an access: their
+// rates bound a page's access rate from below, for a hot page by orders of
+// magnitude (one hint fault a second for thousands of accesses).
+constexpr bool SamplesCountAccesses(SampleSource source) {
+  return source != SampleSource::kPageFault && source != SampleSource::kDamon;
+}
+
 struct Sample {
   uint64_t time_ns = 0;   // perf clock (CLOCK_MONOTONIC unless configured)
   uint64_t vaddr = 0;     // virtual data address; never 0 once accepted

@@ -15,11 +15,13 @@
 # for the daemon, whose write-fault rounds slow down when h spins). Together 160 MiB of
 # hot set over ~120 MiB of room: h must end with its hot set on node 0,
 # taken from c, though c came first and holds it. It took 24-81 s here
-# (the benefit-vs-cost gate held h's first promotions back for up to a
-# minute under a loaded host: the round lines' promote_skipped says
-# not_worth_the_cost); ranked by samples since start instead of a recent
-# rate (before DaemonLoop's rate), h overtook c only once its total passed
-# c's, after 136 s: DaemonLoopTest.ShortOfFastMemoryACooledWorkloadLoses...
+# while the benefit-vs-cost gate priced write faults as accesses (it held
+# h's first promotions back for up to a minute under a loaded host), 71 s
+# since they are exempt, its last 10% waiting for room on node 0 (the
+# round lines' promote_skipped says target_backed_off). Ranked by samples
+# since start instead of a recent rate (before DaemonLoop's rate), h
+# overtook c only once its total passed c's, after 136 s:
+# DaemonLoopTest.ShortOfFastMemoryACooledWorkloadLoses...
 # is the test that fails without the rate.
 #
 # Leave ~200 MiB of node 0 free: after the high watermark (~20 MiB) and the
@@ -61,8 +63,19 @@ sh -c "echo \$\$ > /sys/fs/cgroup/b/cgroup.procs && exec hot_set_workload $W_ARG
 WH=$!
 wait_file /tmp/lh || bad "workload h started"
 if r=$(attach_vm_check wait90 $WH /tmp/lh 0 240); then ok "h (the hotter, started second) gets its hot set on node 0: $r"; else bad "h: $r"; fi
-sleep 3
-h0=$(hot0 $WH /tmp/lh); c0=$(hot0 $WC /tmp/lc)
+# h keeps what it won. It reaches 90% at the edge: its last pages come
+# as c's engine gives room back, and c's cooled hot set still gets a
+# burst of write faults every 10 s, which may promote a few of its pages
+# into room h has not refilled yet, moving h across the line and back.
+# A CI machine's run failed after 39.7 s, its log cut off; a single look
+# 3 s after the wait is the likeliest cause. So up to five looks a second
+# apart, each printed; the first that shows it passes.
+for i in 1 2 3 4 5; do
+  sleep 1
+  h0=$(hot0 $WH /tmp/lh); c0=$(hot0 $WC /tmp/lc)
+  echo "   look $i: h $((${h0:-0} / MiB)) MiB, c $((${c0:-0} / MiB)) MiB on node 0"
+  [ "${h0:-0}" -ge $((72 * MiB)) ] && [ "${h0:-0}" -gt "${c0:-0}" ] && break
+done
 fastn() { sed -n "s/^hotpage_workload_fast_bytes{workload=\"$1\"} //p" /tmp/hotpage-n.prom; }
 echo "FAIRNESS-NO-FLOORS hot sets on node 0: h (hotter) $((h0 / MiB)) MiB, c (colder) $((c0 / MiB)) MiB of 80 each (c alone: $((${c_alone:-0} / MiB)) MiB); fast memory h $(($(fastn h) >> 20)) MiB, c $(($(fastn c) >> 20)) MiB; node 0 free $(free0) kB"
 [ "${h0:-0}" -ge $((72 * MiB)) ] && [ "${h0:-0}" -gt "${c0:-0}" ] \

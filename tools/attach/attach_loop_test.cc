@@ -747,7 +747,7 @@ hotpage_horizon_seconds{workload="cache",pid="4242",cgroup="system.slice/memcach
 # HELP hotpage_migration_cost_seconds The measured cost of moving one 4 KiB page.
 # TYPE hotpage_migration_cost_seconds gauge
 hotpage_migration_cost_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2.5e-06
-# HELP hotpage_migration_margin_per_second The last round's benefit margin per second.
+# HELP hotpage_migration_margin_per_second The last round's benefit margin per second (0: no move gated; no cost measured yet, or fault or DAMON samples).
 # TYPE hotpage_migration_margin_per_second gauge
 hotpage_migration_margin_per_second{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.25
 # HELP hotpage_dry_run 1: deciding without moving (--dry-run).

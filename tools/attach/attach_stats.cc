@@ -288,7 +288,8 @@ std::string AttachStatsProm(const AttachStats& s) {
   one("hotpage_migration_cost_seconds", "gauge",
       "The measured cost of moving one 4 KiB page.", s.migration_cost_ns / 1e9);
   one("hotpage_migration_margin_per_second", "gauge",
-      "The last round's benefit margin per second.",
+      "The last round's benefit margin per second (0: no move gated; no "
+      "cost measured yet, or fault or DAMON samples).",
       s.migration_margin_per_sec);
   one("hotpage_dry_run", "gauge", "1: deciding without moving (--dry-run).",
       flag(s.dry_run));
