@@ -12,7 +12,6 @@ namespace {
 constexpr size_t kMaxBatchPages = 1 << 16;
 constexpr int kMaxNode = 1 << 12;  // far above any MAX_NUMNODES in use
 constexpr absl::Duration kBurstWindow = absl::Milliseconds(50);
-constexpr absl::Duration kCpuWindow = absl::Milliseconds(100);
 
 MigratorOptions Sanitize(MigratorOptions o) {
   o.queue_capacity = std::max<size_t>(o.queue_capacity, 1);
@@ -37,7 +36,7 @@ double BurstBytesImpl(const MigratorOptions& o, double rate) {
 }
 
 double CpuBurst(double budget) {
-  return std::max(budget * absl::ToDoubleSeconds(kCpuWindow), 0.005);
+  return std::max(budget * absl::ToDoubleSeconds(kMigratorCpuWindow), 0.005);
 }
 
 bool Terminal(MigratorState s) {

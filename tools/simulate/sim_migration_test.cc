@@ -209,8 +209,8 @@ TEST(SimMigrationTest, MovesAtTheRateLimitInSimulatedTime) {
 }
 
 // The calls' modelled time is the migrator thread's CPU time, so attach's
-// CPU budget (a quarter of a core, 25 ms deep) applies: without a rate
-// limit, 0.5 s moves (0.125 s + 0.025 s) / 2.55 us per page (2.477 us per
+// CPU budget (a quarter of a core, 250 ms deep) applies: without a rate
+// limit, 0.5 s moves (0.125 s + 0.25 s) / 2.55 us per page (2.477 us per
 // page plus 70 us per 1024-page call), not 0.5 s / 2.55 us.
 TEST(SimMigrationTest, TheCpuBudgetBindsWithoutARateLimit) {
   const double per_page_s = (2000 + kCopyNs + 70000.0 / 1024) * 1e-9;
@@ -219,7 +219,7 @@ TEST(SimMigrationTest, TheCpuBudgetBindsWithoutARateLimit) {
   EXPECT_NEAR(free_run, 0.5 / per_page_s, 1024);
   const double budgeted =
       static_cast<double>(MovedBy(0, kSec / 2, /*cpu_budget=*/0.25));
-  EXPECT_NEAR(budgeted, (0.125 + 0.025) / per_page_s, 2048);
+  EXPECT_NEAR(budgeted, (0.125 + 0.25) / per_page_s, 2048);
   // At attach's 256 MB/s the budget never binds (16% of a core).
   EXPECT_EQ(MovedBy(256, kSec, 0.25), MovedBy(256, kSec, 0));
 }
