@@ -216,9 +216,11 @@ bool PolicyEngine::ShareDropped() const {
 
 void PolicyEngine::CheckShift(uint64_t now_ns) {
   if (options_.shift_z <= 0) return;
-  if (last_round_ns_ == 0) {
-    // The start as a change point (file comment of engine.h).
-    const uint64_t first = start_ns_ + options_.interval_ns / 4;
+  if (!sampled_round_) {
+    // The start as a change point (file comment of engine.h): the first
+    // samples after the start, or after the last round if none had any.
+    const uint64_t first = (last_round_ns_ == 0 ? start_ns_ : last_round_ns_) +
+                           options_.interval_ns / 4;
     if (next_round_ns_ > first && now_ns >= first) {
       next_round_ns_ = now_ns;
       early_pending_ = true;
@@ -429,6 +431,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                                  : options_.interval_ns;
   const uint64_t prev_round_ns = last_round_ns_;
   last_round_ns_ = now_ns;
+  sampled_round_ = sampled_round_ || counters_.samples > 0;
 
   auto tier_of_node = [&](int node) {
     return std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=

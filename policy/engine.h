@@ -134,7 +134,13 @@
 // interval lost the start of every trace: xz_mixed's first second holds 10%
 // of its samples, 55% of them servable by the fast tier at 1:8 against 34%
 // as first touch left them; sqlite_kv 1:8 gained 3.5 points of the oracle.
-// Tested in engine_test FirstRoundComesEarlyWithSamples.
+// The same holds until a round has seen samples: a source whose first
+// samples come late (hint faults: the kernel's first scan pass comes a
+// second or more after numa_balancing is turned on) gets its first samples
+// at least interval / 4 after the last (empty) round brought forward too;
+// in the guest's hint-fault runs the first samples waited up to half an
+// interval for the second round. Tested in engine_test
+// FirstRoundComesEarlyWithSamples and FirstSamplesAfterAnEmptyRoundComeEarly.
 // A detection also opens a change window: the counts the empirical-Bayes
 // prior (above) is fitted to and applied to become the samples since the
 // change point (the round before the detection), over the time since it,
@@ -669,6 +675,9 @@ class PolicyEngine {
   uint64_t window_fast_ = 0;
   double share_baseline_ = -1;
   bool early_pending_ = false;
+  // A round has run after samples were ingested: the start's change point
+  // (CheckShift) is spent.
+  bool sampled_round_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
   // round from the exact per-round differences (AddSamplesSinceChange).

@@ -632,6 +632,40 @@ TEST(PolicyEngineTest, FirstRoundComesEarlyWithSamples) {
   EXPECT_TRUE(engine->RunRound(view, 2 * kSec).epoch_advanced);
 }
 
+// Until a round has seen samples the start's change point stays open: a
+// source whose first samples come after the first round (hint faults wait
+// for the kernel's first scan pass) brings the next round forward to them,
+// interval / 4 after the empty round at the earliest, once.
+TEST(PolicyEngineTest, FirstSamplesAfterAnEmptyRoundComeEarly) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.epoch_rounds = 4;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  for (int i = 0; i < 4; ++i) view.node[kBase + i * kPage] = 2;
+  auto burst = [&](uint64_t t) {
+    std::vector<Sample> v;
+    for (int i = 0; i < 4; ++i)
+      for (int n = 0; n < 8; ++n) v.push_back(At(kBase + i * kPage, t));
+    return v;
+  };
+  EXPECT_FALSE(engine->RunRound(view, kSec).early);  // nothing sampled yet
+  engine->Ingest(burst(kSec + kSec / 5));            // before 1.25 s: waits
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+  const uint64_t t = kSec + kSec * 3 / 10;
+  engine->Ingest(burst(t));
+  ASSERT_EQ(engine->next_round_ns(), t);
+  RoundReport r = engine->RunRound(view, t);
+  EXPECT_TRUE(r.early);
+  EXPECT_EQ(r.decision.moves.size(), 4u);
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);  // the schedule holds
+  // Once: later samples with no share baseline bring nothing forward.
+  engine->Ingest(burst(kSec + kSec * 6 / 10));
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+  EXPECT_EQ(engine->counters().early_rounds, 1u);
+}
+
 // The long window's prior (engine.h, "A prior on the long window"). Node 0
 // holds 200 hot pages sampled once a second (at 0.5, 1.5, .. 9.5 s) and 300
 // cold pages sampled once, at 9.5 s (as a page first touched then); so is
