@@ -85,6 +85,20 @@ class MigratorTest : public ::testing::Test {
     return std::make_unique<Migrator>(o, std::move(*h), &mover_, &clock_);
   }
 
+  // 1000 pages on node 1 and an unlimited migrator of 10-page calls, but
+  // for its CPU budget; each move call costs `per_call` of the thread's CPU.
+  std::unique_ptr<Migrator> MakeCpuBound(double budget,
+                                         absl::Duration per_call) {
+    mover_.AddPages(kBase, 1000, k4K, 1);
+    mover_.SetCallHook([this, per_call](FakePageMover::Op op) {
+      if (op == FakePageMover::Op::kMove) clock_.AdvanceCpu(per_call);
+    });
+    MigratorOptions o = Unlimited();
+    o.cpu_budget = budget;
+    o.batch_pages = 10;
+    return Make(o);
+  }
+
   // Runs rounds until the migrator has nothing left (or ended), advancing
   // the fake clock by every wait. Returns the fake time that passed.
   absl::Duration Drain(Migrator& m, int max_rounds = 1000000) {
@@ -546,16 +560,8 @@ TEST_F(MigratorTest, SetRateLimitTakesEffect) {
 }
 
 TEST_F(MigratorTest, CpuBudgetIsHonoured) {
-  mover_.AddPages(kBase, 1000, k4K, 1);
   // Each move call costs 5 ms of CPU (the kernel copying pages).
-  mover_.SetCallHook([this](FakePageMover::Op op) {
-    if (op == FakePageMover::Op::kMove)
-      clock_.AdvanceCpu(absl::Milliseconds(5));
-  });
-  MigratorOptions o = Unlimited();
-  o.cpu_budget = 0.1;
-  o.batch_pages = 10;
-  auto m = Make(o);
+  auto m = MakeCpuBound(/*budget=*/0.1, absl::Milliseconds(5));
   ASSERT_EQ(m->Submit(Promotions(kBase, 1000)), 1000u);
   const absl::Duration elapsed = Drain(*m);
   const MigratorStats s = m->Snapshot();
@@ -575,15 +581,7 @@ TEST_F(MigratorTest, CpuBudgetIsHonoured) {
 // 100 calls x 2 ms = 0.2 s of CPU within the 0.25 s of a quarter core:
 // no wait (100 ms deep, it waited 0.7 s).
 TEST_F(MigratorTest, ABurstWithinTheWindowDoesNotWait) {
-  mover_.AddPages(kBase, 1000, k4K, 1);
-  mover_.SetCallHook([this](FakePageMover::Op op) {
-    if (op == FakePageMover::Op::kMove)
-      clock_.AdvanceCpu(absl::Milliseconds(2));
-  });
-  MigratorOptions o = Unlimited();
-  o.cpu_budget = 0.25;
-  o.batch_pages = 10;
-  auto m = Make(o);
+  auto m = MakeCpuBound(/*budget=*/0.25, absl::Milliseconds(2));
   ASSERT_EQ(m->Submit(Promotions(kBase, 1000)), 1000u);
   Drain(*m);
   const MigratorStats s = m->Snapshot();

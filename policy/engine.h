@@ -140,7 +140,7 @@
 // at least interval / 4 after the last (empty) round brought forward too;
 // in the guest's hint-fault runs the first samples waited up to half an
 // interval for the second round. Tested in engine_test
-// FirstRoundComesEarlyWithSamples and FirstSamplesAfterAnEmptyRoundComeEarly.
+// FirstRoundComesEarlyWithSamples (both cases).
 // A detection also opens a change window: the counts the empirical-Bayes
 // prior (above) is fitted to and applied to become the samples since the
 // change point (the round before the detection), over the time since it,

@@ -597,73 +597,49 @@ TEST(PolicyEngineTest, PriorFittedToTheCountsPromotesWhatPoissonCannot) {
 // no regard to heat, so the first samples at least interval / 4 after the
 // start bring the first round forward to them, as a detected shift would;
 // the schedule (start + k * interval) and the epochs stay on the clock.
-// Samples before interval / 4 bring nothing forward.
+// Samples before interval / 4 bring nothing forward. t0 = 1 s: the same
+// after a first round that had no samples (a source whose first samples
+// come later: hint faults wait for the kernel's first scan pass); the
+// change point stays open until a round has seen samples, and is spent
+// then.
 TEST(PolicyEngineTest, FirstRoundComesEarlyWithSamples) {
-  const Topology topo = ThreeNodes();
-  EngineOptions opt;
-  opt.epoch_rounds = 2;
-  auto engine = MakeEngine(topo, {}, opt);
-  engine->Start(0);
-  MapView view;
-  for (int i = 0; i < 4; ++i) view.node[kBase + i * kPage] = 2;
-  auto burst = [&](uint64_t t) {
-    std::vector<Sample> v;
-    for (int i = 0; i < 4; ++i)
-      for (int n = 0; n < 8; ++n) v.push_back(At(kBase + i * kPage, t));
-    return v;
-  };
-  engine->Ingest(burst(kSec / 5));  // before 250 ms: waits
-  EXPECT_EQ(engine->next_round_ns(), kSec);
-  const uint64_t t = kSec * 3 / 10;
-  engine->Ingest(burst(t));
-  ASSERT_EQ(engine->next_round_ns(), t);
-  ASSERT_TRUE(engine->RoundDue(t));
-  RoundReport r = engine->RunRound(view, t);
-  EXPECT_TRUE(r.early);
-  EXPECT_FALSE(r.epoch_advanced);
-  EXPECT_EQ(r.decision.moves.size(), 4u);  // the sampled slow pages, at once
-  EXPECT_EQ(engine->counters().early_rounds, 1u);
-  EXPECT_EQ(engine->next_round_ns(), kSec);  // the schedule holds
-  // Only the first round: later samples with no share baseline yet bring
-  // nothing forward.
-  engine->Ingest(burst(kSec * 6 / 10));
-  EXPECT_EQ(engine->next_round_ns(), kSec);
-  EXPECT_FALSE(engine->RunRound(view, kSec).early);
-  EXPECT_TRUE(engine->RunRound(view, 2 * kSec).epoch_advanced);
-}
-
-// Until a round has seen samples the start's change point stays open: a
-// source whose first samples come after the first round (hint faults wait
-// for the kernel's first scan pass) brings the next round forward to them,
-// interval / 4 after the empty round at the earliest, once.
-TEST(PolicyEngineTest, FirstSamplesAfterAnEmptyRoundComeEarly) {
-  const Topology topo = ThreeNodes();
-  EngineOptions opt;
-  opt.epoch_rounds = 4;
-  auto engine = MakeEngine(topo, {}, opt);
-  engine->Start(0);
-  MapView view;
-  for (int i = 0; i < 4; ++i) view.node[kBase + i * kPage] = 2;
-  auto burst = [&](uint64_t t) {
-    std::vector<Sample> v;
-    for (int i = 0; i < 4; ++i)
-      for (int n = 0; n < 8; ++n) v.push_back(At(kBase + i * kPage, t));
-    return v;
-  };
-  EXPECT_FALSE(engine->RunRound(view, kSec).early);  // nothing sampled yet
-  engine->Ingest(burst(kSec + kSec / 5));            // before 1.25 s: waits
-  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
-  const uint64_t t = kSec + kSec * 3 / 10;
-  engine->Ingest(burst(t));
-  ASSERT_EQ(engine->next_round_ns(), t);
-  RoundReport r = engine->RunRound(view, t);
-  EXPECT_TRUE(r.early);
-  EXPECT_EQ(r.decision.moves.size(), 4u);
-  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);  // the schedule holds
-  // Once: later samples with no share baseline bring nothing forward.
-  engine->Ingest(burst(kSec + kSec * 6 / 10));
-  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
-  EXPECT_EQ(engine->counters().early_rounds, 1u);
+  for (const uint64_t t0 : {uint64_t{0}, kSec}) {
+    SCOPED_TRACE(t0);
+    const Topology topo = ThreeNodes();
+    EngineOptions opt;
+    opt.epoch_rounds = 3;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    for (int i = 0; i < 4; ++i) view.node[kBase + i * kPage] = 2;
+    auto burst = [&](uint64_t t) {
+      std::vector<Sample> v;
+      for (int i = 0; i < 4; ++i)
+        for (int n = 0; n < 8; ++n) v.push_back(At(kBase + i * kPage, t));
+      return v;
+    };
+    if (t0 > 0) {
+      EXPECT_FALSE(engine->RunRound(view, t0).early);  // no samples
+    }
+    engine->Ingest(burst(t0 + kSec / 5));  // before interval / 4: waits
+    EXPECT_EQ(engine->next_round_ns(), t0 + kSec);
+    const uint64_t t = t0 + kSec * 3 / 10;
+    engine->Ingest(burst(t));
+    ASSERT_EQ(engine->next_round_ns(), t);
+    ASSERT_TRUE(engine->RoundDue(t));
+    RoundReport r = engine->RunRound(view, t);
+    EXPECT_TRUE(r.early);
+    EXPECT_FALSE(r.epoch_advanced);
+    EXPECT_EQ(r.decision.moves.size(), 4u);  // the sampled slow pages, at once
+    EXPECT_EQ(engine->counters().early_rounds, 1u);
+    EXPECT_EQ(engine->next_round_ns(), t0 + kSec);  // the schedule holds
+    // Only once: later samples with no share baseline yet bring nothing
+    // forward.
+    engine->Ingest(burst(t0 + kSec * 6 / 10));
+    EXPECT_EQ(engine->next_round_ns(), t0 + kSec);
+    EXPECT_FALSE(engine->RunRound(view, t0 + kSec).early);
+    EXPECT_TRUE(engine->RunRound(view, 3 * kSec).epoch_advanced);
+  }
 }
 
 // The long window's prior (engine.h, "A prior on the long window"). Node 0
