@@ -28,9 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
 #include "migrator/process_handle.h"
@@ -42,6 +40,7 @@
 #include "sampler/perf/event_config.h"
 #include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
+#include "tools/attach/attach_engine.h"
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
@@ -346,27 +345,8 @@ absl::StatusOr<Topology> DiscoverTiers(const KernelFs& fs) {
 absl::StatusOr<std::unique_ptr<PolicyEngine>> MakeEngine(const AttachArgs& a,
                                                          const KernelFs& fs,
                                                          const Topology& topo) {
-  EngineOptions eopt;
-  eopt.interval_ns = static_cast<uint64_t>(a.interval_ms) * 1000000;
-  eopt.address_space = static_cast<uint32_t>(a.pid);
-  // A hint fault is one sample per page per kernel scan pass (1 s, or 5-19 s
-  // when the kernel's 3% cap slows it): weight 8 outlives the 3 epoch
-  // halvings that may pass before the next round sees it (a count of 1
-  // became 0 under load and the hot set was missed).
-  if (a.source_name == "hintfault") eopt.sample_weight = 8;
-  // The hotness table covers the process's resident pages (policy/engine.h
-  // footprint_pages): /proc/PID/statm's second field, in system pages.
-  if (absl::StatusOr<std::string> statm =
-          fs.ReadFile(absl::StrCat("/proc/", a.pid, "/statm"));
-      statm.ok()) {
-    std::vector<std::string> fields =
-        absl::StrSplit(*statm, ' ', absl::SkipEmpty());
-    uint64_t resident = 0;
-    if (fields.size() >= 2 && absl::SimpleAtoi(fields[1], &resident)) {
-      eopt.footprint_pages =
-          resident * (static_cast<uint64_t>(getpagesize()) / 4096);
-    }
-  }
+  const EngineOptions eopt =
+      AttachEngineOptions(fs, a.pid, a.interval_ms, a.source_name);
   return PolicyEngine::Create(topo, a.pcfg, eopt);
 }
 
@@ -647,7 +627,11 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
       .hintfault = src.hint.get(),
       .damon_recovered = src.damon ? src.damon->recovered() : std::string(),
       .log = &std::cerr,
-      .before_round = nullptr,
+      // The table grows with the process (tools/attach/attach_engine.h).
+      .before_round =
+          [engine = engine->get(), fs, pid = a.pid] {
+            GrowWithProcess(*engine, *fs, pid, std::cerr);
+          },
       // Every thread's CPU: the loop, the migrator, the hint-fault
       // watchdog, the signal and metrics threads.
       .cpu_time = ProcessCpuTime,

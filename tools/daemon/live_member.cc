@@ -10,9 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "migrator/migrator.h"
 #include "migrator/page_mover.h"
 #include "migrator/process_handle.h"
@@ -26,6 +24,7 @@
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
 #include "tools/base/clock.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/mutex.h"
 #include "tools/base/parse.h"
 #include "tools/daemon/share_view.h"
@@ -317,15 +316,7 @@ class LiveMember : public DaemonMember {
   }
 
   // The process's resident 4 KiB pages (/proc/PID/statm); 0: unknown.
-  uint64_t FootprintPages() const {
-    absl::StatusOr<std::string> statm =
-        env_.fs->ReadFile(absl::StrCat("/proc/", pid_, "/statm"));
-    if (!statm.ok()) return 0;
-    std::vector<std::string> f = absl::StrSplit(*statm, ' ');
-    uint64_t resident = 0;
-    if (f.size() < 2 || !absl::SimpleAtoi(f[1], &resident)) return 0;
-    return resident * (static_cast<uint64_t>(getpagesize()) / 4096);
-  }
+  uint64_t FootprintPages() const { return ResidentPages4K(*env_.fs, pid_); }
 
   // At a round boundary (the loop's thread: nothing ingests meanwhile):
   // when the process grew, the engine's table and the inbox grow with it

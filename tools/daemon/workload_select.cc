@@ -112,11 +112,8 @@ absl::StatusOr<std::vector<std::vector<SelectedProcess>>> SelectProcesses(
     if (need_rss) {
       absl::StatusOr<std::string> statm = fs.ReadFile(dir + "/statm");
       if (statm.ok()) {
-        std::vector<absl::string_view> f =
-            absl::StrSplit(absl::StripAsciiWhitespace(*statm), ' ');
-        uint64_t pages;
-        if (f.size() >= 2 && absl::SimpleAtoi(f[1], &pages)) {
-          p.rss_bytes = pages * page;
+        if (std::optional<uint64_t> pages = ParseStatmResident(*statm)) {
+          p.rss_bytes = *pages * page;
         }
       }
     }

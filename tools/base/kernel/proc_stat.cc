@@ -1,10 +1,15 @@
 #include "tools/base/kernel/proc_stat.h"
 
+#include <unistd.h>
+
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace hotpage {
 namespace {
@@ -100,6 +105,22 @@ std::optional<ProcStat> ParseProcStat(absl::string_view text) {
     i = j;
   }
   return st;
+}
+
+std::optional<uint64_t> ParseStatmResident(absl::string_view text) {
+  std::vector<absl::string_view> f =
+      absl::StrSplit(absl::StripAsciiWhitespace(text), ' ');
+  uint64_t pages = 0;
+  if (f.size() < 2 || !ParseDecimal(f[1], &pages)) return std::nullopt;
+  return pages;
+}
+
+uint64_t ResidentPages4K(const KernelFs& fs, int64_t pid) {
+  absl::StatusOr<std::string> text =
+      fs.ReadFile(absl::StrCat("/proc/", pid, "/statm"));
+  if (!text.ok()) return 0;
+  const std::optional<uint64_t> pages = ParseStatmResident(*text);
+  return pages ? *pages * (static_cast<uint64_t>(getpagesize()) / 4096) : 0;
 }
 
 uint64_t SelfStartTimeTicks(const KernelFs& fs) {

@@ -52,6 +52,17 @@ std::optional<ProcStat> ParseProcStat(absl::string_view text);
 // prove one.
 uint64_t SelfStartTimeTicks(const KernelFs& fs);
 
+// The resident set of a /proc/PID/statm text (proc(5); fs/proc/array.c
+// proc_pid_statm: seven numbers the kernel writes, the second the resident
+// pages) in system pages; std::nullopt if the second field is missing or
+// not a number.
+std::optional<uint64_t> ParseStatmResident(absl::string_view text);
+
+// The process's resident set in 4 KiB pages, read through `fs`; 0 if
+// unreadable (the process exited) or malformed. The footprint the engine's
+// hotness table is sized by (EngineOptions::footprint_pages).
+uint64_t ResidentPages4K(const KernelFs& fs, int64_t pid);
+
 }  // namespace hotpage
 
 #endif  // HOTPAGE_TOOLS_BASE_KERNEL_PROC_STAT_H_

@@ -139,5 +139,27 @@ TEST(SelfStartTimeTicksTest, FieldTwentyTwoOrZero) {
   EXPECT_EQ(SelfStartTimeTicks(*fs), 0u);
 }
 
+TEST(ParseStatmResidentTest, SecondField) {
+  EXPECT_EQ(ParseStatmResident("12345 678 90 1 0 400 0\n"), 678u);
+  EXPECT_EQ(ParseStatmResident("1 2"), 2u);
+  EXPECT_EQ(ParseStatmResident(""), std::nullopt);
+  EXPECT_EQ(ParseStatmResident("12345"), std::nullopt);
+  EXPECT_EQ(ParseStatmResident("1 -2 3"), std::nullopt);
+  EXPECT_EQ(ParseStatmResident("1 x 3"), std::nullopt);
+  EXPECT_EQ(ParseStatmResident("1 99999999999999999999999 3"), std::nullopt);
+}
+
+TEST(ParseStatmResidentTest, ResidentPagesIn4KiB) {
+  FakeTree tree;
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(ResidentPages4K(*fs, 77), 0u);  // no such process
+  tree.Write("/proc/77/statm", "5000 1200 300 10 0 900 0\n");
+  EXPECT_EQ(ResidentPages4K(*fs, 77),
+            1200u * static_cast<uint64_t>(getpagesize()) / 4096);
+  tree.Write("/proc/77/statm", "5000\n");
+  EXPECT_EQ(ResidentPages4K(*fs, 77), 0u);
+}
+
 }  // namespace
 }  // namespace hotpage

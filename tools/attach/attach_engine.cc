@@ -1,0 +1,29 @@
+#include "tools/attach/attach_engine.h"
+
+#include "absl/status/statusor.h"
+#include "tools/base/kernel/proc_stat.h"
+
+namespace hotpage {
+
+EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
+                                  int64_t interval_ms,
+                                  absl::string_view source_name) {
+  EngineOptions o;
+  o.interval_ns = static_cast<uint64_t>(interval_ms) * 1000000;
+  o.address_space = static_cast<uint32_t>(pid);
+  if (source_name == "hintfault") o.sample_weight = 8;
+  o.footprint_pages = ResidentPages4K(fs, pid);
+  o.table_by_footprint = true;
+  return o;
+}
+
+void GrowWithProcess(PolicyEngine& engine, const KernelFs& fs, int64_t pid,
+                     std::ostream& log) {
+  absl::StatusOr<bool> grown = engine.GrowTable(ResidentPages4K(fs, pid));
+  if (!grown.ok()) {
+    log << "hotpage attach: pid " << pid
+        << ": hotness table not grown: " << grown.status().message() << "\n";
+  }
+}
+
+}  // namespace hotpage

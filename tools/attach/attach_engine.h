@@ -1,0 +1,43 @@
+// The engine `hotpage attach` runs for one process (policy/engine.h), and
+// how its hotness table follows the process.
+//
+// The table is sized by the process's resident set (/proc/PID/statm), not
+// by the whole fast tier, and grows with it at round boundaries, as the
+// daemon's members' tables do (EngineOptions::table_by_footprint,
+// PolicyEngine::GrowTable). Sized by the fast tier, a 50k-page process in
+// the guest had a 524k-slot table whose scans cost 0.1-0.35 s a round
+// under emulation, before its first decision.
+
+#ifndef HOTPAGE_TOOLS_ATTACH_ATTACH_ENGINE_H_
+#define HOTPAGE_TOOLS_ATTACH_ATTACH_ENGINE_H_
+
+#include <cstdint>
+#include <ostream>
+
+#include "absl/strings/string_view.h"
+#include "policy/engine.h"
+#include "tools/base/kernel/kernel_fs.h"
+
+namespace hotpage {
+
+// The options for process `pid` sampled by `source_name` (the source
+// attach runs, after --source auto chose): one round per interval_ms, the
+// table sized by the resident set read through `fs` (0 when unreadable:
+// the engine's minimum), and a hint-fault sample weighted 8 (one sample
+// per page per kernel scan pass, 1-19 s apart, must outlive the 3 epoch
+// halvings that may pass before the next round sees it: a count of 1
+// became 0 under load and the hot set was missed).
+EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
+                                  int64_t interval_ms,
+                                  absl::string_view source_name);
+
+// At a round boundary, on the thread that ingests (nothing ingests
+// meanwhile): grows `engine`'s table to the process's resident set if it
+// outgrew it (never shrinks). A failure is said on `log` and the old table
+// kept.
+void GrowWithProcess(PolicyEngine& engine, const KernelFs& fs, int64_t pid,
+                     std::ostream& log);
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_TOOLS_ATTACH_ATTACH_ENGINE_H_

@@ -1,0 +1,98 @@
+// The engine attach makes for a process: its table sized by the process's
+// resident set and grown with it, over a fake /proc.
+
+#include "tools/attach/attach_engine.h"
+
+#include <unistd.h>
+
+#include <memory>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "policy/engine.h"
+#include "policy/topology.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/base/kernel/kernel_fs.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+// One DRAM node with the CPU (4 GiB: a million 4 KiB pages) and a
+// CPU-less slower node.
+Topology DramCxl() {
+  Topology t;
+  for (int id : {0, 1}) {
+    NodeInfo n;
+    n.id = id;
+    if (id == 0) n.cpus = {0};
+    n.memory_bytes = 4 * kGiB;
+    n.distance = id == 0 ? std::vector<int>{10, 20} : std::vector<int>{20, 10};
+    n.tier = id;
+    n.package = 0;
+    t.nodes.push_back(std::move(n));
+  }
+  t.tiers = {MemoryTier{0, {0}}, MemoryTier{1, {1}}};
+  t.packages = {Package{0, {0, 1}}};
+  return t;
+}
+
+std::string Statm(uint64_t resident_4k) {
+  const uint64_t page = static_cast<uint64_t>(getpagesize());
+  return absl::StrCat("900000 ", resident_4k * 4096 / page, " 0 0 0 0 0\n");
+}
+
+TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
+  FakeTree tree;
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  tree.Write("/proc/77/statm", Statm(20000));
+  const EngineOptions o = AttachEngineOptions(*fs, 77, 500, "pagefault");
+  EXPECT_EQ(o.interval_ns, 500000000u);
+  EXPECT_EQ(o.address_space, 77u);
+  EXPECT_EQ(o.sample_weight, 1);
+  EXPECT_TRUE(o.table_by_footprint);
+  EXPECT_EQ(o.footprint_pages, 20000u);
+  EXPECT_EQ(AttachEngineOptions(*fs, 77, 500, "hintfault").sample_weight, 8);
+  // Unreadable (the process exited): the engine's minimum table.
+  EXPECT_EQ(AttachEngineOptions(*fs, 78, 500, "pebs").footprint_pages, 0u);
+}
+
+// A 20k-page process gets a table for 20k pages, not for the fast tier's
+// million; it grows when the process does, and never shrinks.
+TEST(AttachEngineTest, TheTableFollowsTheResidentSet) {
+  FakeTree tree;
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  tree.Write("/proc/77/statm", Statm(20000));
+  const Topology topo = DramCxl();
+  EngineOptions by_fast_tier = AttachEngineOptions(*fs, 77, 500, "pagefault");
+  by_fast_tier.table_by_footprint = false;
+  auto big = PolicyEngine::Create(topo, {}, by_fast_tier);
+  ASSERT_TRUE(big.ok()) << big.status();
+  auto engine = PolicyEngine::Create(
+      topo, {}, AttachEngineOptions(*fs, 77, 500, "pagefault"));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  const size_t small = (*engine)->table().capacity();
+  EXPECT_GE(small, 20000u);
+  EXPECT_LE(small * 16, (*big)->table().capacity());
+  std::ostringstream log;
+  tree.Write("/proc/77/statm", Statm(200000));
+  GrowWithProcess(**engine, *fs, 77, log);
+  const size_t grown = (*engine)->table().capacity();
+  EXPECT_GE(grown, 200000u);
+  tree.Write("/proc/77/statm", Statm(1000));
+  GrowWithProcess(**engine, *fs, 77, log);
+  EXPECT_EQ((*engine)->table().capacity(), grown);
+  tree.Remove("/proc/77/statm");  // the process exited
+  GrowWithProcess(**engine, *fs, 77, log);
+  EXPECT_EQ((*engine)->table().capacity(), grown);
+  EXPECT_EQ(log.str(), "");
+}
+
+}  // namespace
+}  // namespace hotpage
