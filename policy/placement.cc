@@ -236,6 +236,9 @@ class Engine final : public PlacementContext {
   std::vector<int> promote_mask_;  // sorted node ids
   std::vector<PageHeat> victims_;  // sorted coldest first, valid only
   std::vector<VictimState> victim_state_;
+  // Victims TrySwap may still pass over this round (rule e): the victims'
+  // count, so that a round stays linear in them.
+  size_t pass_over_left_ = 0;
   absl::flat_hash_set<uint64_t> moved_;
   uint64_t spent_bytes_ = 0;
   double max_demoted_hi_ = -std::numeric_limits<double>::infinity();
@@ -336,6 +339,7 @@ void Engine::Setup() {
         return ColderFirst(a, b, by_prior);
       });
   victim_state_.assign(victims_.size(), VictimState::kAvailable);
+  pass_over_left_ = victims_.size();
   absl::flat_hash_set<uint64_t> seen;
   seen.reserve(victims_.size());
   for (uint32_t i = 0; i < victims_.size(); ++i) {
@@ -529,10 +533,18 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
     // highest lower bound may be beaten by no single model while a later
     // one is (one colder by the long prior only, before one colder by the
     // Poisson bound only), so it is passed over, not the end of the list
-    // (it stays available for other candidates).
+    // (it stays available for other candidates). At most as many victims
+    // as the list holds are passed over in a round: each candidate would
+    // otherwise scan again every victim no single model beats, a round
+    // quadratic in them (the daemon's members under emulation spent seconds
+    // a round there, and a SIGTERM waited up to 15 s for one to end).
     if (!ProvablyHotter(c, v)) {
       *why = SkipReason::kNotHotterThanVictim;
-      if (ColdKey(v, in_.victims_by_prior) < HotKey(c)) continue;
+      if (pass_over_left_ > 0 && ColdKey(v, in_.victims_by_prior) < HotKey(c)) {
+        --pass_over_left_;
+        ++decision_.passed_over_victims;
+        continue;
+      }
       break;
     }
     // Benefit against cost: the pair's two moves must pay (victims are

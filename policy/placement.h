@@ -59,9 +59,13 @@
 //    e. if none has room, it displaces: on the targets in the same order, it
 //       demotes the coldest victims still on that node, each only if
 //       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote) or
-//       candidate.prior_lo > victim.prior_hi (the victims' order is by
-//       the smaller upper bound (rule 0): the first that fails both tests
-//       ends the search), and
+//       candidate.prior_lo > victim.prior_hi or candidate.long_prior_lo >
+//       victim.long_prior_hi (the victims' order is by the smallest upper
+//       bound (rule 0): a victim that no model beats is passed over while
+//       its smallest upper bound is below the candidate's largest lower
+//       bound, at most as many times in a round as there are victims (a
+//       round stays linear: PlacementDecision::passed_over_victims); the
+//       first other one that fails every test ends the search), and
 //       the pair's two moves pay (candidate.rate - victim.rate > 2 x the
 //       margin per 4 KiB page, else kNotWorthTheCost), until the
 //       freed bytes cover the page (a swap never lowers free memory);

@@ -534,6 +534,39 @@ TEST(Placement, SwapByTheLongPriorAndPastAVictimNoModelBeats) {
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
 }
 
+// The pass-over is bounded: 2000 candidates and 2000 victims that the
+// long prior ranks cold (10) but no model beats (Poisson upper bound 1000
+// above every candidate's lower bound 20-60). Each candidate would scan
+// every victim again (4 million steps); a round passes over at most as
+// many victims as the list holds. A candidate that the Poisson bound
+// separates from a victim after them still swaps while the budget lasts.
+TEST(Placement, PassingOverVictimsStaysLinear) {
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  constexpr int kN = 2000;
+  for (int i = 0; i < kN; ++i) {
+    r.candidates.push_back(Page(A(i), 2, 20 + i % 40, 80, 0));
+    r.victims.push_back(Page(A(kN + i), 0, 1, 1000));
+    r.victims.back().long_prior_hi = 10;
+  }
+  r.config.max_moves = 1 << 20;
+  r.config.max_move_bytes = uint64_t{1} << 40;
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << d.moves.size();
+  EXPECT_EQ(d.passed_over_victims, static_cast<uint64_t>(kN));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim],
+            static_cast<uint64_t>(kN));
+  // One victim the Poisson bound separates, after the others: the first
+  // candidate passes over all 2000 to reach it; the budget is then spent.
+  r.victims.push_back(Page(A(3 * kN), 0, 1, 15));
+  r.victims.back().long_prior_hi = 20;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(3 * kN));
+  EXPECT_EQ(d.passed_over_victims, static_cast<uint64_t>(kN + 1));
+}
+
 // Free room after watermark demotions: a candidate must beat every demoted
 // page under one model, as in the swap.
 TEST(Placement, PromotionIntoDemotedRoomByThePrior) {

@@ -321,6 +321,9 @@ struct PlacementDecision {
   uint64_t demoted_pages = 0, demoted_bytes = 0;
   // Promotions that did not get their first-choice target.
   uint64_t fallback_targets = 0;
+  // Victims a swap passed over, not provably colder by any single model
+  // (rule e); at most the victims' count in a round.
+  uint64_t passed_over_victims = 0;
   // Locality moves (trigger kLocality, reason kPromote; not in promoted_*).
   uint64_t locality_pages = 0, locality_bytes = 0;
   SkipCounts locality_skipped;  // hot_on_fast pages not moved, by reason
