@@ -16,9 +16,11 @@
 # hot set over ~120 MiB of room: h must end with its hot set on node 0,
 # taken from c, though c came first and holds it. It took 24-81 s here
 # while the benefit-vs-cost gate priced write faults as accesses (it held
-# h's first promotions back for up to a minute under a loaded host), 71 s
-# since they are exempt, its last 10% waiting for room on node 0 (the
-# round lines' promote_skipped says target_backed_off). Ranked by samples
+# h's first promotions back for up to a minute under a loaded host) and a
+# round's swaps passed over victims without bound (rounds of seconds under
+# emulation, policy/placement.h rule e); 7.0-7.9 s with both fixed (71 s
+# with the first alone, its last 10% waiting for room on node 0: the
+# round lines' promote_skipped said target_backed_off). Ranked by samples
 # since start instead of a recent rate (before DaemonLoop's rate), h
 # overtook c only once its total passed c's, after 136 s:
 # DaemonLoopTest.ShortOfFastMemoryACooledWorkloadLoses...
