@@ -18,7 +18,7 @@
 # while the benefit-vs-cost gate priced write faults as accesses (it held
 # h's first promotions back for up to a minute under a loaded host) and a
 # round's swaps passed over victims without bound (rounds of seconds under
-# emulation, policy/placement.h rule e); 7-12.5 s with both fixed (71 s
+# emulation, policy/placement.h rule e); 5.5-12.5 s with both fixed (71 s
 # with the first alone, its last 10% waiting for room on node 0: the
 # round lines' promote_skipped said target_backed_off). Ranked by samples
 # since start instead of a recent rate (before DaemonLoop's rate), h
