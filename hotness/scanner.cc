@@ -1,6 +1,7 @@
 #include "hotness/scanner.h"
 
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 namespace hotpage {
@@ -59,33 +60,44 @@ HotnessScanner::HotnessScanner(HotnessTable* table, ScanOptions options)
   if (options_.hottest_on_fast) fast_hot_heap_.reserve(options_.top_k);
 }
 
+inline void HotnessScanner::Visit(const EntryView& e, Tier tier) {
+  ++live_;
+  histogram_.Add(e.count, BasePages(e.key.kind));
+  switch (tier) {
+    case Tier::kSlow:
+      if (e.count > 0) Offer(hot_heap_, options_.top_k, e, Hotter);
+      break;
+    case Tier::kFast:
+      Offer(cold_heap_, options_.top_k, e, Colder);
+      if (options_.hottest_on_fast && e.count > 0) {
+        Offer(fast_hot_heap_, options_.top_k, e, Hotter);
+      }
+      break;
+    case Tier::kUnknown:
+      break;
+  }
+}
+
 bool HotnessScanner::Step(size_t entry_budget, TierOf tier_of) {
   const size_t capacity = table_->capacity();
   const size_t end = cursor_ + std::min(entry_budget, capacity - cursor_);
   for (size_t i = cursor_; i < end; ++i) {
     EntryView e;
     if (!table_->ReadSlot(i, &e, /*normalize=*/true)) continue;
-    ++live_;
-    histogram_.Add(e.count, BasePages(e.key.kind));
-    switch (tier_of(e.key)) {
-      case Tier::kSlow:
-        if (e.count > 0) Offer(hot_heap_, options_.top_k, e, Hotter);
-        break;
-      case Tier::kFast:
-        Offer(cold_heap_, options_.top_k, e, Colder);
-        if (options_.hottest_on_fast && e.count > 0) {
-          Offer(fast_hot_heap_, options_.top_k, e, Hotter);
-        }
-        break;
-      case Tier::kUnknown:
-        break;
-    }
+    Visit(e, tier_of(e.key));
   }
   cursor_ = end;
   if (cursor_ < capacity) return false;
   Publish();
   cursor_ = 0;
   return true;
+}
+
+void HotnessScanner::Pass(absl::Span<const EntryView> entries,
+                          absl::Span<const Tier> tiers) {
+  assert(cursor_ == 0 && entries.size() == tiers.size());
+  for (size_t i = 0; i < entries.size(); ++i) Visit(entries[i], tiers[i]);
+  Publish();
 }
 
 void HotnessScanner::Publish() {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/types/span.h"
 #include "hotness/access_sample.h"
 #include "hotness/hotness_table.h"
 #include "hotness/rate_stats.h"
@@ -121,10 +122,23 @@ class HotnessScanner {
   // completed a pass; last_result() then holds it.
   bool Step(size_t entry_budget, TierOf tier_of);
 
+  // One whole pass over `entries` instead of the table's slots: the live
+  // entries the caller read with ReadSlot(i, &e, /*normalize=*/true) for
+  // every slot i in ascending order, `tiers[i]` saying where entries[i]
+  // lives (same size). Publishes it as a completed pass; the lists and the
+  // histogram are those a pass of Step() over the same entries publishes.
+  // For a caller that reads every slot anyway (the policy round: it needs
+  // the keys before it can say where they live), so the table is read once
+  // and nothing is called per entry. Requires no pass in progress
+  // (cursor() == 0).
+  void Pass(absl::Span<const EntryView> entries, absl::Span<const Tier> tiers);
+
   const ScanResult& last_result() const { return result_; }
   size_t cursor() const { return cursor_; }
 
  private:
+  // Counts `e` into the pass in progress, on `tier`.
+  void Visit(const EntryView& e, Tier tier);
   void Publish();
 
   HotnessTable* const table_;

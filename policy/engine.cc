@@ -264,25 +264,6 @@ uint32_t PolicyEngine::RoundSamples(uint64_t key, uint32_t count,
   return count > before ? count - before : 0;
 }
 
-void PolicyEngine::AddSamplesSinceChange() {
-  if (change_ns_ == 0) return;
-  // The round's samples per key, as the short window's: the count now less
-  // the previous round's, halved by the epochs between (exact: the table's
-  // decay is the same integer halving). The count now less the count at the
-  // change point, halved, would halve the samples since the change too.
-  const uint32_t lag = table_->epoch() - prev_epoch_;
-  const size_t cap = table_->capacity();
-  for (const auto& [key, count] : next_counts_) {
-    const uint32_t d = RoundSamples(key, count, lag);
-    if (d == 0) continue;
-    if (auto it = since_change_.find(key); it != since_change_.end()) {
-      it->second += d;
-    } else if (since_change_.size() < cap) {
-      since_change_.emplace(key, d);
-    }
-  }
-}
-
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
   batch_.clear();
   for (const Sample& s : samples) {
@@ -336,35 +317,37 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
 
 void PolicyEngine::RefreshPlacement(MemoryView& view) {
   placement_.clear();
+  nodes_.assign(entries_.size(), -1);
   size_t budget = options_.max_placement_pages_per_round;
   const size_t batch =
       std::max<size_t>(1, options_.placement_query_batch_pages);
-  // Keys [first, end) of seen_ go into one query call (EngineOptions:
+  // Keys [first, end) of entries_ go into one query call (EngineOptions:
   // batched, whole keys, within the round's page budget).
   size_t first = 0;
-  while (first < seen_.size()) {
+  while (first < entries_.size()) {
     if (view.Interrupted()) return;
     query_pages_.clear();
     size_t end = first;
-    for (; end < seen_.size(); ++end) {
-      const uint64_t n = BasePages(seen_[end].kind);
+    for (; end < entries_.size(); ++end) {
+      const PageKey& k = entries_[end].key;
+      const uint64_t n = BasePages(k.kind);
       if (budget < n) break;
       if (!query_pages_.empty() && query_pages_.size() + n > batch) break;
       budget -= n;
       for (uint64_t i = 0; i < n; ++i)
-        query_pages_.push_back(seen_[end].vaddr() + i * 4096);
+        query_pages_.push_back(k.vaddr() + i * 4096);
     }
     if (end == first) return;  // the budget is spent
     query_status_.assign(query_pages_.size(), -1);
     if (view.QueryNodes(query_pages_, absl::MakeSpan(query_status_)) >= 0) {
       size_t at = 0;
       for (size_t j = first; j < end; ++j) {
-        const PageKey& k = seen_[j];
+        const PageKey& k = entries_[j].key;
         const uint64_t n = BasePages(k.kind);
         const int* st = query_status_.data() + at;
         at += n;
         if (n == 1) {
-          if (st[0] >= 0) placement_[k.Pack()] = st[0];
+          if (st[0] >= 0) placement_[k.Pack()] = nodes_[j] = st[0];
           continue;
         }
         // The node of the majority of the entry's pages; ties to the lower
@@ -377,7 +360,7 @@ void PolicyEngine::RefreshPlacement(MemoryView& view) {
         auto best = std::max_element(
             votes.begin(), votes.end(),
             [](const auto& a, const auto& b) { return a.second < b.second; });
-        placement_[k.Pack()] = best->first;
+        placement_[k.Pack()] = nodes_[j] = best->first;
       }
     }
     first = end;
@@ -433,20 +416,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   last_round_ns_ = now_ns;
   sampled_round_ = sampled_round_ || counters_.samples > 0;
 
-  auto tier_of_node = [&](int node) {
-    return std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=
-                   fast_nodes_.end()
-               ? Tier::kFast
-               : Tier::kSlow;
-  };
-  // Pass 1 learns the keys; their placement is then queried; pass 2 sorts
-  // them into the lists.
-  seen_.clear();
+  // The table is read once (every live entry, in slot order): the keys
+  // are learnt, their placement is queried, and the scanner's pass sorts
+  // the same entries into the lists (HotnessScanner::Pass).
+  entries_.clear();
   const size_t capacity = table_->capacity();
-  while (!scanner_->Step(capacity, [&](const PageKey& k) {
-    seen_.push_back(k);
-    return Tier::kUnknown;
-  })) {
+  for (size_t i = 0; i < capacity; ++i) {
+    EntryView e;
+    if (table_->ReadSlot(i, &e, /*normalize=*/true)) entries_.push_back(e);
   }
   RefreshPlacement(view);
   if (view.Interrupted()) {
@@ -454,11 +431,16 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     report.interrupted = true;
     return report;
   }
-  while (!scanner_->Step(capacity, [&](const PageKey& k) {
-    auto it = placement_.find(k.Pack());
-    return it == placement_.end() ? Tier::kUnknown : tier_of_node(it->second);
-  })) {
+  tiers_.resize(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const int node = nodes_[i];
+    tiers_[i] = node < 0                                         ? Tier::kUnknown
+                : std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=
+                        fast_nodes_.end()
+                    ? Tier::kFast
+                    : Tier::kSlow;
   }
+  scanner_->Pass(entries_, tiers_);
   const ScanResult& scan = scanner_->last_result();
   report.live_entries = scan.live_entries;
   auto to_heat = [&](const PageEstimate& e) {
@@ -495,15 +477,11 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     h.rate_hi = std::min(h.rate_hi, zero_count_hi_ * period / gap_s);
     h.rate = std::min(h.rate, h.rate_hi);
   };
-  // Every tracked key's count now: the next round's short window.
-  next_counts_.clear();
-  next_counts_.reserve(seen_.size());
-  for (const PageKey& k : seen_) {
-    std::optional<EntryView> v = table_->Lookup(k);
-    if (v && v->count > 0) next_counts_[k.Pack()] = v->count;
-  }
-  UpdateLongCounts(now_ns, prev_round_ns);
-  AddSamplesSinceChange();
+  // Every key's count now (the next round's short window), its samples
+  // since the previous round into the long and change windows, both
+  // priors and the hot pages: one walk over the round's entries.
+  report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
+  const uint64_t prior_samples = CountRound(now_ns, prev_round_ns, report);
   // Bandwidth (file comment), once the placement is fresh.
   AttributeUnknownDemand();
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
@@ -534,8 +512,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       if (count) ++counters_.short_window_candidates;
     }
   };
-  const uint64_t prior_samples = FitCountPrior();
-  FitLongPrior();
   // The prior's counts and window: the decayed counts over the decayed
   // window, or, with the change window open, the samples since the change
   // point over the time since.
@@ -581,19 +557,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
   for (const PageEstimate& e : scan.hottest_on_fast)
     hot_on_fast.push_back(to_heat(e));
-
-  // Hot pages and where they are.
-  report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
-  for (const PageKey& k : seen_) {
-    auto c = next_counts_.find(k.Pack());
-    const uint32_t count = c == next_counts_.end() ? 0 : c->second;
-    if (count > 0) report.active_pages += BasePages(k.kind);
-    if (report.hot_threshold == 0 || count < report.hot_threshold) continue;
-    report.hot_pages += BasePages(k.kind);
-    auto it = placement_.find(k.Pack());
-    if (it != placement_.end())
-      report.hot_pages_by_node[it->second] += BasePages(k.kind);
-  }
 
   const std::vector<NumaMapsRange> ranges = view.Ranges();
   const std::vector<NodeFree> free = view.Free();
@@ -845,22 +808,23 @@ void PolicyEngine::CollectShedCandidates(const ScanResult& scan,
     }
     return false;
   };
-  for (const PageKey& k : seen_) {
-    auto it = placement_.find(k.Pack());
-    if (it == placement_.end() || !shedding(it->second)) continue;
-    std::optional<EntryView> v = table_->Lookup(k);
-    if (!v || v->count == 0) continue;
-    const RateEstimate r = scan.window.Estimate(v->count, options_.z);
+  for (size_t j = 0; j < entries_.size(); ++j) {
+    const int node = nodes_[j];
+    if (node < 0 || !shedding(node)) continue;
+    const EntryView& v = entries_[j];
+    if (v.count == 0) continue;
+    const PageKey& k = v.key;
+    const RateEstimate r = scan.window.Estimate(v.count, options_.z);
     PageHeat h;
     h.vaddr = k.vaddr();
     h.page_bytes = static_cast<uint32_t>(PageBytes(k.kind));
-    h.current_node = it->second;
-    h.accessor_node = v->node;
-    h.shared = v->sharing == Sharing::kShared;
+    h.current_node = node;
+    h.accessor_node = v.node;
+    h.shared = v.sharing == Sharing::kShared;
     h.rate = r.per_sec;
     h.rate_lo = r.lo_per_sec;
     h.rate_hi = r.hi_per_sec;
-    h.samples = v->count / options_.sample_weight;
+    h.samples = v.count / options_.sample_weight;
     out->push_back(h);
   }
   // The hottest per 4 KiB, as many as the other lists hold (placement sorts
@@ -879,7 +843,7 @@ void PolicyEngine::CollectShedCandidates(const ScanResult& scan,
   }
 }
 
-void PolicyEngine::UpdateLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
+void PolicyEngine::DecayLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
   long_window_s_ = 0;
   if (options_.long_window_ns == 0) return;
   const double tau_s = static_cast<double>(options_.long_window_ns) / 1e9;
@@ -899,27 +863,100 @@ void PolicyEngine::UpdateLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
       }
     }
   }
-  // The samples since the previous round: the count now less the previous
-  // round's, halved by the epochs between (exact: the table's decay is the
-  // same integer halving). A displaced and re-inserted entry undercounts.
-  const uint32_t lag = table_->epoch() - prev_epoch_;
-  const size_t cap = table_->capacity();
-  for (const auto& [key, count] : next_counts_) {
-    const uint32_t d = RoundSamples(key, count, lag);
-    if (d == 0) continue;
-    const float n =
-        static_cast<float>(d) / static_cast<float>(options_.sample_weight);
-    if (auto it = long_counts_.find(key); it != long_counts_.end()) {
-      it->second += n;
-    } else if (long_counts_.size() < cap) {
-      long_counts_.emplace(key, n);
-    }
-  }
   // The effective window: the integral of the weights over the time the
   // engine has run, tau (1 - exp(-T / tau)).
   const double run_s =
       now_ns > start_ns_ ? static_cast<double>(now_ns - start_ns_) / 1e9 : 0;
   long_window_s_ = tau_s * (1 - std::exp(-run_s / tau_s));
+}
+
+uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
+                                  RoundReport& report) {
+  DecayLongCounts(now_ns, prev_round_ns);
+  const bool long_on = options_.long_window_ns != 0;
+  const bool long_prior = long_window_s_ > 0;
+  const bool changed = change_ns_ != 0;
+  // The samples since the previous round: the count now less the previous
+  // round's, halved by the epochs between (exact: the table's decay is the
+  // same integer halving). A displaced and re-inserted entry undercounts.
+  const uint32_t lag = table_->epoch() - prev_epoch_;
+  const size_t cap = table_->capacity();
+  const uint32_t hot_threshold = report.hot_threshold;
+  next_counts_.clear();
+  next_counts_.reserve(entries_.size());
+  prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
+  long_histogram_.assign(CountPrior::kMaxCount + 1, 0);
+  uint64_t prior_samples = 0;
+  for (size_t j = 0; j < entries_.size(); ++j) {
+    const EntryView& e = entries_[j];
+    const uint64_t key = e.key.Pack();
+    const uint32_t count = e.count;
+    const float* long_count = nullptr;  // the key's, once looked up
+    bool long_looked_up = false;
+    if (count > 0) {
+      next_counts_.emplace(key, count);
+      const uint32_t d = RoundSamples(key, count, lag);
+      if (d > 0 && long_on) {
+        // The long window (file comment): the round's samples, in samples.
+        const float n =
+            static_cast<float>(d) / static_cast<float>(options_.sample_weight);
+        long_looked_up = true;
+        if (auto it = long_counts_.find(key); it != long_counts_.end()) {
+          it->second += n;
+          long_count = &it->second;
+        } else if (long_counts_.size() < cap) {
+          long_count = &long_counts_.emplace(key, n).first->second;
+        }
+      }
+      // The change window: a sample counts at full weight however many
+      // epochs have halved the table since (the window's counts are over
+      // its own time, not the decayed window's); at most one entry per
+      // table slot (a key past that is left out, as a displaced entry
+      // undercounts).
+      uint32_t since = 0;
+      if (changed) {
+        if (auto it = since_change_.find(key); it != since_change_.end()) {
+          it->second += d;
+          since = it->second;
+        } else if (d > 0 && since_change_.size() < cap) {
+          since_change_.emplace(key, d);
+          since = d;
+        }
+      }
+      // The count prior's population: every tracked key's count (or, in
+      // the change window, its samples since the change point), in samples.
+      const uint32_t k = (changed ? since : count) / options_.sample_weight;
+      if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
+      prior_samples += k;
+      report.active_pages += BasePages(e.key.kind);
+      if (hot_threshold != 0 && count >= hot_threshold) {
+        report.hot_pages += BasePages(e.key.kind);
+        if (nodes_[j] >= 0)
+          report.hot_pages_by_node[nodes_[j]] += BasePages(e.key.kind);
+      }
+    } else {
+      ++prior_histogram_[0];
+    }
+    if (long_prior) {
+      // Every tracked key's long count, rounded to whole samples (the
+      // weighted count's variance is below its mean: rounding and the
+      // Poisson model are conservative, as in ApplyLongWindow).
+      if (!long_looked_up) {
+        auto it = long_counts_.find(key);
+        if (it != long_counts_.end()) long_count = &it->second;
+      }
+      const double c = long_count == nullptr ? 0.0 : *long_count;
+      const auto n = static_cast<uint64_t>(std::lround(c));
+      if (n <= CountPrior::kMaxCount) ++long_histogram_[n];
+    }
+  }
+  prior_.Fit(prior_histogram_, options_.z);
+  if (long_prior) {
+    long_prior_.Fit(long_histogram_, options_.z);
+  } else {
+    long_prior_.Fit({}, options_.z);  // clears it
+  }
+  return prior_samples;
 }
 
 void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
@@ -933,24 +970,6 @@ void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
   if (h.rate > hi) return;
   h.long_hi = hi;
   if (hi < h.rate_hi) ++counters_.long_window_victims;
-}
-
-void PolicyEngine::FitLongPrior() {
-  if (!(long_window_s_ > 0)) {
-    long_prior_.Fit({}, options_.z);  // clears it
-    return;
-  }
-  // Every tracked key's long count, rounded to whole samples (the weighted
-  // count's variance is below its mean: rounding and the Poisson model are
-  // conservative, as in ApplyLongWindow).
-  prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
-  for (const PageKey& k : seen_) {
-    auto it = long_counts_.find(k.Pack());
-    const double c = it == long_counts_.end() ? 0.0 : it->second;
-    const auto n = static_cast<uint64_t>(std::lround(c));
-    if (n <= CountPrior::kMaxCount) ++prior_histogram_[n];
-  }
-  long_prior_.Fit(prior_histogram_, options_.z);
 }
 
 void PolicyEngine::ApplyLongPrior(uint64_t key, double period, bool candidate,
@@ -978,23 +997,6 @@ void PolicyEngine::ApplyLongPrior(uint64_t key, double period, bool candidate,
     if (recent > hi) return;
     h.long_prior_hi = hi;
   }
-}
-
-uint64_t PolicyEngine::FitCountPrior() {
-  // Every tracked key's count (next_counts_ holds the non-zero ones), in
-  // samples: the population the prior describes.
-  prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
-  const bool changed = change_ns_ != 0;
-  uint64_t total = 0;
-  for (const auto& [key, count] : next_counts_) {
-    const uint32_t k =
-        (changed ? CountSinceChange(key) : count) / options_.sample_weight;
-    if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
-    total += k;
-  }
-  prior_histogram_[0] += seen_.size() - next_counts_.size();
-  prior_.Fit(prior_histogram_, options_.z);
-  return total;
 }
 
 void PolicyEngine::ApplyCountPrior(uint32_t count, double period,

@@ -606,14 +606,6 @@ class PolicyEngine {
   // The hottest pages (decayed count) on the nodes `plan` sheds from.
   void CollectShedCandidates(const ScanResult& scan, const BandwidthPlan& plan,
                              std::vector<PageHeat>* out);
-  // The empirical-Bayes prior (policy/count_prior.h): fitted to this
-  // round's counts, then tightening a candidate's lower bound or a victim's
-  // upper bound to the posterior's when that is the tighter.
-  // While the change window is open, fitted to the counts since the change
-  // point instead (CountSinceChange).
-  // Returns the samples it was fitted to (in samples: count units over the
-  // source's sample weight).
-  uint64_t FitCountPrior();
   // A key's samples since the change point, in count units (the sum of its
   // per-round samples since then: since_change_).
   uint32_t CountSinceChange(uint64_t key) const;
@@ -623,23 +615,29 @@ class PolicyEngine {
   // decay is the same integer halving); 0 if not more. A displaced and
   // re-inserted entry undercounts.
   uint32_t RoundSamples(uint64_t key, uint32_t count, uint32_t lag) const;
-  // Adds each key's samples since the previous round (next_counts_ less
-  // prev_counts_, halved by the epochs between) to since_change_ while the
-  // change window is open. A sample counts at full weight however many
-  // epochs have halved the table since: the window's counts are over its
-  // own time, not the decayed window's. At most one entry per table slot
-  // (a key past that is left out, as a displaced entry undercounts).
-  void AddSamplesSinceChange();
   // The long window (file comment): decays every key's long count to
-  // `now_ns` and adds the samples each key got since the previous round.
-  // Call after next_counts_ is filled, before prev_counts_ is replaced.
-  void UpdateLongCounts(uint64_t now_ns, uint64_t prev_round_ns);
+  // `now_ns` and sets the effective window (long_window_s_).
+  void DecayLongCounts(uint64_t now_ns, uint64_t prev_round_ns);
+  // The round's per-key work, one walk over entries_ (after the placement
+  // query and the scan; report.hot_threshold set), each key looked up once
+  // per map: its count now into next_counts_ (the next round's short
+  // window); its samples since the previous round (RoundSamples) into the
+  // long window's count (after DecayLongCounts) and, while the change
+  // window is open, into since_change_ (a sample counts at full weight
+  // however many epochs have halved the table since; at most one entry per
+  // table slot, a key past that left out, as a displaced entry
+  // undercounts); the report's active and hot pages. Fits the
+  // empirical-Bayes prior (policy/count_prior.h) to the keys' counts (in
+  // the change window: their samples since the change point), which then
+  // tightens a candidate's lower bound or a victim's upper bound to the
+  // posterior's when that is the tighter (ApplyCountPrior), and long_prior_
+  // to the keys' long counts. Returns the samples the count prior was
+  // fitted to (in samples: count units over the source's sample weight).
+  uint64_t CountRound(uint64_t now_ns, uint64_t prev_round_ns,
+                      RoundReport& report);
   // A victim's upper bound from its long count (PageHeat::long_hi), unless
   // its recent rate contradicts it.
   void ApplyLongWindow(uint64_t key, double period, PageHeat& h);
-  // Fits long_prior_ to the tracked keys' long counts (after
-  // UpdateLongCounts).
-  void FitLongPrior();
   // The long-window prior's bounds for a candidate (PageHeat::long_prior_lo)
   // or a victim (long_prior_hi), unless the recent evidence contradicts the
   // long window: for a candidate `recent` is its recent upper bound and a
@@ -680,7 +678,7 @@ class PolicyEngine {
   bool sampled_round_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
-  // round from the exact per-round differences (AddSamplesSinceChange).
+  // round from the exact per-round differences (CountRound).
   uint64_t change_ns_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> since_change_;
   // Bandwidth: accesses (sample periods) per node since the last round.
@@ -711,10 +709,14 @@ class PolicyEngine {
   std::vector<AccessSample> batch_;
   absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
   absl::flat_hash_set<uint64_t> huge_chunks_;  // THP-backed 2 MiB chunk starts
-  // Per round: the tracked keys and where each lives (the node of the
-  // majority of its 4 KiB pages).
-  std::vector<PageKey> seen_;
+  // Per round: the table's live entries (in slot order), where each lives
+  // (the node of the majority of its 4 KiB pages; -1: not known) by key and
+  // by index into entries_, and its tier (the scanner's pass). Kept across
+  // rounds so that a round allocates only when the table holds more.
+  std::vector<EntryView> entries_;
   absl::flat_hash_map<uint64_t, int> placement_;
+  std::vector<int> nodes_;
+  std::vector<Tier> tiers_;
   // Each key's count at the previous round (short window), the table epoch
   // then, and the map being filled for the next round.
   absl::flat_hash_map<uint64_t, uint32_t> prev_counts_;
@@ -727,6 +729,7 @@ class PolicyEngine {
   double long_window_s_ = 0;
   CountPrior prior_;
   std::vector<uint64_t> prior_histogram_;
+  std::vector<uint64_t> long_histogram_;  // the long prior's
   // The long window's prior (file comment): fitted to the long counts of
   // the tracked keys each round.
   CountPrior long_prior_;
