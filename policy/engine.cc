@@ -434,7 +434,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   tiers_.resize(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i) {
     const int node = nodes_[i];
-    tiers_[i] = node < 0                                         ? Tier::kUnknown
+    tiers_[i] = node < 0 ? Tier::kUnknown
                 : std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=
                         fast_nodes_.end()
                     ? Tier::kFast
