@@ -36,11 +36,20 @@ bool Hotter(const EntryView& a, const EntryView& b) {
 }
 bool Colder(const EntryView& a, const EntryView& b) { return Hotter(b, a); }
 
+// The list orders on a listed entry (its index rides along).
+template <typename T>
+bool HotterFirst(const T& a, const T& b) {
+  return Hotter(a.entry, b.entry);
+}
+template <typename T>
+bool ColderFirst(const T& a, const T& b) {
+  return Colder(a.entry, b.entry);
+}
+
 // Keeps the `k` best entries under `better` in a heap whose top is the
 // worst of them.
-template <typename Better>
-void Offer(std::vector<EntryView>& heap, size_t k, const EntryView& e,
-           Better better) {
+template <typename T, typename Better>
+void Offer(std::vector<T>& heap, size_t k, const T& e, Better better) {
   if (heap.size() < k) {
     heap.push_back(e);
     std::push_heap(heap.begin(), heap.end(), better);
@@ -60,17 +69,20 @@ HotnessScanner::HotnessScanner(HotnessTable* table, ScanOptions options)
   if (options_.hottest_on_fast) fast_hot_heap_.reserve(options_.top_k);
 }
 
-inline void HotnessScanner::Visit(const EntryView& e, Tier tier) {
+inline void HotnessScanner::Visit(const EntryView& e, size_t index, Tier tier) {
   ++live_;
   histogram_.Add(e.count, BasePages(e.key.kind));
   switch (tier) {
     case Tier::kSlow:
-      if (e.count > 0) Offer(hot_heap_, options_.top_k, e, Hotter);
+      if (e.count > 0) {
+        Offer(hot_heap_, options_.top_k, Listed{e, index}, HotterFirst<Listed>);
+      }
       break;
     case Tier::kFast:
-      Offer(cold_heap_, options_.top_k, e, Colder);
+      Offer(cold_heap_, options_.top_k, Listed{e, index}, ColderFirst<Listed>);
       if (options_.hottest_on_fast && e.count > 0) {
-        Offer(fast_hot_heap_, options_.top_k, e, Hotter);
+        Offer(fast_hot_heap_, options_.top_k, Listed{e, index},
+              HotterFirst<Listed>);
       }
       break;
     case Tier::kUnknown:
@@ -84,7 +96,7 @@ bool HotnessScanner::Step(size_t entry_budget, TierOf tier_of) {
   for (size_t i = cursor_; i < end; ++i) {
     EntryView e;
     if (!table_->ReadSlot(i, &e, /*normalize=*/true)) continue;
-    Visit(e, tier_of(e.key));
+    Visit(e, i, tier_of(e.key));
   }
   cursor_ = end;
   if (cursor_ < capacity) return false;
@@ -96,7 +108,7 @@ bool HotnessScanner::Step(size_t entry_budget, TierOf tier_of) {
 void HotnessScanner::Pass(absl::Span<const EntryView> entries,
                           absl::Span<const Tier> tiers) {
   assert(cursor_ == 0 && entries.size() == tiers.size());
-  for (size_t i = 0; i < entries.size(); ++i) Visit(entries[i], tiers[i]);
+  for (size_t i = 0; i < entries.size(); ++i) Visit(entries[i], i, tiers[i]);
   Publish();
 }
 
@@ -106,16 +118,17 @@ void HotnessScanner::Publish() {
   result_.epoch = table_->epoch();
   result_.window = table_->rate_window();
   result_.histogram = histogram_;
-  std::sort(hot_heap_.begin(), hot_heap_.end(), Hotter);
-  std::sort(cold_heap_.begin(), cold_heap_.end(), Colder);
-  std::sort(fast_hot_heap_.begin(), fast_hot_heap_.end(), Hotter);
-  auto fill = [&](const std::vector<EntryView>& from,
+  std::sort(hot_heap_.begin(), hot_heap_.end(), HotterFirst<Listed>);
+  std::sort(cold_heap_.begin(), cold_heap_.end(), ColderFirst<Listed>);
+  std::sort(fast_hot_heap_.begin(), fast_hot_heap_.end(), HotterFirst<Listed>);
+  auto fill = [&](const std::vector<Listed>& from,
                   std::vector<PageEstimate>& to) {
     to.clear();
     to.reserve(from.size());
-    for (const EntryView& e : from) {
-      to.push_back(
-          PageEstimate{e, result_.window.Estimate(e.count, options_.z)});
+    for (const Listed& l : from) {
+      to.push_back(PageEstimate{
+          l.entry, result_.window.Estimate(l.entry.count, options_.z),
+          l.index});
     }
   };
   fill(hot_heap_, result_.hottest_not_fast);

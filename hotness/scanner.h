@@ -68,6 +68,9 @@ enum class Tier : uint8_t {
 struct PageEstimate {
   EntryView entry;
   RateEstimate rate;
+  // Where the pass found the entry: its slot (Step()) or its index in the
+  // entries Pass() was given.
+  size_t index = 0;
 };
 
 // Promote `candidate` in place of `victim` only if the candidate's lower
@@ -138,7 +141,7 @@ class HotnessScanner {
 
  private:
   // Counts `e` into the pass in progress, on `tier`.
-  void Visit(const EntryView& e, Tier tier);
+  void Visit(const EntryView& e, size_t index, Tier tier);
   void Publish();
 
   HotnessTable* const table_;
@@ -146,9 +149,13 @@ class HotnessScanner {
   size_t cursor_ = 0;
   uint64_t live_ = 0;
   Log2Histogram histogram_;
-  std::vector<EntryView> hot_heap_;       // min-heap on count: the K hottest
-  std::vector<EntryView> cold_heap_;      // max-heap on coldness: the K coldest
-  std::vector<EntryView> fast_hot_heap_;  // the K hottest on the fast tier
+  struct Listed {
+    EntryView entry;
+    size_t index;  // PageEstimate::index
+  };
+  std::vector<Listed> hot_heap_;       // min-heap on count: the K hottest
+  std::vector<Listed> cold_heap_;      // max-heap on coldness: the K coldest
+  std::vector<Listed> fast_hot_heap_;  // the K hottest on the fast tier
   ScanResult result_;
 };
 

@@ -256,12 +256,11 @@ uint32_t PolicyEngine::CountSinceChange(uint64_t key) const {
   return it == since_change_.end() ? 0 : it->second;
 }
 
-uint32_t PolicyEngine::RoundSamples(uint64_t key, uint32_t count,
-                                    uint32_t lag) const {
-  uint32_t before = 0;
-  if (auto it = prev_counts_.find(key); it != prev_counts_.end())
-    before = lag >= 32 ? 0 : it->second >> lag;
-  return count > before ? count - before : 0;
+uint32_t PolicyEngine::RoundSamples(uint64_t key) const {
+  auto it = round_counts_.find(key);
+  return it == round_counts_.end() || it->second.round != counted_round_
+             ? 0
+             : it->second.samples;
 }
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
@@ -447,8 +446,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     PageHeat h;
     h.vaddr = e.entry.key.vaddr();
     h.page_bytes = static_cast<uint32_t>(PageBytes(e.entry.key.kind));
-    auto it = placement_.find(e.entry.key.Pack());
-    h.current_node = it == placement_.end() ? -1 : it->second;
+    h.current_node = nodes_[e.index];
     h.accessor_node = e.entry.node;
     h.shared = e.entry.sharing == Sharing::kShared;
     h.rate = e.rate.per_sec;
@@ -487,19 +485,17 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
   report.bandwidth_bound = bandwidth_bound_;
   if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
-  std::vector<PageHeat> shed_candidates;
+  std::vector<PageHeat>& shed_candidates = shed_candidates_;
   CollectShedCandidates(scan, bandwidth, &shed_candidates);
   // The short window (file comment): samples since the previous round.
   const double short_s =
       prev_round_ns == 0 || now_ns <= prev_round_ns
           ? 0
           : static_cast<double>(now_ns - prev_round_ns) / 1e9;
-  const uint32_t epoch_lag = scan.epoch - prev_epoch_;
   auto short_window = [&](PageHeat& h, const PageEstimate& e,
                           bool count = true) {
     if (short_s <= 0) return;
-    const uint32_t d =
-        RoundSamples(e.entry.key.Pack(), e.entry.count, epoch_lag);
+    const uint32_t d = round_samples_[e.index];
     if (d == 0) return;
     const double n = static_cast<double>(d / options_.sample_weight);
     if (n <= 0) return;
@@ -527,32 +523,36 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   auto prior_count = [&](const PageEstimate& e) {
     return changed ? CountSinceChange(e.entry.key.Pack()) : e.entry.count;
   };
-  std::vector<PageHeat> candidates, victims, hot_on_fast;
-  candidates.reserve(scan.hottest_not_fast.size());
-  victims.reserve(scan.coldest_on_fast.size());
+  std::vector<PageHeat>& candidates = candidates_;
+  std::vector<PageHeat>& victims = victims_;
+  std::vector<PageHeat>& hot_on_fast = hot_on_fast_;
+  candidates.clear();
+  victims.clear();
+  hot_on_fast.clear();
   for (const PageEstimate& e : scan.hottest_not_fast) {
-    candidates.push_back(to_heat(e));
+    const PageHeat heat = to_heat(e);
+    candidates.push_back(heat);
     short_window(candidates.back(), e);
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/true,
                     candidates.back());
     // The candidate's recent upper bound: the decayed count's, capped by
     // the recency bound (as a victim's).
-    PageHeat recent = to_heat(e);
+    PageHeat recent = heat;
     recency_bound(recent, e);
-    ApplyLongPrior(e.entry.key.Pack(), period, /*candidate=*/true,
+    ApplyLongPrior(long_counts_now_[e.index], period, /*candidate=*/true,
                    recent.rate_hi, candidates.back());
   }
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
     recency_bound(victims.back(), e);
-    ApplyLongWindow(e.entry.key.Pack(), period, victims.back());
+    ApplyLongWindow(long_counts_now_[e.index], period, victims.back());
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/false,
                     victims.back());
     // The victim's recent lower bound: the decayed count's or the short
     // window's (as a candidate's).
     PageHeat recent = victims.back();
     short_window(recent, e, /*count=*/false);
-    ApplyLongPrior(e.entry.key.Pack(), period, /*candidate=*/false,
+    ApplyLongPrior(long_counts_now_[e.index], period, /*candidate=*/false,
                    recent.rate_lo, victims.back());
   }
   for (const PageEstimate& e : scan.hottest_on_fast)
@@ -608,7 +608,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     // short-window counts over the round's samples of known pages), so the
     // shed does not read as a shift.
     double shed_samples = 0;
-    const uint32_t lag = table_->epoch() - prev_epoch_;
     for (const PlannedMove& m : report.decision.moves) {
       if (m.trigger != PlacementTrigger::kBandwidth ||
           m.reason == PlacementReason::kPromote)
@@ -618,9 +617,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       const uint64_t entry_bytes = std::max(m.page_bytes, m.entry_bytes);
       k.kind = entry_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
       k.page = m.vaddr >> PageShift(k.kind);
-      auto now_it = next_counts_.find(k.Pack());
-      if (now_it == next_counts_.end()) continue;
-      const uint32_t d = RoundSamples(k.Pack(), now_it->second, lag);
+      const uint32_t d = RoundSamples(k.Pack());
       if (d == 0) continue;
       shed_samples += static_cast<double>(d) / options_.sample_weight *
                       static_cast<double>(m.page_bytes) /
@@ -671,7 +668,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     if (auto it = placement_.find(k.Pack()); it != placement_.end())
       it->second = m.to_node;
   }
-  prev_counts_.swap(next_counts_);
   prev_epoch_ = table_->epoch();
   // Decay after the round has seen this interval's samples at full weight
   // (halving first would hide a page sampled once per long pass, as hint
@@ -882,11 +878,12 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   const uint32_t lag = table_->epoch() - prev_epoch_;
   const size_t cap = table_->capacity();
   const uint32_t hot_threshold = report.hot_threshold;
-  next_counts_.clear();
-  next_counts_.reserve(entries_.size());
+  const uint64_t round = counters_.rounds;
   prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   long_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   uint64_t prior_samples = 0;
+  round_samples_.assign(entries_.size(), 0);
+  long_counts_now_.assign(entries_.size(), 0.0f);
   for (size_t j = 0; j < entries_.size(); ++j) {
     const EntryView& e = entries_[j];
     const uint64_t key = e.key.Pack();
@@ -894,8 +891,15 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
     const float* long_count = nullptr;  // the key's, once looked up
     bool long_looked_up = false;
     if (count > 0) {
-      next_counts_.emplace(key, count);
-      const uint32_t d = RoundSamples(key, count, lag);
+      // One lookup: the count at the previous round (none if the key had
+      // none then) is replaced by the count now.
+      RoundCount& rc = round_counts_[key];
+      const uint32_t before = rc.round != counted_round_ ? 0
+                              : lag >= 32                ? 0
+                                                         : rc.count >> lag;
+      const uint32_t d = count > before ? count - before : 0;
+      rc = RoundCount{count, d, round};
+      round_samples_[j] = d;
       if (d > 0 && long_on) {
         // The long window (file comment): the round's samples, in samples.
         const float n =
@@ -945,11 +949,16 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
         auto it = long_counts_.find(key);
         if (it != long_counts_.end()) long_count = &it->second;
       }
-      const double c = long_count == nullptr ? 0.0 : *long_count;
+      if (long_count != nullptr) long_counts_now_[j] = *long_count;
+      const double c = long_counts_now_[j];
       const auto n = static_cast<uint64_t>(std::lround(c));
       if (n <= CountPrior::kMaxCount) ++long_histogram_[n];
     }
   }
+  // A key without a count this round has none for the next.
+  absl::erase_if(round_counts_,
+                 [round](const auto& kv) { return kv.second.round != round; });
+  counted_round_ = round;
   prior_.Fit(prior_histogram_, options_.z);
   if (long_prior) {
     long_prior_.Fit(long_histogram_, options_.z);
@@ -959,10 +968,8 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   return prior_samples;
 }
 
-void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
+void PolicyEngine::ApplyLongWindow(double c, double period, PageHeat& h) {
   if (!(long_window_s_ > 0)) return;
-  auto it = long_counts_.find(key);
-  const double c = it == long_counts_.end() ? 0.0 : it->second;
   const double hi = PoissonInterval(c, options_.z).hi * period / long_window_s_;
   // The long window assumes the rate held over it. A page whose recent rate
   // (the decayed count's point estimate, capped by the recency bound) is
@@ -972,11 +979,9 @@ void PolicyEngine::ApplyLongWindow(uint64_t key, double period, PageHeat& h) {
   if (hi < h.rate_hi) ++counters_.long_window_victims;
 }
 
-void PolicyEngine::ApplyLongPrior(uint64_t key, double period, bool candidate,
+void PolicyEngine::ApplyLongPrior(double c, double period, bool candidate,
                                   double recent, PageHeat& h) {
   if (!(long_window_s_ > 0) || !long_prior_.fitted()) return;
-  auto it = long_counts_.find(key);
-  const double c = it == long_counts_.end() ? 0.0 : it->second;
   // The conservative whole count: down for a lower bound, up for an upper.
   const double n = candidate ? std::floor(c) : std::ceil(c);
   const std::optional<PoissonBounds> b =

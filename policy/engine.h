@@ -609,19 +609,18 @@ class PolicyEngine {
   // A key's samples since the change point, in count units (the sum of its
   // per-round samples since then: since_change_).
   uint32_t CountSinceChange(uint64_t key) const;
-  // A key's samples since the previous round (weighted, as the table counts
-  // them), from its count now: the count now less the previous round's
-  // (prev_counts_), halved by the `lag` epochs between (exact: the table's
-  // decay is the same integer halving); 0 if not more. A displaced and
-  // re-inserted entry undercounts.
-  uint32_t RoundSamples(uint64_t key, uint32_t count, uint32_t lag) const;
+  // A key's samples in the round CountRound last counted (round_counts_),
+  // 0 if it had none.
+  uint32_t RoundSamples(uint64_t key) const;
   // The long window (file comment): decays every key's long count to
   // `now_ns` and sets the effective window (long_window_s_).
   void DecayLongCounts(uint64_t now_ns, uint64_t prev_round_ns);
   // The round's per-key work, one walk over entries_ (after the placement
   // query and the scan; report.hot_threshold set), each key looked up once
-  // per map: its count now into next_counts_ (the next round's short
-  // window); its samples since the previous round (RoundSamples) into the
+  // per map: its samples since the previous round (round_counts_: the
+  // count now less the previous round's, halved by the epochs between;
+  // exact: the table's decay is the same integer halving; 0 if not more; a
+  // displaced and re-inserted entry undercounts; the short window) into the
   // long window's count (after DecayLongCounts) and, while the change
   // window is open, into since_change_ (a sample counts at full weight
   // however many epochs have halved the table since; at most one entry per
@@ -635,17 +634,17 @@ class PolicyEngine {
   // fitted to (in samples: count units over the source's sample weight).
   uint64_t CountRound(uint64_t now_ns, uint64_t prev_round_ns,
                       RoundReport& report);
-  // A victim's upper bound from its long count (PageHeat::long_hi), unless
-  // its recent rate contradicts it.
-  void ApplyLongWindow(uint64_t key, double period, PageHeat& h);
+  // A victim's upper bound from its long count `c` (long_counts_now_;
+  // PageHeat::long_hi), unless its recent rate contradicts it.
+  void ApplyLongWindow(double c, double period, PageHeat& h);
   // The long-window prior's bounds for a candidate (PageHeat::long_prior_lo)
-  // or a victim (long_prior_hi), unless the recent evidence contradicts the
+  // or a victim (long_prior_hi) of long count `c`, unless the recent evidence contradicts the
   // long window: for a candidate `recent` is its recent upper bound and a
   // bound below the long lower one means it is cooling; for a victim
   // `recent` is its recent lower bound and one above the long upper bound
   // means it heated up.
-  void ApplyLongPrior(uint64_t key, double period, bool candidate,
-                      double recent, PageHeat& h);
+  void ApplyLongPrior(double c, double period, bool candidate, double recent,
+                      PageHeat& h);
   void ApplyCountPrior(uint32_t count, double period, double window_s,
                        bool candidate, PageHeat& h) const;
 
@@ -717,10 +716,25 @@ class PolicyEngine {
   absl::flat_hash_map<uint64_t, int> placement_;
   std::vector<int> nodes_;
   std::vector<Tier> tiers_;
-  // Each key's count at the previous round (short window), the table epoch
-  // then, and the map being filled for the next round.
-  absl::flat_hash_map<uint64_t, uint32_t> prev_counts_;
-  absl::flat_hash_map<uint64_t, uint32_t> next_counts_;
+  // By index into entries_ (CountRound): the samples since the previous
+  // round (RoundSamples) and, with the long prior on, the long count (0
+  // otherwise).
+  std::vector<uint32_t> round_samples_;
+  std::vector<float> long_counts_now_;
+  // The round's lists for placement (PlacementInput), kept across rounds.
+  std::vector<PageHeat> candidates_, victims_, hot_on_fast_, shed_candidates_;
+  // Each key with a count at the round CountRound last counted
+  // (counted_round_, a round number): that count and the samples it added
+  // in that round (the short window); the table epoch then. One map,
+  // updated in place (a key is looked up once a round; no map is rebuilt):
+  // an entry stamped with an older round is dropped at the round's end.
+  struct RoundCount {
+    uint32_t count = 0;
+    uint32_t samples = 0;
+    uint64_t round = 0;
+  };
+  absl::flat_hash_map<uint64_t, RoundCount> round_counts_;
+  uint64_t counted_round_ = 0;
   uint32_t prev_epoch_ = 0;
   // The long window: each key's samples, exponentially weighted by age
   // (in samples, at most one entry per table slot), and the effective
