@@ -638,11 +638,11 @@ class PolicyEngine {
   // PageHeat::long_hi), unless its recent rate contradicts it.
   void ApplyLongWindow(double c, double period, PageHeat& h);
   // The long-window prior's bounds for a candidate (PageHeat::long_prior_lo)
-  // or a victim (long_prior_hi) of long count `c`, unless the recent evidence contradicts the
-  // long window: for a candidate `recent` is its recent upper bound and a
-  // bound below the long lower one means it is cooling; for a victim
-  // `recent` is its recent lower bound and one above the long upper bound
-  // means it heated up.
+  // or a victim (long_prior_hi) of long count `c`, unless the recent evidence
+  // contradicts the long window: for a candidate `recent` is its recent upper
+  // bound and a bound below the long lower one means it is cooling; for a
+  // victim `recent` is its recent lower bound and one above the long upper
+  // bound means it heated up.
   void ApplyLongPrior(double c, double period, bool candidate, double recent,
                       PageHeat& h);
   void ApplyCountPrior(uint32_t count, double period, double window_s,
