@@ -257,8 +257,8 @@ uint32_t PolicyEngine::CountSinceChange(uint64_t key) const {
 }
 
 uint32_t PolicyEngine::RoundSamples(uint64_t key) const {
-  auto it = round_counts_.find(key);
-  return it == round_counts_.end() || it->second.round != counted_round_
+  auto it = key_counts_.find(key);
+  return it == key_counts_.end() || it->second.round != counted_round_
              ? 0
              : it->second.samples;
 }
@@ -295,9 +295,9 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     int demand_node =
         a.node >= 0 ? a.node : (fast_nodes_.empty() ? -1 : fast_nodes_[0]);
     if (auto it = placement_.find(key); it != placement_.end()) {
-      demand_node = it->second;
+      demand_node = it->second.node;
       ++window_known_;
-      window_fast_ += IsFastNode(it->second);
+      window_fast_ += IsFastNode(it->second.node);
     } else if (unknown_demand_.size() < unknown_demand_.capacity()) {
       // Counted at the round, where the placement query finds the page.
       unknown_demand_.push_back(
@@ -315,7 +315,17 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
 }
 
 void PolicyEngine::RefreshPlacement(MemoryView& view) {
-  placement_.clear();
+  // The map is updated in place, not rebuilt (absl's clear() frees a large
+  // table): the keys found this round are stamped with it, and the rest
+  // are erased after the queries.
+  ++placement_round_;
+  QueryPlacement(view);
+  absl::erase_if(placement_, [this](const auto& kv) {
+    return kv.second.round != placement_round_;
+  });
+}
+
+void PolicyEngine::QueryPlacement(MemoryView& view) {
   nodes_.assign(entries_.size(), -1);
   size_t budget = options_.max_placement_pages_per_round;
   const size_t batch =
@@ -346,7 +356,10 @@ void PolicyEngine::RefreshPlacement(MemoryView& view) {
         const int* st = query_status_.data() + at;
         at += n;
         if (n == 1) {
-          if (st[0] >= 0) placement_[k.Pack()] = nodes_[j] = st[0];
+          if (st[0] >= 0) {
+            placement_[k.Pack()] = Placed{st[0], placement_round_};
+            nodes_[j] = st[0];
+          }
           continue;
         }
         // The node of the majority of the entry's pages; ties to the lower
@@ -359,7 +372,8 @@ void PolicyEngine::RefreshPlacement(MemoryView& view) {
         auto best = std::max_element(
             votes.begin(), votes.end(),
             [](const auto& a, const auto& b) { return a.second < b.second; });
-        placement_[k.Pack()] = nodes_[j] = best->first;
+        placement_[k.Pack()] = Placed{best->first, placement_round_};
+        nodes_[j] = best->first;
       }
     }
     first = end;
@@ -666,7 +680,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                                                           : PageKind::k4K;
     k.page = m.vaddr >> PageShift(k.kind);
     if (auto it = placement_.find(k.Pack()); it != placement_.end())
-      it->second = m.to_node;
+      it->second.node = m.to_node;
   }
   prev_epoch_ = table_->epoch();
   // Decay after the round has seen this interval's samples at full weight
@@ -686,7 +700,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
 void PolicyEngine::AttributeUnknownDemand() {
   for (const UnknownDemand& u : unknown_demand_) {
     auto it = placement_.find(u.key);
-    const int node = it != placement_.end() ? it->second : u.fallback_node;
+    const int node = it != placement_.end() ? it->second.node : u.fallback_node;
     if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
       window_accesses_[node] += u.accesses;
   }
@@ -839,26 +853,35 @@ void PolicyEngine::CollectShedCandidates(const ScanResult& scan,
   }
 }
 
-void PolicyEngine::DecayLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
+void PolicyEngine::SweepKeyCounts(uint64_t now_ns, uint64_t prev_round_ns) {
   long_window_s_ = 0;
-  if (options_.long_window_ns == 0) return;
+  const bool long_on = options_.long_window_ns != 0;
   const double tau_s = static_cast<double>(options_.long_window_ns) / 1e9;
-  if (prev_round_ns != 0 && now_ns > prev_round_ns) {
-    const double f =
-        std::exp(-static_cast<double>(now_ns - prev_round_ns) / 1e9 / tau_s);
-    // A count below kForget is a sample more than 4.6 time constants old
-    // (e^-4.6 = 1%): forgotten, so the map holds only keys with recent
-    // samples.
-    constexpr float kForget = 0.01f;
-    for (auto it = long_counts_.begin(); it != long_counts_.end();) {
-      it->second = static_cast<float>(it->second * f);
-      if (it->second < kForget) {
-        long_counts_.erase(it++);
-      } else {
-        ++it;
+  const bool decay = long_on && prev_round_ns != 0 && now_ns > prev_round_ns;
+  const double f =
+      decay
+          ? std::exp(-static_cast<double>(now_ns - prev_round_ns) / 1e9 / tau_s)
+          : 1.0;
+  // A long count below kForget is a sample more than 4.6 time constants
+  // old (e^-4.6 = 1%): forgotten, so the map holds only keys with recent
+  // samples (or a count at the last counted round).
+  constexpr float kForget = 0.01f;
+  for (auto it = key_counts_.begin(); it != key_counts_.end();) {
+    KeyCounts& c = it->second;
+    if (decay && c.long_count >= 0) {
+      c.long_count = static_cast<float>(c.long_count * f);
+      if (c.long_count < kForget) {
+        c.long_count = KeyCounts::kNoLongCount;
+        --long_keys_;
       }
     }
+    if (c.long_count < 0 && c.round != counted_round_) {
+      key_counts_.erase(it++);
+    } else {
+      ++it;
+    }
   }
+  if (!long_on) return;
   // The effective window: the integral of the weights over the time the
   // engine has run, tau (1 - exp(-T / tau)).
   const double run_s =
@@ -868,7 +891,7 @@ void PolicyEngine::DecayLongCounts(uint64_t now_ns, uint64_t prev_round_ns) {
 
 uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
                                   RoundReport& report) {
-  DecayLongCounts(now_ns, prev_round_ns);
+  SweepKeyCounts(now_ns, prev_round_ns);
   const bool long_on = options_.long_window_ns != 0;
   const bool long_prior = long_window_s_ > 0;
   const bool changed = change_ns_ != 0;
@@ -878,7 +901,7 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   const uint32_t lag = table_->epoch() - prev_epoch_;
   const size_t cap = table_->capacity();
   const uint32_t hot_threshold = report.hot_threshold;
-  const uint64_t round = counters_.rounds;
+  const auto round = static_cast<uint32_t>(counters_.rounds);
   prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   long_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   uint64_t prior_samples = 0;
@@ -888,30 +911,35 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
     const EntryView& e = entries_[j];
     const uint64_t key = e.key.Pack();
     const uint32_t count = e.count;
-    const float* long_count = nullptr;  // the key's, once looked up
+    float long_count = KeyCounts::kNoLongCount;
     bool long_looked_up = false;
     if (count > 0) {
       // One lookup: the count at the previous round (none if the key had
-      // none then) is replaced by the count now.
-      RoundCount& rc = round_counts_[key];
-      const uint32_t before = rc.round != counted_round_ ? 0
-                              : lag >= 32                ? 0
-                                                         : rc.count >> lag;
+      // none then) is replaced by the count now, and the long count
+      // updated.
+      auto [it, inserted] = key_counts_.try_emplace(key);
+      KeyCounts& kc = it->second;
+      const uint32_t before = inserted || kc.round != counted_round_ ? 0
+                              : lag >= 32                            ? 0
+                                          : kc.count >> lag;
       const uint32_t d = count > before ? count - before : 0;
-      rc = RoundCount{count, d, round};
+      kc.count = count;
+      kc.samples = d;
+      kc.round = round;
       round_samples_[j] = d;
       if (d > 0 && long_on) {
         // The long window (file comment): the round's samples, in samples.
         const float n =
             static_cast<float>(d) / static_cast<float>(options_.sample_weight);
-        long_looked_up = true;
-        if (auto it = long_counts_.find(key); it != long_counts_.end()) {
-          it->second += n;
-          long_count = &it->second;
-        } else if (long_counts_.size() < cap) {
-          long_count = &long_counts_.emplace(key, n).first->second;
+        if (kc.long_count >= 0) {
+          kc.long_count += n;
+        } else if (long_keys_ < cap) {
+          kc.long_count = n;
+          ++long_keys_;
         }
       }
+      long_count = kc.long_count;
+      long_looked_up = true;
       // The change window: a sample counts at full weight however many
       // epochs have halved the table since (the window's counts are over
       // its own time, not the decayed window's); at most one entry per
@@ -946,18 +974,17 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
       // weighted count's variance is below its mean: rounding and the
       // Poisson model are conservative, as in ApplyLongWindow).
       if (!long_looked_up) {
-        auto it = long_counts_.find(key);
-        if (it != long_counts_.end()) long_count = &it->second;
+        auto it = key_counts_.find(key);
+        if (it != key_counts_.end()) long_count = it->second.long_count;
       }
-      if (long_count != nullptr) long_counts_now_[j] = *long_count;
+      if (long_count >= 0) long_counts_now_[j] = long_count;
       const double c = long_counts_now_[j];
       const auto n = static_cast<uint64_t>(std::lround(c));
       if (n <= CountPrior::kMaxCount) ++long_histogram_[n];
     }
   }
-  // A key without a count this round has none for the next.
-  absl::erase_if(round_counts_,
-                 [round](const auto& kv) { return kv.second.round != round; });
+  // A key without a count this round has none for the next (its entry is
+  // erased at the next sweep unless it has a long count).
   counted_round_ = round;
   prior_.Fit(prior_histogram_, options_.z);
   if (long_prior) {

@@ -562,7 +562,10 @@ class PolicyEngine {
                const EngineOptions& options,
                std::unique_ptr<TargetStrategy> strategy,
                std::unique_ptr<HotnessTable> table, uint64_t fast_bytes);
+  // Queries where entries_ live (nodes_, placement_; the budget and batches
+  // in EngineOptions); placement_ then holds exactly the keys found.
   void RefreshPlacement(MemoryView& view);
+  void QueryPlacement(MemoryView& view);
   bool IsFastNode(int node) const {
     return node >= 0 && node < static_cast<int>(is_fast_.size()) &&
            is_fast_[node];
@@ -609,19 +612,21 @@ class PolicyEngine {
   // A key's samples since the change point, in count units (the sum of its
   // per-round samples since then: since_change_).
   uint32_t CountSinceChange(uint64_t key) const;
-  // A key's samples in the round CountRound last counted (round_counts_),
-  // 0 if it had none.
+  // A key's samples in the round CountRound last counted (key_counts_), 0
+  // if it had none.
   uint32_t RoundSamples(uint64_t key) const;
   // The long window (file comment): decays every key's long count to
-  // `now_ns` and sets the effective window (long_window_s_).
-  void DecayLongCounts(uint64_t now_ns, uint64_t prev_round_ns);
+  // `now_ns` (forgetting those below 1%) and sets the effective window
+  // (long_window_s_); erases the keys left with neither a long count nor a
+  // count at the last counted round. One walk over key_counts_.
+  void SweepKeyCounts(uint64_t now_ns, uint64_t prev_round_ns);
   // The round's per-key work, one walk over entries_ (after the placement
   // query and the scan; report.hot_threshold set), each key looked up once
-  // per map: its samples since the previous round (round_counts_: the
+  // per map: its samples since the previous round (key_counts_: the
   // count now less the previous round's, halved by the epochs between;
   // exact: the table's decay is the same integer halving; 0 if not more; a
   // displaced and re-inserted entry undercounts; the short window) into the
-  // long window's count (after DecayLongCounts) and, while the change
+  // long window's count (after SweepKeyCounts) and, while the change
   // window is open, into since_change_ (a sample counts at full weight
   // however many epochs have halved the table since; at most one entry per
   // table slot, a key past that left out, as a displaced entry
@@ -713,7 +718,12 @@ class PolicyEngine {
   // by index into entries_, and its tier (the scanner's pass). Kept across
   // rounds so that a round allocates only when the table holds more.
   std::vector<EntryView> entries_;
-  absl::flat_hash_map<uint64_t, int> placement_;
+  struct Placed {
+    int node = -1;
+    uint32_t round = 0;  // placement_round_ when found (RefreshPlacement)
+  };
+  absl::flat_hash_map<uint64_t, Placed> placement_;
+  uint32_t placement_round_ = 0;
   std::vector<int> nodes_;
   std::vector<Tier> tiers_;
   // By index into entries_ (CountRound): the samples since the previous
@@ -723,23 +733,26 @@ class PolicyEngine {
   std::vector<float> long_counts_now_;
   // The round's lists for placement (PlacementInput), kept across rounds.
   std::vector<PageHeat> candidates_, victims_, hot_on_fast_, shed_candidates_;
-  // Each key with a count at the round CountRound last counted
-  // (counted_round_, a round number): that count and the samples it added
-  // in that round (the short window); the table epoch then. One map,
-  // updated in place (a key is looked up once a round; no map is rebuilt):
-  // an entry stamped with an older round is dropped at the round's end.
-  struct RoundCount {
+  // Per key, in one map (a key is looked up once a round; no map is
+  // rebuilt): its count at the round CountRound last counted
+  // (counted_round_, a round number, truncated) and the samples it added in
+  // that round (the short window), valid if `round` is that round; and its
+  // long window count: its samples, exponentially weighted by age, in
+  // samples (kNoLongCount: none; at most one per table slot: long_keys_
+  // counts them). A key with neither is erased by SweepKeyCounts. The
+  // table epoch at the last counted round; the effective long window this
+  // round (0: none yet, or off).
+  struct KeyCounts {
+    static constexpr float kNoLongCount = -1;
     uint32_t count = 0;
     uint32_t samples = 0;
-    uint64_t round = 0;
+    uint32_t round = 0;
+    float long_count = kNoLongCount;
   };
-  absl::flat_hash_map<uint64_t, RoundCount> round_counts_;
-  uint64_t counted_round_ = 0;
+  absl::flat_hash_map<uint64_t, KeyCounts> key_counts_;
+  uint32_t counted_round_ = 0;
+  size_t long_keys_ = 0;
   uint32_t prev_epoch_ = 0;
-  // The long window: each key's samples, exponentially weighted by age
-  // (in samples, at most one entry per table slot), and the effective
-  // window they cover this round (0: none yet, or off).
-  absl::flat_hash_map<uint64_t, float> long_counts_;
   double long_window_s_ = 0;
   CountPrior prior_;
   std::vector<uint64_t> prior_histogram_;
