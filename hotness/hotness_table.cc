@@ -578,6 +578,16 @@ bool HotnessTable::ReadSlot(size_t index, EntryView* out, bool normalize) {
   return true;
 }
 
+void HotnessTable::ReadSlots(size_t begin, size_t end, bool normalize,
+                             std::vector<EntryView>* out) {
+  for (size_t i = begin; i < end; ++i) {
+    // The empty slots (most of a sparse table) cost one load each here.
+    if (slots_[i].key.load(std::memory_order_relaxed) == 0) continue;
+    EntryView e;
+    if (ReadSlot(i, &e, normalize)) out->push_back(e);
+  }
+}
+
 // relaxed loads here and in stats(): each is an independent total or
 // clock; the snapshot is approximate while writers run.
 RateWindow HotnessTable::rate_window() const {

@@ -403,6 +403,13 @@ class HotnessTable {
   // unambiguous.
   bool ReadSlot(size_t index, EntryView* out, bool normalize);
 
+  // Appends to `out` the live entries of slots [begin, end) (end <=
+  // capacity()), in slot order, as ReadSlot() reads each: one call for a
+  // pass over many slots, most of them empty in a table sized for the
+  // whole fast tier. Allocates only when `out` must grow.
+  void ReadSlots(size_t begin, size_t end, bool normalize,
+                 std::vector<EntryView>* out);
+
   // The window and period that turn counts into rates, as of now.
   RateWindow rate_window() const;
 

@@ -134,6 +134,63 @@ TEST(HotnessScannerTest, ListsHottestSlowAndColdestFastWithBounds) {
   EXPECT_EQ(scanner.cursor(), 100u);
 }
 
+// The round's way (engine.cc): the live entries read once
+// (HotnessTable::ReadSlots), then a pass over them. The same lists, in the
+// same order (ties included: many pages share a count), histogram and live
+// count as a pass of Step() over the table; each listed page carries where
+// it was found (its slot, or its index in the entries).
+TEST(HotnessScannerTest, PassOverTheEntriesReadListsAsStepDoes) {
+  auto t = MakeTable(4096);
+  std::vector<AccessSample> v;
+  for (uint64_t p = 0; p < 1500; ++p) {
+    v.push_back(Sample(1, p, 0, kSecond + p, static_cast<uint16_t>(p % 7 + 1),
+                       PageKind::k4K, 100));
+  }
+  IngestAll(*t, v);
+  auto tier = [](const PageKey& k) {
+    return k.page % 5 == 0   ? Tier::kUnknown
+           : k.page % 2 == 0 ? Tier::kFast
+                             : Tier::kSlow;
+  };
+  const ScanOptions opt{.top_k = 64, .z = 1.96, .hottest_on_fast = true};
+  HotnessScanner by_step(t.get(), opt);
+  while (!by_step.Step(300, tier)) {
+  }
+  std::vector<EntryView> entries;
+  t->ReadSlots(0, 1000, /*normalize=*/true, &entries);
+  t->ReadSlots(1000, t->capacity(), /*normalize=*/true, &entries);
+  ASSERT_EQ(entries.size(), by_step.last_result().live_entries);
+  ASSERT_GT(entries.size(), 1400u);  // a few displaced from full sets
+  std::vector<Tier> tiers;
+  for (const EntryView& e : entries) tiers.push_back(tier(e.key));
+  HotnessScanner by_pass(t.get(), opt);
+  by_pass.Pass(entries, tiers);
+  const ScanResult& a = by_step.last_result();
+  const ScanResult& b = by_pass.last_result();
+  EXPECT_EQ(b.pass, 1u);
+  EXPECT_EQ(b.live_entries, a.live_entries);
+  for (int bin = 0; bin < Log2Histogram::kBins; ++bin)
+    EXPECT_EQ(b.histogram.pages(bin), a.histogram.pages(bin)) << bin;
+  auto same = [&](const std::vector<PageEstimate>& x,
+                  const std::vector<PageEstimate>& y) {
+    ASSERT_EQ(x.size(), 64u);
+    ASSERT_EQ(y.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(y[i].entry.key.Pack(), x[i].entry.key.Pack()) << i;
+      EXPECT_EQ(y[i].rate.hi_per_sec, x[i].rate.hi_per_sec) << i;
+      // Step: the slot; Pass: the index in `entries`.
+      EntryView at_slot;
+      ASSERT_TRUE(t->ReadSlot(x[i].index, &at_slot, /*normalize=*/false));
+      EXPECT_EQ(at_slot.key.Pack(), x[i].entry.key.Pack()) << i;
+      ASSERT_LT(y[i].index, entries.size());
+      EXPECT_EQ(entries[y[i].index].key.Pack(), y[i].entry.key.Pack()) << i;
+    }
+  };
+  same(a.hottest_not_fast, b.hottest_not_fast);
+  same(a.coldest_on_fast, b.coldest_on_fast);
+  same(a.hottest_on_fast, b.hottest_on_fast);
+}
+
 TEST(HotnessScannerTest, ListsHottestOnFastOnlyWhenAsked) {
   auto t = MakeTable(4096);
   std::vector<AccessSample> v;

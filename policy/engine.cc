@@ -433,11 +433,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // are learnt, their placement is queried, and the scanner's pass sorts
   // the same entries into the lists (HotnessScanner::Pass).
   entries_.clear();
-  const size_t capacity = table_->capacity();
-  for (size_t i = 0; i < capacity; ++i) {
-    EntryView e;
-    if (table_->ReadSlot(i, &e, /*normalize=*/true)) entries_.push_back(e);
-  }
+  table_->ReadSlots(0, table_->capacity(), /*normalize=*/true, &entries_);
   RefreshPlacement(view);
   if (view.Interrupted()) {
     // The owner is stopping: no decision from a placement half queried.
