@@ -4,11 +4,36 @@
 // in-memory view (the engine's own work; live, the node queries add about
 // 1 us per page). Also the ingest rate of the same engine (samples/s), the
 // other half of the loop. Compare the round time with the poll interval
-// (50 ms) and with how long the perf rings take to fill.
+// (50 ms) and with how long the perf rings take to fill. The counter
+// ingest_ms is the untimed Ingest of the 4N samples between two rounds.
 //
 //   bazel run -c opt //tools/attach:attach_round_benchmark
+//
+// Measured (2 shared cores, other jobs running: noisy, medians of
+// --benchmark_repetitions=3 over two interleaved runs; N = live entries):
+//
+//   N      016ae3e  main b93a23c   after (branch round)
+//   64k    ~25 ms   113-174 ms     50-67 ms
+//   256k   -        443-665 ms     195-199 ms
+//   1M     ~0.5 s   1471-1563 ms   613-629 ms
+//
+// No O(n log n) or O(n^2) piece had crept in: the round stayed linear,
+// but at 016ae3e it read the table twice (pass 1 for the keys, pass 2 for
+// the lists, a placement lookup per key) and looked each key up once more
+// for the hot pages, and every feature added since (the short window, the
+// long window and its prior, the count prior, the change window) added
+// its own walk over the keys with hash lookups (a cache miss each at 1M
+// keys) and a map rebuilt every round (absl's clear() frees a table of
+// more than 127 slots: reallocated, zeroed by the kernel, regrown). Now:
+// one read of the table (HotnessTable::ReadSlots, HotnessScanner::Pass),
+// one walk over its entries with one lookup per key per map (CountRound),
+// dense arrays by entry index for the listed pages, and maps updated in
+// place. What is left at 1M is mostly those lookups per key (key_counts_,
+// placement_); at 64k, the read of the 4M-slot table (sized for the 16 GiB
+// fast tier) and placement's sorts of its 32k-page lists.
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -102,9 +127,14 @@ void BM_Round(benchmark::State& state) {
   engine->Start(0);
   const std::vector<Sample> samples = Samples(pages, pages * 4, kSec / 2);
   uint64_t t = kSec;
+  double ingest_s = 0;
   for (auto _ : state) {
     state.PauseTiming();
+    const auto start = std::chrono::steady_clock::now();
     engine->Ingest(samples);  // keeps every entry live across epochs
+    ingest_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     state.ResumeTiming();
     RoundReport r = engine->RunRound(view, t);
     benchmark::DoNotOptimize(r);
@@ -112,6 +142,10 @@ void BM_Round(benchmark::State& state) {
   }
   state.counters["live_entries"] =
       static_cast<double>(engine->RunRound(view, t).live_entries);
+  // The untimed Ingest of the N * 4 samples between rounds (placement
+  // lookups included), per round.
+  state.counters["ingest_ms"] =
+      1e3 * ingest_s / static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(pages));
 }
 BENCHMARK(BM_Round)
