@@ -5,11 +5,13 @@
 // stream and the same memory state (tools/engine_equivalence_test.cc).
 //
 // One round (RunRound):
-//   1. a scanner pass learns the tracked keys; their nodes are queried from
-//      the view (at most max_placement_pages_per_round 4 KiB pages, in table
-//      order, placement_query_batch_pages per call; the rest are "unknown"
-//      for the round);
-//   2. a second pass sorts them into the hottest-not-fast, coldest-on-fast
+//   1. one read of the table learns the tracked keys (every live entry,
+//      HotnessTable::ReadSlots); their nodes are queried from the view (at
+//      most max_placement_pages_per_round 4 KiB pages, in table order,
+//      placement_query_batch_pages per call; the rest are "unknown" for the
+//      round);
+//   2. the scanner's pass over the entries read (HotnessScanner::Pass)
+//      sorts them into the hottest-not-fast, coldest-on-fast
 //      (and, for --locality, hottest-on-fast) lists; a victim's upper rate
 //      bound is also capped by the time since its last sample (zero samples
 //      in that gap: U(0) * period / gap), so a page that was hot and stopped
