@@ -300,7 +300,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
         huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     a.weight = options_.sample_weight;
-    // Branch-free: one compare per sample.
+    // Branch-free: two compares and an or per sample.
     rates_bound_accesses_ |= !SamplesCountAccesses(s.source);
     batch_.push_back(a);
     const uint64_t key = PageKey::PackSample(a);
