@@ -134,7 +134,7 @@ struct MigratorOptions {
   // of a second, then the thread waits the debt out); <= 0: unlimited.
   // The window is a second, not 100 ms, so that a hot set found at once
   // (attach's first round) moves at once: under emulation (50-150 us a
-  // page) 6144 pages took 1.2 s at a quarter core and 100 ms deep, the
+  // page) 6144 pages took 1.1 s at a quarter core and 100 ms deep, the
   // largest part of the time to 90% after start in tests/compare.
   double cpu_budget = 0.25;
   // -EBUSY pages are retried after retry_delay, 2x, 4x, ...; then failed.

@@ -227,9 +227,24 @@ void PolicyEngine::CheckShift(uint64_t now_ns) {
     }
     return;
   }
-  if (share_baseline_ < 0) return;
   const uint64_t earliest = last_round_ns_ + options_.interval_ns / 4;
   if (next_round_ns_ <= earliest || now_ns < earliest) return;
+  // Evidence outpacing rounds (engine.h): at least as many samples on
+  // pages the last round did not place as the last round's window had
+  // per interval (its samples over its length, times the interval). At
+  // the last window's rate that takes a whole interval (at most every
+  // sample is new), so it fires only when new evidence comes at 4x that
+  // rate or more (at most one round per interval / 4): the kernel's scan
+  // pass making every accessed slow page hint-fault at once, a new hot
+  // set the last round had not seen. A rate, not a count: an early
+  // round's short window would otherwise lower the bar for the next.
+  if (last_window_per_interval_ > 0 &&
+      static_cast<double>(window_novel_) >= last_window_per_interval_) {
+    next_round_ns_ = now_ns;
+    burst_pending_ = true;
+    return;
+  }
+  if (share_baseline_ < 0) return;
   if (ShareDropped()) {
     next_round_ns_ = now_ns;
     early_pending_ = true;
@@ -280,7 +295,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
         huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     a.weight = options_.sample_weight;
-    // Branch-free: one compare per sample.
+    // Branch-free: two compares and an or per sample.
     rates_bound_accesses_ |= !SamplesCountAccesses(s.source);
     batch_.push_back(a);
     const uint64_t key = PageKey::PackSample(a);
@@ -298,11 +313,14 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
       demand_node = it->second.node;
       ++window_known_;
       window_fast_ += IsFastNode(it->second.node);
-    } else if (unknown_demand_.size() < unknown_demand_.capacity()) {
-      // Counted at the round, where the placement query finds the page.
-      unknown_demand_.push_back(
-          {key, demand_node, static_cast<double>(a.sample_period)});
-      continue;
+    } else {
+      ++window_novel_;  // not placed at the last round (CheckShift)
+      if (unknown_demand_.size() < unknown_demand_.capacity()) {
+        // Counted at the round, where the placement query finds the page.
+        unknown_demand_.push_back(
+            {key, demand_node, static_cast<double>(a.sample_period)});
+        continue;
+      }
     }
     if (demand_node >= 0 &&
         static_cast<size_t>(demand_node) < window_accesses_.size()) {
@@ -384,8 +402,23 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
   report.time_ns = now_ns;
-  report.early = early_pending_ && now_ns < next_scheduled_ns_;
+  report.early =
+      (early_pending_ || burst_pending_) && now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
+  if (report.early && burst_pending_ && !early_pending_)
+    ++counters_.burst_rounds;
+  burst_pending_ = false;
+  {
+    const uint64_t from = WindowStartNs(now_ns);
+    const double len = now_ns > from
+                           ? static_cast<double>(now_ns - from)
+                           : static_cast<double>(options_.interval_ns);
+    last_window_per_interval_ =
+        static_cast<double>(counters_.samples - samples_at_last_round_) *
+        static_cast<double>(options_.interval_ns) / len;
+    samples_at_last_round_ = counters_.samples;
+    window_novel_ = 0;
+  }
   // The change window (file comment), before the round's window is folded
   // into the baseline.
   const bool was_open = change_ns_ != 0;

@@ -143,6 +143,18 @@
 // in the guest's hint-fault runs the first samples waited up to half an
 // interval for the second round. Tested in engine_test
 // FirstRoundComesEarlyWithSamples (both cases).
+// Evidence can also outpace the rounds with no share to test: a hint-fault
+// source sees only slow-tier pages (the fast share is always 0), and the
+// kernel's scan pass makes every accessed slow page fault within a fraction
+// of a second, so the round that the first faults brought forward saw a
+// few hundred of them and the other thousands waited for the schedule. So
+// once a round has run, samples on pages it did not place (of unknown
+// node) that reach what its window held per interval (its samples over
+// its length, times the interval) bring the next round forward, at most
+// one per interval / 4 after the previous; at the last window's rate that
+// takes a whole interval, so only a burst (4x that rate or more) does it.
+// A burst round opens no change window. Tested in engine_test
+// ABurstOfNewPagesBringsTheNextRoundForward.
 // A detection also opens a change window: the counts the empirical-Bayes
 // prior (above) is fitted to and applied to become the samples since the
 // change point (the round before the detection), over the time since it,
@@ -416,7 +428,7 @@ struct RoundReport {
   uint64_t round = 0;    // 1 for the first
   uint64_t time_ns = 0;  // the round's time (the caller's clock)
   bool epoch_advanced = false;
-  bool early = false;  // brought forward by the shift detector
+  bool early = false;  // brought forward (shift, start, or evidence burst)
   // The change window (file comment): its length in seconds when the
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
@@ -482,7 +494,8 @@ struct EngineCounters {
   uint64_t planned_demotions = 0;
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
-  uint64_t early_rounds = 0;      // rounds brought forward by a shift
+  uint64_t early_rounds = 0;      // rounds brought forward (report.early)
+  uint64_t burst_rounds = 0;      // of those, by an evidence burst
   uint64_t change_window_rounds = 0;  // rounds with the change window open
   uint64_t released_holds = 0;        // ping-pong holds ended at change points
   // Candidates whose lower bound came from the short window (since the
@@ -682,6 +695,15 @@ class PolicyEngine {
   // A round has run after samples were ingested: the start's change point
   // (CheckShift) is spent.
   bool sampled_round_ = false;
+  // Evidence outpacing rounds (CheckShift): samples since the last round
+  // on pages of unknown node (not placed at the last round), and what the
+  // last round's window held at its rate over a whole interval. A burst
+  // round opens no change window: nothing says the regime changed, only
+  // that rounds lag.
+  uint64_t window_novel_ = 0;
+  double last_window_per_interval_ = 0;
+  uint64_t samples_at_last_round_ = 0;
+  bool burst_pending_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
   // round from the exact per-round differences (CountRound).

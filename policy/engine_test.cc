@@ -642,6 +642,59 @@ TEST(PolicyEngineTest, FirstRoundComesEarlyWithSamples) {
   }
 }
 
+// Evidence outpacing rounds (engine.h, CheckShift): after a sampled round,
+// as many samples on pages that round did not place as its window held per
+// interval bring the next round forward (not before interval / 4 after
+// it); a rate, so the early round's short window does not lower the bar
+// for the next one, and new pages at the last window's rate wait for the
+// schedule.
+TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.epoch_rounds = 8;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  uint64_t next_page = 0;
+  // `n` samples, one on each of `n` slow pages never sampled before.
+  auto fresh = [&](int n, uint64_t t) {
+    std::vector<Sample> v;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t a = kBase + (next_page++) * kPage;
+      view.node[a] = 2;
+      v.push_back(At(a, t));
+    }
+    return v;
+  };
+  // Before interval / 4: the start brings nothing forward; the scheduled
+  // round at 1 s has 32 samples over its 1 s window.
+  engine->Ingest(fresh(32, kSec / 10));
+  ASSERT_FALSE(engine->RunRound(view, kSec).early);
+  // New pages at that rate: 31 samples by 1.9 s wait for the schedule.
+  engine->Ingest(fresh(16, kSec * 15 / 10));
+  engine->Ingest(fresh(15, kSec * 19 / 10));
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+  ASSERT_FALSE(engine->RunRound(view, 2 * kSec).early);
+  // 40 samples on new pages within 0.2 s (a scan pass's hint faults):
+  // past interval / 4 they bring the round forward.
+  engine->Ingest(fresh(40, 2 * kSec + kSec / 5));
+  EXPECT_EQ(engine->next_round_ns(), 3 * kSec);  // not before 2.25 s
+  engine->Ingest(fresh(1, 2 * kSec + kSec * 3 / 10));
+  ASSERT_EQ(engine->next_round_ns(), 2 * kSec + kSec * 3 / 10);
+  RoundReport r = engine->RunRound(view, 2 * kSec + kSec * 3 / 10);
+  EXPECT_TRUE(r.early);
+  EXPECT_EQ(engine->counters().early_rounds, 1u);
+  EXPECT_EQ(engine->counters().burst_rounds, 1u);
+  EXPECT_EQ(engine->next_round_ns(), 3 * kSec);  // the schedule holds
+  // That window: 41 samples in 0.3 s, 137 per interval. 50 more new pages
+  // by 2.8 s are fewer: no round until the schedule (counting samples, 50
+  // against 41 would have brought one).
+  engine->Ingest(fresh(50, 2 * kSec + kSec * 8 / 10));
+  EXPECT_EQ(engine->next_round_ns(), 3 * kSec);
+  EXPECT_FALSE(engine->RunRound(view, 3 * kSec).early);
+  EXPECT_EQ(engine->counters().burst_rounds, 1u);
+}
+
 // The long window's prior (engine.h, "A prior on the long window"). Node 0
 // holds 200 hot pages sampled once a second (at 0.5, 1.5, .. 9.5 s) and 300
 // cold pages sampled once, at 9.5 s (as a page first touched then); so is

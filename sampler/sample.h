@@ -50,17 +50,21 @@ enum class SampleSource : uint8_t {
   kIbsOp = 3,
   kPageFault = 4,
   kDamon = 5,
-  kPerfData = 6,  // imported from a perf.data file
+  // Imported from a perf.data file: a PMU or other event. An import of the
+  // software page-fault events is kPageFault (PerfEventSampleSource() in
+  // sampler/perf/perf_data_reader.h).
+  kPerfData = 6,
 };
 const char* SampleSourceName(SampleSource source);
 
 // Whether a sample of this source stands for `period` accesses, so that
 // samples x period / time estimates a page's access rate. PMU samples do
 // (one per `period` counted loads or ops), and so do their recordings
-// (perf.data imports; kUnknown: traces written that way by hand or by a
-// generator). A fault (kPageFault: page, NUMA hint and write faults) is
-// raised at most once per page per re-arm (a kernel scan pass, a
-// soft-dirty clear) however often the page is accessed, and DAMON's
+// (kPerfData: perf.data imports of PMU events; kUnknown: traces written
+// that way by hand or by a generator). A fault (kPageFault: page, NUMA
+// hint and write faults, also imported from perf.data) is raised at most
+// once per page per re-arm (a kernel scan pass, a soft-dirty clear, an
+// unmap) however often the page is accessed, and DAMON's
 // nr_accesses counts the sampling intervals that saw an access: their
 // rates bound a page's access rate from below, for a hot page by orders of
 // magnitude (one hint fault a second for thousands of accesses).

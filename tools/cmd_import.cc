@@ -32,6 +32,22 @@ CpuCounters ToTrace(uint32_t cpu, const PerfCpuCounts& c) {
   return out;
 }
 
+// The trace header's source: the sampler that produced the samples, as
+// `hotpage record` writes it. A recording of the software page-fault events
+// only is a page-fault trace ("pagefault", what `hotpage record --source
+// pagefault` writes; its samples are kPageFault, PerfEventSampleSource); any
+// other event, alone or mixed in, makes it "perf-data" (the samples carry
+// their own source either way). The provenance, "imported from FILE" with
+// the event names, is in event_config.
+std::string ImportedTraceSource(const std::vector<PerfEventInfo>& events) {
+  bool all_faults = !events.empty();
+  for (const PerfEventInfo& e : events) {
+    all_faults &= e.source == SampleSource::kPageFault;
+  }
+  return SampleSourceName(all_faults ? SampleSource::kPageFault
+                                     : SampleSource::kPerfData);
+}
+
 }  // namespace
 
 int RunImport(const std::vector<std::string>& args) {
@@ -49,7 +65,12 @@ int RunImport(const std::vector<std::string>& args) {
       "as\n"
       "per-CPU counters. Unknown record types are skipped. A damaged file "
       "keeps\n"
-      "everything before the damage and exits 1 naming the byte offset.";
+      "everything before the damage and exits 1 naming the byte offset.\n"
+      "Samples of the software page-fault events (-e page-faults, "
+      "minor-faults,\n"
+      "major-faults) are page-fault samples (source pagefault), not "
+      "priced as\n"
+      "access counts; the header says pagefault when every event is one.";
   auto usage_error = [](absl::string_view msg) {
     std::cerr << "hotpage import: " << msg
               << "\nTry 'hotpage import --help'.\n";
@@ -76,8 +97,13 @@ int RunImport(const std::vector<std::string>& args) {
   absl::StatusOr<PerfDataReader> reader = PerfDataReader::Open(in_path);
   if (!reader.ok()) return fail(reader.status());
 
+  // The first sample is read before the header is written: a pipe-mode
+  // file's attrs are records ahead of its first sample (perf writes them
+  // all there), so only then are its events known.
+  Sample first;
+  const bool have_first = reader->Next(&first);
   TraceHeader header;
-  header.source = SampleSourceName(SampleSource::kPerfData);
+  header.source = ImportedTraceSource(reader->stats().events);
   std::vector<std::string> names;
   for (const PerfEventInfo& e : reader->stats().events) {
     names.push_back(e.sample_period
@@ -100,7 +126,11 @@ int RunImport(const std::vector<std::string>& args) {
   std::vector<Sample> batch(4096);
   uint64_t total = 0;
   absl::Status status;
-  for (;;) {
+  if (have_first) {
+    total = 1;
+    status = (*writer)->Append(first);
+  }
+  for (; status.ok();) {
     size_t n = reader->Read(batch.data(), batch.size());
     if (n == 0) break;
     total += n;

@@ -65,6 +65,24 @@ check "lost_samples-4.4: lost=2 ($summary)" grep -q "lost=2 " <<<"$summary"
 summary=$("$HOTPAGE" dump "$T/piped.hpt" | tail -n 1)
 check "piped-3.4: throttled=1 unthrottled=1 ($summary)" grep -q "throttled=1 unthrottled=1 skipped=228" <<<"$summary"
 
+# A page-fault recording (software page-fault events only) imports as
+# page-fault samples, with a page-fault header: fault rates are not priced
+# as access rates (sampler/sample.h SamplesCountAccesses). Pipe mode too:
+# its attrs come as records before the first sample.
+"$HOTPAGE" import "$DATA/pagefaults.dd.perf.data" -o "$T/pf.hpt" 2>/dev/null
+out=$("$HOTPAGE" dump --header --stats "$T/pf.hpt")
+check "pagefaults.dd: header source=pagefault" grep -qx "# source=pagefault" <<<"$out"
+check "pagefaults.dd: 9 pagefault samples" grep -qx "# source=pagefault samples=9" <<<"$out"
+check "pagefaults.dd: event named in the header" grep -q "^# event_config=imported from .*: page-faults freq=4000$" <<<"$out"
+"$HOTPAGE" import "$DATA/touch16.pipe.perf.data" -o "$T/pfpipe.hpt" 2>/dev/null
+out=$("$HOTPAGE" dump --header --stats "$T/pfpipe.hpt")
+check "touch16.pipe: header source=pagefault" grep -qx "# source=pagefault" <<<"$out"
+check "touch16.pipe: 276 pagefault samples" grep -qx "# source=pagefault samples=276" <<<"$out"
+check "touch16.pipe: events named in the header" grep -q "^# event_config=imported from .*: page-faults period=1, minor-faults period=1$" <<<"$out"
+# PMU events (no data addresses in these old files) keep perf-data.
+out=$("$HOTPAGE" dump --header "$T/piped.hpt")
+check "piped-3.4 (cycles): header source=perf-data" grep -qx "# source=perf-data" <<<"$out"
+
 # Errors.
 out=$("$HOTPAGE" import "$DATA/touch16.file.txt" -o "$T/x.hpt" 2>&1); rc=$?
 check "not perf.data: exit 1" test $rc -eq 1

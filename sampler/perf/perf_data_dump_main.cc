@@ -65,9 +65,10 @@ int main(int argc, char** argv) {
     const auto& e = st.events[i];
     std::printf("event %zu: %s type=%u config=%#" PRIx64
                 " sample_type=%#" PRIx64 " attr_size=%u samples=%" PRIu64
-                " skipped_no_addr=%" PRIu64 "\n",
+                " skipped_no_addr=%" PRIu64 " source=%s\n",
                 i, e.name.c_str(), e.type, e.config, e.sample_type, e.attr_size,
-                e.samples, e.skipped_no_addr);
+                e.samples, e.skipped_no_addr,
+                hotpage::SampleSourceName(e.source));
   }
   auto print_cpu = [](const char* label, const hotpage::PerfCpuCounts& c) {
     std::printf("%s: samples=%" PRIu64 " skipped_no_addr=%" PRIu64

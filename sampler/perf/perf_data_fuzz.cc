@@ -1,8 +1,9 @@
 // Fuzz target for PerfDataReader: any bytes, opened as a perf.data file and
 // read to the end. Besides crashes and sanitizer reports it checks what the
 // reader promises: every sample returned has a data address, a valid event
-// index and an offset inside the input; the stream always ends (done());
-// the sample count matches the stats; an error names the input.
+// index, its event's source and an offset inside the input; the stream
+// always ends (done()); the sample count matches the stats; an error names
+// the input.
 //
 // Built two ways (see BUILD.bazel): a cc_test over the seed files with
 // tools/base/fuzz_driver.cc, and a libFuzzer binary under --config=fuzz.
@@ -35,8 +36,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto& events = reader->stats().events;
     for (size_t i = 0; i < n; ++i) {
       if (samples[i].vaddr == 0 || samples[i].reserved != 0 ||
-          samples[i].source != hotpage::SampleSource::kPerfData ||
           origins[i].event >= events.size() || origins[i].file_offset >= size) {
+        std::abort();
+      }
+      // The source is the event's, decided from its attr.
+      const hotpage::PerfEventInfo& e = events[origins[i].event];
+      if (samples[i].source != e.source ||
+          e.source != hotpage::PerfEventSampleSource(e.type, e.config)) {
         std::abort();
       }
     }

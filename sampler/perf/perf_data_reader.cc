@@ -1,6 +1,7 @@
 #include "sampler/perf/perf_data_reader.h"
 
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -130,6 +131,7 @@ Attr ParseAttr(const uint8_t* p, uint64_t len, PerfEventInfo* info) {
   info->type = Load32(p + pf::kAttrType);
   info->config = u64_at(pf::kAttrConfig);
   info->attr_size = static_cast<uint32_t>(len);
+  info->source = PerfEventSampleSource(info->type, info->config);
   a.sample_type = u64_at(pf::kAttrSampleType);
   a.read_format = u64_at(pf::kAttrReadFormat);
   const uint64_t flags = u64_at(pf::kAttrFlags);
@@ -150,7 +152,8 @@ Attr ParseAttr(const uint8_t* p, uint64_t len, PerfEventInfo* info) {
   a.layout.sample_regs_intr = u64_at(pf::kAttrSampleRegsIntr);
   a.layout.sample_id_all = a.sample_id_all;
   a.layout.fixed_period = a.sample_period;
-  a.layout.source = SampleSource::kPerfData;
+  // Decided once per event; HandleSample copies it into every sample.
+  a.layout.source = info->source;
 
   const uint64_t t = a.sample_type;
   a.id_pos = CalcIdPos(t);
@@ -220,6 +223,15 @@ const char* const kSoftwareNames[] = {
     "emulation-faults", "dummy",        "bpf-output",   "cgroup-switches"};
 
 }  // namespace
+
+SampleSource PerfEventSampleSource(uint32_t type, uint64_t config) {
+  if (type == PERF_TYPE_SOFTWARE && (config == PERF_COUNT_SW_PAGE_FAULTS ||
+                                     config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+                                     config == PERF_COUNT_SW_PAGE_FAULTS_MAJ)) {
+    return SampleSource::kPageFault;
+  }
+  return SampleSource::kPerfData;
+}
 
 std::string PerfEventDefaultName(uint32_t type, uint64_t config) {
   const uint64_t low = config & 0xffffffffULL;  // high bits: extended PMU type
@@ -926,7 +938,7 @@ inline bool PerfDataReader::Impl::HandleSample(const uint8_t* body,
   s->level = src.level;
   s->tlb = src.tlb;
   s->flags = src.flags;
-  s->source = SampleSource::kPerfData;
+  s->source = a.layout.source;  // per event: PerfEventSampleSource()
   s->reserved = 0;
   if (origin != nullptr) {
     origin->event = index;

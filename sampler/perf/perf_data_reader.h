@@ -16,9 +16,11 @@
 // memory), parses the header, attrs and event names, and positions at the
 // first record. Next() / Read() then walk the records in file order,
 // decompressing on the fly; every sample with a data address becomes a
-// Sample (source kPerfData), everything else is counted in stats(): lost and
-// throttle records per CPU, samples without an address, records of types
-// this reader does not know (skipped, not fatal). Memory use is constant in
+// Sample (its source set per event by PerfEventSampleSource(): kPageFault
+// for the software page-fault events, kPerfData for PMU and all other
+// events); everything else is counted in stats(): lost and throttle records
+// per CPU, samples without an address, records of types this reader does
+// not know (skipped, not fatal). Memory use is constant in
 // the number of samples: the file is mapped, and compressed data goes
 // through one 256 KiB window.
 //
@@ -77,7 +79,9 @@ struct PerfEventInfo {
   uint64_t sample_period = 0;  // 0 in frequency mode
   uint64_t sample_freq = 0;    // 0 in period mode
   uint32_t attr_size = 0;      // bytes of perf_event_attr as stored in the file
-  uint64_t samples = 0;        // samples returned for this event
+  // What its samples are tagged: PerfEventSampleSource(type, config).
+  SampleSource source = SampleSource::kPerfData;
+  uint64_t samples = 0;  // samples returned for this event
   uint64_t skipped_no_addr = 0;
 };
 
@@ -172,6 +176,17 @@ class PerfDataReader {
   explicit PerfDataReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Which sampler an event of a perf.data file is, as the SampleSource its
+// samples are tagged with. The software page-fault events (`perf record -e
+// page-faults|minor-faults|major-faults -d`: PERF_TYPE_SOFTWARE with
+// PERF_COUNT_SW_PAGE_FAULTS, _MIN or _MAJ, what a machine without a PMU can
+// record) are kPageFault: a page faults at most once until it is unmapped or
+// reclaimed however hot it is, so their rates only bound the access rate
+// from below (SamplesCountAccesses() is false). Everything else (PMU
+// events, raw, unknown types) is kPerfData, which counts accesses: one
+// sample per `period` counted events.
+SampleSource PerfEventSampleSource(uint32_t type, uint64_t config);
 
 // perf's name for an event without a name in the file: "cycles",
 // "page-faults", "raw 0x1cd", "type 11 config 0x3", ...

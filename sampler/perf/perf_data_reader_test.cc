@@ -375,6 +375,88 @@ TEST(PerfDataReader, SeveralEventsMappedByIdentifierOrId) {
   }
 }
 
+// The source is decided per event from its attr: the software page-fault
+// events (what `perf record -e page-faults -d` records without a PMU) are
+// fault samples, which the engine does not price as accesses
+// (SamplesCountAccesses); a PMU event in the same file stays kPerfData, and
+// so do other software events and hardware config 2 (cache-references, the
+// same config number as page-faults).
+TEST(PerfDataReader, PageFaultEventsAreTaggedPageFaultPerEvent) {
+  struct Ev {
+    uint32_t type;
+    uint64_t config;
+    SampleSource want;
+  };
+  const Ev evs[] = {
+      {PERF_TYPE_RAW, 0x1cd, SampleSource::kPerfData},
+      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, SampleSource::kPageFault},
+      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN,
+       SampleSource::kPageFault},
+      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+       SampleSource::kPageFault},
+      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, SampleSource::kPerfData},
+      {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
+       SampleSource::kPerfData},
+  };
+  constexpr int kEvents = static_cast<int>(std::size(evs));
+  PerfDataBuilder b;
+  for (int e = 0; e < kEvents; ++e) {
+    TestAttr t = PebsAttr(100 + e);
+    t.type = evs[e].type;
+    t.config = evs[e].config;
+    t.name = PerfEventDefaultName(t.type, t.config);
+    b.AddAttr(t);
+  }
+  // Interleaved: the source follows each sample's event, not the first or
+  // the last event seen.
+  for (int i = 0; i < 3 * kEvents; ++i) {
+    const int e = (i * 5) % kEvents;
+    b.AddSample(e, PebsSample(100 + e, i));
+  }
+  for (const std::string& data : {b.File(), b.Pipe()}) {
+    Drained d = DrainBuffer(data);
+    ASSERT_TRUE(d.status.ok()) << d.status;
+    ASSERT_EQ(d.samples.size(), 3u * kEvents);
+    for (size_t i = 0; i < d.samples.size(); ++i) {
+      const uint32_t e = d.origins[i].event;
+      ASSERT_LT(e, static_cast<uint32_t>(kEvents));
+      EXPECT_EQ(e, (i * 5) % kEvents) << i;
+      EXPECT_EQ(d.samples[i].source, evs[e].want)
+          << i << " " << d.stats.events[e].name;
+      EXPECT_EQ(d.samples[i].period, PebsSample(0, static_cast<int>(i)).period);
+    }
+    ASSERT_EQ(d.stats.events.size(), static_cast<size_t>(kEvents));
+    for (int e = 0; e < kEvents; ++e) {
+      EXPECT_EQ(d.stats.events[e].source, evs[e].want)
+          << d.stats.events[e].name;
+      EXPECT_EQ(d.stats.events[e].samples, 3u);
+    }
+  }
+}
+
+TEST(PerfEventSampleSource, OnlyTheSoftwarePageFaultEventsAreFaults) {
+  EXPECT_EQ(PerfEventSampleSource(PERF_TYPE_SOFTWARE, 2),  // page-faults
+            SampleSource::kPageFault);
+  EXPECT_EQ(PerfEventSampleSource(PERF_TYPE_SOFTWARE, 5),  // minor-faults
+            SampleSource::kPageFault);
+  EXPECT_EQ(PerfEventSampleSource(PERF_TYPE_SOFTWARE, 6),  // major-faults
+            SampleSource::kPageFault);
+  for (uint64_t config : {0, 1, 3, 4, 7, 8, 9, 10, 11}) {
+    EXPECT_EQ(PerfEventSampleSource(PERF_TYPE_SOFTWARE, config),
+              SampleSource::kPerfData)
+        << config;
+  }
+  // The same config number in other types is not a page fault, nor is a
+  // software config the kernel does not have (unknown: counts accesses).
+  for (uint32_t type : std::vector<uint32_t>{
+           PERF_TYPE_HARDWARE, PERF_TYPE_TRACEPOINT, PERF_TYPE_HW_CACHE,
+           PERF_TYPE_RAW, PERF_TYPE_BREAKPOINT, 11}) {
+    EXPECT_EQ(PerfEventSampleSource(type, 2), SampleSource::kPerfData) << type;
+  }
+  EXPECT_EQ(PerfEventSampleSource(PERF_TYPE_SOFTWARE, (uint64_t{1} << 32) | 2),
+            SampleSource::kPerfData);
+}
+
 TEST(PerfDataReader, IdIndexRecordMapsIds) {
   PerfDataBuilder b;
   TestAttr x = PebsAttr(0), y = PebsAttr(0);
@@ -863,6 +945,10 @@ struct RealFile {
       event_records;  // samples per event (with or without address)
   std::vector<uint64_t> cpu_records;  // sample records per CPU, empty if no CPU
   std::vector<uint64_t> cpu_throttle, cpu_unthrottle;
+  // What the returned samples are tagged: kPageFault for the software
+  // page-fault events (PerfEventSampleSource).
+  SampleSource source = SampleSource::kPerfData;
+  uint64_t period_sum = 0;  // of the returned samples (perf script's period)
 };
 
 // Counts checked against perf 6.1 (`perf report -D`, and per CPU
@@ -919,7 +1005,9 @@ const RealFile kRealFiles[] = {
      {136, 136},
      {16, 256},
      {0, 0},
-     {0, 0}},
+     {0, 0},
+     SampleSource::kPageFault,
+     272},
     {"touch16.pipe.perf.data",
      PerfDataMode::kPipe,
      276,
@@ -932,7 +1020,9 @@ const RealFile kRealFiles[] = {
      {138, 138},
      {22, 254},
      {0, 0},
-     {0, 0}},
+     {0, 0},
+     SampleSource::kPageFault,
+     276},
     {"touch16.zstd.perf.data",
      PerfDataMode::kFile,
      276,
@@ -945,7 +1035,26 @@ const RealFile kRealFiles[] = {
      {138, 138},
      {22, 254},
      {0, 0},
-     {0, 0}},
+     {0, 0},
+     SampleSource::kPageFault,
+     276},
+    // `perf record -e page-faults -d` as people without a PMU type it:
+    // frequency mode, so the period (faults per sample) is sampled.
+    {"pagefaults.dd.perf.data",
+     PerfDataMode::kFile,
+     9,
+     9,
+     0,
+     0,
+     0,
+     0,
+     {"page-faults"},
+     {9},
+     {},
+     {},
+     {},
+     SampleSource::kPageFault,
+     418},
 };
 
 class RealFileTest : public ::testing::TestWithParam<RealFile> {};
@@ -989,11 +1098,15 @@ TEST_P(RealFileTest, CountsMatchPerf) {
       EXPECT_EQ(st.per_cpu[c].unthrottle, want.cpu_unthrottle[c]);
     }
   }
+  uint64_t period_sum = 0;
   for (const Sample& s : d.samples) {
     ASSERT_NE(s.vaddr, 0u);
-    ASSERT_EQ(s.source, SampleSource::kPerfData);
-    ASSERT_EQ(s.period, 1u);  // recorded with -c 1
+    ASSERT_EQ(s.source, want.source);
+    period_sum += s.period;
   }
+  // touch16: recorded with -c 1, one fault per sample.
+  EXPECT_EQ(period_sum, want.period_sum);
+  for (const PerfEventInfo& e : st.events) EXPECT_EQ(e.source, want.source);
 }
 
 INSTANTIATE_TEST_SUITE_P(Testdata, RealFileTest,

@@ -150,14 +150,17 @@ chmod u+w "${out}/bin/"*
 hotpage_bin="${out}/bin/hotpage"
 
 # hotpage's sources that work in a guest without a PMU.
+# shellcheck source=tests/compare/compare_sources.sh
+. "${ROOT}/tests/compare/compare_sources.sh"
 sources=(damon)
 notes=()
-if "${hotpage_bin}" attach --help 2>&1 | grep -q hintfault; then
+help_text="$(attach_help "${hotpage_bin}")"
+if help_mentions "${help_text}" hintfault; then
   sources+=(hintfault)
 else
   notes+=("hotpage-hintfault skipped: this hotpage's \`attach --help\` does not mention the hintfault source")
 fi
-if "${hotpage_bin}" attach --help 2>&1 | grep -q -- --write-faults; then
+if help_mentions "${help_text}" --write-faults; then
   sources+=(writefault)
 else
   notes+=("hotpage-writefault skipped: this hotpage's \`attach --help\` does not mention --write-faults")

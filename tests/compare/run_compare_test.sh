@@ -37,5 +37,28 @@ bash "${script}" --help | grep -q -- '--quick' && ok "--help lists --quick" || b
 "${table}" >/dev/null 2>&1
 [ $? -eq 2 ] && ok "compare_table without files: exit 2" || bad "compare_table without files"
 
+# Source detection (compare_sources.sh) on a fake hotpage whose help names
+# hintfault first and --write-faults after 256 KiB: `| grep -q hintfault`
+# under pipefail failed here (grep exits at the first line, the writer takes
+# SIGPIPE), and the writer's later lines are what the second search needs.
+. tests/compare/compare_sources.sh
+fake="${dir}/fake_hotpage"
+cat >"${fake}" <<'FAKE'
+#!/bin/bash
+echo "--source hintfault (with --allow-sysctl-changes) ..."
+head -c 262144 /dev/zero | tr '\0' 'x'; echo
+echo "--write-faults makes the next write to every page fault once"
+FAKE
+chmod +x "${fake}"
+help_text="$(attach_help "${fake}")"
+help_mentions "${help_text}" hintfault && ok "hintfault found" || bad "hintfault not found"
+help_mentions "${help_text}" --write-faults && ok "--write-faults found after 256 KiB" \
+  || bad "--write-faults not found"
+help_mentions "${help_text}" --no-such-flag && bad "found a flag the help does not name" \
+  || ok "a flag the help does not name is not found"
+for i in 1 2 3 4 5; do
+  help_mentions "$(attach_help "${fake}")" hintfault || { bad "hintfault missed on try ${i}"; break; }
+done
+
 echo "run_compare_test: ${fails} failed"
 exit "${fails}"

@@ -732,7 +732,7 @@ hotpage_planned_locality_pages_total{workload="cache",pid="4242",cgroup="system.
 # HELP hotpage_rounds_total Policy rounds run.
 # TYPE hotpage_rounds_total counter
 hotpage_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3
-# HELP hotpage_early_rounds_total Rounds brought forward by a shift of the hot set.
+# HELP hotpage_early_rounds_total Rounds brought forward: by a shift of the hot set, the start, or a burst of samples on pages the last round did not place.
 # TYPE hotpage_early_rounds_total counter
 hotpage_early_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 # HELP hotpage_bandwidth_bound_rounds_total Rounds whose fast tier's loaded latency was above the next tier's.

@@ -275,7 +275,9 @@ std::string AttachStatsProm(const AttachStats& s) {
       s.planned_locality);
   one("hotpage_rounds_total", "counter", "Policy rounds run.", s.rounds);
   one("hotpage_early_rounds_total", "counter",
-      "Rounds brought forward by a shift of the hot set.", s.early_rounds);
+      "Rounds brought forward: by a shift of the hot set, the start, or a "
+      "burst of samples on pages the last round did not place.",
+      s.early_rounds);
   one("hotpage_bandwidth_bound_rounds_total", "counter",
       "Rounds whose fast tier's loaded latency was above the next tier's.",
       s.bandwidth_bound_rounds);

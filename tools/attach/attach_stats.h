@@ -90,7 +90,7 @@ struct AttachStats {
   // (wall time; the JSON gives it as RFC 3339 UTC and as Unix seconds).
   int64_t timestamp_ns = 0;
   uint64_t rounds = 0;
-  uint64_t early_rounds = 0;  // of which brought forward by a shift
+  uint64_t early_rounds = 0;  // of which brought forward (shift, start, burst)
   // The last round's benefit against cost (policy/engine.h): the learned
   // horizon, the measured cost of one 4 KiB move, the resulting margin.
   double horizon_s = 0;

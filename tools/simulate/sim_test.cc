@@ -11,8 +11,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/types/span.h"
 #include "gtest/gtest.h"
+#include "policy/engine.h"
 #include "policy/loaded_latency.h"
+#include "policy/placement.h"
 #include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_driver.h"
 #include "tools/simulate/sim_hotpage.h"
@@ -21,6 +24,7 @@
 #include "tools/simulate/sim_report.h"
 #include "tools/simulate/sim_run.h"
 #include "tools/simulate/sim_trace.h"
+#include "tools/simulate/simulated_memory.h"
 #include "tools/trace_gen/mixed.h"
 
 namespace hotpage {
@@ -629,6 +633,55 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   EXPECT_EQ(t.promoted_pages, promoted);
   EXPECT_EQ(t.demoted_pages, h->migration().stats().demoted_pages);
   EXPECT_EQ(t.bytes_migrated, (t.promoted_pages + t.demoted_pages) * kPage);
+}
+
+// `hotpage simulate` of a perf.data recording of page faults (read through
+// TraceSource, as the simulator reads it; an .hpt from `hotpage import`
+// keeps the same per-sample source) feeds the engine fault samples: their
+// rates bound the access rates from below, so the benefit-vs-cost gate is
+// off (engine.h, SamplesCountAccesses). The same samples tagged as a PMU
+// recording (kPerfData) are priced against the measured move cost.
+TEST(HotpagePolicyTest, PageFaultRecordingsAreNotPricedAsAccesses) {
+  absl::StatusOr<std::unique_ptr<TraceSource>> src =
+      TraceSource::Open("sampler/perf/testdata/pagefaults.dd.perf.data");
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ((*src)->format(), "perf.data");
+  std::vector<Sample> samples;
+  for (;;) {
+    absl::StatusOr<absl::Span<const Sample>> b = (*src)->Next();
+    ASSERT_TRUE(b.ok()) << b.status();
+    if (b->empty()) break;
+    samples.insert(samples.end(), b->begin(), b->end());
+  }
+  ASSERT_EQ(samples.size(), 9u);  // testdata/README.md
+  for (const Sample& s : samples) {
+    ASSERT_EQ(s.source, SampleSource::kPageFault);
+  }
+  const SimMachine m = Machine(/*fast=*/1000, /*slow=*/10000);
+  for (const bool as_pmu : {false, true}) {
+    SCOPED_TRACE(as_pmu ? "tagged kPerfData" : "as read");
+    if (as_pmu) {
+      for (Sample& s : samples) s.source = SampleSource::kPerfData;
+    }
+    std::unique_ptr<SimulatedMemory> mem = Memory(m);
+    EngineOptions opt;
+    opt.address_space = samples[0].pid;
+    absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
+        PolicyEngine::Create(m.topology, PlacementConfig{}, opt);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    (*engine)->Start(samples[0].time_ns);
+    (*engine)->ObserveMigration(1, 5000000);  // a measured cost: 5 ms/page
+    (*engine)->Ingest(samples);
+    const RoundReport r =
+        (*engine)->RunRound(*mem, samples[0].time_ns + opt.interval_ns);
+    EXPECT_GT(r.migration_cost_ns, 0);
+    EXPECT_EQ(r.rates_bound_accesses, !as_pmu);
+    if (as_pmu) {
+      EXPECT_GT(r.migration_margin_per_sec, 0);
+    } else {
+      EXPECT_EQ(r.migration_margin_per_sec, 0);
+    }
+  }
 }
 
 // --- the whole run
