@@ -476,11 +476,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   tiers_.resize(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i) {
     const int node = nodes_[i];
-    tiers_[i] = node < 0 ? Tier::kUnknown
-                : std::find(fast_nodes_.begin(), fast_nodes_.end(), node) !=
-                        fast_nodes_.end()
-                    ? Tier::kFast
-                    : Tier::kSlow;
+    tiers_[i] = node < 0           ? Tier::kUnknown
+                : IsFastNode(node) ? Tier::kFast
+                                   : Tier::kSlow;
   }
   scanner_->Pass(entries_, tiers_);
   const ScanResult& scan = scanner_->last_result();
