@@ -126,7 +126,8 @@ fi
 
 cd "${ROOT}" || exit 1
 start_s=$(date +%s)
-targets=(//tests/workloads:hot_set_workload //tests/compare:compare_check //tests/compare:compare_table)
+targets=(//tests/workloads:hot_set_workload //tests/compare:compare_check //tests/compare:compare_table
+         //tests/vm:static_key_pin)
 [[ -z "${hotpage_bin}" ]] && targets+=(//tools:hotpage)
 echo "run_compare.sh: building ${targets[*]}" >&2
 bazel build "${targets[@]}" >&2 || { echo "run_compare.sh: build failed" >&2; exit 1; }
@@ -145,7 +146,8 @@ mkdir -p "${out}/logs" "${out}/guest" "${out}/bin" "${out}/traces" || exit 1
 # Snapshots of the binaries (the guest finds them as /bin/<name>; a rebuild
 # during the run must not change them under it).
 cp "${hotpage_bin}" "${out}/bin/hotpage" || exit 1
-cp "${bin}/tests/workloads/hot_set_workload" "${bin}/tests/compare/compare_check" "${out}/bin/" || exit 1
+cp "${bin}/tests/workloads/hot_set_workload" "${bin}/tests/compare/compare_check" \
+  "${bin}/tests/vm/static_key_pin" "${out}/bin/" || exit 1
 chmod u+w "${out}/bin/"*
 hotpage_bin="${out}/bin/hotpage"
 
@@ -232,7 +234,7 @@ EOF
     tests/vm/run_vm.sh "${trace_qemu[@]}" --topology "${topo}" --script "${out}/guest/${name}.sh" \
       --file "${HERE}/compare_guest.sh:/compare_guest.sh" \
       --bin "${out}/bin/hotpage" --bin "${out}/bin/hot_set_workload" --bin "${out}/bin/compare_check" \
-      --timeout $((2 * half_ms / 1000 + 120 + trace_extra_s)) >"${out}/logs/${name}.log" 2>"${out}/logs/${name}.err"
+      --bin "${out}/bin/static_key_pin" --timeout $((2 * half_ms / 1000 + 120 + trace_extra_s)) >"${out}/logs/${name}.log" 2>"${out}/logs/${name}.err"
     rc=$?
     skew="$(sed -nE 's/.*boot-to-result ([0-9.]+) s \(guest uptime ([0-9.]+) s.*/\1 \2/p' "${out}/logs/${name}.err" \
       | awk '$1 > 0 && $2 / $1 > 1.3 { printf "%.1f", $2 / $1 }')"

@@ -8,6 +8,8 @@ outside the sandbox), "exclusive" (a TCG guest wants both cores).
 
 VM_TEST_TAGS = ["vm", "local", "exclusive"]
 
+STATIC_KEY_PIN = "//tests/vm:static_key_pin"
+
 def vm_test(
         name,
         topology,
@@ -40,6 +42,9 @@ def vm_test(
         "--timeout",
         str(timeout_sec),
     ]
+    # Every guest holds the perf static keys enabled from boot (see
+    # static_key_pin.cc: their code patching races under TCG).
+    bins = bins + [STATIC_KEY_PIN]
     for b in bins:
         args += ["--bin", "$(location %s)" % b]
     for src, dest in files.items():
