@@ -216,19 +216,28 @@ bool PolicyEngine::ShareDropped() const {
 
 void PolicyEngine::CheckShift(uint64_t now_ns) {
   if (options_.shift_z <= 0) return;
+  // Counts seen before the earliest time a round may come (the first
+  // samples, a burst of new pages) bring the round to that time, not to the
+  // next sample after it: they only grow, so they still hold then, and a
+  // burst that is over by then (a scan pass's hint faults within 0.1 s of
+  // the last round) would otherwise wait for the schedule. The share test
+  // is a test: it can revert as samples come, so it is judged on a sample
+  // at or after that time.
   if (!sampled_round_) {
     // The start as a change point (file comment of engine.h): the first
     // samples after the start, or after the last round if none had any.
     const uint64_t first = (last_round_ns_ == 0 ? start_ns_ : last_round_ns_) +
                            options_.interval_ns / 4;
-    if (next_round_ns_ > first && now_ns >= first) {
-      next_round_ns_ = now_ns;
+    const uint64_t at = std::max(now_ns, first);
+    if (next_round_ns_ > at) {
+      next_round_ns_ = at;
       early_pending_ = true;
     }
     return;
   }
-  const uint64_t earliest = last_round_ns_ + options_.interval_ns / 4;
-  if (next_round_ns_ <= earliest || now_ns < earliest) return;
+  const uint64_t at =
+      std::max(now_ns, last_round_ns_ + options_.interval_ns / 4);
+  if (next_round_ns_ <= at) return;
   // Evidence outpacing rounds (engine.h): at least as many samples on
   // pages the last round did not place as the last round's window had
   // per interval (its samples over its length, times the interval). At
@@ -240,11 +249,11 @@ void PolicyEngine::CheckShift(uint64_t now_ns) {
   // round's short window would otherwise lower the bar for the next.
   if (last_window_per_interval_ > 0 &&
       static_cast<double>(window_novel_) >= last_window_per_interval_) {
-    next_round_ns_ = now_ns;
+    next_round_ns_ = at;
     burst_pending_ = true;
     return;
   }
-  if (share_baseline_ < 0) return;
+  if (share_baseline_ < 0 || now_ns < at) return;
   if (ShareDropped()) {
     next_round_ns_ = now_ns;
     early_pending_ = true;

@@ -131,15 +131,15 @@
 // stay on start + k * interval: only a detected shift adds rounds.
 // The start is a change point too: nothing is known (no placement, no
 // baseline) and first touch placed the pages with no regard to heat, so
-// the first samples at least interval / 4 after Start() bring the first
-// round forward to them (at most one such round). Waiting the whole first
-// interval lost the start of every trace: xz_mixed's first second holds 10%
-// of its samples, 55% of them servable by the fast tier at 1:8 against 34%
-// as first touch left them; sqlite_kv 1:8 gained 3.5 points of the oracle.
-// The same holds until a round has seen samples: a source whose first
-// samples come late (hint faults: the kernel's first scan pass comes a
-// second or more after numa_balancing is turned on) gets its first samples
-// at least interval / 4 after the last (empty) round brought forward too;
+// the first samples bring the first round forward to them, or to
+// interval / 4 after Start() if they come sooner (at most one such round).
+// Waiting the whole first interval lost the start of every trace: xz_mixed's
+// first second holds 10% of its samples, 55% of them servable by the fast tier
+// at 1:8 against 34% as first touch left them; sqlite_kv 1:8 gained 3.5 points
+// of the oracle. The same holds until a round has seen samples: a source whose
+// first samples come late (hint faults: the kernel's first scan pass comes a
+// second or more after numa_balancing is turned on) gets a round at its
+// first samples, not before interval / 4 after the last (empty) one;
 // in the guest's hint-fault runs the first samples waited up to half an
 // interval for the second round. Tested in engine_test
 // FirstRoundComesEarlyWithSamples (both cases).
@@ -151,7 +151,9 @@
 // once a round has run, samples on pages it did not place (of unknown
 // node) that reach what its window held per interval (its samples over
 // its length, times the interval) bring the next round forward, at most
-// one per interval / 4 after the previous; at the last window's rate that
+// one per interval / 4 after the previous (new pages sooner than that bring
+// it to that time: a scan pass's faults can be over by then, and the
+// guest's runs waited for the schedule); at the last window's rate that
 // takes a whole interval, so only a burst (4x that rate or more) does it.
 // A burst round opens no change window. Tested in engine_test
 // ABurstOfNewPagesBringsTheNextRoundForward.

@@ -108,17 +108,17 @@ TEST(PolicyEngineTest, PromotesSampledSlowPagesHottestFirst) {
   MapView view;
   std::vector<Sample> samples;
   // Pages 0..9 on the slow node, page i sampled i + 1 times; page 10 on
-  // node 0 (already fast), sampled often. Before interval / 4: no early
-  // first round (FirstRoundComesEarlyWithSamples).
+  // node 0 (already fast), sampled often. The first samples bring the
+  // first round to interval / 4 (FirstRoundComesEarlyWithSamples).
   for (int i = 0; i <= 10; ++i) {
     view.node[kBase + i * kPage] = i == 10 ? 0 : 2;
     for (int n = 0; n <= i; ++n)
       samples.push_back(At(kBase + i * kPage, kSec / 8));
   }
   engine->Ingest(samples);
-  EXPECT_FALSE(engine->RoundDue(kSec - 1));
-  ASSERT_TRUE(engine->RoundDue(kSec));
-  RoundReport r = engine->RunRound(view, kSec);
+  EXPECT_FALSE(engine->RoundDue(kSec / 4 - 1));
+  ASSERT_TRUE(engine->RoundDue(kSec / 4));
+  RoundReport r = engine->RunRound(view, kSec / 4);
   EXPECT_EQ(r.round, 1u);
   EXPECT_EQ(r.live_entries, 11u);
   ASSERT_EQ(r.decision.moves.size(), 10u);
@@ -621,11 +621,13 @@ TEST(PolicyEngineTest, FirstRoundComesEarlyWithSamples) {
     if (t0 > 0) {
       EXPECT_FALSE(engine->RunRound(view, t0).early);  // no samples
     }
-    engine->Ingest(burst(t0 + kSec / 5));  // before interval / 4: waits
-    EXPECT_EQ(engine->next_round_ns(), t0 + kSec);
-    const uint64_t t = t0 + kSec * 3 / 10;
-    engine->Ingest(burst(t));
+    // Samples before interval / 4 bring the round to interval / 4, not
+    // earlier, and not to the next sample after it: with none after them
+    // (a burst that is over) the round still comes then.
+    engine->Ingest(burst(t0 + kSec / 5));
+    const uint64_t t = t0 + kSec / 4;
     ASSERT_EQ(engine->next_round_ns(), t);
+    EXPECT_FALSE(engine->RoundDue(t - 1));
     ASSERT_TRUE(engine->RoundDue(t));
     RoundReport r = engine->RunRound(view, t);
     EXPECT_TRUE(r.early);
@@ -675,12 +677,12 @@ TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
   engine->Ingest(fresh(15, kSec * 19 / 10));
   EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
   ASSERT_FALSE(engine->RunRound(view, 2 * kSec).early);
-  // 40 samples on new pages within 0.2 s (a scan pass's hint faults):
-  // past interval / 4 they bring the round forward.
-  engine->Ingest(fresh(40, 2 * kSec + kSec / 5));
-  EXPECT_EQ(engine->next_round_ns(), 3 * kSec);  // not before 2.25 s
-  engine->Ingest(fresh(1, 2 * kSec + kSec * 3 / 10));
-  ASSERT_EQ(engine->next_round_ns(), 2 * kSec + kSec * 3 / 10);
+  // 41 samples on new pages within 0.2 s (a scan pass's hint faults),
+  // then none: they bring the round to interval / 4 after the last one,
+  // not earlier, and not to the next sample (there is none).
+  engine->Ingest(fresh(41, 2 * kSec + kSec / 5));
+  ASSERT_EQ(engine->next_round_ns(), 2 * kSec + kSec / 4);
+  EXPECT_FALSE(engine->RoundDue(2 * kSec + kSec / 4 - 1));
   RoundReport r = engine->RunRound(view, 2 * kSec + kSec * 3 / 10);
   EXPECT_TRUE(r.early);
   EXPECT_EQ(engine->counters().early_rounds, 1u);
