@@ -205,6 +205,14 @@ void AppendWeightsTable(const std::vector<Group>& groups,
 
 bool IsWeightsTopo(absl::string_view topo) { return topo == "2pkg+cxl"; }
 
+// The guest goals of issue 13: 90% of a hot set after the start within
+// 1.2x the kernel tiering mode's time on the same shape, every switch
+// caught (90% of the new set reached; the time against the kernel's is
+// shown, not judged), pages moved at most 1.05x the hot sets'. (The
+// earlier goals were 2x and 1.2x; a report that said "met" at 1.7x misled.)
+constexpr double kStartTimeGoal = 1.2;
+constexpr double kMigratedGoal = 1.05;
+
 void AppendGoals(const std::vector<Group>& groups, std::string* out) {
   std::string lines;
   for (const Group& g : groups) {
@@ -215,37 +223,47 @@ void AppendGoals(const std::vector<Group>& groups, std::string* out) {
         base = &b;
     }
     std::vector<std::string> parts;
-    auto time_goal = [&](const Getter& get, absl::string_view what) {
+    auto time_goal = [&](const Getter& get, absl::string_view what,
+                         bool judge_ratio) {
       std::optional<double> mine = UpperMedian(g.runs, get);
       std::optional<double> theirs =
           base ? UpperMedian(base->runs, get) : std::nullopt;
       if (!mine) return;
+      const bool caught = !std::isinf(*mine);
       if (!theirs || std::isinf(*theirs)) {
-        parts.push_back(absl::StrCat(what, " ", Secs(*mine), " (tiering: ",
-                                     theirs ? "never" : "not run", ")"));
+        // Nothing to take a ratio of: only whether hotpage got there.
+        parts.push_back(absl::StrCat(
+            what, " ", Secs(*mine), " (tiering: ", theirs ? "never" : "not run",
+            ")", caught ? "" : " (**missed**: not caught)"));
         return;
       }
-      const bool met = *mine <= 2 * *theirs;
+      const bool met =
+          caught && (!judge_ratio || *mine <= kStartTimeGoal * *theirs);
       std::string ratio =
-          std::isinf(*mine)
-              ? ""
-              : absl::StrFormat(", %.1fx", *mine / std::max(*theirs, 0.05));
+          !caught ? ""
+                  : absl::StrFormat(", %.1fx", *mine / std::max(*theirs, 0.05));
+      std::string verdict =
+          judge_ratio ? (met ? " (met)"
+                             : absl::StrFormat(" (**missed**: goal <= %.1fx)",
+                                               kStartTimeGoal))
+                      : (met ? " (caught)" : " (**missed**: not caught)");
       parts.push_back(absl::StrCat(what, " ", Secs(*mine), " vs tiering ",
-                                   Secs(*theirs), ratio,
-                                   met ? " (met)" : " (**missed**)"));
+                                   Secs(*theirs), ratio, verdict));
     };
     if (!IsWeightsTopo(g.topo)) {
-      time_goal(kT90Start, "90% after start");
-      time_goal(kT90Switch, "after switch");
+      time_goal(kT90Start, "90% after start", /*judge_ratio=*/true);
+      time_goal(kT90Switch, "after switch", /*judge_ratio=*/false);
       if (std::optional<double> m = UpperMedian(g.runs, kMigratedPerHotPage)) {
         std::optional<double> t = UpperMedian(g.runs, kT90Switch);
         const bool reached = t && !std::isinf(*t);
         parts.push_back(absl::StrFormat(
             "migrated %.2fx the hot sets' pages%s", *m,
-            *m > 1.2 ? " (**missed**: goal <= 1.2x)"
-            : reached
-                ? " (met)"
-                : " (under 1.2x, but the new hot set never reached 90%)"));
+            *m > kMigratedGoal
+                ? absl::StrFormat(" (**missed**: goal <= %.2fx)", kMigratedGoal)
+            : reached ? " (met)"
+                      : absl::StrFormat(" (under %.2fx, but the new hot set "
+                                        "never reached 90%%)",
+                                        kMigratedGoal)));
       }
     } else if (std::optional<double> s = UpperMedian(g.runs, kNode0Share)) {
       std::string kernel;
