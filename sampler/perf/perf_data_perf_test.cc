@@ -241,6 +241,8 @@ struct ReadResult {
   std::vector<Sample> samples;
   std::vector<PerfSampleOrigin> origins;
   PerfDataStats stats;
+  // perf's last COMPRESSED record ended inside a record (perf_tail_ok).
+  bool perf_tail_dropped = false;
 };
 
 // `perf_tail_ok`: a file `perf record -z` wrote may end with a partial
@@ -271,6 +273,7 @@ ReadResult ReadAll(const std::string& path, bool perf_tail_ok = false) {
         "%s: perf's last COMPRESSED record ends inside a record "
         "(dropped by perf too): %s\n",
         path.c_str(), std::string(st.message()).c_str());
+    r.perf_tail_dropped = true;
   } else {
     EXPECT_TRUE(st.ok()) << st;
   }
@@ -465,7 +468,7 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
   // then the reader must count the same losses perf does (CompareWithDump)
   // and the per-page check below cannot hold.
   const bool perf_lost = got.stats.lost > 0 || got.stats.lost_samples > 0;
-  if (!perf_lost) {
+  if (!perf_lost && !got.perf_tail_dropped) {
     EXPECT_GE(got.samples.size(), 2u * pages);
   }
   EXPECT_EQ(got.stats.skipped_no_addr, 0u);
@@ -486,6 +489,14 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
     std::printf("perf lost %" PRIu64 " + %" PRIu64
                 " samples under load: the per-page check is skipped\n",
                 got.stats.lost, got.stats.lost_samples);
+  } else if (got.perf_tail_dropped) {
+    // The rest of that COMPRESSED record is gone for perf too, with the
+    // samples in it (a CI run under ASan: page 19457 of 20000 had none),
+    // and how many is not recorded. The comparisons with perf below still
+    // check that both read exactly the same samples.
+    std::printf(
+        "perf dropped the rest of its last COMPRESSED record: the per-page "
+        "check is skipped\n");
   } else {
     CheckTouchedPages(rec, got);
   }
