@@ -8,14 +8,14 @@
 // Prints "perf_churn: N opens and closes" and exits 0; 1 when an open
 // fails, 2 on bad usage.
 
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "tests/vm/self_page_fault_event.h"
 
 int main(int argc, char** argv) {
   char* end = nullptr;
@@ -25,19 +25,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (long i = 0; i < n; ++i) {
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-    const long fd = syscall(SYS_perf_event_open, &attr, /*pid=*/0,
-                            /*cpu=*/-1, /*group_fd=*/-1, 0UL);
+    const int fd = hotpage::OpenSelfPageFaultEvent();
     if (fd < 0) {
       std::fprintf(stderr, "perf_churn: open %ld: %s\n", i,
                    std::strerror(errno));
       return 1;
     }
-    close(static_cast<int>(fd));
+    close(fd);
   }
   std::printf("perf_churn: %ld opens and closes\n", n);
   return 0;

@@ -32,8 +32,6 @@
 //   sleeps until the guest powers off. The parent exits 0 once the child's
 //   event is open, 1 with a message when it could not be.
 
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,20 +40,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace {
-
-int OpenPinEvent() {
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-  attr.disabled = 1;
-  return static_cast<int>(syscall(SYS_perf_event_open, &attr, /*pid=*/0,
-                                  /*cpu=*/-1, /*group_fd=*/-1, 0UL));
-}
-
-}  // namespace
+#include "tests/vm/self_page_fault_event.h"
 
 int main(int argc, char** argv) {
   if (argc != 1) {
@@ -74,7 +59,7 @@ int main(int argc, char** argv) {
   }
   if (child == 0) {
     close(ready[0]);
-    const int fd = OpenPinEvent();
+    const int fd = hotpage::OpenSelfPageFaultEvent();
     const int err = fd < 0 ? errno : 0;
     if (write(ready[1], &err, sizeof(err)) != sizeof(err) || fd < 0) _exit(1);
     close(ready[1]);
