@@ -83,7 +83,10 @@ inline constexpr uint64_t kNoFastTarget = UINT64_MAX;
 struct MemberSnapshot {
   uint64_t fast_bytes = 0;  // on the fast tier at its last round
   uint64_t hot_bytes = 0;   // its hot set (hot pages x 4 KiB)
-  uint64_t samples = 0;     // since it started
+  // Of its hot set, the bytes not on the fast tier at its last round (hot
+  // pages on slower nodes x 4 KiB): what it still wants moved up.
+  uint64_t hot_slow_bytes = 0;
+  uint64_t samples = 0;  // since it started
   uint64_t rounds = 0;
   uint64_t promoted_pages = 0;
   uint64_t demoted_pages = 0;
