@@ -193,24 +193,25 @@ void DaemonLoop::ApplyShares() {
     r.last_samples = now;
   }
   const uint64_t capacity = parts_.fast_capacity_bytes;
-  // Each member's demand: its hot set, or, while part of its hot set is
-  // still on a slower tier, what it holds on the fast tier plus that part,
-  // if more. A member's fast bytes that are not in its hot set are pages
-  // its own engine may not be able to move: the ones it never sampled
-  // (first touch, a start-up phase) are in no list of its engine's, so no
-  // target below them makes it demote them. Counting them in its demand
-  // keeps the room its hot set still needs from being taken to be already
-  // its own; the room then comes from the workloads above their shares
-  // (the guest test's stuck state: h held 82 MiB, 16 MiB of it cold pages
-  // it never sampled, and 13 MiB of its hot set stayed on the slow node
-  // while c kept 26 MiB of fast memory, with no share set, since 80 MiB
-  // of hot set "fitted" in h's 82).
+  // Each member's demand: what it holds on the fast tier plus the part of
+  // its hot set still on a slower tier (at least its hot set). A member's
+  // fast pages outside its hot set may be pages its own engine cannot
+  // move: the ones it never sampled, or no longer tracks (first touch, a
+  // start-up phase), are in no list of its engine's, so no target below
+  // them makes it demote them; a target under what it holds would have it
+  // demote its tracked pages, its hot set, instead. So what it holds
+  // counts as wanted, priced by its benefit (its rate over this demand):
+  // a workload gives up fast memory when a hotter one's demand takes it,
+  // never for a demand that is already on the fast tier. The daemon's
+  // hot sets alone got it wrong in daemon_fair_vm_test: h held 82 MiB,
+  // 16 MiB of it cold pages it no longer tracked, and 13 MiB of its 80 MiB
+  // hot set stayed on the slow node, while c kept 26 MiB with no share
+  // set (80 MiB of hot set "fitted" in h's 82); and with the hot set as
+  // the demand once h's was up, c's bursts could cut h back to its 80 MiB.
   std::vector<uint64_t> demand(running_.size());
   for (size_t k = 0; k < running_.size(); ++k) {
     const MemberSnapshot& s = snaps[k];
-    demand[k] = s.hot_slow_bytes > 0
-                    ? std::max(s.hot_bytes, s.fast_bytes + s.hot_slow_bytes)
-                    : s.hot_bytes;
+    demand[k] = std::max(s.hot_bytes, s.fast_bytes + s.hot_slow_bytes);
   }
   uint64_t held = 0, unmet = 0;
   bool any_cap = false;

@@ -321,12 +321,25 @@ TEST_F(DaemonLoopTest, ShortOfRoomTheColderGivesWhatTheHottersHotSetNeeds) {
   EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
   // Once b's hot set is up (nothing of it on the slow node), it fits: no
   // shares, and a keeps what it holds.
-  members_[100]->Set(13 * kMiB, 0, a + 10);
-  members_[200]->Set(95 * kMiB, 80 * kMiB, b + 20000);
+  a += 10;
+  b += 20000;
+  members_[100]->Set(13 * kMiB, 0, a);
+  members_[200]->Set(95 * kMiB, 80 * kMiB, b);
   members_[200]->SetHotSlow(0);
   loop->Tick();
   EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
   EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
+  // a's burst (20 MiB of its hot set written, on the slow node) does not
+  // cut b back to its 80 MiB hot set: b would demote what its engine
+  // tracks, its hot pages, not the cold ones it holds.
+  a += 2000;
+  b += 20000;
+  members_[100]->Set(13 * kMiB, 20 * kMiB, a);
+  members_[100]->SetHotSlow(20 * kMiB);
+  members_[200]->Set(95 * kMiB, 80 * kMiB, b);
+  loop->Tick();
+  EXPECT_EQ(members_[200]->target.load(), 95 * kMiB);
+  EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
 }
 
 TEST_F(DaemonLoopTest, ACapHoldsEvenWithRoom) {
