@@ -245,6 +245,13 @@ void DaemonLoop::ApplyShares() {
     shareable = std::min(capacity, held + parts_.fast_free_bytes());
   }
   const uint64_t room = shareable > held ? shareable - held : 0;
+  // A fast node below its low watermark: what restores its high watermark
+  // is shared out too (DaemonParts::fast_short_bytes), from the workloads
+  // by benefit, so the colder gives it up, and the tier counts as short.
+  const uint64_t deficit = parts_.fast_short_bytes
+                               ? std::min(parts_.fast_short_bytes(), shareable)
+                               : 0;
+  shareable -= deficit;
   // Shares bite only when what the workloads under their demand still
   // want does not fit in the free room (or a cap is set): with room for
   // it, no process is held back, and cold pages stay where they are
@@ -253,7 +260,7 @@ void DaemonLoop::ApplyShares() {
   // another's hot set until someone demotes them, and without a share
   // nobody does (the engines demote for room only below the low
   // watermark, and then only until the high one: no room above it).
-  const bool short_of_fast = unmet > room;
+  const bool short_of_fast = unmet > room || deficit > 0;
   std::vector<uint64_t> targets;
   if (short_of_fast) targets = FairShares(shareable, in);
 

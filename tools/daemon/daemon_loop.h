@@ -129,6 +129,14 @@ struct DaemonParts {
   // share), at most fast_capacity_bytes. Percent floors and caps are of
   // fast_capacity_bytes either way.
   std::function<uint64_t()> fast_free_bytes;
+  // Optional: for each fast node below its low watermark now, how far it
+  // is below its high watermark, summed (what the engines' watermark
+  // demotion would free: policy/placement.h rule 1). Then the shares also
+  // take that from what the workloads hold, so the room comes from the
+  // workloads above their shares, the colder first, not from every
+  // member's own coldest pages (FairShareView: a member within its target
+  // is not asked to restore the watermark).
+  std::function<uint64_t()> fast_short_bytes;
   pid_t self = 0;  // never selected
   // Optional: every process selected this round, after its member was
   // started (the machine sampler's pid map keeps only these:

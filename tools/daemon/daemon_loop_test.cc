@@ -99,6 +99,7 @@ class DaemonLoopTest : public ::testing::Test {
     parts.fast_capacity_bytes = 8 * kGiB;
     if (free_bytes_ != 0 || free_reading_) {
       parts.fast_free_bytes = [this] { return free_bytes_; };
+      parts.fast_short_bytes = [this] { return short_bytes_; };
     }
     parts.self = 1;
     parts.log = &log_;
@@ -132,6 +133,7 @@ class DaemonLoopTest : public ::testing::Test {
   int serial_ = 0;
   uint64_t free_bytes_ = 0;  // 0: no free-memory reading (unless set)
   bool free_reading_ = false;
+  uint64_t short_bytes_ = 0;  // below the high watermark (of a node below low)
   std::function<void(const std::vector<ProcessKey>&)> on_selection_;
   std::function<MachineReport()> machine_;
   std::function<double()> process_cpu_s_;
@@ -340,6 +342,33 @@ TEST_F(DaemonLoopTest, ShortOfRoomTheColderGivesWhatTheHottersHotSetNeeds) {
   loop->Tick();
   EXPECT_EQ(members_[200]->target.load(), 95 * kMiB);
   EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
+}
+
+// The fast node below its low watermark, 15 MiB short of its high one,
+// with both hot sets on the fast tier (nothing wanted): the 15 MiB come
+// from a, the colder, not from each member's own coldest pages; b keeps
+// what it holds (its view then reports no shortage: share_view.h).
+TEST_F(DaemonLoopTest, BelowTheLowWatermarkTheColderMakesTheRoom) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  free_reading_ = true;
+  short_bytes_ = 15 * kMiB;
+  auto loop = Make(kTwo);
+  loop->Tick();
+  uint64_t a = 0, b = 0;
+  for (int t = 0; t < 5; ++t) {
+    a += 100;
+    b += 20000;
+    members_[100]->Set(40 * kMiB, 40 * kMiB, a);
+    members_[200]->Set(60 * kMiB, 60 * kMiB, b);
+    loop->Tick();
+  }
+  EXPECT_EQ(members_[200]->target.load(), 60 * kMiB);
+  EXPECT_EQ(members_[100]->target.load(), 25 * kMiB);
+  // Back above the low watermark: no shares.
+  short_bytes_ = 0;
+  loop->Tick();
+  EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
+  EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
 }
 
 TEST_F(DaemonLoopTest, ACapHoldsEvenWithRoom) {
