@@ -340,6 +340,18 @@ int RunDaemon(const std::vector<std::string>& args) {
     }
     return room;
   };
+  parts.fast_short_bytes = [&fs, &topo] {
+    // How far below its high watermark each fast node below its low one
+    // is (the engines' watermark demotion, policy/placement.h rule 1).
+    uint64_t short_bytes = 0;
+    const PlacementConfig defaults;
+    for (int n : topo->FastNodes()) {
+      const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
+      const NodeWatermarks wm = WatermarksFor(defaults, *topo, n);
+      if (free && *free < wm.low_bytes) short_bytes += wm.high_bytes - *free;
+    }
+    return short_bytes;
+  };
   parts.self = getpid();
   parts.on_selection = [&samplers,
                         &damon](const std::vector<ProcessKey>& live) {

@@ -193,7 +193,27 @@ void DaemonLoop::ApplyShares() {
     r.last_samples = now;
   }
   const uint64_t capacity = parts_.fast_capacity_bytes;
-  uint64_t demand_total = 0;
+  // Each member's demand: what it holds on the fast tier plus the part of
+  // its hot set still on a slower tier (at least its hot set). A member's
+  // fast pages outside its hot set may be pages its own engine cannot
+  // move: the ones it never sampled, or no longer tracks (first touch, a
+  // start-up phase), are in no list of its engine's, so no target below
+  // them makes it demote them; a target under what it holds would have it
+  // demote its tracked pages, its hot set, instead. So what it holds
+  // counts as wanted, priced by its benefit (its rate over this demand):
+  // a workload gives up fast memory when a hotter one's demand takes it,
+  // never for a demand that is already on the fast tier. The daemon's
+  // hot sets alone got it wrong in daemon_fair_vm_test: h held 82 MiB,
+  // 16 MiB of it cold pages it no longer tracked, and 13 MiB of its 80 MiB
+  // hot set stayed on the slow node, while c kept 26 MiB with no share
+  // set (80 MiB of hot set "fitted" in h's 82); and with the hot set as
+  // the demand once h's was up, c's bursts could cut h back to its 80 MiB.
+  std::vector<uint64_t> demand(running_.size());
+  for (size_t k = 0; k < running_.size(); ++k) {
+    const MemberSnapshot& s = snaps[k];
+    demand[k] = std::max(s.hot_bytes, s.fast_bytes + s.hot_slow_bytes);
+  }
+  uint64_t held = 0, unmet = 0;
   bool any_cap = false;
   for (size_t i = 0; i < n; ++i) {
     const WorkloadConfig& w = config_.workloads[i];
@@ -206,7 +226,7 @@ void DaemonLoop::ApplyShares() {
       if (running_[k]->workload != w.name) continue;
       members[i].push_back(k);
       in[i].fast_bytes += snaps[k].fast_bytes;
-      in[i].demand_bytes += snaps[k].hot_bytes;
+      in[i].demand_bytes += demand[k];
       rate += running_[k]->samples_per_tick;
     }
     // Value of the next fast byte: sampled accesses per tick per hot byte
@@ -214,19 +234,33 @@ void DaemonLoop::ApplyShares() {
     // equal).
     in[i].benefit_per_byte = rate / static_cast<double>(std::max<uint64_t>(
                                         in[i].demand_bytes, 4096));
-    demand_total += in[i].demand_bytes;
+    held += in[i].fast_bytes;
+    if (in[i].demand_bytes > in[i].fast_bytes) {
+      unmet += in[i].demand_bytes - in[i].fast_bytes;
+    }
   }
   // What can be shared: the workloads' own fast memory plus the free room.
   uint64_t shareable = capacity;
   if (parts_.fast_free_bytes) {
-    uint64_t held = 0;
-    for (const ShareInput& s : in) held += s.fast_bytes;
     shareable = std::min(capacity, held + parts_.fast_free_bytes());
   }
-  // Shares bite only when the hot sets do not fit (or a cap is set): with
-  // room for every hot set, no process is held back, and cold pages stay
-  // where they are instead of being moved out for nobody.
-  const bool short_of_fast = demand_total > shareable;
+  const uint64_t room = shareable > held ? shareable - held : 0;
+  // A fast node below its low watermark: what restores its high watermark
+  // is shared out too (DaemonParts::fast_short_bytes), from the workloads
+  // by benefit, so the colder gives it up, and the tier counts as short.
+  const uint64_t deficit = parts_.fast_short_bytes
+                               ? std::min(parts_.fast_short_bytes(), shareable)
+                               : 0;
+  shareable -= deficit;
+  // Shares bite only when what the workloads under their demand still
+  // want does not fit in the free room (or a cap is set): with room for
+  // it, no process is held back, and cold pages stay where they are
+  // instead of being moved out for nobody. Not the sum of the demands
+  // against what is held: one workload's cold fast pages are no room for
+  // another's hot set until someone demotes them, and without a share
+  // nobody does (the engines demote for room only below the low
+  // watermark, and then only until the high one: no room above it).
+  const bool short_of_fast = unmet > room || deficit > 0;
   std::vector<uint64_t> targets;
   if (short_of_fast) targets = FairShares(shareable, in);
 
@@ -245,17 +279,16 @@ void DaemonLoop::ApplyShares() {
     } else if (any_cap && in[i].cap_bytes != UINT64_MAX) {
       target = in[i].cap_bytes;
     }
-    // Split over the workload's processes by hot set (equal when none has
+    // Split over the workload's processes by demand (equal when none has
     // one yet); in[i].demand_bytes is their sum.
     const uint64_t hot = in[i].demand_bytes;
     for (size_t k : members[i]) {
       Running* r = running_[k].get();
       uint64_t mine = target;
       if (target != kNoFastTarget) {
-        mine = hot > 0
-                   ? static_cast<uint64_t>(static_cast<long double>(target) *
-                                           snaps[k].hot_bytes / hot)
-                   : target / members[i].size();
+        mine = hot > 0 ? static_cast<uint64_t>(
+                             static_cast<long double>(target) * demand[k] / hot)
+                       : target / members[i].size();
       }
       r->target = mine;
       r->member->SetFastTarget(mine);

@@ -83,7 +83,10 @@ inline constexpr uint64_t kNoFastTarget = UINT64_MAX;
 struct MemberSnapshot {
   uint64_t fast_bytes = 0;  // on the fast tier at its last round
   uint64_t hot_bytes = 0;   // its hot set (hot pages x 4 KiB)
-  uint64_t samples = 0;     // since it started
+  // Of its hot set, the bytes not on the fast tier at its last round (hot
+  // pages on slower nodes x 4 KiB): what it still wants moved up.
+  uint64_t hot_slow_bytes = 0;
+  uint64_t samples = 0;  // since it started
   uint64_t rounds = 0;
   uint64_t promoted_pages = 0;
   uint64_t demoted_pages = 0;
@@ -126,6 +129,14 @@ struct DaemonParts {
   // share), at most fast_capacity_bytes. Percent floors and caps are of
   // fast_capacity_bytes either way.
   std::function<uint64_t()> fast_free_bytes;
+  // Optional: for each fast node below its low watermark now, how far it
+  // is below its high watermark, summed (what the engines' watermark
+  // demotion would free: policy/placement.h rule 1). Then the shares also
+  // take that from what the workloads hold, so the room comes from the
+  // workloads above their shares, the colder first, not from every
+  // member's own coldest pages (FairShareView: a member within its target
+  // is not asked to restore the watermark).
+  std::function<uint64_t()> fast_short_bytes;
   pid_t self = 0;  // never selected
   // Optional: every process selected this round, after its member was
   // started (the machine sampler's pid map keeps only these:

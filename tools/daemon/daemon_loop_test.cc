@@ -66,6 +66,10 @@ class FakeMember : public DaemonMember {
     snap.promoted_pages = samples / 10;
     snap.source = "pagefault";
   }
+  void SetHotSlow(uint64_t bytes) {
+    MutexLock l(&mu);
+    snap.hot_slow_bytes = bytes;
+  }
 
   int serial = 0;  // which member this is (addresses get reused)
   std::atomic<bool> exit_now{false};
@@ -93,8 +97,9 @@ class DaemonLoopTest : public ::testing::Test {
     DaemonParts parts;
     parts.fs = &*fs_;
     parts.fast_capacity_bytes = 8 * kGiB;
-    if (free_bytes_ != 0) {
+    if (free_bytes_ != 0 || free_reading_) {
       parts.fast_free_bytes = [this] { return free_bytes_; };
+      parts.fast_short_bytes = [this] { return short_bytes_; };
     }
     parts.self = 1;
     parts.log = &log_;
@@ -126,7 +131,9 @@ class DaemonLoopTest : public ::testing::Test {
   std::map<int, int> made_;
   std::set<int> refuse_;
   int serial_ = 0;
-  uint64_t free_bytes_ = 0;  // 0: no free-memory reading
+  uint64_t free_bytes_ = 0;  // 0: no free-memory reading (unless set)
+  bool free_reading_ = false;
+  uint64_t short_bytes_ = 0;  // below the high watermark (of a node below low)
   std::function<void(const std::vector<ProcessKey>&)> on_selection_;
   std::function<MachineReport()> machine_;
   std::function<double()> process_cpu_s_;
@@ -288,6 +295,80 @@ TEST_F(DaemonLoopTest, SharesWhatTheWorkloadsHoldPlusTheFreeRoom) {
   loop->Tick();
   EXPECT_EQ(members_[100]->target.load(), 4 * kGiB);
   EXPECT_EQ(members_[200]->target.load(), 1 * kGiB);
+}
+
+// The guest test's stuck state (daemon_fair_vm_test): the fast node is
+// below its high watermark (no room: free above high 0); b, the hotter,
+// holds 82 MiB of fast memory, 16 MiB of it cold pages its engine never
+// sampled (it cannot demote them), and 13 MiB of its 80 MiB hot set is
+// still on the slow node; a, cooled down (no hot set in its last rounds),
+// holds 26 MiB. Taking b's 80 MiB hot set to fit in its 82 MiB, the daemon
+// set no shares: nobody demoted and b stayed at 84% of its hot set. b must
+// get room for the 13 MiB from a, and a keeps the rest of what it holds.
+TEST_F(DaemonLoopTest, ShortOfRoomTheColderGivesWhatTheHottersHotSetNeeds) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  free_reading_ = true;  // free above the high watermark: 0
+  auto loop = Make(kTwo);
+  loop->Tick();
+  uint64_t a = 0, b = 0;
+  for (int t = 0; t < 5; ++t) {
+    a += 10;
+    b += 20000;
+    members_[100]->Set(26 * kMiB, 0, a);
+    members_[200]->Set(82 * kMiB, 80 * kMiB, b);
+    members_[200]->SetHotSlow(13 * kMiB);
+    loop->Tick();
+  }
+  EXPECT_EQ(members_[200]->target.load(), 95 * kMiB);
+  EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
+  // Once b's hot set is up (nothing of it on the slow node), it fits: no
+  // shares, and a keeps what it holds.
+  a += 10;
+  b += 20000;
+  members_[100]->Set(13 * kMiB, 0, a);
+  members_[200]->Set(95 * kMiB, 80 * kMiB, b);
+  members_[200]->SetHotSlow(0);
+  loop->Tick();
+  EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
+  EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
+  // a's burst (20 MiB of its hot set written, on the slow node) does not
+  // cut b back to its 80 MiB hot set: b would demote what its engine
+  // tracks, its hot pages, not the cold ones it holds.
+  a += 2000;
+  b += 20000;
+  members_[100]->Set(13 * kMiB, 20 * kMiB, a);
+  members_[100]->SetHotSlow(20 * kMiB);
+  members_[200]->Set(95 * kMiB, 80 * kMiB, b);
+  loop->Tick();
+  EXPECT_EQ(members_[200]->target.load(), 95 * kMiB);
+  EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
+}
+
+// The fast node below its low watermark, 15 MiB short of its high one,
+// with both hot sets on the fast tier (nothing wanted): the 15 MiB come
+// from a, the colder, not from each member's own coldest pages; b keeps
+// what it holds (its view then reports no shortage: share_view.h).
+TEST_F(DaemonLoopTest, BelowTheLowWatermarkTheColderMakesTheRoom) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  free_reading_ = true;
+  short_bytes_ = 15 * kMiB;
+  auto loop = Make(kTwo);
+  loop->Tick();
+  uint64_t a = 0, b = 0;
+  for (int t = 0; t < 5; ++t) {
+    a += 100;
+    b += 20000;
+    members_[100]->Set(40 * kMiB, 40 * kMiB, a);
+    members_[200]->Set(60 * kMiB, 60 * kMiB, b);
+    loop->Tick();
+  }
+  EXPECT_EQ(members_[200]->target.load(), 60 * kMiB);
+  EXPECT_EQ(members_[100]->target.load(), 25 * kMiB);
+  // Back above the low watermark: no shares.
+  short_bytes_ = 0;
+  loop->Tick();
+  EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
+  EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
 }
 
 TEST_F(DaemonLoopTest, ACapHoldsEvenWithRoom) {

@@ -67,6 +67,20 @@ std::vector<uint64_t> FairShares(uint64_t capacity_bytes,
     }
     k = e;
   }
+
+  // 3. What is still left stays with the workloads that hold it: each
+  // keeps what it holds, up to its cap, highest benefit first. A workload
+  // holding more than its demand (cold pages on the fast tier) then gives
+  // up only the room the others' demand takes, not all of it: pages are
+  // not moved out for nobody.
+  for (size_t j = 0; j < n && left > 0; ++j) {
+    const ShareInput& w = in[order[j]];
+    const uint64_t limit = std::min(w.fast_bytes, w.cap_bytes);
+    if (limit <= target[order[j]]) continue;
+    const uint64_t more = std::min(left, limit - target[order[j]]);
+    target[order[j]] += more;
+    left -= more;
+  }
   return target;
 }
 

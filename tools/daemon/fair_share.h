@@ -41,7 +41,11 @@ struct ShareInput {
 // Floors come first, each up to what the workload wants or holds; if the floors
 // alone exceed the capacity (byte floors on a smaller machine than the config
 // assumed), they are scaled down in proportion, so every floor keeps the same
-// fraction of itself.
+// fraction of itself. Then the demands by benefit (the file comment); what is
+// still left after every demand stays with the workloads that hold it (each up
+// to what it holds and its cap, highest benefit first), so a workload gives up
+// fast memory only for another's demand. A target is at most max(demand,
+// fast) and the cap.
 std::vector<uint64_t> FairShares(uint64_t capacity_bytes,
                                  const std::vector<ShareInput>& in);
 

@@ -81,6 +81,24 @@ TEST(FairShareTest, EqualBenefitSharesInProportionToWant) {
   EXPECT_EQ(t[2], 0u);
 }
 
+// What is left after every demand stays with whoever holds it: the cooled
+// workload (no demand now) gives up only the 13 MiB the hotter one's
+// demand takes, not all it holds.
+TEST(FairShareTest, TheRestStaysWithWhoHoldsIt) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  const std::vector<ShareInput> in = {
+      W(0, UINT64_MAX, 26 * kMiB, 0, 0.5),
+      W(0, UINT64_MAX, 82 * kMiB, 95 * kMiB, 5)};
+  const std::vector<uint64_t> t = FairShares(108 * kMiB, in);
+  EXPECT_EQ(t[1], 95 * kMiB);
+  EXPECT_EQ(t[0], 13 * kMiB);
+  // Never above its cap.
+  const std::vector<ShareInput> capped = {
+      W(0, 10 * kMiB, 26 * kMiB, 0, 0.5),
+      W(0, UINT64_MAX, 82 * kMiB, 95 * kMiB, 5)};
+  EXPECT_EQ(FairShares(108 * kMiB, capped)[0], 10 * kMiB);
+}
+
 TEST(FairShareTest, NeverMoreThanCapacity) {
   for (uint64_t cap : std::vector<uint64_t>{0, 1, 4096, 3 * kGiB, 100 * kGiB}) {
     const std::vector<ShareInput> in = {W(kGiB, 5 * kGiB, 0, 9 * kGiB, 3),
@@ -89,7 +107,8 @@ TEST(FairShareTest, NeverMoreThanCapacity) {
     const std::vector<uint64_t> t = FairShares(cap, in);
     EXPECT_LE(std::accumulate(t.begin(), t.end(), uint64_t{0}), cap);
     for (size_t i = 0; i < in.size(); ++i) {
-      EXPECT_LE(t[i], std::min(in[i].cap_bytes, in[i].demand_bytes));
+      EXPECT_LE(t[i], std::min(in[i].cap_bytes,
+                               std::max(in[i].demand_bytes, in[i].fast_bytes)));
     }
   }
 }

@@ -218,6 +218,12 @@ class LiveMember : public DaemonMember {
     MemberSnapshot m;
     m.fast_bytes = view_->fast_bytes();
     m.hot_bytes = sink_.DemandPages() * 4096;
+    const std::vector<int> fast = env_.topology->FastNodes();
+    for (const auto& [node, pages] : s.hot_pages_by_node) {
+      if (std::find(fast.begin(), fast.end(), node) == fast.end()) {
+        m.hot_slow_bytes += pages * 4096;
+      }
+    }
     m.samples = s.samples;
     m.rounds = s.rounds;
     m.promoted_pages = s.migrator.promoted_pages;

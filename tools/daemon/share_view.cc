@@ -59,6 +59,14 @@ std::vector<NodeFree> FairShareView::Free() {
                                 static_cast<long double>(mine);
     const uint64_t cap = allowed <= 0 ? 0 : static_cast<uint64_t>(allowed);
     f.free_bytes = std::min(f.free_bytes, cap);
+    // Within its share the process is not the one to make room: with the
+    // node below its low watermark, its engine would demote its own
+    // coldest pages (rule 1), the hot set it was given room for, while the
+    // room is the share of those above their targets, whose views report
+    // the node short. So no less than the low watermark here (never room
+    // to promote into: that needs the high one).
+    if (mine <= node_target)
+      f.free_bytes = std::max(f.free_bytes, wm.low_bytes);
   }
   return free;
 }

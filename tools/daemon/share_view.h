@@ -17,7 +17,11 @@
 // of the node by default: the kernel's own kind of hysteresis) demotes its
 // coldest pages back down to it. Its pages are the only ones its engine
 // moves, so a process never demotes another's pages: room for one comes
-// from the others' targets shrinking. Slow nodes are reported as they are.
+// from the others' targets shrinking. A process at or under its target
+// sees at least the node's low watermark free: when the node is short
+// (below low), the watermark demotion (rule 1) is for those above their
+// targets, not for the pages a process within its share was given room
+// for. Slow nodes are reported as they are.
 //
 // Stopping: with SetStopFlag, the view says Interrupted() once the flag is
 // set (the member is being stopped), and QueryNodes answers -EINTR without

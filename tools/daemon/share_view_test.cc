@@ -60,10 +60,11 @@ class MapView : public MemoryView {
     return {r};
   }
   std::vector<NodeFree> Free() override {
-    return {{0, kGiB / 2}, {1, kGiB / 2}};
+    return {{0, fast_free}, {1, kGiB / 2}};
   }
   std::map<uint64_t, int> node;
   uint64_t extra_fast_pages = 0;
+  uint64_t fast_free = kGiB / 2;
 };
 
 Sample At(uint64_t vaddr, uint64_t t) {
@@ -83,7 +84,8 @@ struct Moves {
 
 // 100 hot slow pages and 10 sampled fast pages; one round through a
 // FairShareView with `target` (kNoTarget: none).
-Moves OneRound(uint64_t target, uint64_t extra_fast_pages) {
+Moves OneRound(uint64_t target, uint64_t extra_fast_pages,
+               uint64_t fast_free = kGiB / 2) {
   const Topology topo = TwoTiers();
   PlacementConfig cfg;
   EngineOptions opt;
@@ -94,6 +96,7 @@ Moves OneRound(uint64_t target, uint64_t extra_fast_pages) {
   (*engine)->Start(0);
   MapView inner;
   inner.extra_fast_pages = extra_fast_pages;
+  inner.fast_free = fast_free;
   std::vector<Sample> samples;
   for (int i = 0; i < 100; ++i) {
     inner.node[kBase + i * kPage] = 1;
@@ -140,6 +143,25 @@ TEST(FairShareViewTest, FarAboveTheTargetDemotes) {
   // Within the hysteresis: no net change (swaps only).
   const Moves near = OneRound(0, (10ull << 20) / kPage);
   EXPECT_EQ(near.promotions, near.demotions);
+}
+
+// The fast node below its low watermark (2% of 1 GiB): a process within
+// its target is not the one to demote (its view reports the low
+// watermark, and no room to promote into); one far above its target
+// demotes as before; without a target the engine restores the watermark
+// from its own pages (rule 1).
+TEST(FairShareViewTest, BelowTheLowWatermarkOnlyThoseAboveTheirTargetDemote) {
+  const uint64_t short_free = 5ull << 20;
+  const Moves within = OneRound(50 * kPage, 0, short_free);
+  // Swaps at most (a swap leaves what the process holds as it was);
+  // without the floor its engine demoted its 10 pages and promoted none.
+  EXPECT_EQ(within.promotions, within.demotions);
+  const Moves above = OneRound(0, (30ull << 20) / kPage, short_free);
+  EXPECT_EQ(above.promotions, 0u);
+  EXPECT_EQ(above.demotions, 10u);
+  const Moves none = OneRound(FairShareView::kNoTarget, 0, short_free);
+  EXPECT_EQ(none.promotions, 0u);
+  EXPECT_EQ(none.demotions, 10u);
 }
 
 // A member being stopped: the view says Interrupted() and answers its
