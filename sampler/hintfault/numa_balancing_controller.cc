@@ -277,7 +277,8 @@ absl::Status NumaBalancingController::Setup() {
       p.ok() && *p > 0) {
     scan_period_ms_ = static_cast<uint64_t>(*p);
   }
-  CountUnscannable();
+  if (!options_.slow_nodes.empty())
+    unscannable_slow_pages_ = CountUnscannable(options_.slow_nodes);
   HintFaultWatchdogOptions wopt;
   wopt.pid = options_.pid;
   wopt.scan_period_ms = scan_period_ms_;
@@ -295,12 +296,21 @@ absl::Status NumaBalancingController::Setup() {
   return absl::OkStatus();
 }
 
-void NumaBalancingController::CountUnscannable() {
+void NumaBalancingController::CheckUnscannable(
+    const std::vector<int>& slow_nodes) {
+  const uint64_t pages = CountUnscannable(slow_nodes);
+  MutexLock l(&mu_);
+  unscannable_slow_pages_ = pages;
+  if (watchdog_) watchdog_->mutable_stats().unscannable_slow_pages = pages;
+}
+
+uint64_t NumaBalancingController::CountUnscannable(
+    const std::vector<int>& slow_nodes) const {
   absl::StatusOr<std::string> nm =
       fs_.ReadFile(absl::StrCat("/proc/", options_.pid, "/numa_maps"));
-  if (!nm.ok()) return;
+  if (!nm.ok()) return 0;
   absl::StatusOr<std::vector<NumaMapsRange>> ranges = ParseNumaMaps(*nm);
-  if (!ranges.ok()) return;
+  if (!ranges.ok()) return 0;
   uint64_t pages = 0;
   std::string example;
   for (const NumaMapsRange& r : *ranges) {
@@ -311,8 +321,8 @@ void NumaBalancingController::CountUnscannable() {
     if (scanned) continue;
     uint64_t here = 0;
     for (const auto& [node, n] : r.pages_on_node) {
-      if (std::find(options_.slow_nodes.begin(), options_.slow_nodes.end(),
-                    node) != options_.slow_nodes.end()) {
+      if (std::find(slow_nodes.begin(), slow_nodes.end(), node) !=
+          slow_nodes.end()) {
         here += n * (r.page_size / 4096);
       }
     }
@@ -323,7 +333,6 @@ void NumaBalancingController::CountUnscannable() {
     }
     pages += here;
   }
-  unscannable_slow_pages_ = pages;
   if (pages > 0) {
     Warn(
         absl::StrFormat("%d pages (%.1f MiB) of pid %d on slow nodes lie in "
@@ -334,6 +343,7 @@ void NumaBalancingController::CountUnscannable() {
                         pages, static_cast<double>(pages) * 4096 / (1 << 20),
                         options_.pid, example));
   }
+  return pages;
 }
 
 HintFaultObservation NumaBalancingController::Observe() const {
