@@ -362,21 +362,6 @@ struct LiveSource {
   std::string why;
 };
 
-// Turns the kernel's NUMA scanner on for the hintfault source (its
-// sysctls, restored when the controller is destroyed). `slow_nodes` empty:
-// the unscannable-pages check waits for CheckUnscannable.
-absl::StatusOr<std::unique_ptr<NumaBalancingController>> StartHintFaults(
-    const AttachArgs& a, std::vector<int> slow_nodes) {
-  NumaBalancingOptions hopt;
-  hopt.pid = static_cast<pid_t>(a.pid);
-  hopt.slow_nodes = std::move(slow_nodes);
-  hopt.check_interval = absl::Milliseconds(a.interval_ms);
-  hopt.warn = [](const std::string& line) {
-    std::cerr << "hotpage attach: " << line << "\n";
-  };
-  return NumaBalancingController::Start(hopt);
-}
-
 // Chooses (--source auto) and starts the source for `a.pid`. `handle`
 // proves the write-fault re-arm's file is the target's.
 absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
@@ -398,21 +383,21 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
   } else {
     if (source_name == "hintfault") {
       // The kernel's hint faults reach the page-fault sampler opened below.
-      std::vector<int> slow;
+      NumaBalancingOptions hopt;
+      hopt.pid = static_cast<pid_t>(a.pid);
       const std::vector<int> fast = topo.FastNodes();
       for (const NodeInfo& n : topo.nodes) {
         if (std::find(fast.begin(), fast.end(), n.id) == fast.end())
-          slow.push_back(n.id);
+          hopt.slow_nodes.push_back(n.id);
       }
-      if (out->hint) {
-        // Started before the topology was read (AttachMain).
-        out->hint->CheckUnscannable(slow);
-      } else {
-        absl::StatusOr<std::unique_ptr<NumaBalancingController>> h =
-            StartHintFaults(a, slow);
-        if (!h.ok()) return h.status();
-        out->hint = std::move(*h);
-      }
+      hopt.check_interval = absl::Milliseconds(a.interval_ms);
+      hopt.warn = [](const std::string& line) {
+        std::cerr << "hotpage attach: " << line << "\n";
+      };
+      absl::StatusOr<std::unique_ptr<NumaBalancingController>> h =
+          NumaBalancingController::Start(hopt);
+      if (!h.ok()) return h.status();
+      out->hint = std::move(*h);
     }
     absl::StatusOr<SourceRequest> req =
         ParseSourceRequest(out->hint ? "pagefault" : source_name);
@@ -584,6 +569,11 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
     metrics_server = std::move(*m);
     std::cerr << "hotpage attach: metrics on " << metrics_server->url() << "\n";
   }
+  absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
+  if (!topo.ok()) return Fail(topo.status());
+  if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
+      !s.ok())
+    return UsageError(s.message());
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
   absl::StatusOr<ProcessHandle> handle =
@@ -592,27 +582,10 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   absl::StatusOr<ProcessHandle> migrator_handle =
       ProcessHandle::Attach(static_cast<pid_t>(a.pid), &*fs);
   if (!migrator_handle.ok()) return Fail(migrator_handle.status());
-  LiveSource src;
-  // --source hintfault: the kernel's scanner goes on first, before the
-  // topology is read. Until it does the process takes no hint fault, while
-  // the kernel's own tiering mode, set from a shell, scans from that
-  // moment; under the guests' emulation reading the topology took 0.1-0.17
-  // s (tests/compare/README.md). On any failure below `src` is destroyed
-  // and the sysctls restored.
-  if (a.source_name == "hintfault") {
-    absl::StatusOr<std::unique_ptr<NumaBalancingController>> h =
-        StartHintFaults(a, {});
-    if (!h.ok()) return Fail(h.status());
-    src.hint = std::move(*h);
-  }
-  absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
-  if (!topo.ok()) return Fail(topo.status());
-  if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
-      !s.ok())
-    return UsageError(s.message());
   // The process exists: probe its clear_refs for --source auto. The source
   // starts before the engine is made: its sample weight depends on the
   // source auto takes.
+  LiveSource src;
   if (absl::Status s =
           StartChosenSource(*fs, *topo, *handle, env.perf, &a, &src);
       !s.ok())

@@ -277,8 +277,7 @@ absl::Status NumaBalancingController::Setup() {
       p.ok() && *p > 0) {
     scan_period_ms_ = static_cast<uint64_t>(*p);
   }
-  if (!options_.slow_nodes.empty())
-    unscannable_slow_pages_ = CountUnscannable(options_.slow_nodes);
+  CountUnscannable();
   HintFaultWatchdogOptions wopt;
   wopt.pid = options_.pid;
   wopt.scan_period_ms = scan_period_ms_;
@@ -296,21 +295,12 @@ absl::Status NumaBalancingController::Setup() {
   return absl::OkStatus();
 }
 
-void NumaBalancingController::CheckUnscannable(
-    const std::vector<int>& slow_nodes) {
-  const uint64_t pages = CountUnscannable(slow_nodes);
-  MutexLock l(&mu_);
-  unscannable_slow_pages_ = pages;
-  if (watchdog_) watchdog_->mutable_stats().unscannable_slow_pages = pages;
-}
-
-uint64_t NumaBalancingController::CountUnscannable(
-    const std::vector<int>& slow_nodes) const {
+void NumaBalancingController::CountUnscannable() {
   absl::StatusOr<std::string> nm =
       fs_.ReadFile(absl::StrCat("/proc/", options_.pid, "/numa_maps"));
-  if (!nm.ok()) return 0;
+  if (!nm.ok()) return;
   absl::StatusOr<std::vector<NumaMapsRange>> ranges = ParseNumaMaps(*nm);
-  if (!ranges.ok()) return 0;
+  if (!ranges.ok()) return;
   uint64_t pages = 0;
   std::string example;
   for (const NumaMapsRange& r : *ranges) {
@@ -321,8 +311,8 @@ uint64_t NumaBalancingController::CountUnscannable(
     if (scanned) continue;
     uint64_t here = 0;
     for (const auto& [node, n] : r.pages_on_node) {
-      if (std::find(slow_nodes.begin(), slow_nodes.end(), node) !=
-          slow_nodes.end()) {
+      if (std::find(options_.slow_nodes.begin(), options_.slow_nodes.end(),
+                    node) != options_.slow_nodes.end()) {
         here += n * (r.page_size / 4096);
       }
     }
@@ -333,6 +323,7 @@ uint64_t NumaBalancingController::CountUnscannable(
     }
     pages += here;
   }
+  unscannable_slow_pages_ = pages;
   if (pages > 0) {
     Warn(
         absl::StrFormat("%d pages (%.1f MiB) of pid %d on slow nodes lie in "
@@ -343,7 +334,6 @@ uint64_t NumaBalancingController::CountUnscannable(
                         pages, static_cast<double>(pages) * 4096 / (1 << 20),
                         options_.pid, example));
   }
-  return pages;
 }
 
 HintFaultObservation NumaBalancingController::Observe() const {

@@ -117,11 +117,8 @@ absl::StatusOr<std::string> WantedNumaBalancing(absl::string_view original);
 // ---------------------------------------------------------------
 
 struct NumaBalancingOptions {
-  pid_t pid = 0;  // the target (scan sequence, CPU, numa_maps)
-  // For the unscannable-pages check at Start; empty: none then (a caller
-  // that starts the controller before it knows the tiers calls
-  // CheckUnscannable later).
-  std::vector<int> slow_nodes;
+  pid_t pid = 0;                // the target (scan sequence, CPU, numa_maps)
+  std::vector<int> slow_nodes;  // for the unscannable-pages check
   std::string state_dir =
       kDefaultHintFaultStateDir;  // a real path (not under the KernelFs root)
   absl::Duration check_interval = absl::Seconds(1);
@@ -165,13 +162,6 @@ class NumaBalancingController {
   // The stats as one JSON object value (for attach's --stats-json).
   void AppendJson(JsonWriter* w) const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Counts the target's pages on `slow_nodes` in ranges the kernel's NUMA
-  // scanner never visits, warns when there are any and puts the count in
-  // the stats (Start does the same with NumaBalancingOptions::slow_nodes).
-  // For a caller that turned the scanner on before it read the topology.
-  void CheckUnscannable(const std::vector<int>& slow_nodes)
-      ABSL_LOCKS_EXCLUDED(mu_);
-
   // One watchdog check now, on the calling thread (tests; the thread calls
   // it every check_interval).
   void CheckNow() ABSL_LOCKS_EXCLUDED(mu_);
@@ -187,7 +177,7 @@ class NumaBalancingController {
   std::string LockHolderDescription() const;
   absl::Status RestoreChanges(const std::vector<HintFaultSysctlChange>& changes,
                               std::string* done);
-  uint64_t CountUnscannable(const std::vector<int>& slow_nodes) const;
+  void CountUnscannable();
   void Run();
   void Warn(const std::string& line) const;
   HintFaultObservation Observe() const;

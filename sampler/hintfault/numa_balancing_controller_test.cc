@@ -409,33 +409,6 @@ TEST_F(HintFaultTest, SlowPagesTheScannerSkipsAreCounted) {
       << absl::StrJoin(warnings_, "\n");
 }
 
-// attach turns the scanner on before it reads the topology (the start-up
-// before the flip is time the workload's hot pages wait) and checks the
-// slow pages once it knows which nodes are slow.
-TEST_F(HintFaultTest, UnscannablePagesCanBeCheckedAfterStart) {
-  tree_.Write(
-      absl::StrCat("/proc/", kPid, "/numa_maps"),
-      "7f0000000000 prefer:1 anon=100 dirty=100 N1=100 kernelpagesize_kB=4\n"
-      "7f1000000000 default anon=50 dirty=50 N1=50 kernelpagesize_kB=4\n");
-  NumaBalancingOptions o = Options();
-  o.slow_nodes.clear();
-  absl::StatusOr<KernelFs> fs = KernelFs::Open(tree_.root());
-  ASSERT_TRUE(fs.ok()) << fs.status();
-  absl::StatusOr<std::unique_ptr<NumaBalancingController>> s =
-      NumaBalancingController::Start(o, std::move(*fs), log_.NewWriter());
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(Read(kNb), "2");  // the scanner is on
-  EXPECT_EQ((*s)->stats().unscannable_slow_pages, 0u);
-  EXPECT_FALSE(WarnedAbout("100 pages")) << absl::StrJoin(warnings_, "\n");
-  (*s)->CheckUnscannable({1});
-  EXPECT_EQ((*s)->stats().unscannable_slow_pages, 100u);
-  EXPECT_TRUE(WarnedAbout("100 pages")) << absl::StrJoin(warnings_, "\n");
-  JsonWriter w;
-  (*s)->AppendJson(&w);
-  EXPECT_TRUE(absl::StrContains(w.str(), "\"unscannable_slow_pages\":100"))
-      << w.str();
-}
-
 TEST_F(HintFaultTest, StopWakesTheWatchdogThreadAtOnce) {
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s =
       StartSource();  // interval: 1 h
