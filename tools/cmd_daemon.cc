@@ -329,28 +329,19 @@ int RunDaemon(const std::vector<std::string>& args) {
   parts.fs = &*fs;
   parts.factory = LiveMemberFactory(env);
   parts.fast_capacity_bytes = FastCapacity(*topo);
-  parts.fast_free_bytes = [&fs, &topo] {
-    // Free room above each fast node's high watermark (policy/placement.h).
-    uint64_t room = 0;
+  parts.fast_free = [&fs, &topo] {
+    // Each fast node's free memory, read once, against its watermarks
+    // (policy/placement.h).
+    FastTierFree f;
     const PlacementConfig defaults;
     for (int n : topo->FastNodes()) {
       const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
-      const uint64_t high = WatermarksFor(defaults, *topo, n).high_bytes;
-      if (free && *free > high) room += *free - high;
-    }
-    return room;
-  };
-  parts.fast_short_bytes = [&fs, &topo] {
-    // How far below its high watermark each fast node below its low one
-    // is (the engines' watermark demotion, policy/placement.h rule 1).
-    uint64_t short_bytes = 0;
-    const PlacementConfig defaults;
-    for (int n : topo->FastNodes()) {
-      const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
+      if (!free) continue;
       const NodeWatermarks wm = WatermarksFor(defaults, *topo, n);
-      if (free && *free < wm.low_bytes) short_bytes += wm.high_bytes - *free;
+      if (*free > wm.high_bytes) f.room_bytes += *free - wm.high_bytes;
+      if (*free < wm.low_bytes) f.short_bytes += wm.high_bytes - *free;
     }
-    return short_bytes;
+    return f;
   };
   parts.self = getpid();
   parts.on_selection = [&samplers,

@@ -3,10 +3,8 @@
 # (third_party/BUILD.bazel), so the dynamic loader maps 7 objects at exec,
 # not 41. Measured under TCG (tests/vm guest, 10 execs of `hotpage
 # --version`, two rounds): 295-306 ms an exec with the 34 libabsl_*.so,
-# 130-170 ms without. `hotpage attach` starts beside a workload that is
-# already running, so its start-up is time the workload's hot pages wait
-# (tests/compare/README.md: the hint-fault source turned the sysctl on
-# 0.3 s after the kernel's own tiering did, 0.17 s of it the loader).
+# 130-170 ms without (tests/compare/README.md, "A fifth run": the
+# guest comparison's ratio to the kernel did not move beyond its noise).
 set -u
 HOTPAGE="$(dirname "$0")/hotpage"
 [ -x "$HOTPAGE" ] || HOTPAGE="$TEST_SRCDIR/$TEST_WORKSPACE/tools/hotpage"

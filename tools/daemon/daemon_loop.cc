@@ -241,16 +241,18 @@ void DaemonLoop::ApplyShares() {
   }
   // What can be shared: the workloads' own fast memory plus the free room.
   uint64_t shareable = capacity;
-  if (parts_.fast_free_bytes) {
-    shareable = std::min(capacity, held + parts_.fast_free_bytes());
+  uint64_t deficit = 0;
+  if (parts_.fast_free) {
+    const FastTierFree f = parts_.fast_free();
+    shareable = std::min(capacity, held + f.room_bytes);
+    // A fast node below its low watermark: what restores its high
+    // watermark is shared out too (FastTierFree::short_bytes), from the
+    // workloads by benefit, so the colder gives it up, and the tier counts
+    // as short.
+    deficit = f.short_bytes;
   }
   const uint64_t room = shareable > held ? shareable - held : 0;
-  // A fast node below its low watermark: what restores its high watermark
-  // is shared out too (DaemonParts::fast_short_bytes), from the workloads
-  // by benefit, so the colder gives it up, and the tier counts as short.
-  const uint64_t deficit = parts_.fast_short_bytes
-                               ? std::min(parts_.fast_short_bytes(), shareable)
-                               : 0;
+  deficit = std::min(deficit, shareable);
   shareable -= deficit;
   // Shares bite only when what the workloads under their demand still
   // want does not fit in the free room (or a cap is set): with room for

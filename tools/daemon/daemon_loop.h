@@ -119,24 +119,31 @@ using MemberFactory =
     std::function<absl::StatusOr<std::unique_ptr<DaemonMember>>(
         const WorkloadConfig& workload, const SelectedProcess& process)>;
 
+// The fast tier's free memory against the engines' watermarks
+// (policy/placement.h), summed over its nodes.
+struct FastTierFree {
+  // Free bytes above each node's high watermark: room to promote into.
+  uint64_t room_bytes = 0;
+  // For each node below its low watermark, how far below its high one it
+  // is (what the engines' watermark demotion, rule 1, would free). The
+  // shares take it from what the workloads hold, so the room comes from
+  // the workloads above their shares, the colder first, not from every
+  // member's own coldest pages (FairShareView: a member within its target
+  // is not asked to restore the watermark).
+  uint64_t short_bytes = 0;
+};
+
 struct DaemonParts {
   const KernelFs* fs = nullptr;  // /proc for the selection
   MemberFactory factory;
   uint64_t fast_capacity_bytes = 0;  // the fast tier's memory
-  // Optional: the fast tier's free bytes above its high watermarks now.
-  // Then the capacity shared out is what the workloads hold plus that
-  // (memory of processes the daemon does not manage is not theirs to
-  // share), at most fast_capacity_bytes. Percent floors and caps are of
-  // fast_capacity_bytes either way.
-  std::function<uint64_t()> fast_free_bytes;
-  // Optional: for each fast node below its low watermark now, how far it
-  // is below its high watermark, summed (what the engines' watermark
-  // demotion would free: policy/placement.h rule 1). Then the shares also
-  // take that from what the workloads hold, so the room comes from the
-  // workloads above their shares, the colder first, not from every
-  // member's own coldest pages (FairShareView: a member within its target
-  // is not asked to restore the watermark).
-  std::function<uint64_t()> fast_short_bytes;
+  // Optional: the fast tier's free memory now, one reading of every fast
+  // node (FastTierFree). With it, the capacity shared out is what the
+  // workloads hold plus the room (memory of processes the daemon does not
+  // manage is not theirs to share), at most fast_capacity_bytes, less the
+  // shortfall; percent floors and caps are of fast_capacity_bytes either
+  // way.
+  std::function<FastTierFree()> fast_free;
   pid_t self = 0;  // never selected
   // Optional: every process selected this round, after its member was
   // started (the machine sampler's pid map keeps only these:

@@ -98,8 +98,10 @@ class DaemonLoopTest : public ::testing::Test {
     parts.fs = &*fs_;
     parts.fast_capacity_bytes = 8 * kGiB;
     if (free_bytes_ != 0 || free_reading_) {
-      parts.fast_free_bytes = [this] { return free_bytes_; };
-      parts.fast_short_bytes = [this] { return short_bytes_; };
+      parts.fast_free = [this] {
+        return FastTierFree{.room_bytes = free_bytes_,
+                            .short_bytes = short_bytes_};
+      };
     }
     parts.self = 1;
     parts.log = &log_;
