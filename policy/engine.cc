@@ -74,6 +74,13 @@ namespace {
 // change window closes at the latest this long after its change point.
 constexpr uint64_t kShareBaselineNs = 10000000000;
 
+// The novelty test's floor on its baseline (engine.h, "A shift to pages
+// never sampled"): a run whose every sample falls on known pages would
+// have a baseline of 0 and never be testable (n p0 >= 5); at 1/64 a window
+// is testable from 320 samples. The bundled traces score the same with
+// 1/16 and 1/256.
+constexpr double kMinNovelShare = 1.0 / 64;
+
 // Samples of pages of unknown node held for the round (AttributeUnknownDemand):
 // 64K x 24 B, allocated once.
 constexpr size_t kMaxUnknownDemand = size_t{1} << 16;
@@ -214,6 +221,19 @@ bool PolicyEngine::ShareDropped() const {
   return drop > options_.shift_z * std::sqrt(n * p0 * (1 - p0));
 }
 
+bool PolicyEngine::NoveltyRose() const {
+  // Only a source that sees the fast tier's pages has a share to lose (a
+  // hint-fault source sees slow pages only: its bursts of new pages are
+  // the burst rule's).
+  if (options_.shift_z <= 0 || novel_baseline_ < 0 || !(share_baseline_ > 0))
+    return false;
+  const double n = static_cast<double>(window_novel_ + window_known_);
+  const double p0 = std::max(novel_baseline_, kMinNovelShare);
+  if (n * std::min(p0, 1 - p0) < 5) return false;
+  const double rise = static_cast<double>(window_novel_) - p0 * n;
+  return rise > options_.shift_z * std::sqrt(n * p0 * (1 - p0));
+}
+
 void PolicyEngine::CheckShift(uint64_t now_ns) {
   if (options_.shift_z <= 0) return;
   // Counts seen before the earliest time a round may come (the first
@@ -253,8 +273,8 @@ void PolicyEngine::CheckShift(uint64_t now_ns) {
     burst_pending_ = true;
     return;
   }
-  if (share_baseline_ < 0 || now_ns < at) return;
-  if (ShareDropped()) {
+  if (now_ns < at) return;
+  if (ShareDropped() || NoveltyRose()) {
     next_round_ns_ = now_ns;
     early_pending_ = true;
   }
@@ -414,6 +434,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   report.early =
       (early_pending_ || burst_pending_) && now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
+  const bool novelty = NoveltyRose();
   if (report.early && burst_pending_ && !early_pending_)
     ++counters_.burst_rounds;
   burst_pending_ = false;
@@ -426,13 +447,24 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
         static_cast<double>(counters_.samples - samples_at_last_round_) *
         static_cast<double>(options_.interval_ns) / len;
     samples_at_last_round_ = counters_.samples;
+    // The novelty baseline (engine.h), as the share's, from the first
+    // window that followed a placement: before it every page is new.
+    if (sampled_round_ && window_novel_ + window_known_ > 0) {
+      const double f = static_cast<double>(window_novel_) /
+                       static_cast<double>(window_novel_ + window_known_);
+      const double a =
+          std::min(1.0, len / static_cast<double>(kShareBaselineNs));
+      novel_baseline_ =
+          novel_baseline_ < 0 ? f : novel_baseline_ + a * (f - novel_baseline_);
+    }
     window_novel_ = 0;
   }
   // The change window (file comment), before the round's window is folded
   // into the baseline.
   const bool was_open = change_ns_ != 0;
   // An untestable round (too few samples) keeps an open window open.
-  UpdateChangeWindow(early_pending_, ShareDropped() || !ShareTestable(),
+  UpdateChangeWindow(early_pending_,
+                     ShareDropped() || novelty || !ShareTestable(),
                      last_round_ns_, now_ns);
   early_pending_ = false;
   // A change point ends the holds (file comment).
@@ -542,13 +574,13 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       prev_round_ns == 0 || now_ns <= prev_round_ns
           ? 0
           : static_cast<double>(now_ns - prev_round_ns) / 1e9;
-  auto short_window = [&](PageHeat& h, const PageEstimate& e,
-                          bool count = true) {
+  auto short_window = [&](PageHeat& h, const PageEstimate& e, bool count = true,
+                          double min_samples = 1) {
     if (short_s <= 0) return;
     const uint32_t d = round_samples_[e.index];
     if (d == 0) return;
     const double n = static_cast<double>(d / options_.sample_weight);
-    if (n <= 0) return;
+    if (n < min_samples) return;
     const PoissonBounds b = PoissonInterval(n, options_.z);
     const double lo = b.lo * period / short_s;
     if (lo > h.rate_lo) {
@@ -599,9 +631,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/false,
                     victims.back());
     // The victim's recent lower bound: the decayed count's or the short
-    // window's (as a candidate's).
+    // window's (as a candidate's), the latter from two samples or more: the
+    // long count holds the short window's samples, so one sample is the
+    // whole evidence of a page first sampled now, and a first touch then
+    // looked heated up (engine.h, "A single sample").
     PageHeat recent = victims.back();
-    short_window(recent, e, /*count=*/false);
+    short_window(recent, e, /*count=*/false, /*min_samples=*/2);
     ApplyLongPrior(long_counts_now_[e.index], period, /*candidate=*/false,
                    recent.rate_lo, victims.back());
   }
