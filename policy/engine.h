@@ -284,8 +284,11 @@
 //     saturated node's excess and against nothing), as access rates
 //     (demand / 64 B);
 //   - which pages: the densest first (rate per 4 KiB, the decayed count's
-//     point estimate), skipping any hotter than what is left to shed, so
-//     the demand is met with the fewest bytes and never overshoots; cold
+//     point estimate), each charged its upper bound and skipped if that is
+//     above what is left to shed, so the demand is met with the fewest
+//     bytes and overshoots only beyond the bounds (a round with few
+//     samples per page sheds less and the next rounds the rest: past the
+//     balance the slower tier's curve is steep; placement.cc); cold
 //     pages shed nothing and are never chosen for it (Colloid moves hot
 //     pages, section 4.2); within the round's move budget (the migrator's
 //     rate) and every rule that binds a demotion (bind, `prefer (many)`,
