@@ -267,6 +267,22 @@ MigratorStats Migrator::Snapshot() const {
   return s;
 }
 
+Migrator::MovedBytes Migrator::MovedBytesOf(absl::Span<const int> nodes) const {
+  MovedBytes b;
+  MutexLock lock(&stats_mu_);
+  for (int n : nodes) {
+    if (auto it = counters_.moved_in_bytes.find(n);
+        it != counters_.moved_in_bytes.end()) {
+      b.in += it->second;
+    }
+    if (auto it = counters_.moved_out_bytes.find(n);
+        it != counters_.moved_out_bytes.end()) {
+      b.out += it->second;
+    }
+  }
+  return b;
+}
+
 // --- The worker ------------------------------------------------------------
 
 void Migrator::ThreadMain() {
@@ -592,6 +608,9 @@ void Migrator::Moved(const Entry& e, absl::Time now) {
     counters_.demoted_bytes += e.req.page_bytes;
   }
   counters_.hot_to_moved.Record(now - e.req.hot_since);
+  counters_.moved_in_bytes[e.req.to_node] += e.req.page_bytes;
+  const int from = e.actual_from >= 0 ? e.actual_from : e.req.from_node;
+  if (from >= 0) counters_.moved_out_bytes[from] += e.req.page_bytes;
   if (e.actual_from >= 0) {
     pingpong_.RecordMove(e.req.vaddr, e.actual_from, e.req.to_node, now);
   }

@@ -79,6 +79,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <queue>
 #include <thread>
 #include <vector>
@@ -220,6 +221,19 @@ class Migrator {
   // Changes the MB/s limit (<= 0: unlimited); applied at the next round.
   void SetRateLimit(double bytes_per_sec) ABSL_LOCKS_EXCLUDED(queue_mu_);
 
+  // Bytes of the pages it has moved so far onto any of `nodes` (`in`) and
+  // off any of them (`out`), whatever the reason (a move between two of
+  // `nodes` counts in both); moved pages only, not queued or failed ones.
+  // Monotonic. For a caller that read where the pages were at some moment
+  // (numa_maps) and needs the figure now: add in - out since that moment.
+  // Thread-safe and cheap (one lock, a few map lookups; no stats copy).
+  struct MovedBytes {
+    uint64_t in = 0;
+    uint64_t out = 0;
+  };
+  MovedBytes MovedBytesOf(absl::Span<const int> nodes) const
+      ABSL_LOCKS_EXCLUDED(stats_mu_);
+
   // Synchronous mode, for tests and the simulator: runs one round on the
   // calling thread. Not with Start().
   MigratorRound RunOnce();
@@ -257,6 +271,8 @@ class Migrator {
     absl::Duration rate_limit_wait = absl::ZeroDuration();
     absl::Duration cpu_budget_wait = absl::ZeroDuration();
     absl::Duration cpu_time = absl::ZeroDuration();
+    // Bytes moved onto / off each node (by node id): MovedBytesOf.
+    std::map<int, uint64_t> moved_in_bytes, moved_out_bytes;
   };
 
   void ThreadMain();

@@ -171,6 +171,16 @@ TEST_F(MigratorTest, DemotionsAndPromotionsCountedApartOneNodePerCall) {
     for (int n : call.nodes) EXPECT_EQ(n, call.nodes[0]);
   }
   ExpectSettled(s);
+  // By node: 10 pages onto node 0 and 10 off it; a move between two of
+  // the nodes asked about counts both ways.
+  const std::vector<int> fast = {0};
+  EXPECT_EQ(m->MovedBytesOf(fast).in, 10u * k4K);
+  EXPECT_EQ(m->MovedBytesOf(fast).out, 10u * k4K);
+  const std::vector<int> both = {0, 1};
+  EXPECT_EQ(m->MovedBytesOf(both).in, 20u * k4K);
+  EXPECT_EQ(m->MovedBytesOf(both).out, 20u * k4K);
+  const std::vector<int> none = {2};
+  EXPECT_EQ(m->MovedBytesOf(none).in, 0u);
 }
 
 TEST_F(MigratorTest, HugePageNamedOnceMovesWholeAndCharges2MiB) {

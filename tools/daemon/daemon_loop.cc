@@ -19,6 +19,7 @@ constexpr double kShareRateTauMs = 10000;
 
 MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
   a.fast_bytes += b.fast_bytes;
+  a.fast_moved_bytes += b.fast_moved_bytes;
   a.hot_bytes += b.hot_bytes;
   a.samples += b.samples;
   a.rounds += b.rounds;
@@ -29,6 +30,14 @@ MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
   a.yield_hits += b.yield_hits;
   a.cpu_seconds += b.cpu_seconds;
   return a;
+}
+
+// What a member holds on the fast tier now: its last round's reading plus
+// what its migrator moved onto the fast tier since, less what it moved off
+// (MemberSnapshot::fast_moved_bytes).
+uint64_t FastNow(const MemberSnapshot& s) {
+  const int64_t now = static_cast<int64_t>(s.fast_bytes) + s.fast_moved_bytes;
+  return now > 0 ? static_cast<uint64_t>(now) : 0;
 }
 
 // The fields that need a new member when they change on reload.
@@ -88,6 +97,7 @@ void DaemonLoop::StopMember(Running* r) {
   // The retired totals keep counters monotonic; a process's fast bytes and
   // hot set leave with it.
   state_[r->workload].retired.fast_bytes = 0;
+  state_[r->workload].retired.fast_moved_bytes = 0;
   state_[r->workload].retired.hot_bytes = 0;
 }
 
@@ -208,6 +218,8 @@ void DaemonLoop::ApplyShares() {
   // hot set stayed on the slow node, while c kept 26 MiB with no share
   // set (80 MiB of hot set "fitted" in h's 82); and with the hot set as
   // the demand once h's was up, c's bursts could cut h back to its 80 MiB.
+  // Both at the member's last reading (not FastNow): a hot page promoted
+  // since is still in its hot_slow_bytes, and counted once so.
   std::vector<uint64_t> demand(running_.size());
   for (size_t k = 0; k < running_.size(); ++k) {
     const MemberSnapshot& s = snaps[k];
@@ -225,7 +237,11 @@ void DaemonLoop::ApplyShares() {
     for (size_t k = 0; k < running_.size(); ++k) {
       if (running_[k]->workload != w.name) continue;
       members[i].push_back(k);
-      in[i].fast_bytes += snaps[k].fast_bytes;
+      // Now, not at the member's last reading: the free room below is read
+      // now, after the moves done since that reading (FastNow; with the
+      // readings alone each of those moves is missing from both, and the
+      // tier is shared out as that much smaller).
+      in[i].fast_bytes += FastNow(snaps[k]);
       in[i].demand_bytes += demand[k];
       rate += running_[k]->samples_per_tick;
     }
@@ -461,7 +477,7 @@ void DaemonLoop::Publish() {
       j.Key("source");
       j.String(s.source);
       j.Key("fast_bytes");
-      j.Uint(s.fast_bytes);
+      j.Uint(FastNow(s));
       j.Key("target_bytes");
       if (r->target == kNoFastTarget) {
         j.Null();
@@ -486,7 +502,7 @@ void DaemonLoop::Publish() {
           PromLabels({{"workload", w.name},
                       {"pid", absl::StrCat(r->process.key.pid)},
                       {"cgroup", r->process.cgroup}});
-      series(kPFast, pl, s.fast_bytes);
+      series(kPFast, pl, FastNow(s));
       series(kPHot, pl, s.hot_bytes);
       series(kPPromoted, pl, s.promoted_pages);
       series(kPDemoted, pl, s.demoted_pages);
@@ -494,20 +510,21 @@ void DaemonLoop::Publish() {
     j.EndArray();
     const uint64_t floor = w.fast_floor.Resolve(capacity, false);
     const uint64_t cap = w.fast_cap.Resolve(capacity, true);
+    const uint64_t total_fast = FastNow(total);
     j.Key("fast_bytes");
-    j.Uint(total.fast_bytes);
+    j.Uint(total_fast);
     j.Key("fast_share");
-    j.Double(capacity ? static_cast<double>(total.fast_bytes) / capacity : 0);
+    j.Double(capacity ? static_cast<double>(total_fast) / capacity : 0);
     j.Key("floor_bytes");
     j.Uint(floor);
     j.Key("cap_bytes");
     j.Uint(cap);
     j.Key("floor_used");
-    j.Double(floor ? std::min(1.0, static_cast<double>(total.fast_bytes) /
+    j.Double(floor ? std::min(1.0, static_cast<double>(total_fast) /
                                        static_cast<double>(floor))
                    : 1.0);
     j.Key("cap_used");
-    j.Double(cap ? static_cast<double>(total.fast_bytes) / cap : 0);
+    j.Double(cap ? static_cast<double>(total_fast) / cap : 0);
     j.Key("target_bytes");
     if (targeted) {
       j.Uint(target);
@@ -535,7 +552,7 @@ void DaemonLoop::Publish() {
     j.Uint(st.failed.size());
     j.EndObject();
     const std::string l = PromLabels({{"workload", w.name}});
-    series(kWFast, l, total.fast_bytes);
+    series(kWFast, l, total_fast);
     if (targeted) series(kWTarget, l, target);
     series(kWFloor, l, floor);
     series(kWCap, l, cap);

@@ -82,7 +82,12 @@ inline constexpr uint64_t kNoFastTarget = UINT64_MAX;
 // What a member reports (a copy; any thread).
 struct MemberSnapshot {
   uint64_t fast_bytes = 0;  // on the fast tier at its last round
-  uint64_t hot_bytes = 0;   // its hot set (hot pages x 4 KiB)
+  // Net bytes its migrator moved onto the fast tier since that reading
+  // (negative: off it). fast_bytes plus this is what it holds now
+  // (FairShareView::Fast), the figure the shares compare with the free
+  // memory read now.
+  int64_t fast_moved_bytes = 0;
+  uint64_t hot_bytes = 0;  // its hot set (hot pages x 4 KiB)
   // Of its hot set, the bytes not on the fast tier at its last round (hot
   // pages on slower nodes x 4 KiB): what it still wants moved up.
   uint64_t hot_slow_bytes = 0;

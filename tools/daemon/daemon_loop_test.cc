@@ -70,6 +70,11 @@ class FakeMember : public DaemonMember {
     MutexLock l(&mu);
     snap.hot_slow_bytes = bytes;
   }
+  // Net bytes its migrator moved onto the fast tier since its reading.
+  void SetMoved(int64_t bytes) {
+    MutexLock l(&mu);
+    snap.fast_moved_bytes = bytes;
+  }
 
   int serial = 0;  // which member this is (addresses get reused)
   std::atomic<bool> exit_now{false};
@@ -371,6 +376,39 @@ TEST_F(DaemonLoopTest, BelowTheLowWatermarkTheColderMakesTheRoom) {
   loop->Tick();
   EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
   EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
+}
+
+// daemon_fair_vm_test's swing: b, the hotter, read 54 MiB on the fast
+// tier at its last round, with 26 MiB of its 80 MiB hot set on the slow
+// node; its migrator has promoted 23 MiB of that since, which took the
+// last of the free room (read now: none). a, cooled, holds 8 MiB. With the
+// readings alone the daemon shared out 8 + 54 + 0 = 62 MiB, and b's target
+// fell below the 77 MiB it holds (its engine demoted 10 MiB of its hot
+// set, to promote it again once its reading caught up). Counted now, b
+// holds 77 MiB and gets its 80 MiB hot set, from a.
+TEST_F(DaemonLoopTest, MovesDoneSinceAMembersLastReadingCountInWhatItHolds) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  free_reading_ = true;  // no room above the high watermark
+  auto loop = Make(kTwo);
+  loop->Tick();
+  uint64_t a = 0, b = 0;
+  for (int t = 0; t < 5; ++t) {
+    a += 10;
+    b += 20000;
+    members_[100]->Set(8 * kMiB, 0, a);
+    members_[200]->Set(54 * kMiB, 80 * kMiB, b);
+    members_[200]->SetHotSlow(26 * kMiB);
+    members_[200]->SetMoved(23 * kMiB);
+    loop->Tick();
+  }
+  EXPECT_EQ(members_[200]->target.load(), 80 * kMiB);
+  EXPECT_EQ(members_[100]->target.load(), 5 * kMiB);
+  // The status and metrics say what each holds now.
+  EXPECT_TRUE(absl::StrContains(
+      loop->MetricsProm(),
+      absl::StrCat("hotpage_workload_fast_bytes{workload=\"b\"} ", 77 * kMiB,
+                   "\n")))
+      << loop->MetricsProm();
 }
 
 TEST_F(DaemonLoopTest, ACapHoldsEvenWithRoom) {

@@ -144,6 +144,11 @@ class LiveMember : public DaemonMember {
         env_.dry_run ? nullptr : migrator_.get());
     view_ = std::make_unique<FairShareView>(live_view_.get(), env_.topology,
                                             &engine_->config());
+    view_->SetFastMoved(
+        [m = migrator_.get(), fast = env_.topology->FastNodes()] {
+          const Migrator::MovedBytes b = m->MovedBytesOf(fast);
+          return static_cast<int64_t>(b.in) - static_cast<int64_t>(b.out);
+        });
     engine_->RefreshHugeChunks(*view_);
     return absl::OkStatus();
   }
@@ -216,7 +221,9 @@ class LiveMember : public DaemonMember {
   MemberSnapshot Snapshot() const override {
     const AttachStats s = sink_.Get();
     MemberSnapshot m;
-    m.fast_bytes = view_->fast_bytes();
+    const FairShareView::FastNow fast_now = view_->Fast();
+    m.fast_bytes = fast_now.read_bytes;
+    m.fast_moved_bytes = fast_now.moved_since;
     m.hot_bytes = sink_.DemandPages() * 4096;
     const std::vector<int> fast = env_.topology->FastNodes();
     for (const auto& [node, pages] : s.hot_pages_by_node) {

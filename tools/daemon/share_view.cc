@@ -18,6 +18,7 @@ FairShareView::FairShareView(MemoryView* inner, const Topology* topology,
 }
 
 std::vector<NumaMapsRange> FairShareView::Ranges() {
+  const int64_t moved = fast_moved_ ? fast_moved_() : 0;
   std::vector<NumaMapsRange> ranges = inner_->Ranges();
   std::fill(mine_.begin(), mine_.end(), 0);
   uint64_t fast = 0;
@@ -33,8 +34,24 @@ std::vector<NumaMapsRange> FairShareView::Ranges() {
       }
     }
   }
-  fast_bytes_.store(fast, std::memory_order_relaxed);
+  MutexLock l(&mu_);
+  fast_read_ = fast;
+  moved_at_read_ = moved;
   return ranges;
+}
+
+FairShareView::FastNow FairShareView::Fast() const {
+  FastNow f;
+  int64_t at = 0;
+  {
+    MutexLock l(&mu_);
+    f.read_bytes = fast_read_;
+    at = moved_at_read_;
+  }
+  // After the copy: the counters only grow, so a reading taken meanwhile
+  // leaves this pair consistent (the older reading, the moves since it).
+  if (fast_moved_) f.moved_since = fast_moved_() - at;
+  return f;
 }
 
 std::vector<NodeFree> FairShareView::Free() {

@@ -30,10 +30,22 @@
 // with no decision (policy/engine.h, MemoryView::Interrupted) instead of
 // querying every tracked page first.
 //
-// Threading: SetTarget() is called from the daemon's thread, everything
-// else from the process's loop thread; the target is an atomic (relaxed:
-// a round may see the previous target, which is as good as one round
-// earlier). fast_bytes() likewise.
+// What the process holds now (Fast()): the reading of the last Ranges()
+// plus what its migrator moved onto the fast tier since, less what it
+// moved off (SetFastMoved). The daemon compares it with the fast tier's
+// free memory read now, which the moves done since the reading have
+// already changed: with the reading alone, each promotion done since it
+// was missing from both (daemon_fair_vm_test: h's reading said 54 MiB
+// while it held 77, the free room was already gone, so the daemon shared
+// out 23 MiB less than there was and cut h's target below what it held;
+// its engine demoted 10 MiB of its hot set, and it swung around the
+// test's 90% line). Moves still queued are in neither figure, so they
+// need no correction: they change both when they are done.
+//
+// Threading: SetTarget() and Fast() are called from the daemon's thread,
+// everything else from the process's loop thread; the target is an
+// atomic (relaxed: a round may see the previous target, which is as good
+// as one round earlier); the reading is under a lock.
 
 #ifndef HOTPAGE_TOOLS_DAEMON_SHARE_VIEW_H_
 #define HOTPAGE_TOOLS_DAEMON_SHARE_VIEW_H_
@@ -41,11 +53,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "policy/engine.h"
 #include "policy/placement.h"
 #include "policy/topology.h"
+#include "tools/base/mutex.h"
 
 namespace hotpage {
 
@@ -61,10 +77,25 @@ class FairShareView : public MemoryView {
     target_.store(fast_bytes, std::memory_order_relaxed);
   }
   uint64_t target() const { return target_.load(std::memory_order_relaxed); }
-  // The process's bytes on the fast tier at the last Ranges().
-  uint64_t fast_bytes() const {
-    return fast_bytes_.load(std::memory_order_relaxed);
+  // Optional, before the loop runs: the bytes the process's migrator has
+  // moved onto the fast tier so far less those it moved off it
+  // (cumulative; Migrator::MovedBytesOf over the fast nodes). Called at
+  // each Ranges() and by Fast(), from either thread.
+  void SetFastMoved(std::function<int64_t()> net_moved_onto_fast) {
+    fast_moved_ = std::move(net_moved_onto_fast);
   }
+  // The process's bytes on the fast tier at the last Ranges().
+  uint64_t fast_bytes() const ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock l(&mu_);
+    return fast_read_;
+  }
+  struct FastNow {
+    uint64_t read_bytes = 0;  // at the last Ranges()
+    // Net bytes its migrator moved onto the fast tier since (negative:
+    // off it); 0 without SetFastMoved.
+    int64_t moved_since = 0;
+  };
+  FastNow Fast() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Before the loop runs (the flag must outlive the view); null: none.
   void SetStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
@@ -95,7 +126,13 @@ class FairShareView : public MemoryView {
   uint64_t fast_capacity_ = 0;
   std::vector<uint64_t> mine_;  // bytes per node id, from the last Ranges()
   std::atomic<uint64_t> target_{kNoTarget};
-  std::atomic<uint64_t> fast_bytes_{0};
+  std::function<int64_t()> fast_moved_;
+  mutable Mutex mu_;
+  uint64_t fast_read_ ABSL_GUARDED_BY(mu_) = 0;
+  // fast_moved_() just before that reading: a move done while numa_maps
+  // was read may count twice (at most one migrator batch, 4 MiB), never
+  // be missed, so the figure errs on the side of what the process holds.
+  int64_t moved_at_read_ ABSL_GUARDED_BY(mu_) = 0;
   const std::atomic<bool>* stop_ = nullptr;
 };
 

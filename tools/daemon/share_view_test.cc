@@ -164,6 +164,33 @@ TEST(FairShareViewTest, BelowTheLowWatermarkOnlyThoseAboveTheirTargetDemote) {
   EXPECT_EQ(none.demotions, 10u);
 }
 
+// What the process holds now is its last reading plus its migrator's net
+// moves onto the fast tier since that reading, not since it started.
+TEST(FairShareViewTest, WhatItHoldsNowCountsTheMovesSinceTheLastReading) {
+  const Topology topo = TwoTiers();
+  const PlacementConfig cfg;
+  MapView inner;
+  for (int i = 0; i < 10; ++i) inner.node[kBase + i * kPage] = 0;
+  FairShareView view(&inner, &topo, &cfg);
+  int64_t moved = 0;  // the migrator's net moves onto the fast tier so far
+  EXPECT_EQ(view.Fast().moved_since, 0);  // no counter: none
+  view.SetFastMoved([&moved] { return moved; });
+  moved = 100 * kPage;  // before the reading: in it already
+  view.Ranges();
+  EXPECT_EQ(view.Fast().read_bytes, 10 * kPage);
+  EXPECT_EQ(view.Fast().moved_since, 0);
+  moved += 30 * kPage;  // promoted since
+  moved -= 5 * kPage;   // demoted since
+  EXPECT_EQ(view.Fast().read_bytes, 10 * kPage);
+  EXPECT_EQ(view.Fast().moved_since, static_cast<int64_t>(25 * kPage));
+  EXPECT_EQ(view.fast_bytes(), 10 * kPage);
+  // The next reading sees them (numa_maps): counted once.
+  for (int i = 10; i < 35; ++i) inner.node[kBase + i * kPage] = 0;
+  view.Ranges();
+  EXPECT_EQ(view.Fast().read_bytes, 35 * kPage);
+  EXPECT_EQ(view.Fast().moved_since, 0);
+}
+
 // A member being stopped: the view says Interrupted() and answers its
 // placement queries with -EINTR without asking the process's real view.
 TEST(FairShareViewTest, AStopInterruptsThePlacementQueries) {
