@@ -131,6 +131,25 @@ class DaemonLoopTest : public ::testing::Test {
     return std::make_unique<DaemonLoop>(*c, parts);
   }
 
+  // Five ticks in which a (pid 100) holds `a_fast` bytes with no hot set
+  // and draws 10 samples a tick, and b (pid 200) draws 20000 and holds
+  // `b_fast` with an 80 MiB hot set, `b_hot_slow` of it on the slow tier,
+  // and `b_moved` moved onto the fast tier since its reading.
+  void TickTwoMembers(DaemonLoop& loop, uint64_t a_fast, uint64_t b_fast,
+                      uint64_t b_hot_slow, int64_t b_moved = 0) {
+    constexpr uint64_t kMiB = 1ull << 20;
+    for (int t = 0; t < 5; ++t) {
+      a_samples_ += 10;
+      b_samples_ += 20000;
+      members_[100]->Set(a_fast, 0, a_samples_);
+      members_[200]->Set(b_fast, 80 * kMiB, b_samples_);
+      members_[200]->SetHotSlow(b_hot_slow);
+      if (b_moved != 0) members_[200]->SetMoved(b_moved);
+      loop.Tick();
+    }
+  }
+
+  uint64_t a_samples_ = 0, b_samples_ = 0;  // TickTwoMembers' running rates
   FakeTree tree_;
   std::optional<KernelFs> fs_;
   std::ostringstream log_;
@@ -317,23 +336,15 @@ TEST_F(DaemonLoopTest, ShortOfRoomTheColderGivesWhatTheHottersHotSetNeeds) {
   free_reading_ = true;  // free above the high watermark: 0
   auto loop = Make(kTwo);
   loop->Tick();
-  uint64_t a = 0, b = 0;
-  for (int t = 0; t < 5; ++t) {
-    a += 10;
-    b += 20000;
-    members_[100]->Set(26 * kMiB, 0, a);
-    members_[200]->Set(82 * kMiB, 80 * kMiB, b);
-    members_[200]->SetHotSlow(13 * kMiB);
-    loop->Tick();
-  }
+  TickTwoMembers(*loop, 26 * kMiB, 82 * kMiB, 13 * kMiB);
   EXPECT_EQ(members_[200]->target.load(), 95 * kMiB);
   EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
   // Once b's hot set is up (nothing of it on the slow node), it fits: no
   // shares, and a keeps what it holds.
-  a += 10;
-  b += 20000;
-  members_[100]->Set(13 * kMiB, 0, a);
-  members_[200]->Set(95 * kMiB, 80 * kMiB, b);
+  a_samples_ += 10;
+  b_samples_ += 20000;
+  members_[100]->Set(13 * kMiB, 0, a_samples_);
+  members_[200]->Set(95 * kMiB, 80 * kMiB, b_samples_);
   members_[200]->SetHotSlow(0);
   loop->Tick();
   EXPECT_EQ(members_[200]->target.load(), kNoFastTarget);
@@ -341,11 +352,11 @@ TEST_F(DaemonLoopTest, ShortOfRoomTheColderGivesWhatTheHottersHotSetNeeds) {
   // a's burst (20 MiB of its hot set written, on the slow node) does not
   // cut b back to its 80 MiB hot set: b would demote what its engine
   // tracks, its hot pages, not the cold ones it holds.
-  a += 2000;
-  b += 20000;
-  members_[100]->Set(13 * kMiB, 20 * kMiB, a);
+  a_samples_ += 2000;
+  b_samples_ += 20000;
+  members_[100]->Set(13 * kMiB, 20 * kMiB, a_samples_);
   members_[100]->SetHotSlow(20 * kMiB);
-  members_[200]->Set(95 * kMiB, 80 * kMiB, b);
+  members_[200]->Set(95 * kMiB, 80 * kMiB, b_samples_);
   loop->Tick();
   EXPECT_EQ(members_[200]->target.load(), 95 * kMiB);
   EXPECT_EQ(members_[100]->target.load(), 13 * kMiB);
@@ -391,16 +402,7 @@ TEST_F(DaemonLoopTest, MovesDoneSinceAMembersLastReadingCountInWhatItHolds) {
   free_reading_ = true;  // no room above the high watermark
   auto loop = Make(kTwo);
   loop->Tick();
-  uint64_t a = 0, b = 0;
-  for (int t = 0; t < 5; ++t) {
-    a += 10;
-    b += 20000;
-    members_[100]->Set(8 * kMiB, 0, a);
-    members_[200]->Set(54 * kMiB, 80 * kMiB, b);
-    members_[200]->SetHotSlow(26 * kMiB);
-    members_[200]->SetMoved(23 * kMiB);
-    loop->Tick();
-  }
+  TickTwoMembers(*loop, 8 * kMiB, 54 * kMiB, 26 * kMiB, 23 * kMiB);
   EXPECT_EQ(members_[200]->target.load(), 80 * kMiB);
   EXPECT_EQ(members_[100]->target.load(), 5 * kMiB);
   // The status and metrics say what each holds now.
