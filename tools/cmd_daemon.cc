@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -329,17 +330,18 @@ int RunDaemon(const std::vector<std::string>& args) {
   parts.fs = &*fs;
   parts.factory = LiveMemberFactory(env);
   parts.fast_capacity_bytes = FastCapacity(*topo);
-  parts.fast_free = [&fs, &topo] {
+  parts.fast_free = [&fs, &topo, &migrators] {
     // Each fast node's free memory, read once, against its watermarks
-    // (policy/placement.h).
+    // (policy/placement.h) and the kernel's refusals (AddNodeFree).
     FastTierFree f;
     const PlacementConfig defaults;
+    const std::vector<int> refused = migrators.BackedOffNodes();
     for (int n : topo->FastNodes()) {
       const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
       if (!free) continue;
       const NodeWatermarks wm = WatermarksFor(defaults, *topo, n);
-      if (*free > wm.high_bytes) f.room_bytes += *free - wm.high_bytes;
-      if (*free < wm.low_bytes) f.short_bytes += wm.high_bytes - *free;
+      AddNodeFree(*free, wm.low_bytes, wm.high_bytes,
+                  std::binary_search(refused.begin(), refused.end(), n), f);
     }
     return f;
   };

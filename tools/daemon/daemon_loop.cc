@@ -11,6 +11,12 @@
 #include "tools/daemon/fair_share.h"
 
 namespace hotpage {
+
+void AddNodeFree(uint64_t free, uint64_t low, uint64_t high, bool refused,
+                 FastTierFree& f) {
+  if (free > high) f.room_bytes += free - high;
+  if (free < low || (refused && free < high)) f.short_bytes += high - free;
+}
 namespace {
 
 // Time constant of the members' rate average for the shares, in ms: the

@@ -138,6 +138,20 @@ struct FastTierFree {
   uint64_t short_bytes = 0;
 };
 
+// Adds one fast node's free memory `free` against its watermarks (`low`,
+// `high`: policy/placement.h WatermarksFor) to `f`. `refused`: a migrator is
+// backed off from the node because the kernel answered ENOMEM there. The kernel
+// keeps its own reserve (its zones' min watermarks and lowmem reserves), which
+// on a small node lies above the engines' low watermark: on the daemon guests'
+// 512 MiB node allocations failed at ~18.75 MiB free against a low watermark of
+// 10 MiB, so the tier never read as short, no workload made room, and the
+// promotions failed again each time the back-off ended
+// (daemon_vm_test's b stuck 1 MiB under its floor's line for 90 s, 2120
+// pages failed). A refused node below its high watermark is short by the
+// distance to it, as one below its low watermark is.
+void AddNodeFree(uint64_t free, uint64_t low, uint64_t high, bool refused,
+                 FastTierFree& f);
+
 struct DaemonParts {
   const KernelFs* fs = nullptr;  // /proc for the selection
   MemberFactory factory;

@@ -389,6 +389,24 @@ TEST_F(DaemonLoopTest, BelowTheLowWatermarkTheColderMakesTheRoom) {
   EXPECT_EQ(members_[100]->target.load(), kNoFastTarget);
 }
 
+// A node the kernel refused (a migrator backed off after ENOMEM) is short
+// below its high watermark, not only below its low one: the kernel's own
+// reserve can lie between the two (daemon_loop.h AddNodeFree).
+TEST(AddNodeFreeTest, ARefusedNodeBelowItsHighWatermarkIsShort) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  FastTierFree f;
+  AddNodeFree(16 * kMiB, 10 * kMiB, 20 * kMiB, /*refused=*/false, f);
+  EXPECT_EQ(f.short_bytes, 0u);  // between the watermarks
+  EXPECT_EQ(f.room_bytes, 0u);
+  AddNodeFree(16 * kMiB, 10 * kMiB, 20 * kMiB, /*refused=*/true, f);
+  EXPECT_EQ(f.short_bytes, 4 * kMiB);
+  AddNodeFree(8 * kMiB, 10 * kMiB, 20 * kMiB, /*refused=*/false, f);
+  EXPECT_EQ(f.short_bytes, 16 * kMiB);  // below the low one: as before
+  AddNodeFree(30 * kMiB, 10 * kMiB, 20 * kMiB, /*refused=*/true, f);
+  EXPECT_EQ(f.room_bytes, 10 * kMiB);   // above the high one: room, refused
+  EXPECT_EQ(f.short_bytes, 16 * kMiB);  // or not
+}
+
 // daemon_fair_vm_test's swing: b, the hotter, read 54 MiB on the fast
 // tier at its last round, with 26 MiB of its 80 MiB hot set on the slow
 // node; its migrator has promoted 23 MiB of that since, which took the

@@ -59,6 +59,18 @@ size_t MigratorPool::members() const {
   return members_.size();
 }
 
+std::vector<int> MigratorPool::BackedOffNodes() const {
+  std::vector<int> out;
+  MutexLock l(&mu_);
+  for (const Member& m : members_) {
+    if (m.removed) continue;
+    for (int n : m.m->BackedOffNodes()) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 void MigratorPool::ShareLocked() {
   double busy = 0;
   for (const Member& mem : members_) {

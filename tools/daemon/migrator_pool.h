@@ -74,6 +74,9 @@ class MigratorPool {
   void Stop();
 
   size_t members() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The nodes some member's migrator is backed off from now (the kernel
+  // answered ENOMEM: Migrator::BackedOffNodes), ascending, each once.
+  std::vector<int> BackedOffNodes() const ABSL_LOCKS_EXCLUDED(mu_);
 
   struct CpuTimes {
     absl::Duration thread;      // the pool's thread, all of it (Start())
