@@ -84,11 +84,8 @@ class FairShareView : public MemoryView {
   void SetFastMoved(std::function<int64_t()> net_moved_onto_fast) {
     fast_moved_ = std::move(net_moved_onto_fast);
   }
-  // The process's bytes on the fast tier at the last Ranges().
-  uint64_t fast_bytes() const ABSL_LOCKS_EXCLUDED(mu_) {
-    MutexLock l(&mu_);
-    return fast_read_;
-  }
+  // The process's bytes on the fast tier at the last Ranges() and the
+  // moves since.
   struct FastNow {
     uint64_t read_bytes = 0;  // at the last Ranges()
     // Net bytes its migrator moved onto the fast tier since (negative:

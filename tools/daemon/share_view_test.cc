@@ -114,7 +114,7 @@ Moves OneRound(uint64_t target, uint64_t extra_fast_pages,
   for (const PlannedMove& m : r.decision.moves) {
     (m.reason == PlacementReason::kPromote ? out.promotions : out.demotions)++;
   }
-  EXPECT_EQ(view.fast_bytes(), (10 + extra_fast_pages) * kPage);
+  EXPECT_EQ(view.Fast().read_bytes, (10 + extra_fast_pages) * kPage);
   return out;
 }
 
@@ -183,7 +183,7 @@ TEST(FairShareViewTest, WhatItHoldsNowCountsTheMovesSinceTheLastReading) {
   moved -= 5 * kPage;   // demoted since
   EXPECT_EQ(view.Fast().read_bytes, 10 * kPage);
   EXPECT_EQ(view.Fast().moved_since, static_cast<int64_t>(25 * kPage));
-  EXPECT_EQ(view.fast_bytes(), 10 * kPage);
+  EXPECT_EQ(view.Fast().read_bytes, 10 * kPage);
   // The next reading sees them (numa_maps): counted once.
   for (int i = 10; i < 35; ++i) inner.node[kBase + i * kPage] = 0;
   view.Ranges();
