@@ -205,6 +205,19 @@ void PolicyEngine::Start(uint64_t now_ns) {
   next_epoch_ns_ = now_ns + options_.epoch_rounds * options_.interval_ns;
 }
 
+void PolicyEngine::RememberShared(uint64_t now_ns) {
+  for (const EntryView& v : entries_) {
+    if (v.sharing == Sharing::kShared) shared_seen_[v.key.Pack()] = now_ns;
+  }
+  // A page that has shown no sharing for a long window is judged by its
+  // counts again (its accessors may have changed for good).
+  const uint64_t keep =
+      options_.long_window_ns > 0 ? options_.long_window_ns : kShareBaselineNs;
+  absl::erase_if(shared_seen_, [&](const auto& kv) {
+    return now_ns > kv.second && now_ns - kv.second > keep;
+  });
+}
+
 bool PolicyEngine::ShareTestable() const {
   if (options_.shift_z <= 0 || share_baseline_ < 0) return false;
   const double n = static_cast<double>(window_known_);
@@ -524,13 +537,15 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   scanner_->Pass(entries_, tiers_);
   const ScanResult& scan = scanner_->last_result();
   report.live_entries = scan.live_entries;
+  if (config_.locality) RememberShared(now_ns);
   auto to_heat = [&](const PageEstimate& e) {
     PageHeat h;
     h.vaddr = e.entry.key.vaddr();
     h.page_bytes = static_cast<uint32_t>(PageBytes(e.entry.key.kind));
     h.current_node = nodes_[e.index];
     h.accessor_node = e.entry.node;
-    h.shared = e.entry.sharing == Sharing::kShared;
+    h.shared = e.entry.sharing == Sharing::kShared ||
+               (config_.locality && shared_seen_.contains(e.entry.key.Pack()));
     h.rate = e.rate.per_sec;
     h.rate_lo = e.rate.lo_per_sec;
     h.rate_hi = e.rate.hi_per_sec;

@@ -316,6 +316,20 @@
 // Reported in RoundReport (the latencies, bandwidth_bound, the shed demand
 // and the common latency, the headroom, decision.shed_pages).
 //
+// Sharing is remembered (rule L, --locality). The table reads a page as
+// shared from its decayed counts: 2 or more of its samples, and at least
+// 1/8 of them, from nodes other than its home. Every epoch halves both
+// counts and rounds down, so a shared page whose foreign count was 2 or 3
+// reads private after one halving, and its next stretch of samples from
+// one node (a write-fault source sees only the first writer after each
+// re-arm, and one thread can come first for several passes) gives it 12
+// samples from its home with no foreign one: rule L then moved it to that
+// node (attach_locality_vm_test failed once so: 67 of 1024 pages written
+// from both packages moved). A page read as shared at any round of the
+// last long window (EngineOptions::long_window_ns, 10 s) is shared for
+// rule L; one that stays private for that long is judged by its counts
+// again. Tested in engine_test ASharedPageStaysSharedThroughAQuietStretch.
+//
 // Time: every timestamp is the caller's clock in ns; attach passes
 // CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
 // Rounds fall on start + k * interval; a caller that is late runs one round
@@ -822,6 +836,11 @@ class PolicyEngine {
   CountPrior long_prior_;
   std::vector<uint64_t> query_pages_;
   std::vector<int> query_status_;
+  // Rule L's memory of sharing (file comment, "Sharing is remembered"):
+  // each key last read as shared, with that round's time; with --locality
+  // only. At most one per table entry seen shared in the long window.
+  void RememberShared(uint64_t now_ns);
+  absl::flat_hash_map<uint64_t, uint64_t> shared_seen_;
 };
 
 }  // namespace hotpage

@@ -234,6 +234,44 @@ TEST(PolicyEngineTest, LocalityUsesTheHottestOnFastList) {
   }
 }
 
+// Rule L remembers sharing (engine.h, "Sharing is remembered"): a page on
+// node 1 sampled 14 times from cpu 0 and twice from cpu 1 reads shared;
+// the epoch halving leaves one foreign sample, so with only cpu 0's samples
+// after it the counts read private. Without the memory rule L moved it to
+// node 0 at the round after the halving (3 s); with it the page stays
+// until it has shown no sharing for a long window (10 s), then moves.
+TEST(PolicyEngineTest, ASharedPageStaysSharedThroughAQuietStretch) {
+  const Topology topo = ThreeNodes();
+  MapView view;
+  view.node[kBase] = 1;
+  PlacementConfig cfg;
+  cfg.locality = true;
+  auto engine = MakeEngine(topo, cfg);
+  engine->Start(0);
+  std::vector<Sample> first;
+  for (int n = 0; n < 16; ++n) first.push_back(At(kBase, 1 + n, n < 2 ? 1 : 0));
+  engine->Ingest(first);
+  uint64_t moved_at_s = 0;
+  for (uint64_t s = 1; s <= 16 && moved_at_s == 0; ++s) {
+    if (s >= 2) {
+      std::vector<Sample> more;
+      for (int n = 0; n < 12; ++n)
+        more.push_back(At(kBase, (s - 1) * kSec + 1 + n, /*cpu=*/0));
+      engine->Ingest(more);
+    }
+    const RoundReport r = engine->RunRound(view, s * kSec);
+    for (const PlannedMove& m : r.decision.moves) {
+      if (m.trigger == PlacementTrigger::kLocality && m.vaddr == kBase) {
+        EXPECT_EQ(m.to_node, 0);
+        moved_at_s = s;
+      }
+    }
+  }
+  // Last read shared at the round at 2 s (the halving follows it): kept
+  // through 12 s, moved at the first round after.
+  EXPECT_EQ(moved_at_s, 13u);
+}
+
 // Rule L counts samples, not weight: 4 samples of weight 8 (the hintfault
 // source's) are a count of 32 but not 12 samples, and move nothing; 12
 // samples of weight 1 do.
