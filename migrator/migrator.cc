@@ -283,6 +283,22 @@ Migrator::MovedBytes Migrator::MovedBytesOf(absl::Span<const int> nodes) const {
   return b;
 }
 
+std::vector<std::pair<int, Migrator::MovedBytes>> Migrator::QueuedBytesByNode()
+    const {
+  std::map<int, MovedBytes> by_node;
+  {
+    MutexLock lock(&queue_mu_);
+    const size_t cap = ring_.size();
+    for (size_t i = 0; i < size_; ++i) {
+      const MoveRequest& r = ring_[(head_ + i) % cap];
+      by_node[r.to_node].in += r.page_bytes;
+      const int from = r.from_node >= 0 ? r.from_node : r.planned_from;
+      if (from >= 0) by_node[from].out += r.page_bytes;
+    }
+  }
+  return {by_node.begin(), by_node.end()};
+}
+
 // --- The worker ------------------------------------------------------------
 
 void Migrator::ThreadMain() {

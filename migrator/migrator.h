@@ -110,6 +110,11 @@ struct MoveRequest {
   int from_node = -1;  // where the policy saw it; -1: do not check
   int to_node = -1;    // >= 0, != from_node
   MoveReason reason = MoveReason::kPromote;
+  // Where the policy planned it from, for accounting only
+  // (QueuedBytesByNode): unlike from_node it is never checked, so a page
+  // that moved meanwhile is still moved. -1: not known. (In the padding
+  // after `reason`: the request stays 40 bytes.)
+  int16_t planned_from = -1;
   // When the page was found hot (or cold); InfinitePast: at Submit().
   absl::Time hot_since = absl::InfinitePast();
 };
@@ -233,6 +238,19 @@ class Migrator {
   };
   MovedBytes MovedBytesOf(absl::Span<const int> nodes) const
       ABSL_LOCKS_EXCLUDED(stats_mu_);
+
+  // Bytes of the requests accepted and still waiting in the queue, by node:
+  // bound onto it (`in`) and off it (`out`: by from_node, else by
+  // planned_from; a request with neither is counted onto its target only). The
+  // batch the worker has taken (at most batch_pages pages) and pages waiting
+  // for a retry are not counted. For a caller that reads free memory while
+  // moves it asked for are still to come (a policy round before the last
+  // round's moves are done: a move_pages copy costs 50-150 us a page under
+  // emulation, and a round's budget is a second of the rate limit). Ascending
+  // node ids; nodes with nothing queued are left out. O(queued requests) under
+  // the queue lock; allocates the result.
+  std::vector<std::pair<int, MovedBytes>> QueuedBytesByNode() const
+      ABSL_LOCKS_EXCLUDED(queue_mu_);
 
   // Synchronous mode, for tests and the simulator: runs one round on the
   // calling thread. Not with Start().

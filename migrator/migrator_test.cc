@@ -183,6 +183,37 @@ TEST_F(MigratorTest, DemotionsAndPromotionsCountedApartOneNodePerCall) {
   EXPECT_EQ(m->MovedBytesOf(none).in, 0u);
 }
 
+// What is queued and not yet done, by node: promotions count onto their
+// target (and off their from_node), a demotion without a from_node off its
+// planned_from (AppendMoveRequests sets only that one); nothing once they
+// are done.
+TEST_F(MigratorTest, QueuedBytesByNodeCountWhatIsNotDoneYet) {
+  mover_.AddPages(kBase, 10, k4K, 1);
+  mover_.AddPages(kBase + 100 * k4K, 4, k4K, 0);
+  auto m = Make(Unlimited());
+  std::vector<MoveRequest> reqs = Promotions(kBase, 10);
+  for (int i = 0; i < 4; ++i) {
+    MoveRequest d = Demote(kBase + (100 + i) * k4K);
+    d.from_node = -1;
+    d.planned_from = 0;
+    reqs.push_back(d);
+  }
+  MoveRequest unknown = Demote(kBase + 104 * k4K);  // from nowhere known
+  unknown.from_node = -1;
+  reqs.push_back(unknown);
+  ASSERT_EQ(m->Submit(reqs), 15u);
+  const auto q = m->QueuedBytesByNode();
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].first, 0);
+  EXPECT_EQ(q[0].second.in, 10u * k4K);
+  EXPECT_EQ(q[0].second.out, 4u * k4K);
+  EXPECT_EQ(q[1].first, 1);
+  EXPECT_EQ(q[1].second.in, 5u * k4K);
+  EXPECT_EQ(q[1].second.out, 10u * k4K);
+  Drain(*m);
+  EXPECT_TRUE(m->QueuedBytesByNode().empty());
+}
+
 TEST_F(MigratorTest, HugePageNamedOnceMovesWholeAndCharges2MiB) {
   mover_.AddPages(kBase, 4, k2M, 1);
   auto m = Make(Unlimited());

@@ -13,6 +13,7 @@ void AppendMoveRequests(const PlacementDecision& decision, absl::Time hot_since,
         r.vaddr = m.vaddr + off;
         r.page_bytes = kBasePageBytes;
         r.from_node = -1;
+        r.planned_from = static_cast<int16_t>(m.from_node);
         r.to_node = m.to_node;
         r.reason = promote ? MoveReason::kPromote : MoveReason::kDemote;
         r.hot_since = hot_since;
@@ -20,6 +21,13 @@ void AppendMoveRequests(const PlacementDecision& decision, absl::Time hot_since,
       }
     }
   }
+}
+
+std::vector<NodeQueued> QueuedMoves(const Migrator& migrator) {
+  std::vector<NodeQueued> out;
+  for (const auto& [node, b] : migrator.QueuedBytesByNode())
+    out.push_back({node, b.in, b.out});
+  return out;
 }
 
 }  // namespace hotpage

@@ -27,9 +27,15 @@
 
 namespace hotpage {
 
-// Appends the round's requests to `out` (see the file comment).
+// Appends the round's requests to `out` (see the file comment). Each
+// request's planned_from is the move's from_node, for QueuedMoves.
 void AppendMoveRequests(const PlacementDecision& decision, absl::Time hot_since,
                         std::vector<MoveRequest>* out);
+
+// The migrator's queued requests as the policy's MemoryView::QueuedMoves
+// (policy/engine.h, "Queued moves"): attach's and simulate's views both
+// answer with it.
+std::vector<NodeQueued> QueuedMoves(const Migrator& migrator);
 
 }  // namespace hotpage
 

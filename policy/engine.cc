@@ -659,7 +659,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     hot_on_fast.push_back(to_heat(e));
 
   const std::vector<NumaMapsRange> ranges = view.Ranges();
-  const std::vector<NodeFree> free = view.Free();
+  std::vector<NodeFree> free = view.Free();
+  ProjectQueuedMoves(view.QueuedMoves(), &free);
   const std::vector<int> backed_off = view.BackedOffNodes();
   PlacementInput in;
   in.topology = &topology_;

@@ -330,6 +330,20 @@
 // rule L; one that stays private for that long is judged by its counts
 // again. Tested in engine_test ASharedPageStaysSharedThroughAQuietStretch.
 //
+// Queued moves. A round reads free memory now, but the moves the last
+// rounds asked for may still be in the migrator's queue: a round's budget
+// is a second of the migrator's rate, a move_pages copy costs 50-150 us a
+// page under emulation (6144 pages took 0.5-0.7 s in the guests), and
+// early rounds come a quarter interval apart. Read as it was, free memory
+// showed the room the queued promotions were about to take (so the round
+// planned promotions into it again: over the high watermark, down to the
+// kernel's reserve, where move_pages answers ENOMEM and the node is backed
+// off for 10 s) and the deficit the queued demotions were about to cover
+// (so it demoted more victims again). Each round therefore plans against
+// the free memory projected past the queued moves
+// (MemoryView::QueuedMoves, ProjectQueuedMoves). Tested in engine_test
+// QueuedPromotionsTakeTheirRoomBeforeTheyAreDone.
+//
 // Time: every timestamp is the caller's clock in ns; attach passes
 // CLOCK_MONOTONIC (the samplers' clock), simulate the trace's own times.
 // Rounds fall on start + k * interval; a caller that is late runs one round
@@ -378,6 +392,10 @@ class MemoryView {
   virtual std::vector<NumaMapsRange> Ranges() = 0;
   // Free bytes per node now (nodes not listed are unknown).
   virtual std::vector<NodeFree> Free() = 0;
+  // The moves the caller's migrator has accepted and not yet done, by node
+  // (default: none). A round plans against free memory projected past them
+  // (ProjectQueuedMoves; the file comment, "Queued moves").
+  virtual std::vector<NodeQueued> QueuedMoves() { return {}; }
   // Nodes not to target this round (the migrator's ENOMEM back-off).
   virtual std::vector<int> BackedOffNodes() { return {}; }
   // Pages on ping-pong hold.

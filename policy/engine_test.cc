@@ -62,6 +62,8 @@ class MapView : public MemoryView {
   std::vector<uint64_t> HugeChunks() override { return huge; }
   std::vector<uint64_t> huge;
   std::vector<NodeFree> Free() override { return free; }
+  std::vector<NodeQueued> QueuedMoves() override { return queued; }
+  std::vector<NodeQueued> queued;
   // Ping-pong holds: the pages in `held`, all ended by ReleaseHolds.
   bool IsHeld(uint64_t vaddr) override { return held.contains(vaddr); }
   size_t ReleaseHolds() override {
@@ -270,6 +272,41 @@ TEST(PolicyEngineTest, ASharedPageStaysSharedThroughAQuietStretch) {
   // Last read shared at the round at 2 s (the halving follows it): kept
   // through 12 s, moved at the first round after.
   EXPECT_EQ(moved_at_s, 13u);
+}
+
+// Queued moves (engine.h): a round plans against free memory projected
+// past the moves still in the migrator's queue. Node 0 has room for 100
+// pages above its high watermark and 300 hot pages wait on node 2. With 60
+// pages of the last round's promotions still queued onto node 0 the round
+// promotes 40; without the projection it promoted 100 again, 60 past the
+// high watermark. Queued demotions off node 0 count as room they make.
+TEST(PolicyEngineTest, QueuedPromotionsTakeTheirRoomBeforeTheyAreDone) {
+  const Topology topo = ThreeNodes();
+  for (auto [in_pages, out_pages, want] :
+       {std::tuple<uint64_t, uint64_t, uint64_t>{0, 0, 100},
+        {60, 0, 40},
+        {60, 30, 70},
+        {200, 0, 0}}) {
+    auto engine = MakeEngine(topo);
+    engine->Start(0);
+    MapView view;
+    // Node 1 full; node 0 at its high watermark (4% of 1 GiB) + 100 pages.
+    const uint64_t high = kGiB / 25;
+    view.free = {{0, high + 100 * kPage}, {1, 0}, {2, kGiB}};
+    view.queued = {{0, in_pages * kPage, out_pages * kPage},
+                   {2, out_pages * kPage, in_pages * kPage}};
+    std::vector<Sample> samples;
+    for (int i = 0; i < 300; ++i) {
+      view.node[kBase + i * kPage] = 2;
+      for (int n = 0; n < 8; ++n)
+        samples.push_back(At(kBase + i * kPage, 1 + n, /*cpu=*/0));
+    }
+    engine->Ingest(samples);
+    const RoundReport r = engine->RunRound(view, kSec);
+    EXPECT_EQ(r.decision.promoted_pages, want)
+        << "queued in " << in_pages << " out " << out_pages << ": "
+        << DecisionToString(r.decision);
+  }
 }
 
 // Rule L counts samples, not weight: 4 samples of weight 8 (the hintfault

@@ -17,6 +17,19 @@ const char* PlacementReasonName(PlacementReason r) {
   return "?";
 }
 
+void ProjectQueuedMoves(absl::Span<const NodeQueued> queued,
+                        std::vector<NodeFree>* free) {
+  for (NodeFree& f : *free) {
+    for (const NodeQueued& q : queued) {
+      if (q.node != f.node) continue;
+      const int64_t projected = static_cast<int64_t>(f.free_bytes) -
+                                static_cast<int64_t>(q.in_bytes) +
+                                static_cast<int64_t>(q.out_bytes);
+      f.free_bytes = projected > 0 ? static_cast<uint64_t>(projected) : 0;
+    }
+  }
+}
+
 const char* PlacementTriggerName(PlacementTrigger t) {
   switch (t) {
     case PlacementTrigger::kRoom:

@@ -87,6 +87,21 @@ struct NodeFree {
   uint64_t free_bytes = 0;
 };
 
+// Moves the caller has asked its migrator for and that are not done yet, by
+// node: bytes bound onto the node and off it (MemoryView::QueuedMoves).
+struct NodeQueued {
+  int node = -1;
+  uint64_t in_bytes = 0;
+  uint64_t out_bytes = 0;
+};
+
+// Free memory as it will be once the queued moves are done: each node's
+// free bytes less what is queued onto it plus what is queued off it (at
+// least 0). Nodes not in `free` stay unknown; a node only in `queued` is
+// ignored.
+void ProjectQueuedMoves(absl::Span<const NodeQueued> queued,
+                        std::vector<NodeFree>* free);
+
 // Rule B (placement.h): an access rate of `node`, in accesses per second:
 // to move off it to slower tiers this round because its loaded latency is
 // above the next tier's, or that promotions into it may add (the engine's

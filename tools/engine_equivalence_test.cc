@@ -205,12 +205,7 @@ Outcome Compare(int64_t free_skew_pages, int drop_in_move_call = 0) {
     }
   };
   write_meminfo();
-  tree.Write(absl::StrCat("/proc/", pid, "/stat"),
-             absl::StrCat(pid,
-                          " (workload) S 1 100 100 0 -1 4194560 1234 0 0 0 5 7 "
-                          "0 0 20 0 1 0 1000",
-                          " 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 "
-                          "0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"));
+  tree.WriteProcStat(pid);
   absl::StatusOr<KernelFs> fs = KernelFs::Open(tree.root());
   EXPECT_TRUE(fs.ok());
   absl::StatusOr<ProcessHandle> target = ProcessHandle::Attach(pid, &*fs);

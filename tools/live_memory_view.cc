@@ -49,6 +49,11 @@ std::vector<NumaMapsRange> LiveMemoryView::Ranges() {
   return ranges;
 }
 
+std::vector<NodeQueued> LiveMemoryView::QueuedMoves() {
+  return migrator_ == nullptr ? std::vector<NodeQueued>{}
+                              : hotpage::QueuedMoves(*migrator_);
+}
+
 std::vector<int> LiveMemoryView::BackedOffNodes() {
   return migrator_ == nullptr ? std::vector<int>{}
                               : migrator_->BackedOffNodes();

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "migrator/migrator.h"
+#include "migrator/move_requests.h"
 #include "migrator/page_mover.h"
 #include "policy/engine.h"
 #include "policy/topology.h"
@@ -47,6 +48,9 @@ class LiveMemoryView : public MemoryView {
   std::vector<NodeFree> Free() override {
     return ReadNodeFree(*fs_, *topology_);
   }
+  // The migrator's queued moves (migrator/move_requests.h); none without
+  // one.
+  std::vector<NodeQueued> QueuedMoves() override;
   std::vector<int> BackedOffNodes() override;
   bool IsHeld(uint64_t vaddr) override;
   size_t ReleaseHolds() override;

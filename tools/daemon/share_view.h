@@ -108,6 +108,9 @@ class FairShareView : public MemoryView {
   }
   std::vector<NumaMapsRange> Ranges() override;
   std::vector<NodeFree> Free() override;
+  std::vector<NodeQueued> QueuedMoves() override {
+    return inner_->QueuedMoves();
+  }
   std::vector<int> BackedOffNodes() override {
     return inner_->BackedOffNodes();
   }

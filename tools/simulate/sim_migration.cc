@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "migrator/move_requests.h"
 #include "migrator/process_handle.h"
 
 namespace hotpage {
@@ -71,6 +72,10 @@ void SimMigration::Step() {
 
 bool SimMigration::IsHeld(uint64_t vaddr, uint64_t now_ns) const {
   return migrator_.IsHeld(vaddr, SimTime(now_ns));
+}
+
+std::vector<NodeQueued> SimMigration::QueuedMoves() const {
+  return hotpage::QueuedMoves(migrator_);
 }
 
 std::vector<int> SimMigration::BackedOffNodes(uint64_t now_ns) const {

@@ -105,6 +105,7 @@ class SimMigration : public MoveGate {
   // MoveGate.
   bool IsHeld(uint64_t vaddr, uint64_t now_ns) const override;
   std::vector<int> BackedOffNodes(uint64_t now_ns) const override;
+  std::vector<NodeQueued> QueuedMoves() const override;
   size_t ReleaseHolds(uint64_t now_ns) override;
 
   SimMigrationStats stats() const;

@@ -273,6 +273,10 @@ std::vector<NodeFree> SimulatedMemory::Free() {
   return out;
 }
 
+std::vector<NodeQueued> SimulatedMemory::QueuedMoves() {
+  return gate_ == nullptr ? std::vector<NodeQueued>{} : gate_->QueuedMoves();
+}
+
 std::vector<int> SimulatedMemory::BackedOffNodes() {
   return gate_ == nullptr ? std::vector<int>{} : gate_->BackedOffNodes(now_ns_);
 }

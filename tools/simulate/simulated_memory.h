@@ -120,6 +120,8 @@ class MoveGate {
   virtual bool IsHeld(uint64_t vaddr, uint64_t now_ns) const = 0;
   virtual std::vector<int> BackedOffNodes(uint64_t now_ns) const = 0;
   virtual size_t ReleaseHolds(uint64_t now_ns) = 0;
+  // The moves accepted and not yet done (MemoryView::QueuedMoves).
+  virtual std::vector<NodeQueued> QueuedMoves() const { return {}; }
 };
 
 // Running totals. Promotions and demotions compare the tier ranks of the
@@ -208,6 +210,7 @@ class SimulatedMemory : public MemoryView {
                  absl::Span<int> status) override;
   std::vector<NumaMapsRange> Ranges() override { return {}; }
   std::vector<NodeFree> Free() override;
+  std::vector<NodeQueued> QueuedMoves() override;
   std::vector<int> BackedOffNodes() override;
   bool IsHeld(uint64_t vaddr) override;
   size_t ReleaseHolds() override;

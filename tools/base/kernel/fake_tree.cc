@@ -49,4 +49,14 @@ void FakeTree::Remove(absl::string_view path) {
   fs::remove(absl::StrCat(root_, path));
 }
 
+void FakeTree::WriteProcStat(int pid, uint64_t start_ticks) {
+  Write(absl::StrCat("/proc/", pid, "/stat"),
+        absl::StrCat(pid,
+                     " (workload) S 1 100 100 0 -1 4194560 1234 0 0 0 5 7 "
+                     "0 0 20 0 1 0 ",
+                     start_ticks,
+                     " 12345678 300 18446744073709551615 1 1 0 0 0 0 0 0 "
+                     "0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"));
+}
+
 }  // namespace hotpage

@@ -5,6 +5,7 @@
 #ifndef HOTPAGE_TOOLS_BASE_KERNEL_FAKE_TREE_H_
 #define HOTPAGE_TOOLS_BASE_KERNEL_FAKE_TREE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -28,6 +29,9 @@ class FakeTree {
   void Symlink(absl::string_view target, absl::string_view path);
   // Removes root + path (file or empty directory).
   void Remove(absl::string_view path);
+  // Writes /proc/PID/stat of a sleeping process named "workload" that
+  // started at `start_ticks` (field 22), as ProcessHandle::Attach reads it.
+  void WriteProcStat(int pid, uint64_t start_ticks = 1000);
 
  private:
   std::string root_;
