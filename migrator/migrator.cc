@@ -106,6 +106,7 @@ void Migrator::Stop() {
   in_flight_ = 0;
   work_.clear();
   retry_ = {};
+  taken_by_node_.clear();
   cv_.NotifyAll();
 }
 
@@ -295,6 +296,12 @@ std::vector<std::pair<int, Migrator::MovedBytes>> Migrator::QueuedBytesByNode()
       const int from = r.from_node >= 0 ? r.from_node : r.planned_from;
       if (from >= 0) by_node[from].out += r.page_bytes;
     }
+    for (size_t n = 0; n < taken_by_node_.size(); ++n) {
+      const MovedBytes& t = taken_by_node_[n];
+      if (t.in == 0 && t.out == 0) continue;
+      by_node[static_cast<int>(n)].in += t.in;
+      by_node[static_cast<int>(n)].out += t.out;
+    }
   }
   return {by_node.begin(), by_node.end()};
 }
@@ -369,7 +376,26 @@ MigratorRound Migrator::RunRound() {
 void Migrator::PublishInFlight() {
   MutexLock lock(&queue_mu_);
   in_flight_ = work_.size() + retry_.size();
+  TallyTaken();
   cv_.NotifyAll();  // WaitUntilIdle()
+}
+
+void Migrator::TallyTaken() {
+  for (MovedBytes& t : taken_by_node_) t = MovedBytes{};
+  auto at = [this](int node) -> MovedBytes& {
+    // Grows only when a node id larger than any before appears.
+    if (static_cast<size_t>(node) >= taken_by_node_.size())
+      taken_by_node_.resize(node + 1);
+    return taken_by_node_[node];
+  };
+  for (const Entry& e : work_) {
+    const MoveRequest& r = e.req;
+    if (r.to_node >= 0) at(r.to_node).in += r.page_bytes;
+    const int from = e.queried && e.actual_from >= 0 ? e.actual_from
+                     : r.from_node >= 0              ? r.from_node
+                                                     : r.planned_from;
+    if (from >= 0) at(from).out += r.page_bytes;
+  }
 }
 
 MigratorRound Migrator::DoRound(absl::Time now) {
@@ -453,8 +479,9 @@ void Migrator::TakeWork(absl::Time now) {
     work_.push_back(e);
   }
   // Published in the same critical section as the pop, so WaitUntilIdle()
-  // never sees the requests in neither place.
+  // never sees the requests in neither place (nor QueuedBytesByNode).
   in_flight_ = work_.size() + retry_.size();
+  TallyTaken();
 }
 
 void Migrator::Admit(absl::Time now) {
@@ -541,6 +568,7 @@ MigratorRound Migrator::End(MigratorState state, absl::Status status) {
   work_.clear();
   retry_ = {};
   in_flight_ = 0;
+  taken_by_node_.clear();
   cv_.NotifyAll();
   return MigratorRound{MigratorRound::Next::kDone, absl::ZeroDuration(), 0};
 }

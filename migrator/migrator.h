@@ -326,6 +326,8 @@ class Migrator {
   // Returns true if the migrator ended.
   bool EndOnCallError(long rc) ABSL_LOCKS_EXCLUDED(queue_mu_);
   void PublishInFlight() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  // taken_by_node_ from work_ (the worker's, or the RunOnce caller's).
+  void TallyTaken() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
   static bool Valid(const MoveRequest& r);
 
   const MigratorOptions options_;
@@ -355,6 +357,9 @@ class Migrator {
   uint64_t dropped_not_running_ ABSL_GUARDED_BY(queue_mu_) = 0;
   uint64_t dropped_node_backoff_ ABSL_GUARDED_BY(queue_mu_) = 0;
   uint64_t abandoned_ ABSL_GUARDED_BY(queue_mu_) = 0;
+  // The bytes of work_ by node id (QueuedBytesByNode), tallied under the
+  // queue lock whenever work_ changes hands.
+  std::vector<MovedBytes> taken_by_node_ ABSL_GUARDED_BY(queue_mu_);
   std::thread worker_;
 
   // Worker counters.

@@ -214,6 +214,25 @@ TEST_F(MigratorTest, QueuedBytesByNodeCountWhatIsNotDoneYet) {
   EXPECT_TRUE(m->QueuedBytesByNode().empty());
 }
 
+// The batch the worker has taken counts too: 600 promotions, a rate limit
+// whose bucket holds 2 MiB (512 pages), one round: 512 move, 88 wait in the
+// worker's batch with the queue empty, and still count onto node 0.
+TEST_F(MigratorTest, QueuedBytesByNodeCountTheBatchTaken) {
+  mover_.AddPages(kBase, 600, k4K, 1);
+  MigratorOptions o = Unlimited();
+  o.rate_limit_bytes_per_sec = 4096;
+  o.burst_bytes = 2 << 20;
+  auto m = Make(o);
+  ASSERT_EQ(m->Submit(Promotions(kBase, 600)), 600u);
+  EXPECT_EQ(m->RunOnce().pages_moved, 512u);
+  const auto q = m->QueuedBytesByNode();
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].first, 0);
+  EXPECT_EQ(q[0].second.in, 88u * k4K);
+  EXPECT_EQ(q[1].first, 1);
+  EXPECT_EQ(q[1].second.out, 88u * k4K);
+}
+
 TEST_F(MigratorTest, HugePageNamedOnceMovesWholeAndCharges2MiB) {
   mover_.AddPages(kBase, 4, k2M, 1);
   auto m = Make(Unlimited());
