@@ -1106,6 +1106,28 @@ NodeWatermarks WatermarksFor(const PlacementConfig& config,
   return wm;
 }
 
+std::vector<NodeWatermarks> KernelFloorWatermarks(
+    const PlacementConfig& config, const Topology& topology,
+    absl::Span<const NodeFloor> floors) {
+  std::vector<NodeWatermarks> out;
+  for (const NodeInfo& n : topology.nodes) {
+    const bool given =
+        std::any_of(config.watermarks.begin(), config.watermarks.end(),
+                    [&n](const NodeWatermarks& w) { return w.node == n.id; });
+    if (given) continue;
+    uint64_t floor = 0;
+    for (const NodeFloor& f : floors) {
+      if (f.node == n.id) floor = std::max(floor, f.bytes);
+    }
+    const NodeWatermarks wm = WatermarksFor(config, topology, n.id);
+    if (floor <= wm.low_bytes) continue;
+    const uint64_t gap = wm.high_bytes - wm.low_bytes;
+    out.push_back(
+        {n.id, floor, floor > UINT64_MAX - gap ? UINT64_MAX : floor + gap});
+  }
+  return out;
+}
+
 absl::Status ValidatePlacementConfig(const PlacementConfig& config,
                                      const Topology& topology) {
   for (int n : config.promote_to) {

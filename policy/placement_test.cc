@@ -795,6 +795,46 @@ TEST(Placement, DefaultWatermarksAreTwoAndFourPercentOfNode) {
             static_cast<uint64_t>(kGiB * 0.02));
 }
 
+// The daemon VM tests' guest: a 512 MiB fast node whose kernel floor
+// (/proc/zoneinfo: DMA low 160 + lowmem_reserve 443 pages, DMA32 low 4758)
+// is 20.9 MiB, above both of the fractions' watermarks (10.2, 20.5 MiB).
+TEST(Placement, OnASmallNodeTheLowWatermarkIsTheKernelsFloor) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  Topology t = ThreeNodes();
+  t.nodes[0].memory_bytes = 512 * kMiB;
+  PlacementConfig c;
+  const uint64_t floor = (160 + 443 + 4758) * kPage;
+  const std::vector<NodeWatermarks> wm =
+      KernelFloorWatermarks(c, t, {{0, floor}, {2, 5u << 20}});
+  ASSERT_EQ(wm.size(), 1u);  // node 2 (1 GiB): 2% is above its floor
+  EXPECT_EQ(wm[0].node, 0);
+  EXPECT_EQ(wm[0].low_bytes, floor);
+  // The fractions' gap (2% of 512 MiB) above it.
+  EXPECT_EQ(wm[0].high_bytes, floor + static_cast<uint64_t>(512 * kMiB * 0.02));
+  c.watermarks = wm;
+  ASSERT_TRUE(ValidatePlacementConfig(c, t).ok());
+  EXPECT_EQ(WatermarksFor(c, t, 0).low_bytes, floor);
+  // Applied again, nothing more: the node has its entry now.
+  EXPECT_TRUE(KernelFloorWatermarks(c, t, {{0, floor}}).empty());
+}
+
+TEST(Placement, ABigNodeWithSmallKernelWatermarksKeepsTheFractions) {
+  Topology t = ThreeNodes();  // 1 GiB nodes: 2% is 20.5 MiB
+  PlacementConfig c;
+  EXPECT_TRUE(
+      KernelFloorWatermarks(c, t, {{0, 20u << 20}, {1, 0}, {2, 5u << 20}})
+          .empty());
+  EXPECT_EQ(WatermarksFor(c, t, 0).low_bytes,
+            static_cast<uint64_t>(kGiB * 0.02));
+}
+
+TEST(Placement, AGivenWatermarkIsNotRaisedToTheKernelsFloor) {
+  Topology t = ThreeNodes();
+  PlacementConfig c;
+  c.watermarks = {{0, 5, 6}};
+  EXPECT_TRUE(KernelFloorWatermarks(c, t, {{0, 64u << 20}}).empty());
+}
+
 TEST(Placement, ValidateConfigNamesTheProblem) {
   Topology t = ThreeNodes();
   PlacementConfig c;

@@ -171,6 +171,15 @@ struct NodeWatermarks {
   uint64_t high_bytes = 0;
 };
 
+// The free memory of a node below which the kernel itself starts
+// reclaiming for a movable allocation there, a margin above where it
+// refuses one (tools/base/kernel/zoneinfo.h NodeKernelReserve; attach and
+// the daemon read it from /proc/zoneinfo: KernelFloorWatermarks).
+struct NodeFloor {
+  int node = -1;
+  uint64_t bytes = 0;
+};
+
 // Per-node weights for weighted placement (--weights).
 struct NodeWeight {
   int node = -1;
@@ -193,7 +202,8 @@ struct PlacementConfig {
   // every node of the fastest tier (Topology::FastNodes()).
   std::vector<int> promote_to;
   // Watermarks as fractions of each node's memory (see the file comment),
-  // and explicit per-node overrides in bytes.
+  // and explicit per-node overrides in bytes (the last for a node wins;
+  // attach and the daemon append KernelFloorWatermarks here).
   double low_watermark_fraction = 0.02;
   double high_watermark_fraction = 0.04;
   std::vector<NodeWatermarks> watermarks;

@@ -55,6 +55,7 @@
 #include "tools/cli.h"
 #include "tools/cmd_env.h"
 #include "tools/engine_flags.h"
+#include "tools/kernel_floor.h"
 #include "tools/live_memory_view.h"
 #include "tools/print_events.h"
 #include "tools/version.h"
@@ -574,6 +575,18 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
       !s.ok())
     return UsageError(s.message());
+  // No node's low watermark below the kernel's own floor there
+  // (tools/kernel_floor.h), read once: below it the kernel reclaims for,
+  // and then refuses, the pages the migrator moves onto the node.
+  if (absl::StatusOr<std::vector<NodeFloor>> floors = ReadKernelFloors(*fs);
+      floors.ok()) {
+    for (const std::string& line : ApplyKernelFloors(*floors, *topo, &a.pcfg))
+      std::cerr << "hotpage attach: " << line << "\n";
+  } else {
+    std::cerr << "hotpage attach: warning: watermarks from the fractions "
+                 "alone, without the kernel's floor: "
+              << floors.status().message() << "\n";
+  }
   // Two guards on the same process: the migrator's (checked before every
   // move_pages call) and the loop's (ends the run when the process exits).
   absl::StatusOr<ProcessHandle> handle =

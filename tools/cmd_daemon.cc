@@ -64,6 +64,7 @@
 #include "tools/daemon/status_socket.h"
 #include "tools/daemon/sysctl_takeover.h"
 #include "tools/daemon/workload_select.h"
+#include "tools/kernel_floor.h"
 
 namespace hotpage {
 namespace {
@@ -316,7 +317,27 @@ int RunDaemon(const std::vector<std::string>& args) {
   MigratorPool migrators(static_cast<double>(cfg->rate_limit_mbps) * 1e6,
                          RealClock::Get());
   migrators.Start();
+  // No node's low watermark below the kernel's own floor there
+  // (tools/kernel_floor.h), read once: the members' engines
+  // (LiveMemberEnv::kernel_floors) and the fast tier's free memory below
+  // (fast_free) compare against the same watermarks.
+  std::vector<NodeFloor> kernel_floors;
+  if (absl::StatusOr<std::vector<NodeFloor>> f = ReadKernelFloors(*fs);
+      f.ok()) {
+    kernel_floors = std::move(*f);
+  } else {
+    log.Log(LogLevel::kWarning,
+            absl::StrCat("hotpage daemon: watermarks from the fractions "
+                         "alone, without the kernel's floor: ",
+                         f.status().message()));
+  }
+  PlacementConfig watermarks;
+  for (const std::string& line :
+       ApplyKernelFloors(kernel_floors, *topo, &watermarks)) {
+    log.Log(LogLevel::kInfo, absl::StrCat("hotpage daemon: ", line));
+  }
   LiveMemberEnv env;
+  env.kernel_floors = kernel_floors;
   env.samplers = &samplers;
   env.damon = &damon;
   env.migrators = &migrators;
@@ -330,16 +351,16 @@ int RunDaemon(const std::vector<std::string>& args) {
   parts.fs = &*fs;
   parts.factory = LiveMemberFactory(env);
   parts.fast_capacity_bytes = FastCapacity(*topo);
-  parts.fast_free = [&fs, &topo, &migrators] {
-    // Each fast node's free memory, read once, against its watermarks
-    // (policy/placement.h) and the kernel's refusals (AddNodeFree).
+  parts.fast_free = [&fs, &topo, &migrators, &watermarks] {
+    // Each fast node's free memory, read once, against the members'
+    // watermarks (policy/placement.h, raised to the kernel's floor) and the
+    // kernel's refusals (AddNodeFree).
     FastTierFree f;
-    const PlacementConfig defaults;
     const std::vector<int> refused = migrators.BackedOffNodes();
     for (int n : topo->FastNodes()) {
       const std::optional<uint64_t> free = ReadNodeFreeBytes(*fs, n);
       if (!free) continue;
-      const NodeWatermarks wm = WatermarksFor(defaults, *topo, n);
+      const NodeWatermarks wm = WatermarksFor(watermarks, *topo, n);
       AddNodeFree(*free, wm.low_bytes, wm.high_bytes,
                   std::binary_search(refused.begin(), refused.end(), n), f);
     }

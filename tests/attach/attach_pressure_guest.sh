@@ -12,7 +12,8 @@ free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/nod
 
 echo "node 0 free before: $(free0) kB"
 # Another process takes node 0 down to 60 MiB free: room for one hot set
-# (16 MiB) and a little more above the 4% high watermark, not for two.
+# (16 MiB) and a little more above the high watermark (~33 MiB: the
+# kernel's floor there plus 2%; tools/kernel_floor.h), not for two.
 attach_vm_check fill 0 60 >/tmp/fill.out &
 F=$!
 wait_file /tmp/fill.out; cat /tmp/fill.out

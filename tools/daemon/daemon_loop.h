@@ -142,12 +142,16 @@ struct FastTierFree {
 // `high`: policy/placement.h WatermarksFor) to `f`. `refused`: a migrator is
 // backed off from the node because the kernel answered ENOMEM there. The kernel
 // keeps its own reserve (its zones' min watermarks and lowmem reserves), which
-// on a small node lies above the engines' low watermark: on the daemon guests'
-// 512 MiB node allocations failed at ~18.75 MiB free against a low watermark of
-// 10 MiB, so the tier never read as short, no workload made room, and the
-// promotions failed again each time the back-off ended
+// on a small node lies above the fractions' low watermark: on the daemon
+// guests' 512 MiB node allocations failed at ~18.75 MiB free against a low
+// watermark of 10 MiB, so the tier never read as short, no workload made room,
+// and the promotions failed again each time the back-off ended
 // (daemon_vm_test's b stuck 1 MiB under its floor's line for 90 s, 2120
-// pages failed). A refused node below its high watermark is short by the
+// pages failed). The daemon now raises `low` to the kernel's floor read from
+// /proc/zoneinfo (tools/kernel_floor.h; 21-23 MiB there), so such a node reads
+// as short before the kernel refuses; `refused` stays for what zoneinfo does
+// not show (a watermark boost, a reserved high-atomic pageblock, no readable
+// zoneinfo): a refused node below its high watermark is short by the
 // distance to it, as one below its low watermark is.
 void AddNodeFree(uint64_t free, uint64_t low, uint64_t high, bool refused,
                  FastTierFree& f);

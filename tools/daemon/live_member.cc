@@ -28,16 +28,19 @@
 #include "tools/base/mutex.h"
 #include "tools/base/parse.h"
 #include "tools/daemon/share_view.h"
+#include "tools/kernel_floor.h"
 #include "tools/live_memory_view.h"
 
 namespace hotpage {
 namespace {
 
 // The workload's rules with its promote_to resolved and checked against
-// the machine.
+// the machine, its watermarks raised to the kernel's floor (`floors`).
 absl::StatusOr<PlacementConfig> RulesFor(const WorkloadConfig& w,
-                                         const Topology& topo) {
+                                         const Topology& topo,
+                                         absl::Span<const NodeFloor> floors) {
   PlacementConfig cfg = w.placement;
+  ApplyKernelFloors(floors, topo, &cfg);
   if (!w.promote_to.empty()) {
     absl::StatusOr<std::vector<int>> nodes = ParseKernelList(w.promote_to);
     if (!nodes.ok()) return nodes.status();
@@ -116,7 +119,8 @@ class LiveMember : public DaemonMember {
           "the pid was reused since it was selected");
     }
 
-    absl::StatusOr<PlacementConfig> rules = RulesFor(w, *env_.topology);
+    absl::StatusOr<PlacementConfig> rules =
+        RulesFor(w, *env_.topology, env_.kernel_floors);
     if (!rules.ok()) return rules.status();
     EngineOptions eopt;
     eopt.interval_ns = static_cast<uint64_t>(env_.interval_ms) * 1000000;
@@ -205,7 +209,8 @@ class LiveMember : public DaemonMember {
   }
 
   absl::Status Reconfigure(const WorkloadConfig& w) override {
-    absl::StatusOr<PlacementConfig> rules = RulesFor(w, *env_.topology);
+    absl::StatusOr<PlacementConfig> rules =
+        RulesFor(w, *env_.topology, env_.kernel_floors);
     if (!rules.ok()) return rules.status();
     const PlacementConfig& now = engine_->config();
     if (rules->locality != now.locality ||

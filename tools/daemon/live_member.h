@@ -27,7 +27,9 @@
 #define HOTPAGE_TOOLS_DAEMON_LIVE_MEMBER_H_
 
 #include <ostream>
+#include <vector>
 
+#include "policy/placement_types.h"
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/daemon/daemon_loop.h"
@@ -54,6 +56,10 @@ struct LiveMemberEnv {
   // global rate limit shared by weight (migrator_pool.h); null: a
   // migrator thread per member.
   MigratorPool* migrators = nullptr;
+  // The kernel's floor under each node's watermarks (tools/kernel_floor.h
+  // ReadKernelFloors), applied to every member's rules; empty: the
+  // fractions alone.
+  std::vector<NodeFloor> kernel_floors;
 };
 
 // Everything in `env` must outlive the factory and its members.
