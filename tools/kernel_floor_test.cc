@@ -60,22 +60,31 @@ Topology Guest() {
   return t;
 }
 
+// The guest's zoneinfo read through a fake /proc as attach and the daemon
+// read it.
+std::vector<NodeFloor> GuestFloors() {
+  FakeTree tree;
+  tree.Write("/proc/zoneinfo", GuestZoneinfo());
+  absl::StatusOr<KernelFs> fs = KernelFs::Open(tree.root());
+  EXPECT_TRUE(fs.ok());
+  if (!fs.ok()) return {};
+  absl::StatusOr<std::vector<NodeFloor>> floors = ReadKernelFloors(*fs);
+  EXPECT_TRUE(floors.ok()) << floors.status();
+  return floors.ok() ? *floors : std::vector<NodeFloor>{};
+}
+
 // On the guests the kernel refused move_pages onto node 0 (ENOMEM) at
 // ~18.75 MiB free while the engines' low watermark was 10 MiB: the fast
 // tier never read as short (AddNodeFree), only a back-off's `refused`
 // flag made it so. With the kernel's floor (20.9 MiB) under the
 // watermarks, 15 MiB free is short by itself.
 TEST(KernelFloorTest, OnTheGuestsSmallNodeFifteenMiBFreeIsShort) {
-  FakeTree tree;
-  tree.Write("/proc/zoneinfo", GuestZoneinfo());
-  absl::StatusOr<KernelFs> fs = KernelFs::Open(tree.root());
-  ASSERT_TRUE(fs.ok());
-  absl::StatusOr<std::vector<NodeFloor>> floors = ReadKernelFloors(*fs);
-  ASSERT_TRUE(floors.ok()) << floors.status();
+  const std::vector<NodeFloor> floors = GuestFloors();
+  ASSERT_FALSE(floors.empty());
   const Topology topo = Guest();
   PlacementConfig config;  // what the daemon's members and fast_free use
   const std::vector<std::string> lines =
-      ApplyKernelFloors(*floors, topo, &config);
+      ApplyKernelFloors(floors, topo, &config);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_TRUE(absl::StartsWith(lines[0], "node 0: watermarks low 20.9 MiB"))
       << lines[0];
@@ -102,17 +111,13 @@ TEST(KernelFloorTest, OnTheGuestsSmallNodeFifteenMiBFreeIsShort) {
 
 // A big node whose kernel watermarks are small keeps the fractions.
 TEST(KernelFloorTest, ABigNodeKeepsItsFractions) {
-  FakeTree tree;
-  tree.Write("/proc/zoneinfo", GuestZoneinfo());
-  absl::StatusOr<KernelFs> fs = KernelFs::Open(tree.root());
-  ASSERT_TRUE(fs.ok());
-  absl::StatusOr<std::vector<NodeFloor>> floors = ReadKernelFloors(*fs);
-  ASSERT_TRUE(floors.ok()) << floors.status();
+  const std::vector<NodeFloor> floors = GuestFloors();
+  ASSERT_FALSE(floors.empty());
   Topology topo = Guest();
   topo.nodes[0].memory_bytes = 2048 * kMiB;  // 2%: 41 MiB > 20.9 MiB
   topo.nodes[1].memory_bytes = 4096 * kMiB;  // 2%: 82 MiB > 63.3 MiB
   PlacementConfig config;
-  EXPECT_TRUE(ApplyKernelFloors(*floors, topo, &config).empty());
+  EXPECT_TRUE(ApplyKernelFloors(floors, topo, &config).empty());
   EXPECT_TRUE(config.watermarks.empty());
   EXPECT_EQ(WatermarksFor(config, topo, 0).low_bytes,
             static_cast<uint64_t>(2048 * kMiB * 0.02));
