@@ -381,20 +381,19 @@ void Migrator::PublishInFlight() {
 }
 
 void Migrator::TallyTaken() {
+  // No lambda here: the thread-safety analysis does not carry the held
+  // lock into one.
   for (MovedBytes& t : taken_by_node_) t = MovedBytes{};
-  auto at = [this](int node) -> MovedBytes& {
-    // Grows only when a node id larger than any before appears.
-    if (static_cast<size_t>(node) >= taken_by_node_.size())
-      taken_by_node_.resize(node + 1);
-    return taken_by_node_[node];
-  };
   for (const Entry& e : work_) {
     const MoveRequest& r = e.req;
-    if (r.to_node >= 0) at(r.to_node).in += r.page_bytes;
     const int from = e.queried && e.actual_from >= 0 ? e.actual_from
                      : r.from_node >= 0              ? r.from_node
                                                      : r.planned_from;
-    if (from >= 0) at(from).out += r.page_bytes;
+    // Grows only when a node id larger than any before appears.
+    const size_t need = static_cast<size_t>(std::max(r.to_node, from)) + 1;
+    if (need > taken_by_node_.size()) taken_by_node_.resize(need);
+    if (r.to_node >= 0) taken_by_node_[r.to_node].in += r.page_bytes;
+    if (from >= 0) taken_by_node_[from].out += r.page_bytes;
   }
 }
 
