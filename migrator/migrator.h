@@ -239,16 +239,18 @@ class Migrator {
   MovedBytes MovedBytesOf(absl::Span<const int> nodes) const
       ABSL_LOCKS_EXCLUDED(stats_mu_);
 
-  // Bytes of the requests accepted and still waiting in the queue, by node:
-  // bound onto it (`in`) and off it (`out`: by from_node, else by
-  // planned_from; a request with neither is counted onto its target only). The
-  // batch the worker has taken (at most batch_pages pages) and pages waiting
-  // for a retry are not counted. For a caller that reads free memory while
-  // moves it asked for are still to come (a policy round before the last
-  // round's moves are done: a move_pages copy costs 50-150 us a page under
-  // emulation, and a round's budget is a second of the rate limit). Ascending
-  // node ids; nodes with nothing queued are left out. O(queued requests) under
-  // the queue lock; allocates the result.
+  // Bytes of the requests accepted and not yet done, by node: bound onto it
+  // (`in`) and off it (`out`). Counted: the queue, by from_node, else by
+  // planned_from (a request with neither counts onto its target only), and
+  // the batch the worker has taken (taken_by_node_, as of its last take or
+  // round end, by where its query found each page; a page moved in the
+  // round counts until the round ends, which errs toward less room). Not
+  // counted: pages waiting for an EBUSY retry. For a caller that reads free
+  // memory while moves it asked for are still to come (a policy round
+  // before the last round's moves are done: a move_pages copy costs 50-150
+  // us a page under emulation, and a round's budget is a second of the rate
+  // limit). Ascending node ids; nodes with nothing counted are left out.
+  // O(queued requests + nodes) under the queue lock; allocates the result.
   std::vector<std::pair<int, MovedBytes>> QueuedBytesByNode() const
       ABSL_LOCKS_EXCLUDED(queue_mu_);
 
