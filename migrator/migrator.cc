@@ -105,7 +105,7 @@ void Migrator::Stop() {
   size_ = 0;
   in_flight_ = 0;
   work_.clear();
-  retry_ = {};
+  retry_.clear();
   taken_by_node_.clear();
   cv_.NotifyAll();
 }
@@ -384,16 +384,18 @@ void Migrator::TallyTaken() {
   // No lambda here: the thread-safety analysis does not carry the held
   // lock into one.
   for (MovedBytes& t : taken_by_node_) t = MovedBytes{};
-  for (const Entry& e : work_) {
-    const MoveRequest& r = e.req;
-    const int from = e.queried && e.actual_from >= 0 ? e.actual_from
-                     : r.from_node >= 0              ? r.from_node
-                                                     : r.planned_from;
-    // Grows only when a node id larger than any before appears.
-    const size_t need = static_cast<size_t>(std::max(r.to_node, from)) + 1;
-    if (need > taken_by_node_.size()) taken_by_node_.resize(need);
-    if (r.to_node >= 0) taken_by_node_[r.to_node].in += r.page_bytes;
-    if (from >= 0) taken_by_node_[from].out += r.page_bytes;
+  for (const std::vector<Entry>* list : {&work_, &retry_}) {
+    for (const Entry& e : *list) {
+      const MoveRequest& r = e.req;
+      const int from = e.queried && e.actual_from >= 0 ? e.actual_from
+                       : r.from_node >= 0              ? r.from_node
+                                                       : r.planned_from;
+      // Grows only when a node id larger than any before appears.
+      const size_t need = static_cast<size_t>(std::max(r.to_node, from)) + 1;
+      if (need > taken_by_node_.size()) taken_by_node_.resize(need);
+      if (r.to_node >= 0) taken_by_node_[r.to_node].in += r.page_bytes;
+      if (from >= 0) taken_by_node_[from].out += r.page_bytes;
+    }
   }
 }
 
@@ -415,7 +417,8 @@ MigratorRound Migrator::DoRound(absl::Time now) {
     if (retry_.empty()) {
       return MigratorRound{Next::kWaitForWork, absl::InfiniteDuration(), 0};
     }
-    return MigratorRound{Next::kWaitForWork, retry_.top().not_before - now, 0};
+    return MigratorRound{Next::kWaitForWork, retry_.front().not_before - now,
+                         0};
   }
   Admit(now);
 
@@ -464,9 +467,10 @@ MigratorRound Migrator::DoRound(absl::Time now) {
 void Migrator::TakeWork(absl::Time now) {
   const size_t batch = options_.batch_pages;
   while (work_.size() < batch && !retry_.empty() &&
-         retry_.top().not_before <= now) {
-    work_.push_back(retry_.top());
-    retry_.pop();
+         retry_.front().not_before <= now) {
+    std::pop_heap(retry_.begin(), retry_.end(), LaterFirst());
+    work_.push_back(retry_.back());
+    retry_.pop_back();
   }
   MutexLock lock(&queue_mu_);
   const size_t cap = ring_.size();
@@ -565,7 +569,7 @@ MigratorRound Migrator::End(MigratorState state, absl::Status status) {
   abandoned_ += size_ + work_.size() + retry_.size();
   size_ = 0;
   work_.clear();
-  retry_ = {};
+  retry_.clear();
   in_flight_ = 0;
   taken_by_node_.clear();
   cv_.NotifyAll();
@@ -674,7 +678,8 @@ void Migrator::Retry(Entry e, int err, absl::Time now) {
   e.queried = false;
   e.not_before = now + options_.retry_delay * (int64_t{1} << (e.attempts - 1));
   ++counters_.retries;
-  retry_.push(std::move(e));
+  retry_.push_back(std::move(e));
+  std::push_heap(retry_.begin(), retry_.end(), LaterFirst());
 }
 
 bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,

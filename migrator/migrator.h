@@ -80,7 +80,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <queue>
 #include <thread>
 #include <vector>
 
@@ -244,8 +243,10 @@ class Migrator {
   // planned_from (a request with neither counts onto its target only), and
   // the batch the worker has taken (taken_by_node_, as of its last take or
   // round end, by where its query found each page; a page moved in the
-  // round counts until the round ends, which errs toward less room). Not
-  // counted: pages waiting for an EBUSY retry. For a caller that reads free
+  // round counts until the round ends, which errs toward less room), and
+  // the pages waiting for an EBUSY retry (as of the same moment: a retry is
+  // a move still to come, possibly seconds later after its doublings).
+  // Not counted: what failed for good. For a caller that reads free
   // memory while moves it asked for are still to come (a policy round
   // before the last round's moves are done: a move_pages copy costs 50-150
   // us a page under emulation, and a round's budget is a second of the rate
@@ -328,7 +329,8 @@ class Migrator {
   // Returns true if the migrator ended.
   bool EndOnCallError(long rc) ABSL_LOCKS_EXCLUDED(queue_mu_);
   void PublishInFlight() ABSL_LOCKS_EXCLUDED(queue_mu_);
-  // taken_by_node_ from work_ (the worker's, or the RunOnce caller's).
+  // taken_by_node_ from work_ and retry_ (the worker's, or the RunOnce
+  // caller's).
   void TallyTaken() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
   static bool Valid(const MoveRequest& r);
 
@@ -374,7 +376,9 @@ class Migrator {
 
   // Round-private: the worker thread's (or the RunOnce() caller's).
   std::vector<Entry> work_;
-  std::priority_queue<Entry, std::vector<Entry>, LaterFirst> retry_;
+  // A min-heap on not_before (std::push_heap / pop_heap with LaterFirst): a
+  // vector, so TallyTaken can read every entry.
+  std::vector<Entry> retry_;
   size_t retry_capacity_;
   TokenBucket bytes_bucket_;
   TokenBucket cpu_bucket_;

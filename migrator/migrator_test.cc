@@ -233,6 +233,35 @@ TEST_F(MigratorTest, QueuedBytesByNodeCountTheBatchTaken) {
   EXPECT_EQ(q[1].second.out, 88u * k4K);
 }
 
+// Pages waiting for an EBUSY retry count too: they are moves still to
+// come (20 ms later, then 40). 10 promotions, 3 busy twice: after the
+// first round 7 moved and 3 wait, counted onto node 0 and off node 1, as
+// after their second try; once they move, nothing is counted.
+TEST_F(MigratorTest, QueuedBytesByNodeCountTheRetriesWaiting) {
+  mover_.AddPages(kBase, 10, k4K, 1);
+  for (int i = 0; i < 3; ++i) mover_.InjectMoveError(kBase + i * k4K, EBUSY, 2);
+  MigratorOptions o = Unlimited();
+  o.retry_delay = absl::Milliseconds(20);
+  auto m = Make(o);
+  ASSERT_EQ(m->Submit(Promotions(kBase, 10)), 10u);
+  EXPECT_EQ(m->RunOnce().pages_moved, 7u);
+  auto q = m->QueuedBytesByNode();
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].first, 0);
+  EXPECT_EQ(q[0].second.in, 3u * k4K);
+  EXPECT_EQ(q[1].first, 1);
+  EXPECT_EQ(q[1].second.out, 3u * k4K);
+  clock_.Advance(absl::Milliseconds(20));
+  EXPECT_EQ(m->RunOnce().pages_moved, 0u);  // busy again
+  q = m->QueuedBytesByNode();
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].second.in, 3u * k4K);
+  clock_.Advance(absl::Milliseconds(40));
+  EXPECT_EQ(m->RunOnce().pages_moved, 3u);
+  EXPECT_TRUE(m->QueuedBytesByNode().empty());
+  EXPECT_EQ(m->Snapshot().retries, 6u);
+}
+
 TEST_F(MigratorTest, HugePageNamedOnceMovesWholeAndCharges2MiB) {
   mover_.AddPages(kBase, 4, k2M, 1);
   auto m = Make(Unlimited());
