@@ -662,6 +662,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   std::vector<NodeFree> free = view.Free();
   ProjectQueuedMoves(view.QueuedMoves(), &free);
   const std::vector<int> backed_off = view.BackedOffNodes();
+  SweepUntracked(view, ranges, free, period, window_s, now_ns, &victims,
+                 report);
   PlacementInput in;
   in.topology = &topology_;
   // Bandwidth-bound: no promotion would lower the average access latency;
@@ -1116,6 +1118,120 @@ void PolicyEngine::ApplyLongPrior(double c, double period, bool candidate,
     if (recent > hi) return;
     h.long_prior_hi = hi;
   }
+}
+
+void PolicyEngine::SweepUntracked(
+    MemoryView& view, absl::Span<const NumaMapsRange> ranges,
+    absl::Span<const NodeFree> free, double period, double window_s,
+    uint64_t now_ns, std::vector<PageHeat>* victims, RoundReport& report) {
+  // Not before the engine has sampled for a long window (10 s): a page
+  // sampled less than once in that long is not yet told from one never
+  // sampled, and at the start every page is untracked.
+  const uint64_t settle =
+      std::max(options_.long_window_ns, options_.interval_ns);
+  if (!options_.sweep_untracked_fast || now_ns < start_ns_ + settle) return;
+  // Only while a fast node is short of its high watermark: room above it
+  // takes promotions without a victim.
+  bool short_node = false;
+  for (const NodeFree& f : free) {
+    if (!IsFastNode(f.node)) continue;
+    if (f.free_bytes < WatermarksFor(config_, topology_, f.node).high_bytes)
+      short_node = true;
+  }
+  if (!short_node) return;
+  // What the table tracks: the keys this round's placement queries found
+  // (placement_). A 4 KiB page is tracked by its own key or by its 2 MiB
+  // chunk's (DAMON's regions, THP); a THP-backed chunk moves whole and is
+  // left to its samples.
+  auto is_tracked = [&](uint64_t vaddr) {
+    PageKey k;
+    k.address_space = options_.address_space;
+    k.kind = PageKind::k4K;
+    k.page = vaddr >> PageShift(PageKind::k4K);
+    if (placement_.contains(k.Pack())) return true;
+    k.kind = PageKind::k2M;
+    k.page = vaddr >> PageShift(PageKind::k2M);
+    return placement_.contains(k.Pack()) ||
+           huge_chunks_.contains(k.page << PageShift(PageKind::k2M));
+  };
+  // No sample since the engine started: U(0) over that time, the
+  // recency bound's form (RunRound); the long window and the priors as
+  // for a tracked page of count 0.
+  const double run_s = static_cast<double>(now_ns - start_ns_) / 1e9;
+  const auto victim = [&](uint64_t vaddr, int node) {
+    PageHeat h;
+    h.vaddr = vaddr;
+    h.page_bytes = 4096;
+    h.current_node = node;
+    h.rate_hi = zero_count_hi_ * period / run_s;
+    ApplyLongWindow(0, period, h);
+    ApplyCountPrior(0, period, window_s, /*candidate=*/false, h);
+    ApplyLongPrior(0, period, /*candidate=*/false, /*recent=*/0, h);
+    return h;
+  };
+  // The ranges holding pages on a fast node (numa_maps' counts), in
+  // address order from the cursor, wrapping once.
+  std::vector<const NumaMapsRange*> order;
+  for (const NumaMapsRange& r : ranges) {
+    if (r.end <= r.start || r.huge) continue;
+    bool on_fast = false;
+    for (const auto& [node, pages] : r.pages_on_node)
+      on_fast |= pages > 0 && IsFastNode(node);
+    if (on_fast) order.push_back(&r);
+  }
+  std::sort(order.begin(), order.end(),
+            [](const NumaMapsRange* a, const NumaMapsRange* b) {
+              return a->start < b->start;
+            });
+  const auto from = std::partition_point(
+      order.begin(), order.end(),
+      [&](const NumaMapsRange* r) { return r->end <= sweep_cursor_; });
+  std::rotate(order.begin(), from, order.end());
+  const size_t want = ScanOptionsFor(config_, options_).top_k;
+  size_t budget = options_.sweep_query_pages_per_round;
+  const size_t batch =
+      std::max<size_t>(1, options_.placement_query_batch_pages);
+  uint64_t found = 0, queried = 0;
+  auto flush = [&]() {
+    if (sweep_pages_.empty()) return;
+    sweep_status_.assign(sweep_pages_.size(), -1);
+    queried += sweep_pages_.size();
+    if (view.QueryNodes(sweep_pages_, absl::MakeSpan(sweep_status_)) >= 0) {
+      for (size_t i = 0; i < sweep_pages_.size(); ++i) {
+        if (!IsFastNode(sweep_status_[i])) continue;
+        victims->push_back(victim(sweep_pages_[i], sweep_status_[i]));
+        ++found;
+      }
+    }
+    sweep_pages_.clear();
+  };
+  uint64_t next = sweep_cursor_;
+  bool done = false;
+  for (const NumaMapsRange* r : order) {
+    uint64_t a =
+        std::max(r->start, r->start < sweep_cursor_ && sweep_cursor_ < r->end
+                               ? sweep_cursor_ & ~uint64_t{4095}
+                               : r->start);
+    for (; a < r->end; a += 4096) {
+      if (budget == 0 || found >= want || view.Interrupted()) {
+        done = true;
+        break;
+      }
+      if (is_tracked(a)) continue;
+      sweep_pages_.push_back(a);
+      --budget;
+      if (sweep_pages_.size() >= batch) flush();
+    }
+    next = a;
+    if (done) break;
+  }
+  flush();
+  // Past the last range: start over at the next round.
+  sweep_cursor_ = done ? next : 0;
+  report.untracked_victims = found;
+  report.swept_pages = queried;
+  counters_.untracked_victims += found;
+  counters_.swept_pages += queried;
 }
 
 void PolicyEngine::ApplyCountPrior(uint32_t count, double period,

@@ -132,6 +132,34 @@
 // 35.1 -> 31.0 MB moved; no row lost more than 0.2). Tested in engine_test
 // OneSampleDoesNotShowAVictimHeatedUp.
 //
+// Pages the table does not track. The victims of swaps and of watermark
+// demotions come from the table (the scanner's coldest on the fast tier),
+// and a page never sampled is in no list: a process's pages first touched
+// on the fast tier and never used again (a load phase, a cache warmed and
+// left; DAMON reports no idle region), or touched before hotpage attached,
+// hold the tier, and a fast node short of its watermark demotes the
+// tracked pages, its hot set, instead. With a source that samples every
+// access to every tier (EngineOptions::sweep_untracked_fast: PEBS, IBS,
+// DAMON) a page with no sample since the engine started has rate at most
+// U(0) P / T over the T seconds it ran (the recency bound's form): below
+// any page the table tracks. So once the engine has run a long window
+// (10 s: before that a page sampled less often is not yet told from one
+// never sampled, and at the start every page is untracked), each round
+// that finds a fast node below its high watermark sweeps the process's ranges
+// that numa_maps says hold pages on a fast node (MemoryView::Ranges, in address
+// order from where the last sweep stopped), queries the nodes of their pages
+// the table does not track (at most sweep_query_pages_per_round, in
+// placement_query_batch_pages calls), and offers those on a fast node as
+// victims, up to the scanner's list length; placement then ranks them
+// first (ColderFirst). THP-backed chunks and hugetlbfs ranges are left to
+// their samples (they move whole). Write faults see no reads and hint
+// faults no fast page, so an unsampled page there says nothing: no sweep.
+// The simulator does not sweep: a trace records no numa_maps, and every
+// page it places was sampled (its table tracked every page on the fast
+// tier, measured on five bundled traces). The sweep is shown in the guest
+// (tests/attach attach_cold_vm_test) and in engine_test
+// PagesNeverSampledOnAShortFastNodeAreDemotedFirst.
+//
 // Reaction to change (ShiftDetector below): between rounds, every ingested
 // sample whose page's node is known is tallied as served by the fast tier
 // or not; when the fast tier's share of the samples since the last round
@@ -487,6 +515,19 @@ struct EngineOptions {
   // weighted by exp(-age / long_window_ns). 10 s is ARMS' long moving
   // average (the shift detector's baseline uses the same). 0: off.
   uint64_t long_window_ns = 10000000000;
+  // Pages never sampled on the fast tier (the file comment, "Pages the
+  // table does not track"): each round that finds a fast node below its
+  // high watermark, look for the process's pages there that the table
+  // does not track and offer them as the coldest victims. Only for a
+  // source that samples every access to every tier (PEBS, IBS, DAMON),
+  // where no sample over the run bounds a page's rate; off for write
+  // faults (reads unseen), hint faults (the slow tier only) and traces
+  // (every page a trace holds was sampled).
+  bool sweep_untracked_fast = false;
+  // 4 KiB pages the sweep queries per round at most (MemoryView::
+  // QueryNodes, in calls of placement_query_batch_pages); it resumes where
+  // the last round stopped.
+  size_t sweep_query_pages_per_round = size_t{1} << 14;
 };
 
 // What one round found and decided.
@@ -549,6 +590,10 @@ struct RoundReport {
   // the working set this round saw (the daemon's demand; hot_pages is 0
   // while everything tracked fits in the fast tier, threshold 0).
   uint64_t active_pages = 0;
+  // Untracked fast-tier pages offered as victims this round
+  // (EngineOptions::sweep_untracked_fast), and the pages it queried.
+  uint64_t untracked_victims = 0;
+  uint64_t swept_pages = 0;
   PlacementDecision decision;
 };
 
@@ -572,6 +617,8 @@ struct EngineCounters {
   uint64_t long_window_victims = 0;
   // Candidates given a long-window prior lower bound (not cooling).
   uint64_t long_prior_candidates = 0;
+  uint64_t untracked_victims = 0;  // RoundReport::untracked_victims, summed
+  uint64_t swept_pages = 0;
   uint64_t bandwidth_bound_rounds = 0;  // rounds that held promotions
   uint64_t bandwidth_shed_rounds = 0;   // rounds that shed hot pages
   uint64_t planned_sheds = 0;  // 4 KiB pages shed (also in planned_demotions)
@@ -734,6 +781,12 @@ class PolicyEngine {
                       PageHeat& h);
   void ApplyCountPrior(uint32_t count, double period, double window_s,
                        bool candidate, PageHeat& h) const;
+  // The sweep (EngineOptions::sweep_untracked_fast): appends to `victims`
+  // the untracked pages it finds on fast nodes below their high watermark.
+  void SweepUntracked(MemoryView& view, absl::Span<const NumaMapsRange> ranges,
+                      absl::Span<const NodeFree> free, double period,
+                      double window_s, uint64_t now_ns,
+                      std::vector<PageHeat>* victims, RoundReport& report);
 
   const Topology& topology_;
   PlacementConfig config_;  // replaced only by Reconfigure()
@@ -805,6 +858,10 @@ class PolicyEngine {
   std::vector<AccessSample> batch_;
   absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
   absl::flat_hash_set<uint64_t> huge_chunks_;  // THP-backed 2 MiB chunk starts
+  // The sweep's place: the address it resumes at (0: the first range).
+  uint64_t sweep_cursor_ = 0;
+  std::vector<uint64_t> sweep_pages_;
+  std::vector<int> sweep_status_;
   // Per round: the table's live entries (in slot order), where each lives
   // (the node of the majority of its 4 KiB pages; -1: not known) by key and
   // by index into entries_, and its tier (the scanner's pass). Kept across

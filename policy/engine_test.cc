@@ -1876,5 +1876,153 @@ TEST(PolicyEngineTest, AnInterruptedRoundStopsQueryingAndDecidesNothing) {
   EXPECT_FALSE(next.decision.moves.empty());
 }
 
+// The sweep (EngineOptions::sweep_untracked_fast). Node 0 (fast) holds 50
+// hot pages the table tracks (10 samples a second each) and 300 pages of
+// the same range it never sampled; 50 hot pages wait on node 2. Node 0 is
+// 50 pages below its low watermark (100 pages; high 200). Without the
+// sweep the watermark demotions can take only tracked pages: the hot ones.
+// With it, once the engine has run a long window (10 s), the 300 pages
+// never sampled are the coldest victims (U(0) over the 10 s run: 0.21
+// samples/s, against the hot pages' lower bound of about 8 a second):
+// every demotion is one of them, and the hot slow pages swap in for them.
+struct SweepSetup {
+  static constexpr uint64_t kHotFast = kBase, kCold = kBase + 100 * kPage,
+                            kHotSlow = kBase + 1000 * kPage;
+  MapView view;
+  PlacementConfig cfg;
+  SweepSetup() {
+    cfg.watermarks = {{0, 100 * kPage, 200 * kPage}, {1, 0, 0}};
+    for (int i = 0; i < 50; ++i) view.node[kHotFast + i * kPage] = 0;
+    for (int i = 0; i < 300; ++i) view.node[kCold + i * kPage] = 0;
+    for (int i = 0; i < 50; ++i) view.node[kHotSlow + i * kPage] = 2;
+    NumaMapsRange r;
+    r.start = kBase;
+    r.end = kBase + 2000 * kPage;
+    r.anon = true;
+    r.pages_on_node = {{0, 350}, {2, 50}};
+    view.ranges = {r};
+    view.free = {{0, 50 * kPage}, {1, 0}, {2, kGiB}};
+  }
+  // Samples of both hot sets over second `sec`, 10 a page.
+  static std::vector<Sample> Second(uint64_t sec) {
+    std::vector<Sample> v;
+    for (int k = 0; k < 10; ++k) {
+      for (int i = 0; i < 50; ++i) {
+        const uint64_t t = sec * kSec + (k * 50 + i) * (kSec / 500);
+        v.push_back(At(kHotFast + i * kPage, t));
+        v.push_back(At(kHotSlow + i * kPage, t));
+      }
+    }
+    return v;
+  }
+  // Rounds every second for 10 s (the sweep waits for a long window),
+  // then the round at 10 s, returned.
+  RoundReport Run(PolicyEngine& engine) {
+    engine.Start(0);
+    RoundReport r;
+    for (uint64_t sec = 0; sec < 10; ++sec) {
+      engine.Ingest(Second(sec));
+      r = engine.RunRound(view, (sec + 1) * kSec);
+      if (sec < 9) {
+        EXPECT_EQ(r.swept_pages, 0u) << sec;
+      }
+    }
+    return r;
+  }
+};
+
+TEST(PolicyEngineTest, PagesNeverSampledOnAShortFastNodeAreDemotedFirst) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.sweep_untracked_fast = true;
+  SweepSetup s;
+  auto engine = MakeEngine(topo, s.cfg, opt);
+  const RoundReport r = s.Run(*engine);
+  EXPECT_GT(r.untracked_victims, 150u);
+  EXPECT_GE(r.decision.promoted_pages, 40u) << DecisionToString(r.decision);
+  uint64_t demoted = 0;
+  for (const PlannedMove& m : r.decision.moves) {
+    if (m.reason == PlacementReason::kPromote) {
+      EXPECT_GE(m.vaddr, SweepSetup::kHotSlow);
+      continue;
+    }
+    ++demoted;
+    EXPECT_GE(m.vaddr, SweepSetup::kCold) << "a tracked hot page demoted";
+    EXPECT_LT(m.vaddr, SweepSetup::kCold + 300 * kPage);
+  }
+  EXPECT_GE(demoted, 150u);
+  EXPECT_GE(engine->counters().untracked_victims, r.untracked_victims);
+}
+
+TEST(PolicyEngineTest, WithoutTheSweepTheWatermarkTakesTrackedHotPages) {
+  const Topology topo = ThreeNodes();
+  SweepSetup s;
+  auto engine = MakeEngine(topo, s.cfg);  // sweep_untracked_fast off
+  const RoundReport r = s.Run(*engine);
+  EXPECT_EQ(r.untracked_victims, 0u);
+  EXPECT_EQ(r.swept_pages, 0u);
+  bool hot_demoted = false;
+  for (const PlannedMove& m : r.decision.moves) {
+    if (m.reason != PlacementReason::kPromote && m.vaddr < SweepSetup::kCold)
+      hot_demoted = true;
+  }
+  EXPECT_TRUE(hot_demoted) << DecisionToString(r.decision);
+}
+
+// Room above the high watermark: no sweep (promotions need no victim).
+TEST(PolicyEngineTest, NoSweepWhileTheFastTierHasRoom) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.sweep_untracked_fast = true;
+  SweepSetup s;
+  s.view.free = {{0, 500 * kPage}, {1, 500 * kPage}, {2, kGiB}};
+  auto engine = MakeEngine(topo, s.cfg, opt);
+  const RoundReport r = s.Run(*engine);
+  EXPECT_EQ(r.swept_pages, 0u);
+  EXPECT_EQ(r.untracked_victims, 0u);
+  EXPECT_GE(r.decision.promoted_pages, 50u);
+}
+
+// The sweep's budget: 128 pages a round (two calls of 64), resumed where
+// the last round stopped; past the range's end the next round starts over.
+TEST(PolicyEngineTest, TheSweepResumesWhereTheLastRoundStopped) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.sweep_untracked_fast = true;
+  opt.sweep_query_pages_per_round = 128;
+  opt.placement_query_batch_pages = 64;
+  SweepSetup s;
+  auto engine = MakeEngine(topo, s.cfg, opt);
+  engine->Start(0);
+  // No samples: nothing is tracked and the range's 2000 pages are swept,
+  // 128 a round (the last round of a pass: the 80 left), from 10 s on.
+  for (uint64_t sec = 1; sec < 10; ++sec) {
+    EXPECT_EQ(engine->RunRound(s.view, sec * kSec).swept_pages, 0u) << sec;
+  }
+  std::vector<uint64_t> swept, firsts;
+  for (uint64_t round = 1; round <= 17; ++round) {
+    const int before = s.view.queried_pages;
+    const RoundReport r = engine->RunRound(s.view, (round + 9) * kSec);
+    EXPECT_EQ(s.view.queried_pages - before, static_cast<int>(r.swept_pages));
+    swept.push_back(r.swept_pages);
+    uint64_t first = UINT64_MAX;
+    for (const PlannedMove& m : r.decision.moves)
+      first = std::min(first, m.vaddr);
+    firsts.push_back(first);
+  }
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(swept[i], 128u) << i;
+  EXPECT_EQ(swept[15], 80u);
+  EXPECT_EQ(swept[16], 128u);
+  // Node 0's pages are 0-49 and 100-399 (the fake does not move them):
+  // rounds 1-4 find them from pages 0, 128, 256 and 384 on, round 5 none,
+  // round 17 from page 0 again.
+  EXPECT_EQ(firsts[0], kBase);
+  EXPECT_EQ(firsts[1], kBase + 128 * kPage);
+  EXPECT_EQ(firsts[2], kBase + 256 * kPage);
+  EXPECT_EQ(firsts[3], kBase + 384 * kPage);
+  EXPECT_EQ(firsts[4], UINT64_MAX);
+  EXPECT_EQ(firsts[16], kBase);
+}
+
 }  // namespace
 }  // namespace hotpage

@@ -5,6 +5,11 @@
 
 namespace hotpage {
 
+bool SourceSeesEveryAccess(absl::string_view source_name) {
+  return source_name == "pebs" || source_name == "ibs" ||
+         source_name == "damon";
+}
+
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
                                   int64_t interval_ms,
                                   absl::string_view source_name) {
@@ -12,6 +17,7 @@ EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
   o.interval_ns = static_cast<uint64_t>(interval_ms) * 1000000;
   o.address_space = static_cast<uint32_t>(pid);
   if (source_name == "hintfault") o.sample_weight = 8;
+  o.sweep_untracked_fast = SourceSeesEveryAccess(source_name);
   o.footprint_pages = ResidentPages4K(fs, pid);
   o.table_by_footprint = true;
   return o;

@@ -20,13 +20,21 @@
 
 namespace hotpage {
 
+// Whether `source_name` samples every access to every tier (pebs, ibs,
+// damon), so that a page it never sampled is cold
+// (EngineOptions::sweep_untracked_fast). Write faults see no reads, hint
+// faults no fast-tier page.
+bool SourceSeesEveryAccess(absl::string_view source_name);
+
 // The options for process `pid` sampled by `source_name` (the source
 // attach runs, after --source auto chose): one round per interval_ms, the
 // table sized by the resident set read through `fs` (0 when unreadable:
 // the engine's minimum), and a hint-fault sample weighted 8 (one sample
 // per page per kernel scan pass, 1-19 s apart, must outlive the 3 epoch
 // halvings that may pass before the next round sees it: a count of 1
-// became 0 under load and the hot set was missed).
+// became 0 under load and the hot set was missed). Pages never sampled on
+// the fast tier are swept for victims (EngineOptions::
+// sweep_untracked_fast) with pebs, ibs and damon, which see every access.
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
                                   int64_t interval_ms,
                                   absl::string_view source_name);

@@ -60,6 +60,14 @@ TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
   EXPECT_EQ(AttachEngineOptions(*fs, 77, 500, "hintfault").sample_weight, 8);
   // Unreadable (the process exited): the engine's minimum table.
   EXPECT_EQ(AttachEngineOptions(*fs, 78, 500, "pebs").footprint_pages, 0u);
+  // Pages never sampled are cold only for sources that see every access.
+  EXPECT_FALSE(o.sweep_untracked_fast);
+  EXPECT_FALSE(
+      AttachEngineOptions(*fs, 77, 500, "hintfault").sweep_untracked_fast);
+  for (const char* source : {"pebs", "ibs", "damon"}) {
+    EXPECT_TRUE(AttachEngineOptions(*fs, 77, 500, source).sweep_untracked_fast)
+        << source;
+  }
 }
 
 // A 20k-page process gets a table for 20k pages, not for the fast tier's

@@ -603,6 +603,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.promoted_entries = 4;
   s.yield_hits = 6;
   s.early_rounds = 1;
+  s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
   s.migration_margin_per_sec = 0.25;
@@ -659,6 +660,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "planned_locality": 1,
   "rounds": 3,
   "early_rounds": 1,
+  "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
   "migration_margin_per_sec": 0.25,
@@ -735,6 +737,9 @@ hotpage_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.
 # HELP hotpage_early_rounds_total Rounds brought forward: by a shift of the hot set, the start, or a burst of samples on pages the last round did not place.
 # TYPE hotpage_early_rounds_total counter
 hotpage_early_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
+# TYPE hotpage_untracked_victims_total counter
+hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9
 # HELP hotpage_bandwidth_bound_rounds_total Rounds whose fast tier's loaded latency was above the next tier's.
 # TYPE hotpage_bandwidth_bound_rounds_total counter
 hotpage_bandwidth_bound_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2

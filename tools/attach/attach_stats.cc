@@ -136,6 +136,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.rounds);
   w.Key("early_rounds");
   w.Uint(s.early_rounds);
+  w.Key("untracked_victims");
+  w.Uint(s.untracked_victims);
   w.Key("horizon_s");
   w.Double(s.horizon_s);
   w.Key("migration_cost_ns");
@@ -278,6 +280,10 @@ std::string AttachStatsProm(const AttachStats& s) {
       "Rounds brought forward: by a shift of the hot set, the start, or a "
       "burst of samples on pages the last round did not place.",
       s.early_rounds);
+  one("hotpage_untracked_victims_total", "counter",
+      "4 KiB pages on the fast tier never sampled, offered as the coldest "
+      "victims (sources that see every access: pebs, ibs, damon).",
+      s.untracked_victims);
   one("hotpage_bandwidth_bound_rounds_total", "counter",
       "Rounds whose fast tier's loaded latency was above the next tier's.",
       s.bandwidth_bound_rounds);

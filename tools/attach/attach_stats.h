@@ -91,6 +91,9 @@ struct AttachStats {
   int64_t timestamp_ns = 0;
   uint64_t rounds = 0;
   uint64_t early_rounds = 0;  // of which brought forward (shift, start, burst)
+  // Fast-tier pages the table never sampled, offered as the coldest
+  // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
+  uint64_t untracked_victims = 0;
   // The last round's benefit against cost (policy/engine.h): the learned
   // horizon, the measured cost of one 4 KiB move, the resulting margin.
   double horizon_s = 0;

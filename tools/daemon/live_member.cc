@@ -20,6 +20,7 @@
 #include "sampler/perf/event_config.h"
 #include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
+#include "tools/attach/attach_engine.h"
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
@@ -129,6 +130,10 @@ class LiveMember : public DaemonMember {
     // process's member stays small), and grown with it (MaybeGrow).
     eopt.footprint_pages = footprint_pages_ = FootprintPages();
     eopt.table_by_footprint = true;
+    // Pages never sampled are swept for victims with a source named in the
+    // config that sees every access ("auto" resolves after the engine is
+    // made: no sweep).
+    eopt.sweep_untracked_fast = SourceSeesEveryAccess(w.source);
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(*env_.topology, *rules, eopt);
     if (!engine.ok()) return engine.status();
