@@ -1,13 +1,17 @@
-# Guest side of //tests/attach:attach_cold_vm_test (topology
+# Guest side of //tests/attach:attach_spill_vm_test (topology
 # small-dram+cxl: node 0 = CPUs + 512 MiB, node 1 = CPU-less 1536 MiB).
 # The workload first touches 640 MiB with node 0 preferred: node 0 fills
 # to the kernel's watermark with its pages and the rest spills to node 1,
-# so 5 of its 8 hot clusters start on node 0 and 3 on node 1. Everything
-# else it touched on node 0 is cold and never sampled: DAMON reports no
-# idle region, so the hotness table never tracks those pages. Node 0 sits
-# below hotpage's high watermark, and the only tracked pages on it are the
-# hot clusters. The sweep (EngineOptions::sweep_untracked_fast) demotes
-# the untracked cold pages instead, and the spilled clusters come up.
+# so 6 of its 8 hot clusters start on node 0 and 2 on node 1, with node 0
+# below hotpage's low watermark. hotpage must make room by demoting the
+# cold pages, not the hot clusters already there, and bring the spilled
+# ones up. With DAMON the cold pages are tracked: its regions average a
+# hot cluster's accesses over cold neighbours, so every 2 MiB chunk of the
+# area has a count (measured: the watermark demotions took 9216 such
+# pages, the hot set was on node 0 after 1.1 s, untracked_victims 0). The
+# sweep of pages never sampled (EngineOptions::sweep_untracked_fast) is
+# for page-precise sources (PEBS, IBS), which no guest has; it is tested
+# in policy/engine_test.cc. Here untracked_victims is reported, not checked.
 fails=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
@@ -36,10 +40,10 @@ kill -TERM $A; wait $A; rc=$?
 untracked=$(json_num /tmp/s.json untracked_victims)
 demoted=$(json_num /tmp/s.json demoted_pages)
 promoted=$(json_num /tmp/s.json promoted_pages)
-[ "${untracked:-0}" -gt 0 ] && ok "untracked victims $untracked; demoted $demoted, promoted $promoted" || bad "no untracked victim (untracked_victims=${untracked:-0}, demoted ${demoted:-0})"
+[ "${demoted:-0}" -gt 0 ] && ok "demoted $demoted pages, promoted $promoted (untracked victims ${untracked:-0})" || bad "no demotion (demoted=${demoted:-0})"
 free_kb=$(free0)
 [ "$free_kb" -gt 8000 ] && ok "node 0 kept free memory (${free_kb} kB)" || bad "node 0 ran dry (${free_kb} kB)"
 echo "--- stats"; cat /tmp/s.json; tail -n 4 /tmp/a.log
 kill -TERM $W; wait $W && ok "workload data intact" || bad "workload data check"
-echo "attach cold VM test: $fails failed"
+echo "attach spill VM test: $fails failed"
 exit $fails
