@@ -218,6 +218,47 @@ void PolicyEngine::RememberShared(uint64_t now_ns) {
   });
 }
 
+void PolicyEngine::WeighPrivateEvidence() {
+  // engine.h, "Evidence that a page is private". One foreign sample's
+  // weight in home samples: log(1 / (2 p1)) / log(2 (1 - p1)), p1 = 1/256.
+  constexpr double kP1 = 1.0 / 256;
+  static const float kForeignCost =
+      static_cast<float>(std::log(1 / (2 * kP1)) / std::log(2 * (1 - kP1)));
+  const auto m = static_cast<float>(config_.locality_min_samples);
+  const auto w = static_cast<float>(options_.sample_weight);
+  const uint32_t lag = table_->epoch() - evidence_epoch_;
+  evidence_epoch_ = table_->epoch();
+  const uint32_t walk = ++evidence_walk_;
+  private_samples_.assign(entries_.size(), 0);
+  for (size_t j = 0; j < entries_.size(); ++j) {
+    const EntryView& v = entries_[j];
+    // Rule L reads the evidence of fast-tier pages only (hot_on_fast): a
+    // page starts anew when it arrives there.
+    if (v.node < 0 || tiers_[j] != Tier::kFast) continue;
+    auto [it, inserted] = private_evidence_.try_emplace(v.key.Pack());
+    PrivateEvidence& pe = it->second;
+    const uint32_t count_before = inserted || lag >= 32 ? 0 : pe.count >> lag;
+    const uint32_t foreign_before =
+        inserted || lag >= 32 ? 0 : uint32_t{pe.foreign} >> lag;
+    if (v.sharing == Sharing::kShared ||
+        (!inserted && pe.home != static_cast<uint32_t>(v.node))) {
+      pe.score = -m;
+    } else if (v.count >= count_before && v.foreign >= foreign_before) {
+      const float foreign = static_cast<float>(v.foreign - foreign_before) / w;
+      const float home = std::max(
+          0.0f, static_cast<float>(v.count - count_before) / w - foreign);
+      pe.score = std::clamp(pe.score + home - kForeignCost * foreign, -m, m);
+    }
+    pe.count = v.count;
+    pe.foreign = static_cast<uint16_t>(v.foreign);
+    pe.home = static_cast<uint8_t>(v.node);
+    pe.walk = walk;
+    if (pe.score > 0) private_samples_[j] = static_cast<uint32_t>(pe.score);
+  }
+  absl::erase_if(private_evidence_,
+                 [walk](const auto& kv) { return kv.second.walk != walk; });
+}
+
 bool PolicyEngine::ShareTestable() const {
   if (options_.shift_z <= 0 || share_baseline_ < 0) return false;
   const double n = static_cast<double>(window_known_);
@@ -537,7 +578,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   scanner_->Pass(entries_, tiers_);
   const ScanResult& scan = scanner_->last_result();
   report.live_entries = scan.live_entries;
-  if (config_.locality) RememberShared(now_ns);
+  if (config_.locality) {
+    RememberShared(now_ns);
+    WeighPrivateEvidence();
+  }
   auto to_heat = [&](const PageEstimate& e) {
     PageHeat h;
     h.vaddr = e.entry.key.vaddr();
@@ -549,7 +593,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     h.rate = e.rate.per_sec;
     h.rate_lo = e.rate.lo_per_sec;
     h.rate_hi = e.rate.hi_per_sec;
-    h.samples = e.entry.count / options_.sample_weight;
+    // Rule L's evidence (engine.h, "Evidence that a page is private").
+    h.samples = config_.locality ? private_samples_[e.index]
+                                 : e.entry.count / options_.sample_weight;
     // A 2 MiB entry outside the THP-backed chunks is region evidence over
     // base pages: rule W may split it (a huge page moves whole).
     h.divisible =

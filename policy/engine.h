@@ -361,6 +361,56 @@
 // rule L; one that stays private for that long is judged by its counts
 // again. Tested in engine_test ASharedPageStaysSharedThroughAQuietStretch.
 //
+// Evidence that a page is private (rule L, --locality). The decayed count
+// cannot carry it: it halves every epoch (2 s), and a source that samples
+// a page once per pass (write faults: once per soft-dirty re-arm) reaches
+// 12 samples in it only with a pass every 0.33 s or faster. Under load the
+// re-arm interval grew to 0.76-1.32 s in the 2pkg+cxl guest (clear_refs
+// took up to 221 ms under TCG), every round skipped A and B as
+// not_enough_evidence, and attach_locality_vm_test failed 3 of 9 runs. So
+// rule L's evidence is a count of samples that no halving resets: a
+// sequential probability ratio test per page over all its samples since
+// the table homed it (WeighPrivateEvidence, once per round).
+//   - The round's samples of each page, by node: the walk takes the
+//     entry's count and foreign count less the previous round's, halved by
+//     the epochs between (exact: samples between two rounds all fall after
+//     the halvings, which come at a round's end, and the table's decay is
+//     the same integer shift): foreign samples = the foreign difference,
+//     home samples = the rest (samples of unknown node count as home; the
+//     table does not tell them apart).
+//   - The score, in home samples: +1 per home sample, -7.04 per foreign
+//     one. That is the log likelihood ratio of "private: a sample comes
+//     from another node with probability p1 = 1/256" against "shared by
+//     two nodes evenly: 1/2", over log(2 (1 - p1)), the ratio of one home
+//     sample. p1 is where the score's drift changes sign at a foreign
+//     share of 1/8, the table's own sharing line (Sharing::kShared): a
+//     page with less foreign traffic gains ground on average, one with
+//     more loses it. Bounded to [-m, +m], m = locality_min_samples (12);
+//     a new page starts at 0, a page the table reads shared or that it
+//     re-homed drops to -m, and counts lower than the halving explains (a
+//     displaced, re-inserted entry) add nothing. PageHeat::samples is the
+//     score's whole part (0 if negative): rule L moves at m.
+//   - What it guarantees: for a page whose samples come from other nodes
+//     than its home with probability 1/2 or more, independently, the
+//     likelihood ratio is a nonnegative supermartingale between two visits
+//     to the floor (the cap only lowers it), so by Ville's inequality it
+//     reaches rule L's threshold with probability at most (128/255)^12 =
+//     2.6e-4 from a new page's 0, and at most (128/255)^24 = 6.6e-8 each
+//     time it starts again from -m (at most once per foreign sample, shared
+//     reading or re-homing), however many rounds look and whatever the
+//     source's rate. 12 private samples move a page, as before, at any
+//     rate: 12 s at one write-fault re-arm a second.
+//   - What it does not: samples that are not independent. A write-fault
+//     source attributes a page per re-arm to its first writer, and one
+//     thread can come first for several passes; the memory of sharing
+//     (above) still holds a page read shared in the last long window.
+// Kept for pages on the fastest tier only, the ones rule L reads
+// (hot_on_fast): a page starts at 0 when it arrives there. Cost, with
+// --locality only: one 24-byte map entry and one lookup per round per such
+// live entry (attach_round_benchmark BM_RoundLocality). Tested in
+// engine_test APrivatePageWrittenOncePerSecondMovesToItsWriter and the
+// tests after it.
+//
 // Queued moves. A round reads free memory now, but the moves the last
 // rounds asked for may still be in the migrator's queue: a round's budget
 // is a second of the migrator's rate, a move_pages copy costs 50-150 us a
@@ -919,6 +969,22 @@ class PolicyEngine {
   // only. At most one per table entry seen shared in the long window.
   void RememberShared(uint64_t now_ns);
   absl::flat_hash_map<uint64_t, uint64_t> shared_seen_;
+  // Rule L's evidence (file comment, "Evidence that a page is private"):
+  // updates the score of each key on the fast tier from the round's
+  // entries_ and sets private_samples_ (by index into entries_); erases the
+  // other keys. With --locality only.
+  void WeighPrivateEvidence();
+  struct PrivateEvidence {
+    float score = 0;       // in home samples, in [-m, m]
+    uint32_t count = 0;    // the entry's count at the last walk (weight units)
+    uint32_t walk = 0;     // evidence_walk_ of the last walk that saw it
+    uint16_t foreign = 0;  // its foreign count then (< 2^14)
+    uint8_t home = 0;      // its home node then (< 63)
+  };
+  absl::flat_hash_map<uint64_t, PrivateEvidence> private_evidence_;
+  std::vector<uint32_t> private_samples_;  // PageHeat::samples, by index
+  uint32_t evidence_walk_ = 0;
+  uint32_t evidence_epoch_ = 0;  // the table's epoch at the last walk
 };
 
 }  // namespace hotpage

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kSec = 1000000000;
 constexpr uint64_t kBase = 0x7f0000000000;
+constexpr uint32_t kNoWrite = ~0u;  // LocalityMoveTimes: no sample
 
 NodeInfo Node(int id, std::vector<int> cpus, std::vector<int> distance,
               int tier, int package) {
@@ -272,6 +274,93 @@ TEST(PolicyEngineTest, ASharedPageStaysSharedThroughAQuietStretch) {
   // Last read shared at the round at 2 s (the halving follows it): kept
   // through 12 s, moved at the first round after.
   EXPECT_EQ(moved_at_s, 13u);
+}
+
+// Rule L's evidence at a slow source (engine.h, "Evidence that a page is
+// private"): pages sampled once per write-fault re-arm, `interval_ms`
+// apart, a round every second. `writer(page, k)` is the cpu of page's k-th
+// sample (k from 1). Returns, per page, the round (s) that moved it to
+// node 0 by rule L, 0 if none did in `seconds`. Pages live on node 1.
+std::vector<uint64_t> LocalityMoveTimes(
+    int pages, uint64_t interval_ms, uint64_t seconds,
+    const std::function<uint32_t(int page, uint64_t k)>& writer) {
+  const Topology topo = ThreeNodes();
+  MapView view;
+  for (int i = 0; i < pages; ++i) view.node[kBase + i * kPage] = 1;
+  PlacementConfig cfg;
+  cfg.locality = true;
+  auto engine = MakeEngine(topo, cfg);
+  engine->Start(0);
+  std::vector<uint64_t> moved(pages, 0);
+  uint64_t k = 1;  // the next re-arm
+  for (uint64_t s = 1; s <= seconds; ++s) {
+    std::vector<Sample> batch;
+    for (; k * interval_ms * 1000000 <= s * kSec; ++k) {
+      for (int i = 0; i < pages; ++i) {
+        if (writer(i, k) == kNoWrite) continue;
+        batch.push_back(
+            At(kBase + i * kPage, k * interval_ms * 1000000 - 1, writer(i, k)));
+      }
+    }
+    engine->Ingest(batch);
+    const RoundReport r = engine->RunRound(view, s * kSec);
+    for (const PlannedMove& m : r.decision.moves) {
+      if (m.trigger != PlacementTrigger::kLocality) continue;
+      const auto i = static_cast<size_t>((m.vaddr - kBase) / kPage);
+      EXPECT_EQ(m.to_node, 0);
+      if (moved[i] == 0) moved[i] = s;
+    }
+  }
+  return moved;
+}
+
+// A private page written from cpu 0 once per re-arm moves to node 0 at the
+// round after its 12th sample, whatever the re-arm interval. Before the
+// sequential test it never moved at 1 s or slower: the decayed count,
+// halved every 2 s, stays below 12 there (at most 3 samples at 1 s).
+TEST(PolicyEngineTest, APrivatePageWrittenOncePerSecondMovesToItsWriter) {
+  for (uint64_t interval_ms : {250, 1000, 1320}) {
+    const std::vector<uint64_t> moved =
+        LocalityMoveTimes(1, interval_ms, 40, [](int, uint64_t) { return 0u; });
+    // The 12th sample's time, rounded up to the next round.
+    const uint64_t want = (12 * interval_ms + 999) / 1000;
+    EXPECT_EQ(moved[0], want) << "re-arm every " << interval_ms << " ms";
+  }
+}
+
+// Pages written from both packages, each re-arm's first writer a coin
+// flip, at the same slow rate: none moves in 3 minutes. Each page's score
+// reaches 12 with probability at most 2.6e-4 from its start, and 6.6e-8
+// each time it starts again from the floor (engine.h): under 0.07 expected
+// moves of the 256 pages, plus under 1e-5 per second watched (128 foreign
+// samples a second).
+TEST(PolicyEngineTest, ASharedPageSampledAtTheSameSlowRateNeverMoves) {
+  std::mt19937 rng(7);
+  std::vector<std::vector<uint32_t>> cpu(256);
+  for (auto& c : cpu) {
+    for (int k = 0; k <= 200; ++k) c.push_back(rng() & 1);
+  }
+  const std::vector<uint64_t> moved = LocalityMoveTimes(
+      256, 1000, 180, [&](int page, uint64_t k) { return cpu[page][k]; });
+  EXPECT_EQ(std::count(moved.begin(), moved.end(), 0u), 256);
+}
+
+// A private page with 11 samples from cpu 0 has too little evidence: it
+// stays however long it is watched afterwards.
+TEST(PolicyEngineTest, APageWithTooFewSamplesDoesNotMove) {
+  const std::vector<uint64_t> moved = LocalityMoveTimes(
+      1, 1000, 60, [](int, uint64_t k) { return k <= 11 ? 0u : kNoWrite; });
+  EXPECT_EQ(moved[0], 0u);
+}
+
+// One sample from the other package costs 7.04 samples from the home
+// node: a page written from cpu 0 at every re-arm but the 3rd (cpu 1)
+// moves at its 21st sample (2 - 7.04 + 18 >= 12), not its 13th. Too few
+// foreign samples for the table to read it shared (2 needed).
+TEST(PolicyEngineTest, AForeignSampleCostsSevenPrivateOnes) {
+  const std::vector<uint64_t> moved = LocalityMoveTimes(
+      1, 1000, 40, [](int, uint64_t k) { return k == 3 ? 1u : 0u; });
+  EXPECT_EQ(moved[0], 21u);
 }
 
 // Queued moves (engine.h): a round plans against free memory projected

@@ -137,8 +137,11 @@
 //    there when bind, promote_to / prefer (many), back-off, evidence
 //    (min_promote_rate_lo_per_sec), ping-pong hold, room above the high
 //    watermark and the budget allow. No displacement: free room only.
-//    Shared pages stay; a page with fewer than locality_min_samples samples
-//    is not known to be private (kNotEnoughEvidence). Moves: reason
+//    Shared pages stay; a page with less than locality_min_samples of
+//    evidence (PageHeat::samples: the engine's sequential test over all its
+//    samples since it was homed, not reset by the epochs' halving, so a
+//    slow source gets there too) is not known to be private
+//    (kNotEnoughEvidence). Moves: reason
 //    kPromote, trigger kLocality, counted
 //    in PlacementDecision::locality_pages/bytes (not promoted_*), skips in
 //    locality_skipped.

@@ -47,9 +47,14 @@ struct PageHeat {
   double rate = 0;             // accesses per second, point estimate
   double rate_lo = 0;          // confidence bounds of `rate`
   double rate_hi = 0;
-  // Samples behind `shared` / `accessor_node`: the entry's decayed count in
-  // samples (count / the source's sample weight). 0: unknown. Only rule L
-  // reads it.
+  // Rule L's evidence that the page is private to accessor_node, in
+  // samples: the engine's sequential test over every sample since the
+  // table homed the page (policy/engine.h, "Evidence that a page is
+  // private"): its samples from accessor_node less 7.04 per sample from
+  // another node, whole, at least 0, at most locality_min_samples; not
+  // reset by the table's halving, so it does not depend on the source's
+  // rate. Without --locality (nothing reads it then) the entry's decayed
+  // count in samples. Only rule L reads it.
   uint32_t samples = 0;
   // The entry is evidence over a range of 4 KiB pages, not one page: a
   // 2 MiB entry of region evidence (DAMON) whose chunk is not backed by a
@@ -227,14 +232,18 @@ struct PlacementConfig {
   // Rule L (--locality): move hot private pages on the fastest tier to
   // their accessor's node (PlacementInput::hot_on_fast).
   bool locality = false;
-  // Rule L moves a page only on at least this many samples
-  // (PageHeat::samples). The table calls a page shared from 2 foreign
-  // samples (and 1/8 of its count), so on few samples a shared page reads
-  // as private: with s samples of a page two nodes use evenly, P(at most 1
-  // foreign) = (s + 1) / 2^s, 0.3% at 12 (21% at 5). A wrong locality
-  // move costs a migration and gains nothing, so the rule waits for the
-  // evidence; measured in the 2pkg+cxl guest (attach_locality_vm_test), 5
-  // samples moved 14% of a shared set, 12 moved none.
+  // Rule L moves a page only on at least this much evidence that it is
+  // private (PageHeat::samples: home samples, less 7.04 per foreign one,
+  // over every sample since the page was homed, not the decayed window;
+  // policy/engine.h, "Evidence that a page is private"). On few samples a
+  // shared page reads as private: a page two nodes use evenly reaches 12
+  // with probability at most (128/255)^12 = 2.6e-4 however long it is
+  // watched (the engine's sequential test; on the decayed count's test,
+  // at most 1 foreign of 12, it was (s + 1) / 2^s = 0.3% per window). A
+  // wrong locality move costs a migration and gains nothing, so the rule
+  // waits for the evidence; measured in the 2pkg+cxl guest
+  // (attach_locality_vm_test), 5 decayed samples moved 14% of a shared set,
+  // 12 moved none. 0: every page with a known accessor passes.
   uint32_t locality_min_samples = 12;
   // Rule I (--keep-interleave): interleave / weighted-interleave ranges keep
   // their per-node byte shares within this tolerance (a fraction, e.g. 0.05

@@ -90,12 +90,15 @@ class HalfAndHalfView : public MemoryView {
   }
 };
 
-std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo, size_t pages) {
+std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo, size_t pages,
+                                         bool locality = false) {
   EngineOptions opt;
   opt.address_space = kPid;
   opt.footprint_pages = pages;
+  PlacementConfig cfg;
+  cfg.locality = locality;
   absl::StatusOr<std::unique_ptr<PolicyEngine>> e =
-      PolicyEngine::Create(topo, PlacementConfig{}, opt);
+      PolicyEngine::Create(topo, cfg, opt);
   if (!e.ok()) std::abort();
   return std::move(*e);
 }
@@ -119,10 +122,10 @@ std::vector<Sample> Samples(size_t pages, size_t n, uint64_t t) {
   return out;
 }
 
-void BM_Round(benchmark::State& state) {
+void Rounds(benchmark::State& state, bool locality) {
   const size_t pages = static_cast<size_t>(state.range(0));
   const Topology topo = TwoTiers();
-  std::unique_ptr<PolicyEngine> engine = MakeEngine(topo, pages);
+  std::unique_ptr<PolicyEngine> engine = MakeEngine(topo, pages, locality);
   HalfAndHalfView view;
   engine->Start(0);
   const std::vector<Sample> samples = Samples(pages, pages * 4, kSec / 2);
@@ -148,7 +151,19 @@ void BM_Round(benchmark::State& state) {
       1e3 * ingest_s / static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(pages));
 }
+void BM_Round(benchmark::State& state) { Rounds(state, /*locality=*/false); }
 BENCHMARK(BM_Round)
+    ->Arg(64 << 10)
+    ->Arg(256 << 10)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// --locality: the hottest-on-fast list, the memory of sharing and rule L's
+// evidence (policy/engine.h) on top.
+void BM_RoundLocality(benchmark::State& state) {
+  Rounds(state, /*locality=*/true);
+}
+BENCHMARK(BM_RoundLocality)
     ->Arg(64 << 10)
     ->Arg(256 << 10)
     ->Arg(1 << 20)
