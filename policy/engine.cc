@@ -577,8 +577,15 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // priors and the hot pages: one walk over the round's entries.
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   const uint64_t prior_samples = CountRound(now_ns, prev_round_ns, report);
+  // Free memory, projected past the queued moves (file comment, "Queued
+  // moves"): where first touch puts a new page (the bandwidth demand) and
+  // the room placement plans against. Read after the ranges, as before (a
+  // view may derive its free memory from them: tools/daemon/share_view.h).
+  const std::vector<NumaMapsRange> ranges = view.Ranges();
+  std::vector<NodeFree> free = view.Free();
+  ProjectQueuedMoves(view.QueuedMoves(), &free);
   // Bandwidth (file comment), once the placement is fresh.
-  AttributeUnknownDemand();
+  AttributeUnknownDemand(free);
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
   report.bandwidth_bound = bandwidth_bound_;
   if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
@@ -658,9 +665,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   for (const PageEstimate& e : scan.hottest_on_fast)
     hot_on_fast.push_back(to_heat(e));
 
-  const std::vector<NumaMapsRange> ranges = view.Ranges();
-  std::vector<NodeFree> free = view.Free();
-  ProjectQueuedMoves(view.QueuedMoves(), &free);
   const std::vector<int> backed_off = view.BackedOffNodes();
   PlacementInput in;
   in.topology = &topology_;
@@ -784,12 +788,57 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   return report;
 }
 
-void PolicyEngine::AttributeUnknownDemand() {
-  for (const UnknownDemand& u : unknown_demand_) {
-    auto it = placement_.find(u.key);
-    const int node = it != placement_.end() ? it->second.node : u.fallback_node;
-    if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
-      window_accesses_[node] += u.accesses;
+int PolicyEngine::FirstTouchNode(int cpu_node,
+                                 absl::Span<const NodeFree> free) const {
+  // The kernel's local allocation: the CPU's node while it has room, else
+  // the nearest node (SLIT) that does. Room: free memory at or above the
+  // low watermark, below which the engine itself demotes.
+  int best = -1;
+  int best_distance = 0;
+  for (const NodeFree& f : free) {
+    if (f.free_bytes == 0 ||
+        f.free_bytes < WatermarksFor(config_, topology_, f.node).low_bytes)
+      continue;
+    const std::optional<int> d = cpu_node < 0
+                                     ? std::optional<int>(0)
+                                     : topology_.Distance(cpu_node, f.node);
+    if (!d.has_value()) continue;
+    if (best < 0 || *d < best_distance ||
+        (*d == best_distance && f.node < best)) {
+      best = f.node;
+      best_distance = *d;
+    }
+  }
+  return best >= 0 ? best : cpu_node;
+}
+
+void PolicyEngine::AttributeUnknownDemand(absl::Span<const NodeFree> free) {
+  // A key's samples are adjacent once sorted: a key with one sample in the
+  // window stands for the pages not touched yet (file comment, "Pages
+  // sampled once").
+  std::sort(unknown_demand_.begin(), unknown_demand_.end(),
+            [](const UnknownDemand& a, const UnknownDemand& b) {
+              return a.key < b.key;
+            });
+  for (size_t i = 0; i < unknown_demand_.size();) {
+    size_t end = i + 1;
+    while (end < unknown_demand_.size() &&
+           unknown_demand_[end].key == unknown_demand_[i].key) {
+      ++end;
+    }
+    for (size_t j = i; j < end; ++j) {
+      const UnknownDemand& u = unknown_demand_[j];
+      int node;
+      if (end - i == 1) {
+        node = FirstTouchNode(u.fallback_node, free);
+      } else {
+        auto it = placement_.find(u.key);
+        node = it != placement_.end() ? it->second.node : u.fallback_node;
+      }
+      if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
+        window_accesses_[node] += u.accesses;
+    }
+    i = end;
   }
   unknown_demand_.clear();
 }

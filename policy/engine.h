@@ -269,7 +269,30 @@
 // whose node was not known at ingestion (new since the last round) counts
 // on the node the round's placement query then finds it on (first touch
 // put it there); before, such samples counted on the sampling CPU's node,
-// which made every first round look saturated (all demand on DRAM). Colloid
+// which made every first round look saturated (all demand on DRAM).
+// Pages sampled once. The demand is a forecast: the next window's accesses
+// on the placement as it is now. While first touch is still placing pages,
+// part of the next window's accesses go to pages not touched yet, which
+// land where first touch puts a page then (the CPU's node while it has
+// room, else a slower one), not where the pages of this window were put.
+// Good-Turing's estimate of that part is the share of the samples on pages
+// seen exactly once (N1 / N), and those pages are themselves the least
+// known (one sample: their rates are overestimated by about as much), so a
+// page new since the last round with one sample in the window counts where
+// first touch puts a page now (FirstTouchNode: the sampling CPU's node if
+// its free memory, projected past the queued moves, is at or above its low
+// watermark, else the nearest node that has such room), not where it was
+// found. On stream_mix at 1:8 the first round (0.25 s) had 47% of its
+// samples on such pages, found on DRAM, which first touch had filled: DRAM
+// looked saturated (400 ns, marginal 6800 ns), the round shed 18 stream
+// pages and held promotions, while the pages touched since went to CXL
+// and saturated it (1250 ns) until the next round at 1 s; counted where
+// the next pages land, DRAM is at 99 ns and CXL saturated, and nothing is
+// shed. Where DRAM still has room (stream_mix 1:4) they count on DRAM, as
+// before, and the first round sheds. In a steady phase the pages sampled
+// once are the cold pages touched for the first time (3.5-5% of the
+// samples on stream_mix 1:8 after 5 s). Tested in engine_test
+// APageSampledOnceCountsWhereFirstTouchPutsANewPage. Colloid
 // balances the tiers' loaded latencies; the mean latency is lowest where
 // their marginal latencies are equal instead (DRAM at 80 ns beside an idle
 // 250 ns tier: 70% of its peak, not 91%), so that is what the rule
@@ -683,8 +706,15 @@ class PolicyEngine {
     std::vector<NodeShed> headroom;  // per fast node; empty: no limit
   };
   // Adds the samples of pages whose node was unknown at ingestion to the
-  // nodes the fresh placement finds them on.
-  void AttributeUnknownDemand();
+  // nodes the fresh placement finds them on; a page with one sample in the
+  // window counts where first touch puts a new page now (file comment,
+  // "Pages sampled once"). `free`: the round's free memory.
+  void AttributeUnknownDemand(absl::Span<const NodeFree> free);
+  // Where first touch puts a page a CPU of `cpu_node` touches now: that
+  // node if its free memory is at or above its low watermark, else the
+  // nearest node (SLIT, then the lower id) that has such room; `cpu_node`
+  // when none has.
+  int FirstTouchNode(int cpu_node, absl::Span<const NodeFree> free) const;
   // This round's demand per node (over dt_ns) -> the latencies, the bound
   // state (with its hysteresis) and the plan; fills the report's fields.
   BandwidthPlan PlanBandwidth(uint64_t dt_ns, RoundReport& report);
