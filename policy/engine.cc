@@ -444,13 +444,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
   report.time_ns = now_ns;
-  report.early =
-      (early_pending_ || burst_pending_) && now_ns < next_scheduled_ns_;
+  report.early = (early_pending_ || burst_pending_ || saturation_pending_) &&
+                 now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
   const bool novelty = NoveltyRose();
   if (report.early && burst_pending_ && !early_pending_)
     ++counters_.burst_rounds;
   burst_pending_ = false;
+  saturation_pending_ = false;
   {
     const uint64_t from = WindowStartNs(now_ns);
     const double len = now_ns > from
@@ -589,6 +590,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
   report.bandwidth_bound = bandwidth_bound_;
   if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
+  // A saturated slower tier (file comment): the next round at interval / 4.
+  if (bandwidth.next_saturated && !bandwidth_bound_) {
+    const uint64_t at = now_ns + options_.interval_ns / 4;
+    if (at < next_round_ns_) {
+      next_round_ns_ = at;
+      saturation_pending_ = true;
+    }
+  }
   std::vector<PageHeat>& shed_candidates = shed_candidates_;
   CollectShedCandidates(scan, bandwidth, &shed_candidates);
   // The short window (file comment): samples since the previous round.
@@ -885,6 +894,11 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
     return count ? idle / count : 0.0;
   };
   if (!next_tier_nodes_.empty()) {
+    for (int n : next_tier_nodes_) {
+      const double peak = latency_model_.PeakBytesPerSec(n);
+      if (peak > 0 && demand(n) >= kMaxUtilisation * peak)
+        plan.next_saturated = true;
+    }
     report.fast_loaded_latency_ns = tier_latency(fast_nodes_);
     report.next_loaded_latency_ns = tier_latency(next_tier_nodes_);
     report.fast_marginal_latency_ns =

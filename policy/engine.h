@@ -338,6 +338,24 @@
 //     so shedding does not shorten it.
 // Reported in RoundReport (the latencies, bandwidth_bound, the shed demand
 // and the common latency, the headroom, decision.shed_pages).
+// A saturated slower tier. A node of the next tier serving at least
+// kMaxUtilisation of its peak (policy/loaded_latency.h: the curve's cap,
+// 5x its idle latency, where the queue has no steady state) while
+// promotions are not held brings the next round to interval / 4 after this
+// one (the shift detector's bound on extra rounds), round after round
+// until it is below the cap: every access it serves pays the cap's
+// latency, the promotions that relieve it are the moves worth most, and
+// their evidence accrues between rounds, so waiting for the schedule left
+// it saturated for up to an interval. No change window opens (nothing says
+// the regime changed). On stream_mix 1:8 first touch puts the pages
+// touched after DRAM filled on CXL, saturated from the first round (0.25
+// s) to about 1.3 s; with the rounds at 0.5 and 0.75 s the first two
+// seconds' mean latency fell from 321 to 278 ns (the first 395 -> 284, the
+// second 247 -> 272: each round's watermark demotions, about 21 pages of
+// little evidence, partly stream pages, go to CXL; colloid: 222 and 205,
+// its quantum 0.5 s and its promotions by rank without a confidence
+// test). Tested in
+// engine_test ASaturatedSlowerTierBringsTheNextRoundForward.
 //
 // Sharing is remembered (rule L, --locality). The table reads a page as
 // shared from its decayed counts: 2 or more of its samples, and at least
@@ -517,7 +535,9 @@ struct RoundReport {
   uint64_t round = 0;    // 1 for the first
   uint64_t time_ns = 0;  // the round's time (the caller's clock)
   bool epoch_advanced = false;
-  bool early = false;  // brought forward (shift, start, or evidence burst)
+  // Brought forward: a shift, the start, an evidence burst or a saturated
+  // slower tier (file comment).
+  bool early = false;
   // The change window (file comment): its length in seconds when the
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
@@ -704,6 +724,9 @@ class PolicyEngine {
   struct BandwidthPlan {
     std::vector<NodeShed> shed;      // accesses per second, per fast node
     std::vector<NodeShed> headroom;  // per fast node; empty: no limit
+    // A node of the next tier serves at least kMaxUtilisation of its peak
+    // (file comment, "A saturated slower tier").
+    bool next_saturated = false;
   };
   // Adds the samples of pages whose node was unknown at ingestion to the
   // nodes the fresh placement finds them on; a page with one sample in the
@@ -802,6 +825,9 @@ class PolicyEngine {
   double last_window_per_interval_ = 0;
   uint64_t samples_at_last_round_ = 0;
   bool burst_pending_ = false;
+  // The last round found the next tier saturated and brought this one
+  // forward (file comment, "A saturated slower tier").
+  bool saturation_pending_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
   // round from the exact per-round differences (CountRound).

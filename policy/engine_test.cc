@@ -1723,6 +1723,35 @@ TEST_F(BandwidthShedTest, APageSampledOnceCountsWhereFirstTouchPutsANewPage) {
   }
 }
 
+// A saturated slower tier brings the next round forward (engine.h): the
+// cold pages live on node 2, here of 100 MB/s, and their samples (two per
+// page a second) put it past the curve's cap while node 0 is at 38% of its
+// peak. The next round comes a quarter interval after this one, not at the
+// schedule, and is reported as early; with node 2 of 100 GB/s (the same
+// demand, 1% of its peak) the schedule holds.
+TEST_F(BandwidthShedTest, ASaturatedSlowerTierBringsTheNextRoundForward) {
+  for (const bool saturated : {true, false}) {
+    SetUp();
+    topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
+    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
+    auto engine = Make();
+    // 2 * kCold samples of 64 B a second at 0.96 of 100 MB/s.
+    const uint64_t period =
+        static_cast<uint64_t>(0.96 * 100e6 / 64 / (2 * kCold));
+    const RoundReport r = Round(*engine, period, /*extra_cold=*/kCold);
+    EXPECT_FALSE(r.bandwidth_bound);
+    if (saturated) {
+      EXPECT_GT(r.next_loaded_latency_ns, 4.9 * 300);
+      EXPECT_EQ(engine->next_round_ns(), now_ + kSec / 4);
+      const RoundReport next = engine->RunRound(view_, now_ + kSec / 4);
+      EXPECT_TRUE(next.early);
+    } else {
+      EXPECT_LT(r.next_loaded_latency_ns, 1.1 * 300);
+      EXPECT_EQ(engine->next_round_ns(), now_ + kSec);
+    }
+  }
+}
+
 // Promotion headroom counts both tiers after the move: node 0 runs at a
 // marginal latency of 2.5x its idle one (250 ns, inside the dead band below
 // node 2's 300 ns: not bound), and 200 hot pages sit on node 2. Promoting
