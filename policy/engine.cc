@@ -485,13 +485,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
   report.time_ns = now_ns;
-  report.early =
-      (early_pending_ || burst_pending_) && now_ns < next_scheduled_ns_;
+  report.early = (early_pending_ || burst_pending_ || saturation_pending_) &&
+                 now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
   const bool novelty = NoveltyRose();
   if (report.early && burst_pending_ && !early_pending_)
     ++counters_.burst_rounds;
   burst_pending_ = false;
+  saturation_pending_ = false;
   {
     const uint64_t from = WindowStartNs(now_ns);
     const double len = now_ns > from
@@ -623,11 +624,26 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // priors and the hot pages: one walk over the round's entries.
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   const uint64_t prior_samples = CountRound(now_ns, prev_round_ns, report);
+  // Free memory, projected past the queued moves (file comment, "Queued
+  // moves"): where first touch puts a new page (the bandwidth demand) and
+  // the room placement plans against. Read after the ranges, as before (a
+  // view may derive its free memory from them: tools/daemon/share_view.h).
+  const std::vector<NumaMapsRange> ranges = view.Ranges();
+  std::vector<NodeFree> free = view.Free();
+  ProjectQueuedMoves(view.QueuedMoves(), &free);
   // Bandwidth (file comment), once the placement is fresh.
-  AttributeUnknownDemand();
+  AttributeUnknownDemand(free);
   const BandwidthPlan bandwidth = PlanBandwidth(demand_dt, report);
   report.bandwidth_bound = bandwidth_bound_;
   if (bandwidth_bound_) ++counters_.bandwidth_bound_rounds;
+  // A saturated slower tier (file comment): the next round at interval / 4.
+  if (bandwidth.next_saturated && !bandwidth_bound_) {
+    const uint64_t at = now_ns + options_.interval_ns / 4;
+    if (at < next_round_ns_) {
+      next_round_ns_ = at;
+      saturation_pending_ = true;
+    }
+  }
   std::vector<PageHeat>& shed_candidates = shed_candidates_;
   CollectShedCandidates(scan, bandwidth, &shed_candidates);
   // The short window (file comment): samples since the previous round.
@@ -704,9 +720,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   for (const PageEstimate& e : scan.hottest_on_fast)
     hot_on_fast.push_back(to_heat(e));
 
-  const std::vector<NumaMapsRange> ranges = view.Ranges();
-  std::vector<NodeFree> free = view.Free();
-  ProjectQueuedMoves(view.QueuedMoves(), &free);
   const std::vector<int> backed_off = view.BackedOffNodes();
   SweepUntracked(view, ranges, free, period, window_s, now_ns, &victims,
                  report);
@@ -832,12 +845,57 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   return report;
 }
 
-void PolicyEngine::AttributeUnknownDemand() {
-  for (const UnknownDemand& u : unknown_demand_) {
-    auto it = placement_.find(u.key);
-    const int node = it != placement_.end() ? it->second.node : u.fallback_node;
-    if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
-      window_accesses_[node] += u.accesses;
+int PolicyEngine::FirstTouchNode(int cpu_node,
+                                 absl::Span<const NodeFree> free) const {
+  // The kernel's local allocation: the CPU's node while it has room, else
+  // the nearest node (SLIT) that does. Room: free memory at or above the
+  // low watermark, below which the engine itself demotes.
+  int best = -1;
+  int best_distance = 0;
+  for (const NodeFree& f : free) {
+    if (f.free_bytes == 0 ||
+        f.free_bytes < WatermarksFor(config_, topology_, f.node).low_bytes)
+      continue;
+    const std::optional<int> d = cpu_node < 0
+                                     ? std::optional<int>(0)
+                                     : topology_.Distance(cpu_node, f.node);
+    if (!d.has_value()) continue;
+    if (best < 0 || *d < best_distance ||
+        (*d == best_distance && f.node < best)) {
+      best = f.node;
+      best_distance = *d;
+    }
+  }
+  return best >= 0 ? best : cpu_node;
+}
+
+void PolicyEngine::AttributeUnknownDemand(absl::Span<const NodeFree> free) {
+  // A key's samples are adjacent once sorted: a key with one sample in the
+  // window stands for the pages not touched yet (file comment, "Pages
+  // sampled once").
+  std::sort(unknown_demand_.begin(), unknown_demand_.end(),
+            [](const UnknownDemand& a, const UnknownDemand& b) {
+              return a.key < b.key;
+            });
+  for (size_t i = 0; i < unknown_demand_.size();) {
+    size_t end = i + 1;
+    while (end < unknown_demand_.size() &&
+           unknown_demand_[end].key == unknown_demand_[i].key) {
+      ++end;
+    }
+    for (size_t j = i; j < end; ++j) {
+      const UnknownDemand& u = unknown_demand_[j];
+      int node;
+      if (end - i == 1) {
+        node = FirstTouchNode(u.fallback_node, free);
+      } else {
+        auto it = placement_.find(u.key);
+        node = it != placement_.end() ? it->second.node : u.fallback_node;
+      }
+      if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
+        window_accesses_[node] += u.accesses;
+    }
+    i = end;
   }
   unknown_demand_.clear();
 }
@@ -884,6 +942,11 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
     return count ? idle / count : 0.0;
   };
   if (!next_tier_nodes_.empty()) {
+    for (int n : next_tier_nodes_) {
+      const double peak = latency_model_.PeakBytesPerSec(n);
+      if (peak > 0 && demand(n) >= kMaxUtilisation * peak)
+        plan.next_saturated = true;
+    }
     report.fast_loaded_latency_ns = tier_latency(fast_nodes_);
     report.next_loaded_latency_ns = tier_latency(next_tier_nodes_);
     report.fast_marginal_latency_ns =

@@ -300,7 +300,30 @@
 // whose node was not known at ingestion (new since the last round) counts
 // on the node the round's placement query then finds it on (first touch
 // put it there); before, such samples counted on the sampling CPU's node,
-// which made every first round look saturated (all demand on DRAM). Colloid
+// which made every first round look saturated (all demand on DRAM).
+// Pages sampled once. The demand is a forecast: the next window's accesses
+// on the placement as it is now. While first touch is still placing pages,
+// part of the next window's accesses go to pages not touched yet, which
+// land where first touch puts a page then (the CPU's node while it has
+// room, else a slower one), not where the pages of this window were put.
+// Good-Turing's estimate of that part is the share of the samples on pages
+// seen exactly once (N1 / N), and those pages are themselves the least
+// known (one sample: their rates are overestimated by about as much), so a
+// page new since the last round with one sample in the window counts where
+// first touch puts a page now (FirstTouchNode: the sampling CPU's node if
+// its free memory, projected past the queued moves, is at or above its low
+// watermark, else the nearest node that has such room), not where it was
+// found. On stream_mix at 1:8 the first round (0.25 s) had 47% of its
+// samples on such pages, found on DRAM, which first touch had filled: DRAM
+// looked saturated (400 ns, marginal 6800 ns), the round shed 18 stream
+// pages and held promotions, while the pages touched since went to CXL
+// and saturated it (1250 ns) until the next round at 1 s; counted where
+// the next pages land, DRAM is at 99 ns and CXL saturated, and nothing is
+// shed. Where DRAM still has room (stream_mix 1:4) they count on DRAM, as
+// before, and the first round sheds. In a steady phase the pages sampled
+// once are the cold pages touched for the first time (3.5-5% of the
+// samples on stream_mix 1:8 after 5 s). Tested in engine_test
+// APageSampledOnceCountsWhereFirstTouchPutsANewPage. Colloid
 // balances the tiers' loaded latencies; the mean latency is lowest where
 // their marginal latencies are equal instead (DRAM at 80 ns beside an idle
 // 250 ns tier: 70% of its peak, not 91%), so that is what the rule
@@ -346,6 +369,24 @@
 //     so shedding does not shorten it.
 // Reported in RoundReport (the latencies, bandwidth_bound, the shed demand
 // and the common latency, the headroom, decision.shed_pages).
+// A saturated slower tier. A node of the next tier serving at least
+// kMaxUtilisation of its peak (policy/loaded_latency.h: the curve's cap,
+// 5x its idle latency, where the queue has no steady state) while
+// promotions are not held brings the next round to interval / 4 after this
+// one (the shift detector's bound on extra rounds), round after round
+// until it is below the cap: every access it serves pays the cap's
+// latency, the promotions that relieve it are the moves worth most, and
+// their evidence accrues between rounds, so waiting for the schedule left
+// it saturated for up to an interval. No change window opens (nothing says
+// the regime changed). On stream_mix 1:8 first touch puts the pages
+// touched after DRAM filled on CXL, saturated from the first round (0.25
+// s) to about 1.3 s; with the rounds at 0.5 and 0.75 s the first two
+// seconds' mean latency fell from 321 to 278 ns (the first 395 -> 284, the
+// second 247 -> 272: each round's watermark demotions, about 21 pages of
+// little evidence, partly stream pages, go to CXL; colloid: 222 and 205,
+// its quantum 0.5 s and its promotions by rank without a confidence
+// test). Tested in
+// engine_test ASaturatedSlowerTierBringsTheNextRoundForward.
 //
 // Sharing is remembered (rule L, --locality). The table reads a page as
 // shared from its decayed counts: 2 or more of its samples, and at least
@@ -588,7 +629,9 @@ struct RoundReport {
   uint64_t round = 0;    // 1 for the first
   uint64_t time_ns = 0;  // the round's time (the caller's clock)
   bool epoch_advanced = false;
-  bool early = false;  // brought forward (shift, start, or evidence burst)
+  // Brought forward: a shift, the start, an evidence burst or a saturated
+  // slower tier (file comment).
+  bool early = false;
   // The change window (file comment): its length in seconds when the
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
@@ -781,10 +824,20 @@ class PolicyEngine {
   struct BandwidthPlan {
     std::vector<NodeShed> shed;      // accesses per second, per fast node
     std::vector<NodeShed> headroom;  // per fast node; empty: no limit
+    // A node of the next tier serves at least kMaxUtilisation of its peak
+    // (file comment, "A saturated slower tier").
+    bool next_saturated = false;
   };
   // Adds the samples of pages whose node was unknown at ingestion to the
-  // nodes the fresh placement finds them on.
-  void AttributeUnknownDemand();
+  // nodes the fresh placement finds them on; a page with one sample in the
+  // window counts where first touch puts a new page now (file comment,
+  // "Pages sampled once"). `free`: the round's free memory.
+  void AttributeUnknownDemand(absl::Span<const NodeFree> free);
+  // Where first touch puts a page a CPU of `cpu_node` touches now: that
+  // node if its free memory is at or above its low watermark, else the
+  // nearest node (SLIT, then the lower id) that has such room; `cpu_node`
+  // when none has.
+  int FirstTouchNode(int cpu_node, absl::Span<const NodeFree> free) const;
   // This round's demand per node (over dt_ns) -> the latencies, the bound
   // state (with its hysteresis) and the plan; fills the report's fields.
   BandwidthPlan PlanBandwidth(uint64_t dt_ns, RoundReport& report);
@@ -878,6 +931,9 @@ class PolicyEngine {
   double last_window_per_interval_ = 0;
   uint64_t samples_at_last_round_ = 0;
   bool burst_pending_ = false;
+  // The last round found the next tier saturated and brought this one
+  // forward (file comment, "A saturated slower tier").
+  bool saturation_pending_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
   // round from the exact per-round differences (CountRound).

@@ -1769,6 +1769,78 @@ TEST_F(BandwidthShedTest, ShedsWhereTheMarginalLatencyIsAbove) {
   EXPECT_LT(TotalLatencyNsPerSec(m, after), TotalLatencyNsPerSec(m, before));
 }
 
+// Pages sampled once stand for the pages not touched yet, and count where
+// first touch puts a page now (engine.h, "Pages sampled once"). The first
+// round's window: 1000 hot pages sampled twice and 2000 pages sampled once,
+// all found on node 0 (first touch put them there while it had room), at a
+// demand that puts node 0 at the curve's cap. With room left on node 0 the
+// next new pages land there too: node 0 stays saturated and the round sheds.
+// With both DRAM nodes below their low watermarks the next new pages land on
+// node 2: the pages sampled once count there, node 0 serves half the demand
+// (marginal 1.6x its idle latency, below node 2's 300 ns) and the round
+// neither sheds nor holds promotions.
+TEST_F(BandwidthShedTest, APageSampledOnceCountsWhereFirstTouchPutsANewPage) {
+  constexpr int kOnce = 2000;
+  constexpr uint64_t kOnceBase = kBase + (128 << 20);
+  for (const bool dram_full : {false, true}) {
+    SetUp();
+    for (int i = 0; i < kOnce; ++i) view_.node[kOnceBase + i * kPage] = 0;
+    if (dram_full) view_.free = {{0, 0}, {1, 0}, {2, kGiB / 2}};
+    auto engine = Make();
+    const double lines = kMaxUtilisation * 1000e6 / 64;
+    const uint64_t period = static_cast<uint64_t>(lines / (2 * kHot + kOnce));
+    std::vector<Sample> s;
+    for (int i = 0; i < 2 * kHot + kOnce; ++i) {
+      const uint64_t vaddr = i < 2 * kHot ? kHotBase + (i / 2) * kPage
+                                          : kOnceBase + (i - 2 * kHot) * kPage;
+      s.push_back(At(vaddr, (i + 1) * (kSec - 1) / (2 * kHot + kOnce)));
+      s.back().period = period;
+    }
+    engine->Ingest(s);
+    const RoundReport r = engine->RunRound(view_, kSec);
+    if (!dram_full) {
+      EXPECT_TRUE(r.bandwidth_bound);
+      EXPECT_GT(r.fast_loaded_latency_ns, 450);
+      EXPECT_NEAR(r.next_loaded_latency_ns, 300, 1);
+      EXPECT_GT(r.decision.shed_pages, 0u) << DecisionToString(r.decision);
+    } else {
+      EXPECT_FALSE(r.bandwidth_bound);
+      EXPECT_LT(r.fast_marginal_latency_ns, 200);
+      EXPECT_GT(r.next_loaded_latency_ns, 300);
+      EXPECT_EQ(r.decision.shed_pages, 0u) << DecisionToString(r.decision);
+    }
+  }
+}
+
+// A saturated slower tier brings the next round forward (engine.h): the
+// cold pages live on node 2, here of 100 MB/s, and their samples (two per
+// page a second) put it past the curve's cap while node 0 is at 38% of its
+// peak. The next round comes a quarter interval after this one, not at the
+// schedule, and is reported as early; with node 2 of 100 GB/s (the same
+// demand, 1% of its peak) the schedule holds.
+TEST_F(BandwidthShedTest, ASaturatedSlowerTierBringsTheNextRoundForward) {
+  for (const bool saturated : {true, false}) {
+    SetUp();
+    topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
+    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
+    auto engine = Make();
+    // 2 * kCold samples of 64 B a second at 0.96 of 100 MB/s.
+    const uint64_t period =
+        static_cast<uint64_t>(0.96 * 100e6 / 64 / (2 * kCold));
+    const RoundReport r = Round(*engine, period, /*extra_cold=*/kCold);
+    EXPECT_FALSE(r.bandwidth_bound);
+    if (saturated) {
+      EXPECT_GT(r.next_loaded_latency_ns, 4.9 * 300);
+      EXPECT_EQ(engine->next_round_ns(), now_ + kSec / 4);
+      const RoundReport next = engine->RunRound(view_, now_ + kSec / 4);
+      EXPECT_TRUE(next.early);
+    } else {
+      EXPECT_LT(r.next_loaded_latency_ns, 1.1 * 300);
+      EXPECT_EQ(engine->next_round_ns(), now_ + kSec);
+    }
+  }
+}
+
 // Promotion headroom counts both tiers after the move: node 0 runs at a
 // marginal latency of 2.5x its idle one (250 ns, inside the dead band below
 // node 2's 300 ns: not bound), and 200 hot pages sit on node 2. Promoting
