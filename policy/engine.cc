@@ -1248,19 +1248,20 @@ void PolicyEngine::SweepUntracked(
       short_node = true;
   }
   if (!short_node) return;
-  // What the table tracks: the keys this round's placement queries found
-  // (placement_). A 4 KiB page is tracked by its own key or by its 2 MiB
-  // chunk's (DAMON's regions, THP); a THP-backed chunk moves whole and is
-  // left to its samples.
+  // What the table tracks (HotnessTable::Lookup: not only the keys this
+  // round's placement queries reached, which stop at
+  // max_placement_pages_per_round). A 4 KiB page is tracked by its own key
+  // or by its 2 MiB chunk's (DAMON's regions, THP); a THP-backed chunk
+  // moves whole and is left to its samples.
   auto is_tracked = [&](uint64_t vaddr) {
     PageKey k;
     k.address_space = options_.address_space;
     k.kind = PageKind::k4K;
     k.page = vaddr >> PageShift(PageKind::k4K);
-    if (placement_.contains(k.Pack())) return true;
+    if (table_->Lookup(k)) return true;
     k.kind = PageKind::k2M;
     k.page = vaddr >> PageShift(PageKind::k2M);
-    return placement_.contains(k.Pack()) ||
+    return table_->Lookup(k) ||
            huge_chunks_.contains(k.page << PageShift(PageKind::k2M));
   };
   // No sample since the engine started: U(0) over that time, the
@@ -1317,10 +1318,11 @@ void PolicyEngine::SweepUntracked(
   uint64_t next = sweep_cursor_;
   bool done = false;
   for (const NumaMapsRange* r : order) {
-    uint64_t a =
-        std::max(r->start, r->start < sweep_cursor_ && sweep_cursor_ < r->end
-                               ? sweep_cursor_ & ~uint64_t{4095}
-                               : r->start);
+    // The range holding the cursor resumes there; the others (the ones
+    // after it, and those wrapped round to the end) start at their start.
+    uint64_t a = r->start < sweep_cursor_ && sweep_cursor_ < r->end
+                     ? sweep_cursor_ & ~uint64_t{4095}
+                     : r->start;
     for (; a < r->end; a += 4096) {
       if (budget == 0 || found >= want || view.Interrupted()) {
         done = true;

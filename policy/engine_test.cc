@@ -2115,6 +2115,28 @@ TEST(PolicyEngineTest, PagesNeverSampledOnAShortFastNodeAreDemotedFirst) {
   EXPECT_GE(engine->counters().untracked_victims, r.untracked_victims);
 }
 
+// A page the table tracks is not swept, even when the round's placement
+// queries stopped before it (max_placement_pages_per_round: 60 of the 100
+// tracked pages): only the 300 pages never sampled are demoted.
+TEST(PolicyEngineTest, TrackedPagesBeyondTheQueryBudgetAreNotSwept) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.sweep_untracked_fast = true;
+  opt.max_placement_pages_per_round = 60;
+  SweepSetup s;
+  auto engine = MakeEngine(topo, s.cfg, opt);
+  const RoundReport r = s.Run(*engine);
+  EXPECT_GE(r.untracked_victims, 250u);
+  uint64_t demoted = 0;
+  for (const PlannedMove& m : r.decision.moves) {
+    if (m.reason == PlacementReason::kPromote) continue;
+    ++demoted;
+    EXPECT_GE(m.vaddr, SweepSetup::kCold) << "a tracked hot page demoted";
+    EXPECT_LT(m.vaddr, SweepSetup::kCold + 300 * kPage);
+  }
+  EXPECT_GE(demoted, 150u);
+}
+
 TEST(PolicyEngineTest, WithoutTheSweepTheWatermarkTakesTrackedHotPages) {
   const Topology topo = ThreeNodes();
   SweepSetup s;
