@@ -6,8 +6,11 @@
 namespace hotpage {
 
 bool SourceSeesEveryAccess(absl::string_view source_name) {
+  // The daemon's sampler names its source by its first event
+  // (SampleSourceName): "pebs-load" or "ibs-op" for the same samplers.
   return source_name == "pebs" || source_name == "ibs" ||
-         source_name == "damon";
+         source_name == "damon" || source_name == "pebs-load" ||
+         source_name == "ibs-op";
 }
 
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "policy/engine.h"
 #include "policy/topology.h"
+#include "sampler/sample.h"
 #include "tools/base/kernel/fake_tree.h"
 #include "tools/base/kernel/kernel_fs.h"
 
@@ -68,6 +69,16 @@ TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
     EXPECT_TRUE(AttachEngineOptions(*fs, 77, 500, source).sweep_untracked_fast)
         << source;
   }
+  // A daemon member's sampler names its source by its first event
+  // (SampleSourceName), as "auto" resolved: loads sampled, every tier.
+  for (const SampleSource s : {SampleSource::kPebsLoad, SampleSource::kIbsOp}) {
+    EXPECT_TRUE(SourceSeesEveryAccess(SampleSourceName(s)))
+        << SampleSourceName(s);
+  }
+  EXPECT_FALSE(
+      SourceSeesEveryAccess(SampleSourceName(SampleSource::kPebsStore)));
+  EXPECT_FALSE(
+      SourceSeesEveryAccess(SampleSourceName(SampleSource::kPageFault)));
 }
 
 // A 20k-page process gets a table for 20k pages, not for the fast tier's

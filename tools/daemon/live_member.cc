@@ -123,23 +123,25 @@ class LiveMember : public DaemonMember {
     absl::StatusOr<PlacementConfig> rules =
         RulesFor(w, *env_.topology, env_.kernel_floors);
     if (!rules.ok()) return rules.status();
+    // Sized by the process's footprint, not the whole fast tier (a small
+    // process's member stays small), and grown with it (MaybeGrow).
+    footprint_pages_ = FootprintPages();
+    // The source first: "auto" resolves to the source it opened
+    // (source_name_), and the engine's options depend on that name. Its
+    // samples wait in its ring or inbox until the loop runs.
+    if (absl::Status s = StartSource(w, p.key); !s.ok()) return s;
     EngineOptions eopt;
     eopt.interval_ns = static_cast<uint64_t>(env_.interval_ms) * 1000000;
     eopt.address_space = static_cast<uint32_t>(pid_);
-    // Sized by the process's footprint, not the whole fast tier (a small
-    // process's member stays small), and grown with it (MaybeGrow).
-    eopt.footprint_pages = footprint_pages_ = FootprintPages();
+    eopt.footprint_pages = footprint_pages_;
     eopt.table_by_footprint = true;
-    // Pages never sampled are swept for victims with a source named in the
-    // config that sees every access ("auto" resolves after the engine is
-    // made: no sweep).
-    eopt.sweep_untracked_fast = SourceSeesEveryAccess(w.source);
+    // Pages never sampled are swept for victims with a source that sees
+    // every access, also when "auto" chose it.
+    eopt.sweep_untracked_fast = SourceSeesEveryAccess(source_name_);
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(*env_.topology, *rules, eopt);
     if (!engine.ok()) return engine.status();
     engine_ = std::move(*engine);
-
-    if (absl::Status s = StartSource(w, p.key); !s.ok()) return s;
 
     MigratorOptions mopt;
     migrator_ = std::make_unique<Migrator>(mopt, std::move(*mh), &mover_,
