@@ -22,9 +22,9 @@ namespace hotpage {
 
 // Whether `source_name` samples every access to every tier (pebs, ibs,
 // damon; or the sampler's own name of its first event, SampleSourceName:
-// pebs-load, ibs-op, as a daemon member's "auto" resolves), so that a page it never sampled is cold
-// (EngineOptions::sweep_untracked_fast). Write faults see no reads, hint
-// faults no fast-tier page.
+// pebs-load, ibs-op, as a daemon member's "auto" resolves), so that a page it
+// never sampled is cold (EngineOptions::sweep_untracked_fast). Write faults see
+// no reads, hint faults no fast-tier page.
 bool SourceSeesEveryAccess(absl::string_view source_name);
 
 // The options for process `pid` sampled by `source_name` (the source

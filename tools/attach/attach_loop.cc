@@ -113,6 +113,9 @@ void AttachLoop::Round(uint64_t now_ns) {
         static_cast<uint64_t>(absl::ToInt64Nanoseconds(m.cpu_time)));
   }
   const RoundReport report = engine.RunRound(*parts_.view, now_ns);
+  // The round's wall time (its line's took=): the loop reads no samples
+  // meanwhile, and the migrator gets the round's moves only at its end.
+  const uint64_t took_ns = NowNs() - now_ns;
   // Stopped mid-round (the view interrupted it, or the flag came while it
   // ran): nothing of it is carried out; the loop ends at its next step.
   // Relaxed: the flag carries no data.
@@ -157,11 +160,11 @@ void AttachLoop::Round(uint64_t now_ns) {
   std::string skipped = SkipCountsString(d.promote_skipped);
   if (!skipped.empty()) skipped = absl::StrCat(" promote_skipped=", skipped);
   const std::string line = absl::StrFormat(
-      "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s "
+      "t=%.2fs round=%d took=%.0fms samples=%d hot_pages=%d hot_by_node=%s "
       "planned_promote=%d planned_demote=%d promoted=%d demoted=%d "
       "failed=%d%s%s",
       static_cast<double>(now_ns - start_ns_) / 1e9, stats_.rounds,
-      stats_.samples, stats_.hot_pages,
+      static_cast<double>(took_ns) / 1e6, stats_.samples, stats_.hot_pages,
       by_node.empty() ? "-" : absl::StrJoin(by_node, ","), d.promoted_pages,
       d.demoted_pages, stats_.migrator.promoted_pages,
       stats_.migrator.demoted_pages, FailedTotal(stats_.migrator),
