@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -277,7 +278,8 @@ TEST_F(AttachLoopTest, RoundsRunEveryIntervalUntilTheDuration) {
   EXPECT_EQ(source_.polls, 20);
   ExpectTornDown();
   EXPECT_TRUE(absl::StrContains(
-      log_.str(), "hotpage attach: t=0.2s round=2 samples=64 hot_pages="))
+      log_.str(),
+      "hotpage attach: t=0.20s round=2 took=0ms samples=64 hot_pages="))
       << log_.str();
   EXPECT_TRUE(absl::StrContains(log_.str(),
                                 "hotpage attach: --duration 1 s reached after "
@@ -417,6 +419,25 @@ TEST_F(AttachLoopTest, MovesHotPagesAndMeasuresHotToMovedOnTheMigratorsClock) {
   EXPECT_FALSE(absl::StrContains(AttachStatsJson(s), "\"max\": 0\n"))
       << AttachStatsJson(s);
   EXPECT_EQ(migrator_->state(), MigratorState::kStopped);
+}
+
+// A round's line says how long the round took (took=): the loop reads no
+// samples meanwhile. Each placement query here takes 7 ms of the loop's
+// clock.
+TEST_F(AttachLoopTest, TheRoundLineSaysHowLongTheRoundTook) {
+  options_.round_lines = true;
+  mover_.SetCallHook([this](FakePageMover::Op op) {
+    if (op == FakePageMover::Op::kQuery) clock_.Advance(absl::Milliseconds(7));
+  });
+  ASSERT_TRUE(Run().ok()) << log_.str();
+  const std::string log = log_.str();
+  const size_t at = log.find("round=1 took=");
+  ASSERT_NE(at, std::string::npos) << log;
+  int took_ms = -1;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      log.substr(at + 13, log.find("ms", at + 13) - at - 13), &took_ms))
+      << log;
+  EXPECT_GE(took_ms, 7) << log;
 }
 
 TEST_F(AttachLoopTest, TargetExitEndsTheRunCleanly) {
