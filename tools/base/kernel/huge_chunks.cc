@@ -4,10 +4,26 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "tools/base/kernel/numa_maps.h"
 
 namespace hotpage {
+
+bool NoAnonHugePages(const KernelFs& fs) {
+  absl::StatusOr<std::string> text = fs.ReadFile("/proc/vmstat");
+  if (!text.ok()) return false;
+  constexpr absl::string_view kKey = "nr_anon_transparent_hugepages ";
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (!absl::StartsWith(line, kKey)) continue;
+    uint64_t n;
+    return absl::SimpleAtoi(line.substr(kKey.size()), &n) && n == 0;
+  }
+  return false;
+}
 
 absl::StatusOr<std::vector<uint64_t>> FindHugeChunks(const KernelFs& fs,
                                                      pid_t pid,
@@ -16,6 +32,7 @@ absl::StatusOr<std::vector<uint64_t>> FindHugeChunks(const KernelFs& fs,
   constexpr uint64_t kPfnMask = (uint64_t{1} << 55) - 1;
   constexpr uint64_t kPresent = uint64_t{1} << 63;
   constexpr uint64_t kKpfThp = uint64_t{1} << 22;
+  if (NoAnonHugePages(fs)) return std::vector<uint64_t>{};
   absl::StatusOr<std::string> text =
       fs.ReadFile(absl::StrCat("/proc/", pid, "/smaps"));
   if (!text.ok()) return text.status();

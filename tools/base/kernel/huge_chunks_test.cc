@@ -77,5 +77,31 @@ TEST(FindHugeChunksTest, WithoutPrivilegePfnsReadZeroAndChunksAreSkipped) {
   EXPECT_TRUE(chunks->empty());
 }
 
+// A machine without anonymous THP (/proc/vmstat) has no chunks to find:
+// the process's smaps, which walks its page tables, is not read (here it
+// does not exist, so reading it would fail). With THP somewhere, or
+// vmstat unreadable or without the field, smaps is read as before.
+TEST(FindHugeChunksTest, NoTransparentHugePagesOnTheMachineReadsNoSmaps) {
+  FakeTree tree;
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  EXPECT_FALSE(NoAnonHugePages(*fs));  // no vmstat: unknown
+  EXPECT_FALSE(FindHugeChunks(*fs, 9, 100).ok());
+  tree.Write("/proc/vmstat", "nr_free_pages 100\nnr_anon_pages 7\n");
+  EXPECT_FALSE(NoAnonHugePages(*fs));  // no field: unknown
+  tree.Write("/proc/vmstat",
+             "nr_free_pages 100\nnr_anon_transparent_hugepages 0\n"
+             "nr_file_hugepages 3\n");
+  EXPECT_TRUE(NoAnonHugePages(*fs));
+  auto none = FindHugeChunks(*fs, 9, 100);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  tree.Write("/proc/vmstat", "nr_anon_transparent_hugepages 2\n");
+  EXPECT_FALSE(NoAnonHugePages(*fs));
+  EXPECT_FALSE(FindHugeChunks(*fs, 9, 100).ok());  // smaps is read
+  tree.Write("/proc/vmstat", "nr_anon_transparent_hugepages x\n");
+  EXPECT_FALSE(NoAnonHugePages(*fs));
+}
+
 }  // namespace
 }  // namespace hotpage
