@@ -288,6 +288,22 @@ bool PolicyEngine::NoveltyRose() const {
   return rise > options_.shift_z * std::sqrt(n * p0 * (1 - p0));
 }
 
+bool PolicyEngine::NovelRateRose(uint64_t now_ns) const {
+  // A source that sees the fast tier has the novelty test (NoveltyRose):
+  // its new pages are a shift, which opens a change window.
+  if (options_.shift_z <= 0 || share_baseline_ > 0 || now_ns <= last_round_ns_)
+    return false;
+  // The last window's rate of all samples, over the time since the last
+  // round: what new pages alone can reach only when the rate rose.
+  const double expected = last_window_per_interval_ *
+                          static_cast<double>(now_ns - last_round_ns_) /
+                          static_cast<double>(options_.interval_ns);
+  const double n = static_cast<double>(window_novel_);
+  // The Poisson count's normal approximation needs a few events.
+  if (n < kMinBurstSamples) return false;
+  return n - expected > options_.shift_z * std::sqrt(std::max(expected, 1.0));
+}
+
 void PolicyEngine::CheckShift(uint64_t now_ns) {
   if (options_.shift_z <= 0) return;
   // Counts seen before the earliest time a round may come (the first
@@ -328,6 +344,11 @@ void PolicyEngine::CheckShift(uint64_t now_ns) {
     return;
   }
   if (now_ns < at) return;
+  if (NovelRateRose(now_ns)) {
+    next_round_ns_ = now_ns;
+    burst_pending_ = true;
+    return;
+  }
   if (ShareDropped() || NoveltyRose()) {
     next_round_ns_ = now_ns;
     early_pending_ = true;

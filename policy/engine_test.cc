@@ -916,6 +916,54 @@ TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
   EXPECT_EQ(engine->counters().burst_rounds, 1u);
 }
 
+// New pages at a rate that rose, though not 4x (engine.h, NovelRateRose):
+// the last window had 32 samples a second; 20 samples on new pages in the
+// 0.3 s after it are 9.6 expected, 10.4 above that, more than 3.09 Poisson
+// standard deviations (9.6): the round comes at once, not at the schedule
+// (the count rule needs 32). New pages at the old rate do not (the steady
+// case of ABurstOfNewPagesBringsTheNextRoundForward), nor before interval
+// / 4, nor fewer than 5 after a quiet window.
+TEST(PolicyEngineTest, NewPagesAtARateThatRoseBringTheRoundForward) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.epoch_rounds = 8;
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  uint64_t next_page = 0;
+  auto fresh = [&](int n, uint64_t t) {
+    std::vector<Sample> v;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t a = kBase + (next_page++) * kPage;
+      view.node[a] = 2;
+      v.push_back(At(a, t));
+    }
+    return v;
+  };
+  engine->Ingest(fresh(32, kSec / 10));
+  ASSERT_FALSE(engine->RunRound(view, kSec).early);
+  // Before interval / 4: judged later, not now.
+  engine->Ingest(fresh(12, kSec + kSec / 10));
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+  engine->Ingest(fresh(8, kSec + kSec * 3 / 10));
+  EXPECT_EQ(engine->next_round_ns(), kSec + kSec * 3 / 10);
+  RoundReport r = engine->RunRound(view, kSec + kSec * 3 / 10);
+  EXPECT_TRUE(r.early);
+  EXPECT_EQ(engine->counters().burst_rounds, 1u);
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);  // the schedule holds
+  // That window: 20 samples in 0.3 s, 67 per interval. 18 new pages by
+  // 1.6 s are 20 expected: nothing.
+  engine->Ingest(fresh(18, kSec + kSec * 6 / 10));
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+  EXPECT_FALSE(engine->RunRound(view, 2 * kSec).early);
+  // A quiet window (no samples), then 4 new pages: too few to judge.
+  EXPECT_FALSE(engine->RunRound(view, 3 * kSec).early);
+  engine->Ingest(fresh(4, 3 * kSec + kSec / 2));
+  EXPECT_EQ(engine->next_round_ns(), 4 * kSec);
+  engine->Ingest(fresh(1, 3 * kSec + kSec * 6 / 10));
+  EXPECT_EQ(engine->next_round_ns(), 3 * kSec + kSec * 6 / 10);
+}
+
 // The long window's prior (engine.h, "A prior on the long window"). Node 0
 // holds 200 hot pages sampled once a second (at 0.5, 1.5, .. 9.5 s) and 300
 // cold pages sampled once, at 9.5 s (as a page first touched then); so is
