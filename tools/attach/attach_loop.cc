@@ -160,15 +160,15 @@ void AttachLoop::Round(uint64_t now_ns) {
   std::string skipped = SkipCountsString(d.promote_skipped);
   if (!skipped.empty()) skipped = absl::StrCat(" promote_skipped=", skipped);
   const std::string line = absl::StrFormat(
-      "t=%.2fs round=%d took=%.0fms samples=%d hot_pages=%d hot_by_node=%s "
+      "t=%.1fs round=%d samples=%d hot_pages=%d hot_by_node=%s "
       "planned_promote=%d planned_demote=%d promoted=%d demoted=%d "
-      "failed=%d%s%s",
+      "failed=%d%s%s took=%.0fms",
       static_cast<double>(now_ns - start_ns_) / 1e9, stats_.rounds,
-      static_cast<double>(took_ns) / 1e6, stats_.samples, stats_.hot_pages,
+      stats_.samples, stats_.hot_pages,
       by_node.empty() ? "-" : absl::StrJoin(by_node, ","), d.promoted_pages,
       d.demoted_pages, stats_.migrator.promoted_pages,
       stats_.migrator.demoted_pages, FailedTotal(stats_.migrator),
-      PerfStatusFields(stats_), skipped);
+      PerfStatusFields(stats_), skipped, static_cast<double>(took_ns) / 1e6);
   if (options_.live_line) {
     *parts_.log << "\r" << line << "   " << std::flush;
   } else if (options_.round_lines) {
