@@ -80,6 +80,8 @@ constexpr uint64_t kShareBaselineNs = 10000000000;
 // is testable from 320 samples. The bundled traces score the same with
 // 1/16 and 1/256.
 constexpr double kMinNovelShare = 1.0 / 64;
+// Colloid's delta (SOSP'24): the dead band of the bandwidth rule (engine.h).
+constexpr double kColloidDelta = 0.05;
 
 // Samples of pages of unknown node held for the round (AttributeUnknownDemand):
 // 64K x 24 B, allocated once.
@@ -419,6 +421,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
       window_fast_ += IsFastNode(it->second.node);
     } else {
       ++window_novel_;  // not placed at the last round (CheckShift)
+      if (!room_pages_.empty()) UseRoom(key, a.kind, a.node, a.time_ns);
       if (unknown_demand_.size() < unknown_demand_.capacity()) {
         // Counted at the round, where the placement query finds the page.
         unknown_demand_.push_back(
@@ -506,7 +509,19 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
   report.time_ns = now_ns;
-  report.early = (early_pending_ || burst_pending_ || saturation_pending_) &&
+  // A round the room rule brought forward comes at its time, before the
+  // sample after it that would have shown a shift: the shift test is taken
+  // on its window here, and a shift makes it a full round.
+  if (room_pending_ && now_ns >= last_round_ns_ + options_.interval_ns / 4 &&
+      (ShareDropped() || NoveltyRose())) {
+    early_pending_ = true;
+  }
+  report.room_round = room_pending_ && !early_pending_ && !burst_pending_ &&
+                      !saturation_pending_ && now_ns < next_scheduled_ns_;
+  if (report.room_round) ++counters_.room_rounds;
+  room_pending_ = false;
+  report.early = (early_pending_ || burst_pending_ || saturation_pending_ ||
+                  report.room_round) &&
                  now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
   const bool novelty = NoveltyRose();
@@ -748,7 +763,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   in.topology = &topology_;
   // Bandwidth-bound: no promotion would lower the average access latency;
   // rule B sheds, and promotions stay within the headroom.
-  if (!bandwidth_bound_) in.candidates = candidates;
+  // A room round only demotes (file comment, "New pages use up the room").
+  if (!bandwidth_bound_ && !report.room_round) in.candidates = candidates;
   in.shed_candidates = shed_candidates;
   in.bandwidth_shed = bandwidth.shed;
   in.promote_headroom = bandwidth.headroom;
@@ -783,6 +799,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // (file comment).
   in.victims_by_prior = changed;
   report.decision = DecideMoves(in, config_, *strategy_);
+  ArmRoom(report);
   if (report.decision.shed_pages > 0) {
     ++counters_.bandwidth_shed_rounds;
     counters_.planned_sheds += report.decision.shed_bytes / 4096;
@@ -864,6 +881,48 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
   RefreshHugeChunks(view);
   return report;
+}
+
+void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
+                           uint64_t now_ns) {
+  if (cpu_node < 0 || static_cast<size_t>(cpu_node) >= room_pages_.size() ||
+      room_pages_[cpu_node] <= 0 || !room_new_keys_.insert(key).second) {
+    return;
+  }
+  room_pages_[cpu_node] -= static_cast<int64_t>(BasePages(kind));
+  if (room_pages_[cpu_node] > 0) return;
+  // As the shift detector's rounds: at most one per interval / 4.
+  const uint64_t at =
+      std::max(now_ns, last_round_ns_ + options_.interval_ns / 4);
+  if (at < next_round_ns_) {
+    next_round_ns_ = at;
+    room_pending_ = true;
+  }
+}
+
+void PolicyEngine::ArmRoom(const RoundReport& report) {
+  room_pages_.clear();
+  room_new_keys_.clear();
+  // Only a source that sees the fast tier (a share baseline above 0: a
+  // hint fault's new page is a slow page, not an allocation), and only
+  // where bandwidth does not decide: the rule is about room, and a loaded
+  // next tier (its loaded latency above idle by more than Colloid's delta)
+  // or a bound fast tier is rule B's to balance.
+  if (!options_.room_rounds || !(share_baseline_ > 0) || bandwidth_bound_)
+    return;
+  if (!next_tier_nodes_.empty()) {
+    double idle = 0;
+    for (int n : next_tier_nodes_) idle += latency_model_.IdleLatencyNs(n);
+    idle /= static_cast<double>(next_tier_nodes_.size());
+    if (report.next_loaded_latency_ns > idle * (1 + kColloidDelta)) return;
+  }
+  for (const NodePlan& np : report.decision.nodes) {
+    if (!IsFastNode(np.node) || !np.free_before || np.free_after < 4096)
+      continue;
+    if (room_pages_.size() <= static_cast<size_t>(np.node))
+      room_pages_.resize(static_cast<size_t>(np.node) + 1, -1);
+    room_pages_[np.node] = static_cast<int64_t>(np.free_after / 4096);
+  }
 }
 
 int PolicyEngine::FirstTouchNode(int cpu_node,
@@ -974,7 +1033,7 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
         tier_marginal(fast_nodes_, /*below_cap=*/true);
     report.next_marginal_latency_ns =
         tier_marginal(next_tier_nodes_, /*below_cap=*/false);
-    constexpr double kDelta = 0.05;  // Colloid's delta
+    constexpr double kDelta = kColloidDelta;
     const double fast = report.fast_marginal_latency_ns;
     const double next = report.next_marginal_latency_ns;
     std::vector<NodeDemand> fast_demand, next_demand;

@@ -399,6 +399,41 @@
 // test). Tested in
 // engine_test ASaturatedSlowerTierBringsTheNextRoundForward.
 //
+// New pages use up the room. A round demotes a fast node below its low
+// watermark back to its high one, and the room it leaves is for the pages
+// first touched before the next round: first touch puts a new page on the
+// CPU's node while it has room, on a slower node after. Checked once per
+// round, the watermark let first touch spill new pages to the slow tier for
+// the rest of each interval, and kept the last interval's new pages (each
+// seen once: the coldest of the tier when they are cold) on the fast tier
+// until the schedule. The kernel's kswapd reclaims when an allocation finds
+// a node below its watermark, not on a timer; here a sample on a page no
+// round placed stands for a first touch on the sampling CPU's node, and
+// when such pages (each counted once) have used up the room the last round
+// left on a fast node (its projected free memory after the round's moves),
+// the next round comes forward, at most one per interval / 4 after the
+// previous (the shift detector's bound). That round only demotes (its
+// watermark demotions; no promotion or swap, as kswapd): the candidates'
+// evidence accrues until the schedule. Its window is tested for a shift as
+// any other (a shift makes it a full round and opens the change window: the
+// round comes at its time, before the sample that would have shown one).
+// A page sampled for the first time that sat on a slow node unsampled is
+// counted too: a round early, never a move that would not be made at the
+// schedule. Only for a source that sees the fast tier (a share baseline
+// above 0: a hint fault's new page is a slow page, not an allocation), and
+// only where bandwidth does not decide: not while the fast tier is
+// bandwidth-bound nor while the next tier's loaded latency is above its
+// idle one by more than Colloid's delta (room is then rule B's trade, and
+// on stream_grow 1:4 earlier demotions into a loaded CXL cost 208 -> 224
+// ns). On packages_2pkg 1:2 (dram+cxl; 23 such rounds of 90) the cold new
+// pages on the fast tier at an interval's end fell from about 115 to 45-
+// 100, the fast share of 12-40 s from 0.870 to 0.881 (memtis 0.885, which
+// migrates every 500 ms) and of 2-12 s from 0.791 to 0.812: 85.7% -> 87.0%
+// of the oracle (2pkg+cxl 85.7% -> 86.9%). More new pages now pass through
+// the fast tier, and each cold one is demoted once: 31.0 -> 38.6 MB there,
+// sqlite_kv 1:4 13.0 -> 18.8 MB for 82.5% -> 87.7%. Tested in engine_test
+// NewPagesThatUseUpTheRoomBringADemotionRound.
+//
 // Sharing is remembered (rule L, --locality). The table reads a page as
 // shared from its decayed counts: 2 or more of its samples, and at least
 // 1/8 of them, from nodes other than its home. Every epoch halves both
@@ -629,6 +664,11 @@ struct EngineOptions {
   // faults (reads unseen), hint faults (the slow tier only) and traces
   // (every page a trace holds was sampled).
   bool sweep_untracked_fast = false;
+  // New pages that use up the room a round left on a fast node bring the
+  // next round forward, a round of watermark demotions only (the file
+  // comment, "New pages use up the room"). Off: they wait for the
+  // schedule.
+  bool room_rounds = true;
   // 4 KiB pages the sweep queries per round at most (MemoryView::
   // QueryNodes, in calls of placement_query_batch_pages); it resumes where
   // the last round stopped.
@@ -640,9 +680,13 @@ struct RoundReport {
   uint64_t round = 0;    // 1 for the first
   uint64_t time_ns = 0;  // the round's time (the caller's clock)
   bool epoch_advanced = false;
-  // Brought forward: a shift, the start, an evidence burst or a saturated
-  // slower tier (file comment).
+  // Brought forward: a shift, the start, an evidence burst, a saturated
+  // slower tier or new pages that used up the room (file comment).
   bool early = false;
+  // Brought forward only because new pages used up the room the last round
+  // left on a fast node: the round promoted nothing (file comment, "New
+  // pages use up the room").
+  bool room_round = false;
   // The change window (file comment): its length in seconds when the
   // count prior was fitted to the samples since a detected change point
   // this round, else 0.
@@ -714,6 +758,10 @@ struct EngineCounters {
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
   uint64_t early_rounds = 0;      // rounds brought forward (report.early)
   uint64_t burst_rounds = 0;      // of those, by an evidence burst
+  // Of those, brought forward because new pages used up the room the last
+  // round left on a fast node; they only demote (file comment, "New pages
+  // use up the room").
+  uint64_t room_rounds = 0;
   uint64_t change_window_rounds = 0;  // rounds with the change window open
   uint64_t released_holds = 0;        // ping-pong holds ended at change points
   // Candidates whose lower bound came from the short window (since the
@@ -951,6 +999,16 @@ class PolicyEngine {
   // The last round found the next tier saturated and brought this one
   // forward (file comment, "A saturated slower tier").
   bool saturation_pending_ = false;
+  // New pages use up the room (file comment): the 4 KiB pages the last
+  // round left free on each fast node (by node id, its projected free
+  // memory after its moves; -1 or absent: not counted), the new pages
+  // counted against it since, and whether they brought this round forward.
+  // UseRoom counts a sample; ArmRoom sets the room after a decision.
+  void UseRoom(uint64_t key, PageKind kind, int cpu_node, uint64_t now_ns);
+  void ArmRoom(const RoundReport& report);
+  std::vector<int64_t> room_pages_;
+  absl::flat_hash_set<uint64_t> room_new_keys_;
+  bool room_pending_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
   // round from the exact per-round differences (CountRound).

@@ -964,6 +964,81 @@ TEST(PolicyEngineTest, NewPagesAtARateThatRoseBringTheRoundForward) {
   EXPECT_EQ(engine->next_round_ns(), 3 * kSec + kSec * 6 / 10);
 }
 
+// New pages use up the room (engine.h): node 0 (1024 pages) is left with
+// 41 pages free by the round at 1 s, its high watermark; 41 pages first
+// touched on it since (a sample each from cpu 0, on pages no round placed)
+// bring the next round to interval / 4 after that one, not to the schedule
+// at 2 s, and that round only demotes: the slow page sampled 20 times
+// since is a candidate any other round would swap in. With room_rounds off
+// the round waits for the schedule.
+TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
+  for (const bool on : {true, false}) {
+    SCOPED_TRACE(on);
+    Topology topo = ThreeNodes();
+    topo.nodes[0].memory_bytes = 1024 * kPage;
+    EngineOptions opt;
+    opt.room_rounds = on;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
+    const uint64_t slow = kBase + 5000 * kPage;
+    view.node[slow] = 2;
+    // Ten samples on each of ten pages of node 0: more samples a window than
+    // the new pages below, which are then no burst (the burst rule).
+    std::vector<Sample> first = {At(slow, kSec / 10)};
+    for (int i = 0; i < 10; ++i) {
+      view.node[kBase + i * kPage] = 0;
+      for (int n = 0; n < 10; ++n)
+        first.push_back(At(kBase + i * kPage, kSec / 10));
+    }
+    engine->Ingest(first);
+    ASSERT_FALSE(engine->RunRound(view, kSec / 4).room_round);
+    // The same pages again: the share baseline (every known page fast).
+    for (Sample& s : first) s.time_ns = kSec / 2;
+    engine->Ingest(first);
+    const RoundReport scheduled = engine->RunRound(view, kSec);
+    ASSERT_EQ(scheduled.decision.moves.size(), 0u)
+        << DecisionToString(scheduled.decision);
+    // 40 new pages, then the slow page's burst: the room is not used up.
+    std::vector<Sample> fresh;
+    for (int i = 0; i < 40; ++i) {
+      const uint64_t a = kBase + (100 + i) * kPage;
+      view.node[a] = 0;
+      fresh.push_back(At(a, kSec + kSec / 10));
+    }
+    for (int n = 0; n < 20; ++n) fresh.push_back(At(slow, kSec + kSec / 10));
+    engine->Ingest(fresh);
+    EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+    // The 41st new page uses up the room.
+    view.node[kBase + 140 * kPage] = 0;
+    engine->Ingest(
+        std::vector<Sample>{At(kBase + 140 * kPage, kSec + kSec / 5)});
+    view.free = {{0, 0}, {1, 0}, {2, kGiB / 2}};
+    if (!on) {
+      EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+      EXPECT_EQ(engine->counters().room_rounds, 0u);
+      continue;
+    }
+    ASSERT_EQ(engine->next_round_ns(), kSec + kSec / 4);
+    const RoundReport r = engine->RunRound(view, kSec + kSec / 4);
+    EXPECT_TRUE(r.early);
+    EXPECT_TRUE(r.room_round);
+    EXPECT_EQ(r.change_window_s, 0);
+    EXPECT_GT(r.decision.demoted_pages, 0u) << DecisionToString(r.decision);
+    EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
+    EXPECT_EQ(engine->counters().room_rounds, 1u);
+    EXPECT_EQ(engine->next_round_ns(), 2 * kSec);  // the schedule holds
+    // The next scheduled round promotes again.
+    view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
+    engine->Ingest(std::vector<Sample>(20, At(slow, kSec + kSec / 2)));
+    const RoundReport next = engine->RunRound(view, 2 * kSec);
+    EXPECT_FALSE(next.room_round);
+    EXPECT_GT(next.decision.promoted_pages, 0u)
+        << DecisionToString(next.decision);
+  }
+}
+
 // The long window's prior (engine.h, "A prior on the long window"). Node 0
 // holds 200 hot pages sampled once a second (at 0.5, 1.5, .. 9.5 s) and 300
 // cold pages sampled once, at 9.5 s (as a page first touched then); so is

@@ -116,6 +116,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
   std::vector<std::pair<std::string, uint64_t>> out = {
       {"rounds", c.rounds},
       {"early_rounds", c.early_rounds},
+      {"room_rounds", c.room_rounds},
       {"change_window_rounds", c.change_window_rounds},
       {"released_holds", c.released_holds},
       {"bandwidth_bound_rounds", c.bandwidth_bound_rounds},
