@@ -82,6 +82,9 @@ constexpr uint64_t kShareBaselineNs = 10000000000;
 constexpr double kMinNovelShare = 1.0 / 64;
 // Colloid's delta (SOSP'24): the dead band of the bandwidth rule (engine.h).
 constexpr double kColloidDelta = 0.05;
+// The room rule's count of distinct new pages (UseRoom): a bit map of this
+// many bits (128 KiB), allocated at the first round that arms a room.
+constexpr uint64_t kRoomSketchBits = uint64_t{1} << 20;
 
 // Samples of pages of unknown node held for the round (AttributeUnknownDemand):
 // 64K x 24 B, allocated once.
@@ -886,10 +889,34 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
 void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
                            uint64_t now_ns) {
   if (cpu_node < 0 || static_cast<size_t>(cpu_node) >= room_pages_.size() ||
-      room_pages_[cpu_node] <= 0 || !room_new_keys_.insert(key).second) {
+      room_pages_[cpu_node] <= 0) {
     return;
   }
-  room_pages_[cpu_node] -= static_cast<int64_t>(BasePages(kind));
+  // Linear counting (Whang, Vander-Zanden and Taylor, 1990): each page
+  // sets one bit of the map; a bit already set is a page seen before (or a
+  // collision), and a bit newly set with b set before it stands for
+  // 1 / (1 - b / M) new pages in expectation. Fixed memory, no allocation
+  // on the sample path; exact in practice for a few thousand pages and
+  // within 0.1% at 300k (M = 2^20).
+  // MurmurHash3's 64-bit finalizer: every key bit moves the top 20 bits
+  // (absl::Hash's low bits, per-process seeded, were 1% off at 300k
+  // consecutive pages).
+  uint64_t h = key;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  const uint64_t bit = h >> (64 - std::countr_zero(kRoomSketchBits));
+  uint64_t& word = room_seen_bits_[bit >> 6];
+  const uint64_t mask = uint64_t{1} << (bit & 63);
+  if ((word & mask) != 0) return;
+  word |= mask;
+  const double stands_for =
+      1.0 / (1.0 - static_cast<double>(room_seen_set_) /
+                       static_cast<double>(kRoomSketchBits));
+  ++room_seen_set_;
+  room_pages_[cpu_node] -= static_cast<double>(BasePages(kind)) * stands_for;
   if (room_pages_[cpu_node] > 0) return;
   // As the shift detector's rounds: at most one per interval / 4.
   const uint64_t at =
@@ -902,7 +929,8 @@ void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
 
 void PolicyEngine::ArmRoom(const RoundReport& report) {
   room_pages_.clear();
-  room_new_keys_.clear();
+  std::fill(room_seen_bits_.begin(), room_seen_bits_.end(), 0);
+  room_seen_set_ = 0;
   // Only a source that sees the fast tier (a share baseline above 0: a
   // hint fault's new page is a slow page, not an allocation), and only
   // where bandwidth does not decide: the rule is about room, and a loaded
@@ -921,8 +949,10 @@ void PolicyEngine::ArmRoom(const RoundReport& report) {
       continue;
     if (room_pages_.size() <= static_cast<size_t>(np.node))
       room_pages_.resize(static_cast<size_t>(np.node) + 1, -1);
-    room_pages_[np.node] = static_cast<int64_t>(np.free_after / 4096);
+    room_pages_[np.node] = static_cast<double>(np.free_after / 4096);
   }
+  if (!room_pages_.empty() && room_seen_bits_.empty())
+    room_seen_bits_.assign(kRoomSketchBits / 64, 0);
 }
 
 int PolicyEngine::FirstTouchNode(int cpu_node,

@@ -409,15 +409,16 @@
 // until the schedule. The kernel's kswapd reclaims when an allocation finds
 // a node below its watermark, not on a timer; here a sample on a page no
 // round placed stands for a first touch on the sampling CPU's node, and
-// when such pages (each counted once) have used up the room the last round
-// left on a fast node (its projected free memory after the round's moves),
-// the next round comes forward, at most one per interval / 4 after the
-// previous (the shift detector's bound). That round only demotes (its
-// watermark demotions; no promotion or swap, as kswapd): the candidates'
-// evidence accrues until the schedule. Its window is tested for a shift as
-// any other (a shift makes it a full round and opens the change window: the
-// round comes at its time, before the sample that would have shown one).
-// A page sampled for the first time that sat on a slow node unsampled is
+// when such pages (each counted once, by linear counting in a fixed 128 KiB
+// bit map: no allocation on the sample path, any room size) have used up
+// the room the last round left on a fast node (its projected free memory
+// after the round's moves), the next round comes forward, at most one per
+// interval / 4 after the previous (the shift detector's bound). That round only
+// demotes (its watermark demotions; no promotion or swap, as kswapd): the
+// candidates' evidence accrues until the schedule. Its window is tested for a
+// shift as any other (a shift makes it a full round and opens the change
+// window: the round comes at its time, before the sample that would have shown
+// one). A page sampled for the first time that sat on a slow node unsampled is
 // counted too: a round early, never a move that would not be made at the
 // schedule. Only for a source that sees the fast tier (a share baseline
 // above 0: a hint fault's new page is a slow page, not an allocation), and
@@ -1006,8 +1007,11 @@ class PolicyEngine {
   // UseRoom counts a sample; ArmRoom sets the room after a decision.
   void UseRoom(uint64_t key, PageKind kind, int cpu_node, uint64_t now_ns);
   void ArmRoom(const RoundReport& report);
-  std::vector<int64_t> room_pages_;
-  absl::flat_hash_set<uint64_t> room_new_keys_;
+  std::vector<double> room_pages_;
+  // The new pages seen since the last round (UseRoom's linear counting):
+  // a bit per hashed key, and how many bits are set.
+  std::vector<uint64_t> room_seen_bits_;
+  uint64_t room_seen_set_ = 0;
   bool room_pending_ = false;
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by

@@ -1039,6 +1039,43 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
   }
 }
 
+// A room of any size is counted in fixed memory (UseRoom's linear
+// counting): node 0 of 4 GiB is left with 300,000 pages free; 297,000 new
+// pages (each sampled twice) do not use it up, 6,000 more do, within the
+// estimate's 0.1%.
+TEST(PolicyEngineTest, ALargeRoomIsCountedWithoutATableOfItsPages) {
+  Topology topo = ThreeNodes();
+  topo.nodes[0].memory_bytes = uint64_t{1} << 32;
+  auto engine = MakeEngine(topo, {});
+  engine->Start(0);
+  MapView view;
+  view.free = {{0, 300000 * kPage}, {1, 0}, {2, kGiB / 2}};
+  std::vector<Sample> first;
+  for (int i = 0; i < 10; ++i) {
+    view.node[kBase + i * kPage] = 0;
+    for (int n = 0; n < 10; ++n)
+      first.push_back(At(kBase + i * kPage, kSec / 10));
+  }
+  engine->Ingest(first);
+  engine->RunRound(view, kSec / 4);
+  // The window before the round at 1 s: 800,000 samples on the known
+  // pages, more than the new pages below (which are then no burst).
+  for (Sample& s : first) s.time_ns = kSec / 2;
+  for (int k = 0; k < 8000; ++k) engine->Ingest(first);
+  engine->RunRound(view, kSec);
+  auto fresh = [&](uint64_t from, uint64_t n, uint64_t t) {
+    std::vector<Sample> v;
+    for (uint64_t i = from; i < from + n; ++i)
+      v.push_back(At(kBase + (1000 + i) * kPage, t));
+    return v;
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    engine->Ingest(fresh(0, 297000, kSec + kSec / 10));
+  EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
+  engine->Ingest(fresh(297000, 6000, kSec + kSec / 5));
+  EXPECT_EQ(engine->next_round_ns(), kSec + kSec / 4);
+}
+
 // The long window's prior (engine.h, "A prior on the long window"). Node 0
 // holds 200 hot pages sampled once a second (at 0.5, 1.5, .. 9.5 s) and 300
 // cold pages sampled once, at 9.5 s (as a page first touched then); so is
