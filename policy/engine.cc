@@ -86,6 +86,31 @@ constexpr double kColloidDelta = 0.05;
 // many bits (128 KiB), allocated at the first round that arms a room.
 constexpr uint64_t kRoomSketchBits = uint64_t{1} << 20;
 
+// A fall of the fast tier's share (engine.h, "Reaction to change"): the
+// window's `fast` of `known` samples against a reference share p0 that is
+// itself an estimate, of variance v0 p0 (1 - p0) (v0: the sum of w_i^2 / n_i
+// over the windows it weighs by w_i; 1 / n for n samples). nullopt: not
+// testable. Where the normal approximation of the binomial holds at p0
+// (n min(p0, 1 - p0) >= 5) it is the score test against p0 as before. A
+// reference at or near 1 or 0 (a first window whose every known sample was
+// on the fast tier) makes that test impossible however far the share falls,
+// so there the two samples are compared (the two-proportion test): the share
+// pooled over the window and the reference's 1 / v0 samples, the variance of
+// the difference p (1 - p) (1 / n + v0), testable when n min(p, 1 - p) >= 5.
+std::optional<bool> ShareFell(double p0, double v0, uint64_t fast,
+                              uint64_t known, double z) {
+  if (z <= 0 || p0 < 0 || known == 0) return std::nullopt;
+  const double n = static_cast<double>(known);
+  const double k = static_cast<double>(fast);
+  const double drop = p0 * n - k;
+  if (n * std::min(p0, 1 - p0) >= 5)
+    return drop > z * std::sqrt(n * p0 * (1 - p0));
+  if (!(v0 > 0)) return std::nullopt;
+  const double p = (p0 / v0 + k) / (1 / v0 + n);
+  if (n * std::min(p, 1 - p) < 5) return std::nullopt;
+  return drop > z * std::sqrt(n * p * (1 - p) * (1 + n * v0));
+}
+
 // Samples of pages of unknown node held for the round (AttributeUnknownDemand):
 // 64K x 24 B, allocated once.
 constexpr size_t kMaxUnknownDemand = size_t{1} << 16;
@@ -265,19 +290,15 @@ void PolicyEngine::WeighPrivateEvidence() {
 }
 
 bool PolicyEngine::ShareTestable() const {
-  if (options_.shift_z <= 0 || share_baseline_ < 0) return false;
-  const double n = static_cast<double>(window_known_);
-  const double p0 = share_baseline_;
-  // The normal approximation of the binomial needs n * min(p, 1 - p) >= 5.
-  return n * std::min(p0, 1 - p0) >= 5;
+  return ShareFell(share_baseline_, share_baseline_var_, window_fast_,
+                   window_known_, options_.shift_z)
+      .has_value();
 }
 
 bool PolicyEngine::ShareDropped() const {
-  if (!ShareTestable()) return false;
-  const double n = static_cast<double>(window_known_);
-  const double p0 = share_baseline_;
-  const double drop = p0 * n - static_cast<double>(window_fast_);
-  return drop > options_.shift_z * std::sqrt(n * p0 * (1 - p0));
+  return ShareFell(share_baseline_, share_baseline_var_, window_fast_,
+                   window_known_, options_.shift_z)
+      .value_or(false);
 }
 
 bool PolicyEngine::NoveltyRose() const {
@@ -367,11 +388,28 @@ void PolicyEngine::UpdateChangeWindow(bool detected, bool dropped,
     change_ns_ = 0;
     since_change_.clear();
   }
+  // A second change inside the window (file comment): a detection whose
+  // window's share fell below the share since the change point (the same
+  // test, that share as the reference) moves the change point here.
+  if (change_ns_ != 0 && detected && change_known_ > 0 &&
+      ShareFell(static_cast<double>(change_fast_) /
+                    static_cast<double>(change_known_),
+                1.0 / static_cast<double>(change_known_), window_fast_,
+                window_known_, options_.shift_z)
+          .value_or(false)) {
+    change_ns_ = 0;
+    since_change_.clear();
+  }
   // The change point: the start of the window in which the drop showed.
   if (change_ns_ == 0 && detected && prev_round_ns != 0 &&
       now_ns > prev_round_ns) {
     change_ns_ = prev_round_ns;
     since_change_.clear();  // filled from this round's samples on
+    change_fast_ = change_known_ = 0;
+  }
+  if (change_ns_ != 0) {
+    change_fast_ += window_fast_;
+    change_known_ += window_known_;
   }
 }
 
@@ -555,14 +593,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   }
   // The change window (file comment), before the round's window is folded
   // into the baseline.
-  const bool was_open = change_ns_ != 0;
+  const uint64_t change_before = change_ns_;
   // An untestable round (too few samples) keeps an open window open.
   UpdateChangeWindow(early_pending_,
                      ShareDropped() || novelty || !ShareTestable(),
                      last_round_ns_, now_ns);
   early_pending_ = false;
-  // A change point ends the holds (file comment).
-  if (!was_open && change_ns_ != 0) {
+  // A change point, first or second, ends the holds (file comment).
+  if (change_ns_ != 0 && change_ns_ != change_before) {
     report.released_holds = view.ReleaseHolds();
     counters_.released_holds += report.released_holds;
   }
@@ -583,6 +621,13 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     report.fast_share = share;
     const double dt = static_cast<double>(now_ns - WindowStartNs(now_ns));
     const double a = std::min(1.0, dt / static_cast<double>(kShareBaselineNs));
+    // The baseline's variance (ShareFell): its weights are a on this
+    // window and 1 - a on the last baseline's.
+    const double n = static_cast<double>(window_known_);
+    share_baseline_var_ =
+        share_baseline_ < 0
+            ? 1 / n
+            : (1 - a) * (1 - a) * share_baseline_var_ + a * a / n;
     share_baseline_ = share_baseline_ < 0
                           ? share
                           : share_baseline_ + a * (share - share_baseline_);

@@ -1226,6 +1226,119 @@ TEST(PolicyEngineTest, ShiftDetectorBringsTheRoundForward) {
   EXPECT_TRUE(engine->RunRound(view, 6 * kSec).epoch_advanced);
 }
 
+// A baseline share of 1 (every known sample on the fast tier, as after a
+// start in which first touch put every sampled page there) is no reason
+// to see no fall: the score test against p0 = 1 has no variance and was
+// never testable (n min(p0, 1 - p0) < 5 for any n), so a hot set moving to
+// the slow pages waited for the schedule. The window is compared with the
+// baseline as two samples instead: 20 of 100 samples on the fast tier
+// against 600 of 600 is a fall, and the round comes at once.
+TEST(PolicyEngineTest, AFallFromAFastShareOfOneBringsTheRoundForward) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  // No free room on the fast nodes and no candidate hotter than a victim:
+  // nothing moves.
+  view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+  for (int i = 0; i < 100; ++i) view.node[kBase + i * kPage] = i < 50 ? 0 : 2;
+  auto mix = [&](uint64_t t, int fast, int slow) {
+    std::vector<Sample> v;
+    for (int i = 0; i < fast; ++i) v.push_back(At(kBase + (i % 50) * kPage, t));
+    for (int i = 0; i < slow; ++i)
+      v.push_back(At(kBase + (50 + i % 50) * kPage, t));
+    return v;
+  };
+  // One sample on every page: the first round places them all.
+  engine->Ingest(mix(kSec / 10, 50, 50));
+  ASSERT_TRUE(engine->RoundDue(kSec / 4));
+  engine->RunRound(view, kSec / 4);
+  for (uint64_t t = 1; t <= 3; ++t) {
+    engine->Ingest(mix(t * kSec - kSec / 2, 200, 0));
+    RoundReport r = engine->RunRound(view, t * kSec);
+    EXPECT_FALSE(r.early) << t;
+    EXPECT_EQ(r.fast_share, 1.0) << t;
+    EXPECT_TRUE(r.decision.moves.empty()) << t;
+  }
+  // The usual share: nothing brought forward.
+  engine->Ingest(mix(3 * kSec + kSec * 3 / 10, 100, 0));
+  EXPECT_EQ(engine->next_round_ns(), 4 * kSec);
+  // The hot set moves to the slow pages.
+  const uint64_t fall = 3 * kSec + kSec * 4 / 10;
+  engine->Ingest(mix(fall, 20, 100));
+  ASSERT_EQ(engine->next_round_ns(), fall);
+  RoundReport r = engine->RunRound(view, fall);
+  EXPECT_TRUE(r.early);
+  EXPECT_EQ(r.fast_share_baseline, 1.0);
+  EXPECT_GT(r.change_window_s, 0);
+}
+
+// A second change inside the change window. 100 fast and 100 slow pages
+// take 90% and 10% of the samples for 4 s; at 4 s the share falls to a
+// half (a change window opens at 4 s), holds at a half for a round (the
+// window stays, its change point too), and then falls to 0: the window's
+// share fell below the share since the change point by the same test, so
+// the change point moves to the round before (4.6 s), and the holds the
+// window had seen taken are ended again. Without it the window would count
+// from 4 s, the first change's samples with the second's.
+TEST(PolicyEngineTest, ASecondFallInTheChangeWindowMovesTheChangePoint) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  // The fast nodes are backed off: nothing moves, so the falls persist.
+  struct NoPromotions : MapView {
+    std::vector<int> BackedOffNodes() override { return {0, 1}; }
+  } view;
+  const uint64_t fast_base = kBase, slow_base = kBase + 1000 * kPage;
+  for (int i = 0; i < 100; ++i) {
+    view.node[fast_base + i * kPage] = 0;
+    view.node[slow_base + i * kPage] = 2;
+  }
+  auto mix = [&](uint64_t t, int fast, int slow) {
+    std::vector<Sample> v;
+    for (int i = 0; i < fast; ++i)
+      v.push_back(At(fast_base + (i % 100) * kPage, t));
+    for (int i = 0; i < slow; ++i)
+      v.push_back(At(slow_base + (i % 100) * kPage, t));
+    return v;
+  };
+  engine->Ingest(mix(kSec / 10, 100, 100));
+  engine->RunRound(view, kSec / 4);  // placements known from here on
+  for (uint64_t t = 1; t <= 4; ++t) {
+    engine->Ingest(mix(t * kSec - kSec / 2, 180, 20));
+    RoundReport r = engine->RunRound(view, t * kSec);
+    EXPECT_EQ(r.change_window_s, 0) << t;
+  }
+  view.held = {fast_base, slow_base};
+  const uint64_t t1 = 4 * kSec + kSec * 3 / 10;
+  engine->Ingest(mix(t1, 100, 100));
+  ASSERT_EQ(engine->next_round_ns(), t1);
+  RoundReport r1 = engine->RunRound(view, t1);
+  EXPECT_TRUE(r1.early);
+  EXPECT_NEAR(r1.change_window_s, 0.3, 1e-9);  // the change point: 4 s
+  EXPECT_EQ(view.releases, 1);
+  view.held = {fast_base, slow_base};
+  // The same half again: still the first change.
+  const uint64_t t2 = 4 * kSec + kSec * 6 / 10;
+  engine->Ingest(mix(t2, 100, 100));
+  ASSERT_EQ(engine->next_round_ns(), t2);
+  RoundReport r2 = engine->RunRound(view, t2);
+  EXPECT_TRUE(r2.early);
+  EXPECT_NEAR(r2.change_window_s, 0.6, 1e-9);
+  EXPECT_EQ(view.releases, 1);
+  EXPECT_EQ(view.held.size(), 2u);
+  // A second fall: the change point moves to 4.6 s.
+  const uint64_t t3 = 4 * kSec + kSec * 9 / 10;
+  engine->Ingest(mix(t3, 0, 200));
+  ASSERT_EQ(engine->next_round_ns(), t3);
+  RoundReport r3 = engine->RunRound(view, t3);
+  EXPECT_TRUE(r3.early);
+  EXPECT_NEAR(r3.change_window_s, 0.3, 1e-9);
+  EXPECT_EQ(r3.change_window_samples, 200u);
+  EXPECT_EQ(view.releases, 2);
+  EXPECT_TRUE(view.held.empty());
+}
+
 // A hot set that moves to pages never sampled before: the share test
 // counts only pages of known node, so it does not see them, and at the
 // last window's rate they take a whole interval to make a burst. 50 fast
