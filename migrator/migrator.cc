@@ -72,6 +72,7 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
   group_.reserve(options_.batch_pages);
   index_.reserve(options_.batch_pages);
   flags_.reserve(options_.batch_pages);
+  by_page_.reserve(options_.batch_pages);
 }
 
 Migrator::~Migrator() { Stop(); }
@@ -246,6 +247,7 @@ MigratorStats Migrator::Snapshot() const {
     s.skipped_held = c.skipped_held;
     s.skipped_stale = c.skipped_stale;
     s.already_on_target = c.already_on_target;
+    s.skipped_duplicate = c.skipped_duplicate;
     s.shared_skipped = c.shared_skipped;
     for (int e = 0; e < kErrnoSlots; ++e) {
       if (c.failed[e] != 0) s.failed_pages_by_errno[e] = c.failed[e];
@@ -472,19 +474,56 @@ void Migrator::TakeWork(absl::Time now) {
     work_.push_back(retry_.back());
     retry_.pop_back();
   }
-  MutexLock lock(&queue_mu_);
-  const size_t cap = ring_.size();
-  while (work_.size() < batch && size_ > 0) {
-    Entry e;
-    e.req = ring_[head_];
-    head_ = (head_ + 1) % cap;
-    --size_;
-    work_.push_back(e);
+  size_t duplicates = 0;
+  {
+    MutexLock lock(&queue_mu_);
+    const size_t cap = ring_.size();
+    while (work_.size() < batch && size_ > 0) {
+      Entry e;
+      e.req = ring_[head_];
+      head_ = (head_ + 1) % cap;
+      --size_;
+      work_.push_back(e);
+    }
+    duplicates = DropDuplicates();
+    // Published in the same critical section as the pop, so WaitUntilIdle()
+    // never sees the requests in neither place (nor QueuedBytesByNode).
+    in_flight_ = work_.size() + retry_.size();
+    TallyTaken();
   }
-  // Published in the same critical section as the pop, so WaitUntilIdle()
-  // never sees the requests in neither place (nor QueuedBytesByNode).
-  in_flight_ = work_.size() + retry_.size();
-  TallyTaken();
+  if (duplicates > 0) {  // queue_mu_ and stats_mu_ are never held together
+    MutexLock lock(&stats_mu_);
+    counters_.skipped_duplicate += duplicates;
+  }
+}
+
+size_t Migrator::DropDuplicates() {
+  if (work_.size() < 2) return 0;
+  by_page_.clear();
+  for (size_t i = 0; i < work_.size(); ++i) {
+    // A 2 MiB request and a 4 KiB one at the same address are different
+    // pages.
+    by_page_.push_back({work_[i].req.vaddr, work_[i].req.page_bytes, i});
+  }
+  std::sort(by_page_.begin(), by_page_.end());
+  flags_.assign(work_.size(), 0);
+  size_t dropped = 0;
+  // Of each run of one page, the newest (highest index: taken last, so
+  // submitted last) is kept: it is the latest plan for the page.
+  for (size_t k = 0; k + 1 < by_page_.size(); ++k) {
+    if (std::get<0>(by_page_[k]) == std::get<0>(by_page_[k + 1]) &&
+        std::get<1>(by_page_[k]) == std::get<1>(by_page_[k + 1])) {
+      flags_[std::get<2>(by_page_[k])] = 1;
+      ++dropped;
+    }
+  }
+  if (dropped == 0) return 0;
+  size_t out = 0;
+  for (size_t i = 0; i < work_.size(); ++i) {
+    if (!flags_[i]) work_[out++] = work_[i];
+  }
+  work_.resize(out);
+  return dropped;
 }
 
 void Migrator::Admit(absl::Time now) {

@@ -81,6 +81,7 @@
 #include <cstdint>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -282,7 +283,7 @@ class Migrator {
     uint64_t demoted_pages = 0, demoted_bytes = 0;
     uint64_t skipped_node_backoff = 0, dropped_retry_full = 0;
     uint64_t skipped_held = 0, skipped_stale = 0, already_on_target = 0;
-    uint64_t shared_skipped = 0;
+    uint64_t shared_skipped = 0, skipped_duplicate = 0;
     std::array<uint64_t, kErrnoSlots> failed{};
     std::array<uint64_t, kErrnoSlots> call_errors{};
     uint64_t retries = 0, retries_exhausted = 0;
@@ -332,6 +333,11 @@ class Migrator {
   // taken_by_node_ from work_ and retry_ (the worker's, or the RunOnce
   // caller's).
   void TallyTaken() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
+  // Drops from work_ every request for a page that a newer request in it
+  // also names (a later policy round planned the page again while the
+  // first was queued); returns how many. Moved in one call, both would
+  // read as moved.
+  size_t DropDuplicates() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
   static bool Valid(const MoveRequest& r);
 
   const MigratorOptions options_;
@@ -389,6 +395,8 @@ class Migrator {
   std::vector<size_t> group_;
   std::vector<size_t> index_;
   std::vector<char> flags_;
+  // TakeWork's duplicate check: (vaddr, page bytes, index in work_).
+  std::vector<std::tuple<uint64_t, uint64_t, size_t>> by_page_;
 };
 
 }  // namespace hotpage

@@ -82,7 +82,7 @@ uint64_t MigratorStats::failed_pages() const {
 
 uint64_t MigratorStats::settled() const {
   return moved_pages() + failed_pages() + skipped_held + skipped_node_backoff +
-         skipped_stale + already_on_target + abandoned;
+         skipped_stale + already_on_target + skipped_duplicate + abandoned;
 }
 
 uint64_t MigratorStats::failed(int err) const {
@@ -120,9 +120,10 @@ std::string MigratorStats::ToString() const {
       " retry_full=", dropped_retry_full, " abandoned=", abandoned,
       "} skipped{held=", skipped_held, " node_backoff=", skipped_node_backoff,
       " stale=", skipped_stale, " on_target=", already_on_target,
-      " shared=", shared_skipped, "} pingpong_pages=", pingpong_pages,
-      " held_now=", held_pages_now, " calls{query=", query_calls,
-      " move=", move_calls, "} hot_to_moved{n=", hot_to_moved.count(),
+      " duplicate=", skipped_duplicate, " shared=", shared_skipped,
+      "} pingpong_pages=", pingpong_pages, " held_now=", held_pages_now,
+      " calls{query=", query_calls, " move=", move_calls,
+      "} hot_to_moved{n=", hot_to_moved.count(),
       " p50=", absl::FormatDuration(hot_to_moved.Quantile(0.5)),
       " p99=", absl::FormatDuration(hot_to_moved.Quantile(0.99)),
       " max=", absl::FormatDuration(hot_to_moved.max()),

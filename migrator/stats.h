@@ -81,7 +81,11 @@ struct MigratorStats {
   uint64_t skipped_node_backoff = 0;  // target node backed off meanwhile
   uint64_t skipped_stale = 0;         // not on from_node when queried
   uint64_t already_on_target = 0;     // already on to_node when queried
-  uint64_t shared_skipped = 0;        // -EACCES: mapped by other processes too
+  // A newer request for the same page was taken with it (a later policy
+  // round planned the page again while this one was queued): this one
+  // was dropped.
+  uint64_t skipped_duplicate = 0;
+  uint64_t shared_skipped = 0;  // -EACCES: mapped by other processes too
 
   // Per-page final failures by errno (EBUSY after its retries, ENOMEM,
   // EFAULT, ENOENT, EACCES, ...; call-level failures count once per page of
