@@ -335,8 +335,9 @@ class Migrator {
   void TallyTaken() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
   // Drops from work_ every request for a page that a newer request in it
   // also names (a later policy round planned the page again while the
-  // first was queued); returns how many. Moved in one call, both would
-  // read as moved.
+  // first was queued); returns how many. In one move_pages call the
+  // kernel answers the second -EBUSY (the page is isolated for the first),
+  // a retry for nothing.
   size_t DropDuplicates() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
   static bool Valid(const MoveRequest& r);
 

@@ -467,11 +467,11 @@ TEST_F(MigratorTest, StaleAndAlreadyPlacedNeedNoMove) {
 }
 
 // A later policy round planned pages again while the first requests were
-// still queued (the guest of tests/compare: 12,677-16,384 promotions
-// counted for 12,288 pages the kernel moved). Taken in one batch, the
-// older request for each page is dropped and counted; the page moves and
-// counts once. The newest plan wins (here a demotion of a page first
-// planned for promotion).
+// still queued. Taken in one batch, the older request for each page is
+// dropped and counted (in one move_pages call the kernel would answer the
+// second -EBUSY, the page being isolated for the first: a retry for
+// nothing); the page moves and counts once. The newest plan wins (here a
+// demotion of a page first planned for promotion).
 TEST_F(MigratorTest, APagePlannedTwiceMovesAndCountsOnce) {
   mover_.AddPages(kBase, 4, k4K, 1);
   mover_.AddPages(kBase + 8 * k4K, 1, k4K, 0);
