@@ -126,6 +126,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   const EngineCounters& c = engine.counters();
   stats_.rounds = report.round;
   stats_.early_rounds = c.early_rounds;
+  stats_.room_rounds = c.room_rounds;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;

@@ -626,6 +626,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.promoted_entries = 4;
   s.yield_hits = 6;
   s.early_rounds = 1;
+  s.room_rounds = 1;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -683,6 +684,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "planned_locality": 1,
   "rounds": 3,
   "early_rounds": 1,
+  "room_rounds": 1,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -760,6 +762,9 @@ hotpage_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.
 # HELP hotpage_early_rounds_total Rounds brought forward: by a shift of the hot set, the start, or a burst of samples on pages the last round did not place.
 # TYPE hotpage_early_rounds_total counter
 hotpage_early_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_room_rounds_total Of the early rounds, those brought forward by new pages that used up the room the last round left on a fast node; they only demote.
+# TYPE hotpage_room_rounds_total counter
+hotpage_room_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

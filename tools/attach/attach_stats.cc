@@ -136,6 +136,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.rounds);
   w.Key("early_rounds");
   w.Uint(s.early_rounds);
+  w.Key("room_rounds");
+  w.Uint(s.room_rounds);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -280,6 +282,10 @@ std::string AttachStatsProm(const AttachStats& s) {
       "Rounds brought forward: by a shift of the hot set, the start, or a "
       "burst of samples on pages the last round did not place.",
       s.early_rounds);
+  one("hotpage_room_rounds_total", "counter",
+      "Of the early rounds, those brought forward by new pages that used up "
+      "the room the last round left on a fast node; they only demote.",
+      s.room_rounds);
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",

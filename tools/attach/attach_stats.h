@@ -91,6 +91,10 @@ struct AttachStats {
   int64_t timestamp_ns = 0;
   uint64_t rounds = 0;
   uint64_t early_rounds = 0;  // of which brought forward (shift, start, burst)
+  // Of those, brought forward by new pages that used up the room the last
+  // round left on a fast node: they only demote (policy/engine.h, "New
+  // pages use up the room").
+  uint64_t room_rounds = 0;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;

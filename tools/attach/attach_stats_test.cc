@@ -315,6 +315,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"planned_locality", "hotpage_planned_locality_pages_total"},
       {"rounds", "hotpage_rounds_total"},
       {"early_rounds", "hotpage_early_rounds_total"},
+      {"room_rounds", "hotpage_room_rounds_total"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
       {"planned_sheds", "hotpage_planned_sheds_total"},
