@@ -863,22 +863,17 @@ TEST(PolicyEngineTest, FirstRoundComesEarlyWithSamples) {
   }
 }
 
-// Evidence outpacing rounds (engine.h, CheckShift): after a sampled round,
-// as many samples on pages that round did not place as its window held per
-// interval bring the next round forward (not before interval / 4 after
-// it); a rate, so the early round's short window does not lower the bar
-// for the next one, and new pages at the last window's rate wait for the
-// schedule.
-TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
-  const Topology topo = ThreeNodes();
-  EngineOptions opt;
-  opt.epoch_rounds = 8;
-  auto engine = MakeEngine(topo, {}, opt);
-  engine->Start(0);
-  MapView view;
-  uint64_t next_page = 0;
-  // `n` samples, one on each of `n` slow pages never sampled before.
-  auto fresh = [&](int n, uint64_t t) {
+// The burst tests' engine (epochs every 8 rounds) over slow pages never
+// sampled before: Fresh(n, t) is `n` samples at `t`, one on each of `n`
+// such pages.
+struct FreshSlowPages {
+  FreshSlowPages() {
+    EngineOptions opt;
+    opt.epoch_rounds = 8;
+    engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+  }
+  std::vector<Sample> Fresh(int n, uint64_t t) {
     std::vector<Sample> v;
     for (int i = 0; i < n; ++i) {
       const uint64_t a = kBase + (next_page++) * kPage;
@@ -886,7 +881,24 @@ TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
       v.push_back(At(a, t));
     }
     return v;
-  };
+  }
+  const Topology topo = ThreeNodes();
+  std::unique_ptr<PolicyEngine> engine;
+  MapView view;
+  uint64_t next_page = 0;
+};
+
+// Evidence outpacing rounds (engine.h, CheckShift): after a sampled round,
+// as many samples on pages that round did not place as its window held per
+// interval bring the next round forward (not before interval / 4 after
+// it); a rate, so the early round's short window does not lower the bar
+// for the next one, and new pages at the last window's rate wait for the
+// schedule.
+TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
+  FreshSlowPages p;
+  auto& engine = p.engine;
+  MapView& view = p.view;
+  auto fresh = [&p](int n, uint64_t t) { return p.Fresh(n, t); };
   // Before interval / 4: the start brings nothing forward; the scheduled
   // round at 1 s has 32 samples over its 1 s window.
   engine->Ingest(fresh(32, kSec / 10));
@@ -924,22 +936,10 @@ TEST(PolicyEngineTest, ABurstOfNewPagesBringsTheNextRoundForward) {
 // case of ABurstOfNewPagesBringsTheNextRoundForward), nor before interval
 // / 4, nor fewer than 5 after a quiet window.
 TEST(PolicyEngineTest, NewPagesAtARateThatRoseBringTheRoundForward) {
-  const Topology topo = ThreeNodes();
-  EngineOptions opt;
-  opt.epoch_rounds = 8;
-  auto engine = MakeEngine(topo, {}, opt);
-  engine->Start(0);
-  MapView view;
-  uint64_t next_page = 0;
-  auto fresh = [&](int n, uint64_t t) {
-    std::vector<Sample> v;
-    for (int i = 0; i < n; ++i) {
-      const uint64_t a = kBase + (next_page++) * kPage;
-      view.node[a] = 2;
-      v.push_back(At(a, t));
-    }
-    return v;
-  };
+  FreshSlowPages p;
+  auto& engine = p.engine;
+  MapView& view = p.view;
+  auto fresh = [&p](int n, uint64_t t) { return p.Fresh(n, t); };
   engine->Ingest(fresh(32, kSec / 10));
   ASSERT_FALSE(engine->RunRound(view, kSec).early);
   // Before interval / 4: judged later, not now.
