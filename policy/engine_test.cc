@@ -1273,6 +1273,20 @@ TEST(PolicyEngineTest, AFallFromAFastShareOfOneBringsTheRoundForward) {
   EXPECT_GT(r.change_window_s, 0);
 }
 
+// The change window tests' view: 100 pages on fast node 0 from kBase and
+// 100 on slow node 2 from kSlowBase; the fast nodes are backed off, so
+// nothing moves and a fall of the fast share persists.
+constexpr uint64_t kSlowBase = kBase + 1000 * kPage;
+struct NoPromotionsView : MapView {
+  NoPromotionsView() {
+    for (int i = 0; i < 100; ++i) {
+      node[kBase + i * kPage] = 0;
+      node[kSlowBase + i * kPage] = 2;
+    }
+  }
+  std::vector<int> BackedOffNodes() override { return {0, 1}; }
+};
+
 // A second change inside the change window. 100 fast and 100 slow pages
 // take 90% and 10% of the samples for 4 s; at 4 s the share falls to a
 // half (a change window opens at 4 s), holds at a half for a round (the
@@ -1285,15 +1299,8 @@ TEST(PolicyEngineTest, ASecondFallInTheChangeWindowMovesTheChangePoint) {
   const Topology topo = ThreeNodes();
   auto engine = MakeEngine(topo);
   engine->Start(0);
-  // The fast nodes are backed off: nothing moves, so the falls persist.
-  struct NoPromotions : MapView {
-    std::vector<int> BackedOffNodes() override { return {0, 1}; }
-  } view;
-  const uint64_t fast_base = kBase, slow_base = kBase + 1000 * kPage;
-  for (int i = 0; i < 100; ++i) {
-    view.node[fast_base + i * kPage] = 0;
-    view.node[slow_base + i * kPage] = 2;
-  }
+  NoPromotionsView view;  // the falls persist
+  const uint64_t fast_base = kBase, slow_base = kSlowBase;
   auto mix = [&](uint64_t t, int fast, int slow) {
     std::vector<Sample> v;
     for (int i = 0; i < fast; ++i)
@@ -1508,16 +1515,8 @@ TEST(PolicyEngineTest, ChangeWindowCountsEverySampleAcrossEpochs) {
   const Topology topo = ThreeNodes();
   auto engine = MakeEngine(topo);
   engine->Start(0);
-  // The fast nodes are backed off: nothing moves, so the drop persists and
-  // the window stays open.
-  struct NoPromotions : MapView {
-    std::vector<int> BackedOffNodes() override { return {0, 1}; }
-  } view;
-  const uint64_t fast_base = kBase, slow_base = kBase + 1000 * kPage;
-  for (int i = 0; i < 100; ++i) {
-    view.node[fast_base + i * kPage] = 0;
-    view.node[slow_base + i * kPage] = 2;
-  }
+  NoPromotionsView view;  // the drop persists and the window stays open
+  const uint64_t fast_base = kBase, slow_base = kSlowBase;
   uint64_t since_change = 0, since_round = 0;
   RoundReport last;
   uint64_t window_rounds = 0;
