@@ -983,6 +983,12 @@ void PolicyEngine::ArmRoom(const RoundReport& report) {
   // or a bound fast tier is rule B's to balance.
   if (!options_.room_rounds || !(share_baseline_ > 0) || bandwidth_bound_)
     return;
+  // The CPU budget (EngineOptions::room_round_cpu_share): up to 3 extra
+  // rounds between two scheduled ones, each costing about what the last
+  // one did.
+  if (3.0 * static_cast<double>(last_round_cost_ns_) >
+      options_.room_round_cpu_share * static_cast<double>(options_.interval_ns))
+    return;
   if (!next_tier_nodes_.empty()) {
     double idle = 0;
     for (int n : next_tier_nodes_) idle += latency_model_.IdleLatencyNs(n);

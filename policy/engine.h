@@ -706,6 +706,14 @@ struct EngineOptions {
   // comment, "New pages use up the room"). Off: they wait for the
   // schedule.
   bool room_rounds = true;
+  // The share of one core the room rule's extra rounds may cost: they come
+  // at most every interval / 4, so at most 3 between two scheduled rounds,
+  // and a room is armed only while 3 times the last round's cost
+  // (ObserveRoundCost) is within this share of the interval. With 1 s
+  // rounds (attach_round_benchmark, -c opt): 64k live entries, 30 ms a
+  // round, arm; 256k (~130 ms) and 1M (~0.4 s) do not. The simulator
+  // reports no cost and always arms. The migrator's own budget is 0.25.
+  double room_round_cpu_share = 0.1;
   // 4 KiB pages the sweep queries per round at most (MemoryView::
   // QueryNodes, in calls of placement_query_batch_pages); it resumes where
   // the last round stopped.
@@ -846,6 +854,10 @@ class PolicyEngine {
   // (thread CPU), for the cost of one move (file comment). Totals only
   // grow; a call with fewer pages than before is ignored.
   void ObserveMigration(uint64_t moved_pages, uint64_t spent_ns);
+
+  // What the last round cost the caller's thread (CPU time), for the room
+  // rule's budget (EngineOptions::room_round_cpu_share).
+  void ObserveRoundCost(uint64_t spent_ns) { last_round_cost_ns_ = spent_ns; }
 
   // Learns the view's THP-backed chunks: until the next refresh, samples in
   // them are ingested as 2 MiB entries. Callers may call it before the
@@ -1052,6 +1064,7 @@ class PolicyEngine {
   std::vector<uint64_t> room_seen_bits_;
   uint64_t room_seen_set_ = 0;
   bool room_pending_ = false;
+  uint64_t last_round_cost_ns_ = 0;  // ObserveRoundCost
   // Change window: its start (0: closed) and every key's samples since
   // then (in count units; keys without samples absent), summed round by
   // round from the exact per-round differences (CountRound).

@@ -969,15 +969,19 @@ TEST(PolicyEngineTest, NewPagesAtARateThatRoseBringTheRoundForward) {
 // touched on it since (a sample each from cpu 0, on pages no round placed)
 // bring the next round to interval / 4 after that one, not to the schedule
 // at 2 s, and that round only demotes: the slow page sampled 20 times
-// since is a candidate any other round would swap in. With room_rounds off
-// the round waits for the schedule.
+// since is a candidate any other round would swap in. With room_rounds off,
+// or the rounds over their CPU budget, the round waits for the schedule.
 TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
-  for (const bool on : {true, false}) {
-    SCOPED_TRACE(on);
+  // Off by the CPU budget: the last round cost 100 ms, and 3 such rounds
+  // are more than 10% of the 1 s interval.
+  enum Mode { kOn, kOff, kOverBudget };
+  for (const Mode mode : {kOn, kOff, kOverBudget}) {
+    SCOPED_TRACE(mode);
+    const bool on = mode == kOn;
     Topology topo = ThreeNodes();
     topo.nodes[0].memory_bytes = 1024 * kPage;
     EngineOptions opt;
-    opt.room_rounds = on;
+    opt.room_rounds = mode != kOff;
     auto engine = MakeEngine(topo, {}, opt);
     engine->Start(0);
     MapView view;
@@ -997,6 +1001,7 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
     // The same pages again: the share baseline (every known page fast).
     for (Sample& s : first) s.time_ns = kSec / 2;
     engine->Ingest(first);
+    if (mode == kOverBudget) engine->ObserveRoundCost(kSec / 10);
     const RoundReport scheduled = engine->RunRound(view, kSec);
     ASSERT_EQ(scheduled.decision.moves.size(), 0u)
         << DecisionToString(scheduled.decision);

@@ -1,5 +1,6 @@
 #include "tools/attach/attach_loop.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,7 +113,12 @@ void AttachLoop::Round(uint64_t now_ns) {
         m.moved_pages(),
         static_cast<uint64_t>(absl::ToInt64Nanoseconds(m.cpu_time)));
   }
+  const absl::Duration cpu_before = CpuTime();
   const RoundReport report = engine.RunRound(*parts_.view, now_ns);
+  // The round's CPU, for the budget of the rounds the engine may add
+  // (EngineOptions::room_round_cpu_share).
+  engine.ObserveRoundCost(static_cast<uint64_t>(absl::ToInt64Nanoseconds(
+      std::max(absl::ZeroDuration(), CpuTime() - cpu_before))));
   // The round's wall time (its line's took=): the loop reads no samples
   // meanwhile, and the migrator gets the round's moves only at its end.
   const uint64_t took_ns = NowNs() - now_ns;
