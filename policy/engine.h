@@ -858,6 +858,7 @@ class PolicyEngine {
   // What the last round cost the caller's thread (CPU time), for the room
   // rule's budget (EngineOptions::room_round_cpu_share).
   void ObserveRoundCost(uint64_t spent_ns) { last_round_cost_ns_ = spent_ns; }
+  uint64_t last_round_cost_ns() const { return last_round_cost_ns_; }
 
   // Learns the view's THP-backed chunks: until the next refresh, samples in
   // them are ingested as 2 MiB entries. Callers may call it before the

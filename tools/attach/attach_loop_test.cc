@@ -442,6 +442,18 @@ TEST_F(AttachLoopTest, TheRoundLineSaysHowLongTheRoundTook) {
   EXPECT_GE(took_ms, 7) << log;
 }
 
+// The loop tells the engine what each round cost its thread (CPU time
+// across RunRound), for the room rule's budget
+// (EngineOptions::room_round_cpu_share): each reading of the thread's
+// CPU clock here is 7 ms after the last.
+TEST_F(AttachLoopTest, TheEngineLearnsWhatARoundCost) {
+  absl::Duration cpu;
+  cpu_time_ = [&cpu] { return cpu += absl::Milliseconds(7); };
+  ASSERT_TRUE(Run().ok()) << log_.str();
+  EXPECT_GT(engine_->counters().rounds, 0u);
+  EXPECT_EQ(engine_->last_round_cost_ns(), 7000000u);
+}
+
 TEST_F(AttachLoopTest, TargetExitEndsTheRunCleanly) {
   source_.hook = [this](int poll) {
     if (poll == 6) alive_ = false;
