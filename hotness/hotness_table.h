@@ -296,6 +296,10 @@ inline void PrefetchForWrite(const void* p) {
 
 }  // namespace internal
 
+// The table's key hash, for other structures over the same keys (the
+// policy engine's count of new pages).
+using internal::MixKey;
+
 // ---------------------------------------------------------------------------
 // Table.
 

@@ -943,16 +943,10 @@ void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
   // 1 / (1 - b / M) new pages in expectation. Fixed memory, no allocation
   // on the sample path; exact in practice for a few thousand pages and
   // within 0.1% at 300k (M = 2^20).
-  // MurmurHash3's 64-bit finalizer: every key bit moves the top 20 bits
-  // (absl::Hash's low bits, per-process seeded, were 1% off at 300k
-  // consecutive pages).
-  uint64_t h = key;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  const uint64_t bit = h >> (64 - std::countr_zero(kRoomSketchBits));
+  // The table's own key hash (MurmurHash3's finalizer): every key bit
+  // moves the top 20 bits (absl::Hash's low bits, per-process seeded, were
+  // 1% off at 300k consecutive pages).
+  const uint64_t bit = MixKey(key) >> (64 - std::countr_zero(kRoomSketchBits));
   uint64_t& word = room_seen_bits_[bit >> 6];
   const uint64_t mask = uint64_t{1} << (bit & 63);
   if ((word & mask) != 0) return;
@@ -972,6 +966,13 @@ void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
   }
 }
 
+double PolicyEngine::MeanIdleLatencyNs(const std::vector<int>& nodes) const {
+  if (nodes.empty()) return 0;
+  double idle = 0;
+  for (int n : nodes) idle += latency_model_.IdleLatencyNs(n);
+  return idle / static_cast<double>(nodes.size());
+}
+
 void PolicyEngine::ArmRoom(const RoundReport& report) {
   room_pages_.clear();
   std::fill(room_seen_bits_.begin(), room_seen_bits_.end(), 0);
@@ -989,11 +990,10 @@ void PolicyEngine::ArmRoom(const RoundReport& report) {
   if (3.0 * static_cast<double>(last_round_cost_ns_) >
       options_.room_round_cpu_share * static_cast<double>(options_.interval_ns))
     return;
-  if (!next_tier_nodes_.empty()) {
-    double idle = 0;
-    for (int n : next_tier_nodes_) idle += latency_model_.IdleLatencyNs(n);
-    idle /= static_cast<double>(next_tier_nodes_.size());
-    if (report.next_loaded_latency_ns > idle * (1 + kColloidDelta)) return;
+  if (!next_tier_nodes_.empty() &&
+      report.next_loaded_latency_ns >
+          MeanIdleLatencyNs(next_tier_nodes_) * (1 + kColloidDelta)) {
+    return;
   }
   for (const NodePlan& np : report.decision.nodes) {
     if (!IsFastNode(np.node) || !np.free_before || np.free_after < 4096)
@@ -1074,33 +1074,25 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
   // Each tier's loaded latency, weighted by its nodes' accesses (the idle
   // mean when it served none).
   auto tier_latency = [&](const std::vector<int>& nodes) {
-    double sum = 0, weight = 0, idle = 0;
-    int count = 0;
+    double sum = 0, weight = 0;
     for (int n : nodes) {
       const double d = demand(n);
       sum += d * latency_model_.LatencyNs(n, d);
       weight += d;
-      idle += latency_model_.IdleLatencyNs(n);
-      ++count;
     }
-    if (weight > 0) return sum / weight;
-    return count ? idle / count : 0.0;
+    return weight > 0 ? sum / weight : MeanIdleLatencyNs(nodes);
   };
   // Each tier's marginal latency (policy/loaded_latency.h, "Marginal
   // balance"), weighted the same way; a fast node past the cap counts at
   // the left limit (what shedding into the convex part costs).
   auto tier_marginal = [&](const std::vector<int>& nodes, bool below_cap) {
-    double sum = 0, weight = 0, idle = 0;
-    int count = 0;
+    double sum = 0, weight = 0;
     for (int n : nodes) {
       const double d = demand(n);
       sum += d * latency_model_.MarginalLatencyNs(n, d, below_cap);
       weight += d;
-      idle += latency_model_.IdleLatencyNs(n);
-      ++count;
     }
-    if (weight > 0) return sum / weight;
-    return count ? idle / count : 0.0;
+    return weight > 0 ? sum / weight : MeanIdleLatencyNs(nodes);
   };
   if (!next_tier_nodes_.empty()) {
     for (int n : next_tier_nodes_) {
@@ -1114,13 +1106,12 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
         tier_marginal(fast_nodes_, /*below_cap=*/true);
     report.next_marginal_latency_ns =
         tier_marginal(next_tier_nodes_, /*below_cap=*/false);
-    constexpr double kDelta = kColloidDelta;
     const double fast = report.fast_marginal_latency_ns;
     const double next = report.next_marginal_latency_ns;
     std::vector<NodeDemand> fast_demand, next_demand;
     for (int n : fast_nodes_) fast_demand.push_back({n, demand(n)});
     for (int n : next_tier_nodes_) next_demand.push_back({n, demand(n)});
-    if (fast > next * (1 + kDelta)) {
+    if (fast > next * (1 + kColloidDelta)) {
       bandwidth_bound_ = true;
       // Shed to the balance of marginal latencies (file comment).
       const LatencyBalance b =
@@ -1131,7 +1122,7 @@ PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
         if (d.bytes_per_sec > 0)
           plan.shed.push_back({d.node, d.bytes_per_sec / kCacheLineBytes});
       }
-    } else if (fast < next * (1 - kDelta)) {
+    } else if (fast < next * (1 - kColloidDelta)) {
       bandwidth_bound_ = false;
     }
     if (!bandwidth_bound_) {

@@ -1059,6 +1059,9 @@ class PolicyEngine {
   // UseRoom counts a sample; ArmRoom sets the room after a decision.
   void UseRoom(uint64_t key, PageKind kind, int cpu_node, uint64_t now_ns);
   void ArmRoom(const RoundReport& report);
+  // The mean idle latency of `nodes` (0 for none): a tier's latency when
+  // it serves no demand.
+  double MeanIdleLatencyNs(const std::vector<int>& nodes) const;
   std::vector<double> room_pages_;
   // The new pages seen since the last round (UseRoom's linear counting):
   // a bit per hashed key, and how many bits are set.
