@@ -3,10 +3,7 @@
 # 24 from both). The workload's pages start on node 2. Without a mask the
 # nearest fast node is a tie that goes to node 0; --promote-to 1 and a
 # `prefer (many)` range over {1,2} must send them to node 1 instead.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 node0_of() { attach_vm_check count $1 $2 | sed -E 's/.*node0=([0-9]+).*/\1/'; }
 
 run() {  # run NAME TARGET_NODE WORKLOAD_ARGS -- ATTACH_ARGS

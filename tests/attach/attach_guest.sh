@@ -1,12 +1,8 @@
 # Guest side of //tests/attach:attach_vm_test (topology dram+cxl: node 0 =
 # CPUs + fast DRAM, node 1 = CPU-less slow memory). Every check prints
 # "ok"/"FAIL"; the script exits with the number of failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 kdamonds() { cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds; }
-json_num() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" | head -n 1; }
 
 # 1. Promotion with the DAMON source, before and after a hot-set switch.
 hot_set_workload --mib=192 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=1 --layout=/tmp/l1 &

@@ -5,10 +5,7 @@
 # from that ratio; with --keep-interleave 0.05 hotpage keeps node 0's share
 # within 5 points of 25%. A control run without the flag shows the ratio
 # does break, so the check tests the rule.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 # Node 0's share (per mille) of the weighted-interleave range of pid $1.
 share0() {
   line=$(grep "weighted interleave" /proc/$1/numa_maps | head -n 1)

@@ -16,10 +16,7 @@
 # Shown: without --locality nothing moves (control); with it, A goes to
 # node 0 and B to node 1 (their writers' nodes), and S, written from both
 # packages, stays where it was.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 field() { echo "$1" | sed -E "s/.*$2=([0-9]+).*/\1/"; }
 json() { sed -E -n "s/.*\"$2\": *([0-9.]+).*/\1/p" "$1" | head -n 1; }
 

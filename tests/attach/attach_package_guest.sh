@@ -6,10 +6,7 @@
 # page's accessor node. With --weights 0:1,1:1 alone promotions alternate
 # between the two fast nodes whoever accesses the page; with
 # --package-aware each thread's hot pages go to its own package's node.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 field() { echo "$1" | sed -E "s/.*$2=([0-9]+).*/\1/"; }
 
 run() {  # run NAME ATTACH_ARGS...: sets t0n0 t0n1 t1n0 t1n1

@@ -3,12 +3,7 @@
 # workload (640 MiB, starting on node 1) does not fit on node 0: once node 0
 # is down to its watermarks, every new hot set must displace colder pages,
 # which hotpage demotes.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-json_num() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" | head -n 1; }
-free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 
 echo "node 0 free before: $(free0) kB"
 # Another process takes node 0 down to 73 MiB free: ~40 MiB above the high

@@ -12,12 +12,7 @@
 # sweep of pages never sampled (EngineOptions::sweep_untracked_fast) is
 # for page-precise sources (PEBS, IBS), which no guest has; it is tested
 # in policy/engine_test.cc. Here untracked_victims is reported, not checked.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-json_num() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" | head -n 1; }
-free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 
 echo "node 0 free before: $(free0) kB"
 hot_set_workload --mib=640 --clusters=8 --cluster_mib=2 --thp=never --prefer_node=0 --layout=/tmp/l &

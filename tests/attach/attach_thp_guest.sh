@@ -5,10 +5,7 @@
 # promote the hot 2 MiB clusters whole to node 1 (not to node 0, the
 # nearest-by-id tie): the kernel counts THP migrations, none split, and the
 # area stays THP-backed.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 anon_huge_kb() { awk '/^AnonHugePages:/ { s += $2 } END { print s + 0 }' /proc/$1/smaps; }
 

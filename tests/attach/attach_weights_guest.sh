@@ -7,10 +7,7 @@
 # the engine splits a chunk of base pages by weight (policy/placement.h,
 # rule W). A THP-backed run checks that huge pages still move whole
 # (thp_migration_success grows, no split).
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 field() { echo "$1" | sed -E "s/.*$2=([0-9]+).*/\1/"; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 

@@ -1,11 +1,8 @@
 # Sourced by the daemon guest scripts (copied into the guest as
 # /daemon_guest_lib.sh): the check helpers and the two-cgroup setup they
-# share. Every check prints "ok"/"FAIL"; $fails counts the failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-free0() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+# share. Every check prints "ok"/"FAIL"; $fails counts the failures (the
+# helpers are tests/vm/guest_checks.sh's).
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 # Hot-set pages (4 KiB) of PID on node 0.
 hot0() { attach_vm_check counthot $1 $2 | sed -n 's/.*node0=\([0-9]*\).*/\1/p'; }
 # The workloads: 320 MiB each, an 80 MiB hot set of four 20 MiB clusters,

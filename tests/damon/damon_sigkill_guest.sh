@@ -4,14 +4,11 @@
 # refused by name; SIGTERM leaves nothing; a kdamond replaced by someone
 # else after the kill is refused and left alone. Every check prints
 # "ok"/"FAIL"; the script exits with the number of failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 D=/sys/kernel/mm/damon/admin
 K=$D/kdamonds/0
 C=$K/contexts/0
 STATE=/run/hotpage/damon-state
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 nr() { cat $D/kdamonds/nr_kdamonds; }
 target() { cat $C/targets/0/pid_target 2>/dev/null; }
 kdamond_threads() { grep -l '^kdamond' /proc/[0-9]*/comm 2>/dev/null | wc -l; }

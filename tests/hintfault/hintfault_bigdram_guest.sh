@@ -5,11 +5,7 @@
 # limit is 0 (pgdat_free_space_enough, kernel/sched/fair.c). hotpage runs as
 # a dry run here, so every page that moves was moved by the kernel: the
 # watchdog must report it. Exits with the number of failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-json_num() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" | head -n 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 vmstat() { sed -n "s/^$1 //p" /proc/vmstat; }
 sysctls() { echo "$(cat /proc/sys/kernel/numa_balancing)/$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)"; }
 mkdir -p /run

@@ -4,11 +4,7 @@
 # (invisible to DAMON's regions), with the kernel's tiering mode sensing and a
 # 0 MB/s promotion limit. Every check prints "ok"/"FAIL"; measured numbers are
 # printed as "MEASURE ..." lines; the script exits with the number of failures.
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-json_num() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$1" | head -n 1; }
+. /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 vmstat() { sed -n "s/^$1 //p" /proc/vmstat; }
 NB=/proc/sys/kernel/numa_balancing
 RL=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps

@@ -10,6 +10,8 @@ VM_TEST_TAGS = ["vm", "local", "exclusive"]
 
 STATIC_KEY_PIN = "//tests/vm:static_key_pin"
 
+GUEST_CHECKS = "//tests/vm:guest_checks.sh"
+
 def vm_test(
         name,
         topology,
@@ -45,6 +47,10 @@ def vm_test(
     # Every guest holds the perf static keys enabled from boot (see
     # static_key_pin.cc: their code patching races under TCG).
     bins = bins + [STATIC_KEY_PIN]
+    # Every guest holds the check helpers the scripts source (fails, ok,
+    # bad, wait_file, json_num, free0).
+    files = dict(files)
+    files[GUEST_CHECKS] = "/guest_checks.sh"
     for b in bins:
         args += ["--bin", "$(location %s)" % b]
     for src, dest in files.items():
