@@ -73,6 +73,8 @@ Migrator::Migrator(const MigratorOptions& options, ProcessHandle target,
   index_.reserve(options_.batch_pages);
   flags_.reserve(options_.batch_pages);
   by_page_.reserve(options_.batch_pages);
+  MutexLock stats_lock(&stats_mu_);
+  moved_log_.resize(options_.moved_log_pages);
 }
 
 Migrator::~Migrator() { Stop(); }
@@ -284,6 +286,18 @@ Migrator::MovedBytes Migrator::MovedBytesOf(absl::Span<const int> nodes) const {
     }
   }
   return b;
+}
+
+uint64_t Migrator::MovedSince(uint64_t seq, std::vector<MovedPage>* out,
+                              bool* lost) const {
+  out->clear();
+  MutexLock lock(&stats_mu_);
+  const uint64_t cap = moved_log_.size();
+  const uint64_t oldest = moved_seq_ > cap ? moved_seq_ - cap : 0;
+  *lost = seq < moved_seq_ && (cap == 0 || seq < oldest);
+  for (uint64_t k = std::max(seq, oldest); cap > 0 && k < moved_seq_; ++k)
+    out->push_back(moved_log_[k % cap]);
+  return moved_seq_;
 }
 
 std::vector<std::pair<int, Migrator::MovedBytes>> Migrator::QueuedBytesByNode()
@@ -697,6 +711,14 @@ void Migrator::Moved(const Entry& e, absl::Time now) {
   counters_.moved_in_bytes[e.req.to_node] += e.req.page_bytes;
   const int from = e.actual_from >= 0 ? e.actual_from : e.req.from_node;
   if (from >= 0) counters_.moved_out_bytes[from] += e.req.page_bytes;
+  if (!moved_log_.empty()) {
+    MovedPage& m = moved_log_[moved_seq_ % moved_log_.size()];
+    m.vaddr = e.req.vaddr;
+    m.page_bytes = e.req.page_bytes;
+    m.from_node = static_cast<int16_t>(from);
+    m.to_node = static_cast<int16_t>(e.req.to_node);
+  }
+  ++moved_seq_;
   if (e.actual_from >= 0) {
     pingpong_.RecordMove(e.req.vaddr, e.actual_from, e.req.to_node, now);
   }

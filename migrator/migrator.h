@@ -152,6 +152,20 @@ struct MigratorOptions {
   // ClearNodeBackoff(); ZeroDuration: only ClearNodeBackoff() ends it.
   absl::Duration enomem_backoff = absl::Seconds(10);
   PingPongOptions pingpong;
+  // Pages in the moved-page log (Migrator::MovedSince), allocated once
+  // (16 bytes each: 1 MiB at the default); 0: no log. 65536 pages is 256
+  // MiB of 4 KiB moves, a second of the default rate limit: a reader
+  // that drains it once a round (LiveMemoryView, 1 s rounds) loses
+  // nothing at that rate, and one that loses pages learns it.
+  size_t moved_log_pages = 65536;
+};
+
+// One page the migrator moved (the moved-page log, Migrator::MovedSince).
+struct MovedPage {
+  uint64_t vaddr = 0;
+  uint32_t page_bytes = 0;
+  int16_t from_node = -1;  // where its query found it; -1: not known
+  int16_t to_node = -1;
 };
 
 // What one round did and what the thread should do next (RunOnce()).
@@ -238,6 +252,24 @@ class Migrator {
   };
   MovedBytes MovedBytesOf(absl::Span<const int> nodes) const
       ABSL_LOCKS_EXCLUDED(stats_mu_);
+
+  // The moved-page log: every page moved gets the next sequence number
+  // (the first 0) and a slot in a ring of MigratorOptions::moved_log_pages.
+  // MovedSince copies the pages numbered `seq` and later that the ring
+  // still holds into `out` (cleared first; reserve moved_log_pages in it
+  // and it never allocates), oldest first, and returns the number the next
+  // move will get: the `seq` of the next call. `*lost` says whether some
+  // page numbered `seq` or later was overwritten before this call (or
+  // there is no log): a reader keeping per-address counts current
+  // (tools/live_memory_view.h) must then read them afresh. Thread-safe;
+  // O(pages copied) under the stats lock.
+  uint64_t MovedSince(uint64_t seq, std::vector<MovedPage>* out,
+                      bool* lost) const ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // The number the next moved page will get (pages moved so far).
+  uint64_t MovedCount() const ABSL_LOCKS_EXCLUDED(stats_mu_) {
+    MutexLock lock(&stats_mu_);
+    return moved_seq_;
+  }
 
   // Bytes of the requests accepted and not yet done, by node: bound onto it
   // (`in`) and off it (`out`). Counted: the queue, by from_node, else by
@@ -376,6 +408,10 @@ class Migrator {
   // Worker counters.
   mutable Mutex stats_mu_;
   Counters counters_ ABSL_GUARDED_BY(stats_mu_);
+  // The moved-page log (MovedSince): moved_seq_ pages logged so far, page
+  // k in moved_log_[k % size].
+  std::vector<MovedPage> moved_log_ ABSL_GUARDED_BY(stats_mu_);
+  uint64_t moved_seq_ ABSL_GUARDED_BY(stats_mu_) = 0;
 
   // ENOMEM back-offs: node -> until (InfiniteFuture: until cleared).
   mutable Mutex node_mu_;

@@ -187,6 +187,41 @@ TEST_F(MigratorTest, DemotionsAndPromotionsCountedApartOneNodePerCall) {
 // target (and off their from_node), a demotion without a from_node off its
 // planned_from (AppendMoveRequests sets only that one); nothing once they
 // are done.
+// The moved-page log (MovedSince): each page moved, with where its query
+// found it and where it went, in order; a reader behind by more than the
+// ring (moved_log_pages) is told it lost pages, one exactly the ring's
+// size behind is not.
+TEST_F(MigratorTest, MovedPageLogKeepsTheLastPagesAndSaysWhenSomeWereLost) {
+  mover_.AddPages(kBase, 6, k4K, 1);
+  MigratorOptions o = Unlimited();
+  o.moved_log_pages = 4;
+  auto m = Make(o);
+  std::vector<MovedPage> out;
+  out.reserve(4);
+  bool lost = true;
+  EXPECT_EQ(m->MovedSince(0, &out, &lost), 0u);
+  EXPECT_FALSE(lost);
+  EXPECT_TRUE(out.empty());
+  std::vector<MoveRequest> reqs;
+  for (int i = 0; i < 6; ++i) reqs.push_back(Promote(kBase + i * k4K));
+  ASSERT_EQ(m->Submit(reqs), 6u);
+  Drain(*m);
+  EXPECT_EQ(m->MovedCount(), 6u);
+  EXPECT_EQ(m->MovedSince(2, &out, &lost), 6u);
+  EXPECT_FALSE(lost);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].vaddr, kBase + 2 * k4K);
+  EXPECT_EQ(out[3].vaddr, kBase + 5 * k4K);
+  EXPECT_EQ(out[0].from_node, 1);
+  EXPECT_EQ(out[0].to_node, 0);
+  EXPECT_EQ(out[0].page_bytes, k4K);
+  EXPECT_EQ(m->MovedSince(1, &out, &lost), 6u);
+  EXPECT_TRUE(lost);
+  EXPECT_EQ(m->MovedSince(6, &out, &lost), 6u);
+  EXPECT_FALSE(lost);
+  EXPECT_TRUE(out.empty());
+}
+
 TEST_F(MigratorTest, QueuedBytesByNodeCountWhatIsNotDoneYet) {
   mover_.AddPages(kBase, 10, k4K, 1);
   mover_.AddPages(kBase + 100 * k4K, 4, k4K, 0);

@@ -9,8 +9,10 @@
 //
 //   reported_free(n) = min(real_free(n), max(0, high(n) + target(n) - mine(n)))
 //
-// where mine(n) is the process's bytes on n (from the numa_maps ranges the
-// same round read, Ranges() before Free()) and target(n) the process's
+// where mine(n) is the process's bytes on n (from the ranges the same
+// round got, Ranges() before Free(): numa_maps as the LiveMemoryView last
+// read it, with its migrator's moves since counted in, within the bounds
+// of tools/live_memory_view.h) and target(n) the process's
 // fast-tier target (SetTarget, from FairShares) split over the fast nodes in
 // proportion to their memory. So the process promotes while it is under its
 // target, stops at it, and once it is more than (high - low) above it (2%

@@ -5,7 +5,14 @@
 #include <map>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "migrator/fake_page_mover.h"
+#include "migrator/migrator.h"
+#include "migrator/process_handle.h"
+#include "tools/base/clock.h"
+#include "tools/base/kernel/fake_tree.h"
+#include "tools/live_memory_view.h"
 
 namespace hotpage {
 namespace {
@@ -189,6 +196,80 @@ TEST(FairShareViewTest, WhatItHoldsNowCountsTheMovesSinceTheLastReading) {
   view.Ranges();
   EXPECT_EQ(view.Fast().read_bytes, 35 * kPage);
   EXPECT_EQ(view.Fast().moved_since, 0);
+}
+
+// The daemon's view over the live one, between two numa_maps reads
+// (tools/live_memory_view.h): the live view counts its migrator's moves
+// into the ranges it returns, and the share view takes the migrator's
+// counter at each Ranges(), so a promotion done since a reading is counted
+// once in Fast() (read_bytes + moved_since) and in the "mine" its free
+// memory is cut by, whether or not numa_maps was read again.
+TEST(FairShareViewTest, WhatItHoldsCountsEachMoveOnceBetweenNumaMapsReads) {
+  const Topology topo = TwoTiers();
+  const PlacementConfig cfg;
+  FakeTree tree;
+  const pid_t pid = getpid();
+  tree.WriteProcStat(pid);
+  const std::string proc = absl::StrCat("/proc/", pid);
+  tree.Write(proc + "/maps",
+             absl::StrCat(absl::Hex(kBase), "-", absl::Hex(kBase + kGiB),
+                          " rw-p 00000000 00:00 0\n"));
+  tree.Write(proc + "/numa_maps",
+             absl::StrCat(absl::Hex(kBase),
+                          " default anon=100 N1=100 kernelpagesize_kB=4\n"));
+  tree.Write(proc + "/statm", "1000 100 0 1 0 100 0\n");
+  tree.Write("/sys/devices/system/node/node0/meminfo",
+             "Node 0 MemFree:         524288 kB\n");  // half of it
+  absl::StatusOr<KernelFs> fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  absl::StatusOr<ProcessHandle> target = ProcessHandle::Attach(pid, &*fs);
+  ASSERT_TRUE(target.ok()) << target.status();
+  FakePageMover mover;
+  mover.AddPages(kBase, 100, kPage, 1);
+  FakeClock clock(absl::FromUnixSeconds(1000));
+  MigratorOptions o;
+  o.rate_limit_bytes_per_sec = 0;
+  o.cpu_budget = 0;
+  Migrator migrator(o, std::move(*target), &mover, &clock);
+  LiveMemoryView live(pid, &mover, &*fs, &topo, &migrator, RangesRefresh{},
+                      &clock);
+  FairShareView view(&live, &topo, &cfg);
+  const std::vector<int> fast = {0};
+  view.SetFastMoved([&] {
+    const Migrator::MovedBytes b = migrator.MovedBytesOf(fast);
+    return static_cast<int64_t>(b.in) - static_cast<int64_t>(b.out);
+  });
+  view.SetTarget(kGiB / 4);
+  view.Ranges();
+  EXPECT_EQ(view.Fast().read_bytes, 0u);
+  auto promote = [&](int from, int to) {
+    std::vector<MoveRequest> reqs;
+    for (int i = from; i < to; ++i)
+      reqs.push_back({kBase + i * kPage, kPage, 1, 0, MoveReason::kPromote});
+    ASSERT_EQ(migrator.Submit(reqs), static_cast<size_t>(to - from));
+    while (migrator.RunOnce().next == MigratorRound::Next::kMore) {
+    }
+  };
+  promote(0, 30);
+  EXPECT_EQ(view.Fast().read_bytes + view.Fast().moved_since, 30 * kPage);
+  // The next round: numa_maps is not read again (same maps, same resident
+  // set, 1 s old); the 30 pages are in the reading now, not in the moves.
+  clock.Advance(absl::Seconds(1));
+  view.Ranges();
+  EXPECT_EQ(live.ranges_stats().full_reads, 1u);
+  EXPECT_EQ(view.Fast().read_bytes, 30 * kPage);
+  EXPECT_EQ(view.Fast().moved_since, 0);
+  // Free() cuts the node's room by the 30 pages held: high + target -
+  // mine.
+  const NodeWatermarks wm = WatermarksFor(cfg, topo, 0);
+  uint64_t free0 = 0;
+  for (const NodeFree& f : view.Free())
+    if (f.node == 0) free0 = f.free_bytes;
+  EXPECT_EQ(free0, std::min(kGiB / 2, wm.high_bytes + kGiB / 4 - 30 * kPage));
+  promote(30, 40);
+  clock.Advance(absl::Seconds(1));
+  view.Ranges();
+  EXPECT_EQ(view.Fast().read_bytes + view.Fast().moved_since, 40 * kPage);
 }
 
 // A member being stopped: the view says Interrupted() and answers its
