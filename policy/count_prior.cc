@@ -80,12 +80,42 @@ void CountPrior::Fit(absl::Span<const uint64_t> histogram, double z) {
     b.lo = grid_[lo];
     b.hi = grid_[hi];
   }
+  // Every count's posterior CDF (the pair test).
+  cdf_.resize(static_cast<size_t>(kMaxCount + 1) * kGridPoints);
+  for (uint32_t k = 0; k <= kMaxCount; ++k) {
+    const double* row = &like_[static_cast<size_t>(k) * kGridPoints];
+    double* cdf = &cdf_[static_cast<size_t>(k) * kGridPoints];
+    double denom = 0;
+    for (int j = 0; j < kGridPoints; ++j) denom += weights_[j] * row[j];
+    double sum = 0;
+    for (int j = 0; j < kGridPoints; ++j) {
+      sum += weights_[j] * row[j];
+      // No mass at all (a count far from every weight): no posterior,
+      // NaN (ProbNotHotter gives none, as Bounds falls back to Garwood's).
+      cdf[j] = denom > 0 ? sum / denom : std::nan("");
+    }
+  }
   fitted_ = true;
 }
 
 std::optional<PoissonBounds> CountPrior::Bounds(uint32_t k) const {
   if (!fitted_ || k > kMaxCount) return std::nullopt;
   return bounds_[k];
+}
+
+std::optional<double> CountPrior::ProbNotHotter(uint32_t kc,
+                                                uint32_t kv) const {
+  if (!fitted_ || kc > kMaxCount || kv > kMaxCount) return std::nullopt;
+  const double* c = &cdf_[static_cast<size_t>(kc) * kGridPoints];
+  const double* v = &cdf_[static_cast<size_t>(kv) * kGridPoints];
+  if (std::isnan(c[0]) || std::isnan(v[0])) return std::nullopt;
+  // sum_j P(lambda_v = g_j) P(lambda_c <= g_j).
+  double p = 0, prev = 0;
+  for (int j = 0; j < kGridPoints; ++j) {
+    p += (v[j] - prev) * c[j];
+    prev = v[j];
+  }
+  return std::min(1.0, std::max(0.0, p));
 }
 
 }  // namespace hotpage

@@ -21,15 +21,23 @@ void AddPoisson(std::vector<uint64_t>& h, double pages, double mean) {
   }
 }
 
+// A prior fitted to the expected histogram of a cold group and a hot group
+// of pages (Poisson counts of the given means).
+CountPrior FitTwoGroups(double cold_pages, double cold_mean, double hot_pages,
+                        double hot_mean) {
+  std::vector<uint64_t> h(CountPrior::kMaxCount + 1, 0);
+  AddPoisson(h, cold_pages, cold_mean);
+  AddPoisson(h, hot_pages, hot_mean);
+  CountPrior prior;
+  prior.Fit(h, kZ);
+  return prior;
+}
+
 // A cold majority (mean 0.05 per window) and a hot set (mean 6): a count of
 // 0 is almost surely cold and a count of 4 hot, which the Poisson interval
 // of one page cannot tell (U(0) = 2.1 is above L(4) = 2.0 at z = 1.163).
 TEST(CountPrior, BimodalPopulationSeparatesWhatOnePageCannot) {
-  std::vector<uint64_t> h(CountPrior::kMaxCount + 1, 0);
-  AddPoisson(h, 8000, 0.05);
-  AddPoisson(h, 2000, 6);
-  CountPrior prior;
-  prior.Fit(h, kZ);
+  const CountPrior prior = FitTwoGroups(8000, 0.05, 2000, 6);
   ASSERT_TRUE(prior.fitted());
   const PoissonBounds g0 = PoissonInterval(0, kZ), g4 = PoissonInterval(4, kZ);
   ASSERT_LT(g4.lo, g0.hi);  // the Poisson test cannot act
@@ -82,6 +90,46 @@ TEST(CountPrior, NeedsTwoCountsAndCoversOnlyItsRange) {
   h.assign(CountPrior::kMaxCount + 10, 0);
   prior.Fit(h, kZ);
   EXPECT_FALSE(prior.fitted());
+}
+
+// The pair test (count_prior.h): a hot set at 2.2 samples per window and a
+// cold rest at 0.1, as pages sampled under once a second over a short
+// window are. A count of 1 against a count of 0: the intervals overlap
+// (L = 0.2 against U = 0.5), the pair's joint posterior does not (P(not
+// hotter) = 0.10 < a = 0.12). A count of 3 against 1 passes neither: the
+// intervals overlap, and the pair is too often a tie in the hot group.
+// Every pair the intervals part has P(not hotter) <= 2a, the bound lo > hi
+// gives.
+TEST(CountPrior, PairTestPassesWhereTheIntervalsOverlap) {
+  const CountPrior prior = FitTwoGroups(6000, 0.1, 3000, 2.2);
+  ASSERT_TRUE(prior.fitted());
+  const double a = 0.5 * std::erfc(kZ / std::sqrt(2.0));
+  EXPECT_LE(prior.Bounds(1)->lo, prior.Bounds(0)->hi);  // intervals: no
+  EXPECT_LE(*prior.ProbNotHotter(1, 0), a);             // the pair: yes
+  EXPECT_LE(prior.Bounds(3)->lo, prior.Bounds(1)->hi);
+  EXPECT_GT(*prior.ProbNotHotter(3, 1), a);
+  // Ties: a page is not hotter than another of its count.
+  EXPECT_GT(*prior.ProbNotHotter(3, 3), 0.5);
+  EXPECT_GT(*prior.ProbNotHotter(1, 3), 0.5);
+  for (uint32_t kc = 0; kc <= 12; ++kc) {
+    for (uint32_t kv = 0; kv <= 12; ++kv) {
+      const double p = *prior.ProbNotHotter(kc, kv);
+      EXPECT_GE(p, 0) << kc << " " << kv;
+      EXPECT_LE(p, 1) << kc << " " << kv;
+      // Monotone: a larger count is stochastically hotter.
+      if (kv > 0) {
+        EXPECT_GE(p, *prior.ProbNotHotter(kc, kv - 1) - 1e-12)
+            << kc << " " << kv;
+      }
+      if (prior.Bounds(kc)->lo > prior.Bounds(kv)->hi) {
+        EXPECT_LE(p, 2 * a) << kc << " " << kv;
+      }
+    }
+  }
+  // Not fitted, or a count out of range: no answer.
+  EXPECT_FALSE(prior.ProbNotHotter(CountPrior::kMaxCount + 1, 0));
+  CountPrior empty;
+  EXPECT_FALSE(empty.ProbNotHotter(1, 0));
 }
 
 }  // namespace

@@ -546,6 +546,83 @@ void PolicyEngine::QueryPlacement(MemoryView& view) {
   }
 }
 
+PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
+                                              uint64_t now_ns) {
+  PlacementDecision none;
+  if (!options_.slow_tier_samples) return none;
+  if (bandwidth_bound_) {  // promotions held: the round decides
+    arrivals_cursor_ = unknown_demand_.size();
+    return none;
+  }
+  arrival_pages_.clear();
+  arrival_accessors_.clear();
+  for (; arrivals_cursor_ < unknown_demand_.size(); ++arrivals_cursor_) {
+    const UnknownDemand& u = unknown_demand_[arrivals_cursor_];
+    const PageKey k = PageKey::Unpack(u.key);
+    // A 2 MiB entry (a THP chunk) and a page a round placed wait for the
+    // round; a page is planned once between rounds.
+    if (k.kind != PageKind::k4K || placement_.contains(u.key)) continue;
+    if (!arrived_.insert(u.key).second) continue;
+    arrival_pages_.push_back(k.vaddr());
+    arrival_accessors_.push_back(u.fallback_node);
+  }
+  if (arrival_pages_.empty()) return none;
+  arrival_nodes_.assign(arrival_pages_.size(), -1);
+  if (view.QueryNodes(arrival_pages_, absl::MakeSpan(arrival_nodes_)) < 0)
+    return none;
+  // One sample over the interval: the short window's evidence of a page
+  // first sampled now (its lower bound is what the round would give it).
+  const double interval_s = static_cast<double>(options_.interval_ns) / 1e9;
+  const double period = static_cast<double>(options_.sample_weight);
+  const PoissonBounds one = PoissonInterval(1, options_.z);
+  arrival_heat_.clear();
+  for (size_t i = 0; i < arrival_pages_.size(); ++i) {
+    const int node = arrival_nodes_[i];
+    if (node < 0 || IsFastNode(node)) continue;
+    PageHeat h;
+    h.vaddr = arrival_pages_[i];
+    h.current_node = node;
+    h.accessor_node = arrival_accessors_[i];
+    h.rate = period / interval_s;
+    h.rate_lo = one.lo * period / interval_s;
+    h.rate_hi = one.hi * period / interval_s;
+    arrival_heat_.push_back(h);
+  }
+  if (arrival_heat_.empty()) return none;
+  const std::vector<NumaMapsRange> ranges = view.Ranges();
+  std::vector<NodeFree> free = view.Free();
+  ProjectQueuedMoves(view.QueuedMoves(), &free);
+  const std::vector<int> backed_off = view.BackedOffNodes();
+  PlacementInput in;
+  in.topology = &topology_;
+  in.candidates = arrival_heat_;
+  in.ranges = ranges;
+  in.free = free;
+  in.backed_off_nodes = backed_off;
+  in.is_held = [&view](uint64_t vaddr) { return view.IsHeld(vaddr); };
+  PlacementDecision d = DecideMoves(in, config_, *strategy_);
+  for (const PlannedMove& m : d.moves) {
+    if (m.reason != PlacementReason::kPromote) continue;
+    counters_.planned_promotions += m.page_bytes / 4096;
+    counters_.arrival_promotions += m.page_bytes / 4096;
+    PageKey k;
+    k.address_space = options_.address_space;
+    k.kind = PageKind::k4K;
+    k.page = m.vaddr >> PageShift(k.kind);
+    RecordPromotion(k.Pack(), now_ns);
+  }
+  return d;
+}
+
+void PolicyEngine::RecordPromotion(uint64_t key, uint64_t now_ns) {
+  if (promoted_.size() < options_.max_promoted_tracked &&
+      promoted_.insert(key).second) {
+    ++counters_.promoted_entries;
+  }
+  if (promoted_at_.size() < options_.max_promoted_tracked)
+    promoted_at_.emplace(key, now_ns);
+}
+
 RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   RoundReport report;
   report.round = ++counters_.rounds;
@@ -773,6 +850,9 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   victims.clear();
   hot_on_fast.clear();
   for (const PageEstimate& e : scan.hottest_not_fast) {
+    // Planned by PlaceArrivals since the last round: queued, not a
+    // candidate again.
+    if (!arrived_.empty() && arrived_.contains(e.entry.key.Pack())) continue;
     const PageHeat heat = to_heat(e);
     candidates.push_back(heat);
     short_window(candidates.back(), e);
@@ -846,6 +926,17 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // In the change window the victims rank by the new regime's prior too
   // (file comment).
   in.victims_by_prior = changed;
+  // The swap test's pair form (policy/count_prior.h, "The pair test"), for
+  // sources whose counts are Poisson in the access rate: a fault source's
+  // are capped at one per re-arm or scan pass (rates_bound_accesses_), so a
+  // count of 1 against 0 says when the page was last touched against the
+  // re-arm, not which is hotter.
+  if (options_.pair_test && !rates_bound_accesses_) {
+    in.prior = &prior_;
+    in.long_prior = &long_prior_;
+    in.pair_tail = 0.5 * std::erfc(options_.z / std::sqrt(2.0));
+    report.pair_test = true;
+  }
   report.decision = DecideMoves(in, config_, *strategy_);
   ArmRoom(report);
   if (report.decision.shed_pages > 0) {
@@ -898,11 +989,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       }
       continue;
     }
-    if (promoted_.size() < options_.max_promoted_tracked) {
-      if (promoted_.insert(key).second) ++counters_.promoted_entries;
-    }
-    if (promoted_at_.size() < options_.max_promoted_tracked)
-      promoted_at_.emplace(key, now_ns);
+    RecordPromotion(key, now_ns);
   }
   // The planned moves' targets stand for their nodes until the next round
   // queries them (the shift detector would otherwise count samples on
@@ -927,6 +1014,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     const uint64_t k = (now_ns - start_ns_) / len + 1;
     next_epoch_ns_ = start_ns_ + k * len;
   }
+  arrived_.clear();  // every key of the window is placed now
   RefreshHugeChunks(view);
   return report;
 }
@@ -1059,6 +1147,7 @@ void PolicyEngine::AttributeUnknownDemand(absl::Span<const NodeFree> free) {
     i = end;
   }
   unknown_demand_.clear();
+  arrivals_cursor_ = 0;  // PlaceArrivals reads the next window's
 }
 
 PolicyEngine::BandwidthPlan PolicyEngine::PlanBandwidth(uint64_t dt_ns,
@@ -1371,6 +1460,7 @@ void PolicyEngine::ApplyLongPrior(double c, double period, bool candidate,
     // window's lower one.
     if (recent < lo) return;
     h.long_prior_lo = lo;
+    h.long_prior_count = static_cast<int32_t>(n);
     ++counters_.long_prior_candidates;
   } else {
     const double hi = b->hi * scale;
@@ -1378,6 +1468,7 @@ void PolicyEngine::ApplyLongPrior(double c, double period, bool candidate,
     // window's upper one.
     if (recent > hi) return;
     h.long_prior_hi = hi;
+    h.long_prior_count = static_cast<int32_t>(n);
   }
 }
 
@@ -1510,6 +1601,7 @@ void PolicyEngine::ApplyCountPrior(uint32_t count, double period,
   } else {
     h.prior_hi = b->hi * scale;
   }
+  h.prior_count = static_cast<int32_t>(count / options_.sample_weight);
 }
 
 void PolicyEngine::RefreshHugeChunks(MemoryView& view) {

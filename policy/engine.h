@@ -57,7 +57,12 @@
 // (tried: mixing them churned, scan_cold at 1:4 fell from 64% to 24% of
 // the oracle). Nothing in it is set per trace: the prior is the counts',
 // the tail is z's. Tested in engine_test
-// PriorFittedToTheCountsPromotesWhatPoissonCannot.
+// PriorFittedToTheCountsPromotesWhatPoissonCannot. Each prior also gives
+// the swap test its pair form (EngineOptions::pair_test; PageHeat::
+// prior_count and long_prior_count; policy/count_prior.h, "The pair
+// test"): a pair whose intervals overlap but whose joint posterior puts at
+// most the one-sided tail a on the candidate not being hotter swaps
+// (tuning 75.7 -> 75.9, +3.0 over colloid; tools/simulate/README.md).
 //
 // A long window for the victims. A hot page sampled about once a second
 // often has a decayed count of 0 or 1, as does a cold page touched once:
@@ -229,6 +234,25 @@
 // (NovelRateRose). New pages alone cannot outpace all samples of a steady
 // rate; the Poisson test keeps chance out. Tested in engine_test
 // NewPagesAtARateThatRoseBringTheRoundForward.
+// Arrivals. Even so a round comes after the faults and its moves after the
+// round: in the guest of tests/compare (clusters, 6,144 hot pages) the
+// kernel's scan pass made every hot page fault before a round that took
+// 249 ms under TCG (bounds 64, DecideMoves 82, scanner pass 46, placement
+// query 28), then the migrator moved them in 0.2 s; the kernel's tiering
+// mode copies each page inside its own fault. For a source whose samples
+// are slow-tier pages only (EngineOptions::slow_tier_samples: hint faults
+// in tiering mode, which scans no top-tier page) a page's first sample is
+// already what the round would promote it on when a fast node has room:
+// with no victim the swap test has nothing to beat, and a round promotes
+// every such candidate (rate_lo > 0). So between rounds PlaceArrivals
+// takes the 4 KiB pages sampled since the last round that no round has
+// placed, queries their nodes, and runs the round's placement on them
+// alone (DecideMoves: masks, bind ranges, holds, target order, budgets)
+// with no victims, so that it only promotes into room above the high
+// watermark, projected past the queued moves; the loop hands the moves
+// over at once. Rounds are unchanged: the next one finds the pages where
+// the migrator put them, and pages still queued are projected as before.
+// Tested in engine_test ArrivalsFromASlowTierSourceArePlacedBetweenRounds.
 // A shift to pages never sampled. The share test counts only samples on
 // pages whose node the last round knew, so a hot set that moves to pages
 // never sampled before (a table's untouched part, a new arena) is
@@ -640,6 +664,19 @@ struct EngineOptions {
   // two-sided 95% interval, made it 0.3% and promotions wait for about
   // twice the samples (measured in tools/simulate/README.md).
   double z = 1.163;
+  // The swap test's pair form (policy/count_prior.h, "The pair test"):
+  // under one prior, a candidate is also hotter than a victim when the
+  // posterior probability that it is not is at most a, the bounds'
+  // one-sided tail at z. Only for sources whose samples count accesses
+  // (not fault sources, whose counts are capped at one per re-arm or scan
+  // pass: the daemon's fairness guest, with write faults, kept 70-78 MiB
+  // of the hotter member's 80 MiB hot set on DRAM with it, 74-80 without).
+  bool pair_test = true;
+  // The source's samples are slow-tier pages only: NUMA hint faults in the
+  // kernel's tiering mode, which scans no top-tier page. Pages new since
+  // the last round are then placed as they arrive (PlaceArrivals). `hotpage
+  // attach --source hintfault` sets it.
+  bool slow_tier_samples = false;
   // Hotness table capacity: twice the fast tier's 4 KiB pages
   // (ForFastTier) and at least footprint_pages plus a quarter, at most
   // max_table_entries. A table smaller than the process's footprint
@@ -759,6 +796,9 @@ struct RoundReport {
   // The samples' rates only bound the access rates from below (a fault
   // source or DAMON, SamplesCountAccesses): the margin is 0, no move gated.
   bool rates_bound_accesses = false;
+  // The swap test had its pair form this round (EngineOptions::pair_test,
+  // and samples that count accesses).
+  bool pair_test = false;
   // Bandwidth (file comment): the loaded latencies of the fastest tier and
   // the next from this round's samples, and whether promotions were held.
   double fast_loaded_latency_ns = 0;
@@ -798,6 +838,8 @@ struct EngineCounters {
   uint64_t samples = 0;
   uint64_t rounds = 0;
   uint64_t planned_promotions = 0;  // 4 KiB pages
+  // Of them, planned by PlaceArrivals between rounds.
+  uint64_t arrival_promotions = 0;
   uint64_t planned_demotions = 0;
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
@@ -849,6 +891,22 @@ class PolicyEngine {
   // next one at the first start + k * interval after `now_ns`. Ends by
   // refreshing the THP-backed chunks (RefreshHugeChunks).
   RoundReport RunRound(MemoryView& view, uint64_t now_ns);
+  // Promotion on arrival (EngineOptions::slow_tier_samples; the file
+  // comment, "Arrivals"). Whether pages new since the last round wait for
+  // PlaceArrivals.
+  bool ArrivalsPending() const {
+    return options_.slow_tier_samples &&
+           arrivals_cursor_ < unknown_demand_.size();
+  }
+  // Between rounds, on the thread that ingests: the 4 KiB pages sampled
+  // since the last round that no round has placed and no earlier call has
+  // planned, promoted into room above a fast node's high watermark by the
+  // round's placement rules (masks, bind ranges, holds, targets, budgets;
+  // no victim, so no swap and no demotion). Their nodes are queried first;
+  // free memory is projected past the queued moves. The caller hands the
+  // decision's moves to its migrator. Empty without the option, while
+  // bandwidth holds promotions, or with nothing new.
+  PlacementDecision PlaceArrivals(MemoryView& view, uint64_t now_ns);
 
   // The migrator's running totals: pages it moved and the time it spent
   // (thread CPU), for the cost of one move (file comment). Totals only
@@ -1151,6 +1209,18 @@ class PolicyEngine {
   size_t long_keys_ = 0;
   uint32_t prev_epoch_ = 0;
   double long_window_s_ = 0;
+  // A planned promotion of the entry `key` at `now_ns`: the yield set
+  // (promoted_) and the horizon's start (promoted_at_), each bounded by
+  // max_promoted_tracked. RunRound and PlaceArrivals.
+  void RecordPromotion(uint64_t key, uint64_t now_ns);
+  // PlaceArrivals: unknown_demand_ read up to here since the last round, the
+  // keys it planned since then, and its scratch.
+  size_t arrivals_cursor_ = 0;
+  absl::flat_hash_set<uint64_t> arrived_;
+  std::vector<uint64_t> arrival_pages_;
+  std::vector<int> arrival_nodes_;
+  std::vector<int> arrival_accessors_;
+  std::vector<PageHeat> arrival_heat_;
   CountPrior prior_;
   std::vector<uint64_t> prior_histogram_;
   std::vector<uint64_t> long_histogram_;  // the long prior's

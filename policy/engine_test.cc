@@ -811,6 +811,108 @@ TEST(PolicyEngineTest, PriorFittedToTheCountsPromotesWhatPoissonCannot) {
   EXPECT_EQ(engine->counters().short_window_candidates, 0u);
 }
 
+// The swap test's pair form (EngineOptions::pair_test) rests on counts
+// that are Poisson in the access rate: a round has it for samples that
+// count accesses, not for a fault source's (one per re-arm or scan pass)
+// or DAMON's, and not with the option off.
+TEST(PolicyEngineTest, ThePairFormIsForSamplesThatCountAccesses) {
+  const Topology topo = ThreeNodes();
+  for (const SampleSource source :
+       {SampleSource::kPebsLoad, SampleSource::kPageFault}) {
+    for (const bool option : {true, false}) {
+      SCOPED_TRACE(std::string(SampleSourceName(source)) +
+                   (option ? " on" : " off"));
+      EngineOptions opt;
+      opt.pair_test = option;
+      auto engine = MakeEngine(topo, {}, opt);
+      engine->Start(0);
+      MapView view;
+      view.node[kBase] = 2;
+      Sample s = At(kBase, kSec / 2);
+      s.source = source;
+      engine->Ingest(std::vector<Sample>{s});
+      const RoundReport r = engine->RunRound(view, kSec);
+      EXPECT_EQ(r.pair_test, option && source == SampleSource::kPebsLoad);
+    }
+  }
+}
+
+// Arrivals (policy/engine.h): with a source whose samples are slow-tier
+// pages only, pages new since the last round are promoted into room as they
+// arrive, before the next round, once each; the round then leaves them out.
+// Not without the option, not into a fast node short of room, not a page
+// already on a fast node, a held page or one bound to the slow node.
+TEST(PolicyEngineTest, ArrivalsFromASlowTierSourceArePlacedBetweenRounds) {
+  const Topology topo = ThreeNodes();
+  auto run = [&](bool option, MapView& view) {
+    EngineOptions opt;
+    opt.slow_tier_samples = option;
+    opt.shift_z = 0;  // no round brought forward: arrivals alone
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    EXPECT_TRUE(engine->RunRound(view, kSec / 2).decision.moves.empty());
+    std::vector<Sample> samples;
+    for (int i = 0; i < 10; ++i) {
+      if (!view.node.contains(kBase + i * kPage))
+        view.node[kBase + i * kPage] = 2;
+      samples.push_back(At(kBase + i * kPage, kSec * 6 / 10));
+    }
+    engine->Ingest(samples);
+    return engine;
+  };
+  {
+    MapView view;
+    auto engine = run(/*option=*/true, view);
+    ASSERT_TRUE(engine->ArrivalsPending());
+    EXPECT_FALSE(engine->RoundDue(kSec * 6 / 10));
+    const PlacementDecision d = engine->PlaceArrivals(view, kSec * 6 / 10);
+    ASSERT_EQ(d.moves.size(), 10u) << DecisionToString(d);
+    for (const PlannedMove& m : d.moves) {
+      EXPECT_EQ(m.reason, PlacementReason::kPromote);
+      EXPECT_EQ(m.trigger, PlacementTrigger::kRoom);
+      EXPECT_EQ(m.to_node, 0);  // the sampling CPU's node
+    }
+    EXPECT_FALSE(engine->ArrivalsPending());
+    EXPECT_EQ(engine->counters().arrival_promotions, 10u);
+    // Sampled again before the round: planned once.
+    engine->Ingest(std::vector<Sample>{At(kBase, kSec * 7 / 10)});
+    EXPECT_TRUE(engine->PlaceArrivals(view, kSec * 7 / 10).moves.empty());
+    // The round finds them still on node 2 (queued) and leaves them out.
+    const RoundReport r = engine->RunRound(view, kSec);
+    for (const PlannedMove& m : r.decision.moves)
+      EXPECT_GE(m.vaddr, kBase + 10 * kPage) << DecisionToString(r.decision);
+    EXPECT_EQ(engine->counters().planned_promotions, 10u);
+  }
+  {
+    MapView view;  // without the option: the round decides
+    auto engine = run(/*option=*/false, view);
+    EXPECT_FALSE(engine->ArrivalsPending());
+    EXPECT_TRUE(engine->PlaceArrivals(view, kSec * 6 / 10).moves.empty());
+  }
+  {
+    MapView view;  // the fast nodes at their low watermark: no room
+    view.free = {{0, kGiB / 50}, {1, kGiB / 50}, {2, kGiB / 2}};
+    auto engine = run(/*option=*/true, view);
+    const PlacementDecision d = engine->PlaceArrivals(view, kSec * 6 / 10);
+    EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  }
+  {
+    MapView view;  // on a fast node, held, or bound to node 2
+    view.node[kBase] = 0;
+    view.held.insert(kBase + kPage);
+    NumaMapsRange bound;
+    bound.start = kBase + 2 * kPage;
+    bound.end = kBase + 3 * kPage;
+    bound.mode = MempolicyMode::kBind;
+    bound.nodes = {2};
+    view.ranges = {bound};
+    auto engine = run(/*option=*/true, view);
+    const PlacementDecision d = engine->PlaceArrivals(view, kSec * 6 / 10);
+    ASSERT_EQ(d.moves.size(), 7u) << DecisionToString(d);
+    for (const PlannedMove& m : d.moves) EXPECT_GE(m.vaddr, kBase + 3 * kPage);
+  }
+}
+
 // The first round: nothing is known at the start (no placement, no share
 // baseline for the shift detector), and first touch placed the pages with
 // no regard to heat, so the first samples at least interval / 4 after the

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "policy/count_prior.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -247,6 +248,22 @@ class Engine final : public PlacementContext {
   std::vector<double> promote_left_;
   double max_demoted_prior_hi_ = -std::numeric_limits<double>::infinity();
   double max_demoted_long_prior_hi_ = -std::numeric_limits<double>::infinity();
+  // The same bar for the priors' pair form (PageHeat::prior_count): the
+  // largest count demoted so far under each prior (a posterior is
+  // stochastically increasing in the count, so a candidate hotter than that
+  // page is hotter than every page demoted), -1 when none, kNoPairBar when
+  // a demoted page had no count under that prior.
+  static constexpr int64_t kNoPairBar = std::numeric_limits<int64_t>::max();
+  int64_t max_demoted_prior_count_ = -1;
+  int64_t max_demoted_long_prior_count_ = -1;
+  // The swap test (rule 2e): the bounds of one model against the same
+  // model's, or one prior's pair form.
+  bool Hotter(const PageHeat& c, const PageHeat& v) const;
+  // Rule 2b: `c` hotter than every page demoted so far in the round.
+  bool AboveTheBar(const PageHeat& c) const;
+  // P(lambda_c <= lambda_v) <= pair_tail under `prior` (counts, kv may be
+  // a bar: -1 passes, kNoPairBar fails).
+  bool PairHotter(const CountPrior* prior, int32_t kc, int64_t kv) const;
   // Rule I: planned byte changes per (interleaved range, node).
   absl::flat_hash_map<std::pair<const NumaMapsRange*, int>, int64_t>
       range_delta_;
@@ -466,6 +483,12 @@ DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
     max_demoted_prior_hi_ = std::max(max_demoted_prior_hi_, v.prior_hi);
     max_demoted_long_prior_hi_ =
         std::max(max_demoted_long_prior_hi_, v.long_prior_hi);
+    max_demoted_prior_count_ =
+        std::max<int64_t>(max_demoted_prior_count_,
+                          v.prior_count < 0 ? kNoPairBar : v.prior_count);
+    max_demoted_long_prior_count_ = std::max<int64_t>(
+        max_demoted_long_prior_count_,
+        v.long_prior_count < 0 ? kNoPairBar : v.long_prior_count);
     return DemoteResult::kOk;
   }
   *why = SkipReason::kNoRoom;
@@ -505,6 +528,8 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   const double mark_hi = max_demoted_hi_;
   const double mark_prior_hi = max_demoted_prior_hi_;
   const double mark_long_prior_hi = max_demoted_long_prior_hi_;
+  const int64_t mark_prior_count = max_demoted_prior_count_;
+  const int64_t mark_long_prior_count = max_demoted_long_prior_count_;
   // The candidate leaves its node: a victim may go into that room.
   NodeState& src = *Find(c.current_node);
   src.free += c.page_bytes;
@@ -538,7 +563,7 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
     // otherwise scan again every victim no single model beats, a round
     // quadratic in them (the daemon's members under emulation spent seconds
     // a round there, and a SIGTERM waited up to 15 s for one to end).
-    if (!ProvablyHotter(c, v)) {
+    if (!Hotter(c, v)) {
       *why = SkipReason::kNotHotterThanVictim;
       if (pass_over_left_ > 0 && ColdKey(v, in_.victims_by_prior) < HotKey(c)) {
         --pass_over_left_;
@@ -585,8 +610,34 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   max_demoted_hi_ = mark_hi;
   max_demoted_prior_hi_ = mark_prior_hi;
   max_demoted_long_prior_hi_ = mark_long_prior_hi;
+  max_demoted_prior_count_ = mark_prior_count;
+  max_demoted_long_prior_count_ = mark_long_prior_count;
   if (!any_victim) *why = SkipReason::kNoRoom;
   return false;
+}
+
+bool Engine::PairHotter(const CountPrior* prior, int32_t kc, int64_t kv) const {
+  if (prior == nullptr || kc < 0 || kv == kNoPairBar) return false;
+  if (kv < 0) return true;
+  const std::optional<double> p = prior->ProbNotHotter(
+      static_cast<uint32_t>(kc), static_cast<uint32_t>(kv));
+  return p && *p <= in_.pair_tail;
+}
+
+bool Engine::Hotter(const PageHeat& c, const PageHeat& v) const {
+  return ProvablyHotter(c, v) ||
+         (v.prior_count >= 0 &&
+          PairHotter(in_.prior, c.prior_count, v.prior_count)) ||
+         (v.long_prior_count >= 0 &&
+          PairHotter(in_.long_prior, c.long_prior_count, v.long_prior_count));
+}
+
+bool Engine::AboveTheBar(const PageHeat& c) const {
+  return c.rate_lo > max_demoted_hi_ || c.prior_lo > max_demoted_prior_hi_ ||
+         c.long_prior_lo > max_demoted_long_prior_hi_ ||
+         PairHotter(in_.prior, c.prior_count, max_demoted_prior_count_) ||
+         PairHotter(in_.long_prior, c.long_prior_count,
+                    max_demoted_long_prior_count_);
 }
 
 void Engine::PromoteOne(const PageHeat& c) {
@@ -606,8 +657,7 @@ void Engine::PromoteOne(const PageHeat& c) {
   }
   if (!(std::max({c.rate_lo, c.prior_lo, c.long_prior_lo}) >
         config_.min_promote_rate_lo_per_sec) ||
-      !(c.rate_lo > max_demoted_hi_ || c.prior_lo > max_demoted_prior_hi_ ||
-        c.long_prior_lo > max_demoted_long_prior_hi_)) {
+      !AboveTheBar(c)) {
     ++skip[SkipReason::kNotEnoughEvidence];
     return;
   }

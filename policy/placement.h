@@ -40,10 +40,13 @@
 //    b. needs evidence: rate_lo > config.min_promote_rate_lo_per_sec and
 //       rate_lo > rate_hi of every page demoted so far in the round, or the
 //       same with prior_lo and prior_hi, the second model's bounds
-//       (PageHeat; kNotEnoughEvidence; a test never mixes the two models).
+//       (PageHeat; kNotEnoughEvidence; a test never mixes the two models),
+//       or, with PlacementInput::prior (long_prior), the prior's pair form
+//       against the largest count demoted so far under it (rule e).
 //       Together with the order of rules 1 and 2c this keeps the round
-//       invariant: every promoted page is provably hotter (lo > hi, under
-//       one model) than every demoted page; and it must pay its move:
+//       invariant: every promoted page is provably hotter (lo > hi, or the
+//       pair form, under one model) than every demoted page; and it must
+//       pay its move:
 //       rate > input.migration_margin_per_sec per 4 KiB page
 //       (kNotWorthTheCost; the margin is the engine's benefit-against-cost
 //       test, policy/engine.h);
@@ -60,7 +63,11 @@
 //       demotes the coldest victims still on that node, each only if
 //       candidate.rate_lo > victim.rate_hi (hotness ShouldPromote) or
 //       candidate.prior_lo > victim.prior_hi or candidate.long_prior_lo >
-//       victim.long_prior_hi (the victims' order is by the smallest upper
+//       victim.long_prior_hi, or, with PlacementInput::prior
+//       (long_prior), the pair's joint posterior under that prior puts at
+//       most pair_tail on the candidate not being hotter (PageHeat::
+//       prior_count; policy/count_prior.h, "The pair test") (the
+//       victims' order is by the smallest upper
 //       bound (rule 0): a victim that no model beats is passed over while
 //       its smallest upper bound is below the candidate's largest lower
 //       bound, at most as many times in a round as there are victims (a

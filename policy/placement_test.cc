@@ -14,6 +14,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
+#include "hotness/rate_stats.h"
+#include "policy/count_prior.h"
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/kernel/numa_maps.h"
@@ -84,6 +86,9 @@ struct Round {
   std::set<uint64_t> held;
   PlacementConfig config;
   double margin = 0;
+  const CountPrior* prior = nullptr;
+  const CountPrior* long_prior = nullptr;
+  double pair_tail = 0;
 
   Round() {
     for (int n = 0; n < 3; ++n)
@@ -104,6 +109,9 @@ struct Round {
     in.free = free;
     in.backed_off_nodes = backed_off;
     in.migration_margin_per_sec = margin;
+    in.prior = prior;
+    in.long_prior = long_prior;
+    in.pair_tail = pair_tail;
     if (!held.empty())
       in.is_held = [this](uint64_t a) { return held.count(a) > 0; };
     return in;
@@ -585,6 +593,86 @@ TEST(Placement, PromotionIntoDemotedRoomByThePrior) {
   ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
   EXPECT_EQ(d.moves[0].reason, PlacementReason::kDemote);
   EXPECT_EQ(d.moves[1].vaddr, A(1));
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 1u);
+}
+
+// The pair form of the swap test (policy/count_prior.h, "The pair test"):
+// a prior fitted to a hot set (2.2 samples a window) and a cold rest (0.1),
+// a candidate of count 1 and a victim of count 0 under it. Their bounds
+// overlap; their joint posterior says the candidate is hotter (P(not) =
+// 0.10 <= a = 0.12). With the prior given, the pair swaps, under either
+// prior's counts; without it, or with a victim that has no count under
+// that prior, or at a tighter tail, it does not. Rule 2b holds the same
+// way: after a watermark demotion of a count-0 page, a count-1 candidate
+// takes the room; after one of a count-1 page, it does not.
+TEST(Placement, PairFormOfTheSwapTest) {
+  std::vector<uint64_t> h(CountPrior::kMaxCount + 1, 0);
+  auto add = [&](double pages, double mean) {
+    double p = std::exp(-mean);
+    for (size_t k = 0; k < h.size(); ++k) {
+      h[k] += static_cast<uint64_t>(std::llround(pages * p));
+      p *= mean / static_cast<double>(k + 1);
+    }
+  };
+  add(6000, 0.1);
+  add(3000, 2.2);
+  CountPrior prior;
+  prior.Fit(h, 1.163);
+  ASSERT_TRUE(prior.fitted());
+  const double a = 0.5 * std::erfc(1.163 / std::sqrt(2.0));
+  const PoissonBounds b0 = *prior.Bounds(0), b1 = *prior.Bounds(1);
+  ASSERT_LE(b1.lo, b0.hi);
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  PageHeat c = Page(A(1), 2, 1, 80, 0);  // Poisson: not hotter (1 < 40)
+  PageHeat v = Page(A(100), 0, 1, 40);
+  c.prior_lo = b1.lo;
+  c.prior_count = 1;
+  v.prior_hi = b0.hi;
+  v.prior_count = 0;
+  r.candidates = {c};
+  r.victims = {v};
+  PlacementDecision d = r.Decide();  // no prior given: the bounds alone
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+  r.prior = &prior;
+  r.pair_tail = a;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(100));
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  r.pair_tail = a / 2;  // P(not hotter) 0.10 is above it
+  EXPECT_TRUE(r.Decide().moves.empty());
+  r.pair_tail = a;
+  r.victims[0].prior_count = -1;  // the prior gave the victim no bound
+  EXPECT_TRUE(r.Decide().moves.empty());
+  // The long prior's counts, the same way.
+  r.victims[0].long_prior_count = 0;
+  r.candidates[0].long_prior_count = 1;
+  EXPECT_TRUE(r.Decide().moves.empty());  // long_prior not given
+  r.long_prior = &prior;
+  EXPECT_EQ(r.Decide().moves.size(), 2u);
+
+  // Rule 2b: a watermark demotion sets the bar.
+  Round w;
+  w.prior = &prior;
+  w.pair_tail = a;
+  w.SetFree(0, 199);  // below low after the override
+  w.config.watermarks[0] = {0, 200 * kPage, 201 * kPage};
+  PageHeat demoted = Page(A(100), 0, 1, 50);
+  demoted.prior_count = 0;
+  PageHeat cand = Page(A(1), 2, 1, 90, 1);
+  cand.prior_count = 1;
+  w.victims = {demoted};
+  w.candidates = {cand};
+  d = w.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].reason, PlacementReason::kDemote);
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  w.victims[0].prior_count = 1;  // a tie: no promotion into its room
+  d = w.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 1u);
 }
 

@@ -29,6 +29,8 @@
 
 namespace hotpage {
 
+class CountPrior;  // policy/count_prior.h: the swap test's pair form
+
 // One page as the hotness scan sees it. From a hotness PageEstimate `e`
 // (hotness/hotness_table.h) and its current node:
 //   vaddr         = e.entry.key.vaddr()
@@ -85,6 +87,14 @@ struct PageHeat {
   // both sides, as above); victims also rank by long_prior_hi.
   double long_prior_lo = 0;
   double long_prior_hi = std::numeric_limits<double>::infinity();
+  // The counts the two priors' bounds above came from (in samples; -1:
+  // that prior gave this page no bound). With PlacementInput::prior or
+  // long_prior, the swap test also asks the prior for the pair's joint
+  // posterior (policy/count_prior.h, "The pair test"): a candidate is
+  // hotter than a victim when P(lambda_c <= lambda_v) <= pair_tail under
+  // one prior, which every pair with lo > hi under it passes too.
+  int32_t prior_count = -1;
+  int32_t long_prior_count = -1;
 };
 
 struct NodeFree {
@@ -168,6 +178,14 @@ struct PlacementInput {
   // only, and a page of the old hot set that drew no sample since the
   // change point is colder than one that did, whatever its long window.
   bool victims_by_prior = false;
+  // The priors PageHeat::prior_count and long_prior_count refer to, for the
+  // swap test's pair form (placement.h rules 2b and 2e); null: only the
+  // bounds are compared. pair_tail: the largest posterior probability that
+  // a candidate is not hotter than a victim for it to count as hotter (the
+  // engine passes a, the bounds' one-sided tail; lo > hi guarantees 2a).
+  const CountPrior* prior = nullptr;
+  const CountPrior* long_prior = nullptr;
+  double pair_tail = 0;
 };
 
 struct NodeWatermarks {

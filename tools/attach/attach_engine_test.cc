@@ -59,6 +59,13 @@ TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
   EXPECT_TRUE(o.table_by_footprint);
   EXPECT_EQ(o.footprint_pages, 20000u);
   EXPECT_EQ(AttachEngineOptions(*fs, 77, 500, "hintfault").sample_weight, 8);
+  // Hint faults in tiering mode are slow-tier pages only: placed as they
+  // arrive (PolicyEngine::PlaceArrivals); other sources see every tier.
+  EXPECT_TRUE(AttachEngineOptions(*fs, 77, 500, "hintfault").slow_tier_samples);
+  for (const char* source : {"pagefault", "pebs", "ibs", "damon"}) {
+    EXPECT_FALSE(AttachEngineOptions(*fs, 77, 500, source).slow_tier_samples)
+        << source;
+  }
   // Unreadable (the process exited): the engine's minimum table.
   EXPECT_EQ(AttachEngineOptions(*fs, 78, 500, "pebs").footprint_pages, 0u);
   // Pages never sampled are cold only for sources that see every access.

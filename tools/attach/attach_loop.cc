@@ -56,6 +56,9 @@ absl::Status AttachLoop::Run() {
   cpu_start_ = CpuTime();
   uint64_t now = start_ns_;
   while (Step(&now)) {
+    // New pages first: their promotions reach the migrator before a round
+    // that may be due, which then leaves them out.
+    if (parts_.engine->ArrivalsPending()) Arrivals(now);
     if (parts_.engine->RoundDue(now)) Round(now);
   }
   Teardown();
@@ -181,6 +184,16 @@ void AttachLoop::Round(uint64_t now_ns) {
   } else if (options_.round_lines) {
     *parts_.log << options_.log_prefix << line << "\n";
   }
+}
+
+void AttachLoop::Arrivals(uint64_t now_ns) {
+  const PlacementDecision d =
+      parts_.engine->PlaceArrivals(*parts_.view, now_ns);
+  if (d.moves.empty() || options_.dry_run) return;
+  requests_.clear();
+  AppendMoveRequests(d, absl::FromUnixNanos(static_cast<int64_t>(now_ns)),
+                     &requests_);
+  parts_.migrator->Submit(requests_);
 }
 
 void AttachLoop::Teardown() {

@@ -199,6 +199,9 @@ class AttachLoop {
   void PublishStats(bool final);
   // Polls once and checks every ending; false: the loop ends.
   bool Step(uint64_t* now_ns);
+  // Between rounds: the engine's promotions of pages that just arrived
+  // (PolicyEngine::PlaceArrivals), handed to the migrator at once.
+  void Arrivals(uint64_t now_ns);
   void Round(uint64_t now_ns);
   void Teardown();
 

@@ -177,6 +177,7 @@ class AttachLoopTest : public ::testing::Test {
     eopt.max_table_entries = 1 << 16;
     if (query_batch_pages_ > 0)
       eopt.placement_query_batch_pages = query_batch_pages_;
+    eopt.slow_tier_samples = slow_tier_samples_;
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(topo_, PlacementConfig{}, eopt);
     EXPECT_TRUE(engine.ok()) << engine.status();
@@ -253,6 +254,7 @@ class AttachLoopTest : public ::testing::Test {
   MemoryView* view_override_ = nullptr;  // the loop's view instead of view_
   // EngineOptions::placement_query_batch_pages; 0: the default.
   size_t query_batch_pages_ = 0;
+  bool slow_tier_samples_ = false;  // EngineOptions::slow_tier_samples
   std::unique_ptr<AttachLoop> loop_;
   absl::Time start_;
 };
@@ -440,6 +442,36 @@ TEST_F(AttachLoopTest, TheRoundLineSaysHowLongTheRoundTook) {
       log.substr(at + 6, log.find("ms", at + 6) - at - 6), &took_ms))
       << log;
   EXPECT_GE(took_ms, 7) << log;
+}
+
+// A source of slow-tier samples only (hint faults): the pages that arrive
+// are promoted between rounds (PolicyEngine::PlaceArrivals), so the
+// migrator has them before the first round.
+TEST_F(AttachLoopTest, ArrivalsReachTheMigratorBeforeTheFirstRound) {
+  slow_tier_samples_ = true;
+  std::optional<uint64_t> at_first_round;
+  before_round_ = [&] {
+    if (!at_first_round) at_first_round = migrator_->Snapshot().submitted;
+  };
+  ASSERT_TRUE(Run().ok()) << log_.str();
+  ASSERT_TRUE(at_first_round.has_value());
+  EXPECT_EQ(*at_first_round, static_cast<uint64_t>(kHotPages));
+  EXPECT_EQ(engine_->counters().arrival_promotions,
+            static_cast<uint64_t>(kHotPages));
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
+}
+
+// Without it the first round plans them.
+TEST_F(AttachLoopTest, WithoutSlowTierSamplesTheFirstRoundPlansThem) {
+  std::optional<uint64_t> at_first_round;
+  before_round_ = [&] {
+    if (!at_first_round) at_first_round = migrator_->Snapshot().submitted;
+  };
+  ASSERT_TRUE(Run().ok()) << log_.str();
+  ASSERT_TRUE(at_first_round.has_value());
+  EXPECT_EQ(*at_first_round, 0u);
+  EXPECT_EQ(engine_->counters().arrival_promotions, 0u);
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
 }
 
 // The loop tells the engine what each round cost its thread (CPU time
