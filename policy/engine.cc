@@ -589,17 +589,9 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
     arrival_heat_.push_back(h);
   }
   if (arrival_heat_.empty()) return none;
-  const std::vector<NumaMapsRange> ranges = view.Ranges();
-  std::vector<NodeFree> free = view.Free();
-  ProjectQueuedMoves(view.QueuedMoves(), &free);
-  const std::vector<int> backed_off = view.BackedOffNodes();
-  PlacementInput in;
-  in.topology = &topology_;
+  const ViewReading reading = ReadView(view);
+  PlacementInput in = InputOver(reading, view);
   in.candidates = arrival_heat_;
-  in.ranges = ranges;
-  in.free = free;
-  in.backed_off_nodes = backed_off;
-  in.is_held = [&view](uint64_t vaddr) { return view.IsHeld(vaddr); };
   PlacementDecision d = DecideMoves(in, config_, *strategy_);
   for (const PlannedMove& m : d.moves) {
     if (m.reason != PlacementReason::kPromote) continue;
@@ -642,6 +634,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                   report.room_round) &&
                  now_ns < next_scheduled_ns_;
   if (report.early) ++counters_.early_rounds;
+  last_was_room_round_ = report.room_round;
+  if (report.room_round) return RoomRound(view, std::move(report));
   const bool novelty = NoveltyRose();
   if (report.early && burst_pending_ && !early_pending_)
     ++counters_.burst_rounds;
@@ -891,8 +885,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   in.topology = &topology_;
   // Bandwidth-bound: no promotion would lower the average access latency;
   // rule B sheds, and promotions stay within the headroom.
-  // A room round only demotes (file comment, "New pages use up the room").
-  if (!bandwidth_bound_ && !report.room_round) in.candidates = candidates;
+  if (!bandwidth_bound_) in.candidates = candidates;
   in.shed_candidates = shed_candidates;
   in.bandwidth_shed = bandwidth.shed;
   in.promote_headroom = bandwidth.headroom;
@@ -938,6 +931,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     report.pair_test = true;
   }
   report.decision = DecideMoves(in, config_, *strategy_);
+  // What is left of victims_ is the next room round's (file comment).
+  DropMovedVictims(report.decision);
   ArmRoom(report);
   if (report.decision.shed_pages > 0) {
     ++counters_.bandwidth_shed_rounds;
@@ -970,39 +965,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     }
   }
 
-  for (const PlannedMove& m : report.decision.moves) {
-    const bool promote = m.reason == PlacementReason::kPromote;
-    (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
-        m.page_bytes / 4096;
-    PageKey k;  // the entry's (a part of a split entry: the whole one)
-    k.address_space = options_.address_space;
-    k.kind = std::max(m.page_bytes, m.entry_bytes) > 4096 ? PageKind::k2M
-                                                          : PageKind::k4K;
-    k.page = m.vaddr >> PageShift(k.kind);
-    const uint64_t key = k.Pack();
-    if (!promote) {
-      // A promoted page's life on the fast tier ends (the horizon); a page
-      // shed for bandwidth is still hot: censored, not a death.
-      if (promoted_at_.erase(key) > 0 &&
-          m.trigger != PlacementTrigger::kBandwidth) {
-        ++deaths_;
-      }
-      continue;
-    }
-    RecordPromotion(key, now_ns);
-  }
-  // The planned moves' targets stand for their nodes until the next round
-  // queries them (the shift detector would otherwise count samples on
-  // just-promoted pages as slow).
-  for (const PlannedMove& m : report.decision.moves) {
-    PageKey k;  // the entry's (a part of a split entry: the whole one)
-    k.address_space = options_.address_space;
-    k.kind = std::max(m.page_bytes, m.entry_bytes) > 4096 ? PageKind::k2M
-                                                          : PageKind::k4K;
-    k.page = m.vaddr >> PageShift(k.kind);
-    if (auto it = placement_.find(k.Pack()); it != placement_.end())
-      it->second.node = m.to_node;
-  }
+  ApplyPlannedMoves(report.decision, now_ns);
   prev_epoch_ = table_->epoch();
   // Decay after the round has seen this interval's samples at full weight
   // (halving first would hide a page sampled once per long pass, as hint
@@ -1015,8 +978,204 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     next_epoch_ns_ = start_ns_ + k * len;
   }
   arrived_.clear();  // every key of the window is placed now
+  {
+    PlacementDecision decision = std::move(report.decision);
+    last_full_ = report;
+    report.decision = std::move(decision);
+  }
   RefreshHugeChunks(view);
   return report;
+}
+
+RoundReport PolicyEngine::RoomRound(MemoryView& view, RoundReport report) {
+  // What the loop reports beside the moves: the last full round's figures.
+  {
+    RoundReport r = last_full_;
+    r.round = report.round;
+    r.time_ns = report.time_ns;
+    r.early = report.early;
+    r.room_round = true;
+    r.epoch_advanced = false;
+    r.change_window_s = 0;
+    r.change_window_samples = 0;
+    r.released_holds = 0;
+    r.untracked_victims = 0;
+    r.swept_pages = 0;
+    report = std::move(r);
+  }
+  const uint64_t now_ns = report.time_ns;
+  last_room_round_ns_ = now_ns;
+  // The schedule holds; the window, baselines and counts are the next full
+  // round's.
+  next_round_ns_ = next_scheduled_ns_;
+  // The last full round's victims, less those sampled since it: their
+  // bounds did not see that sample (the table's last-seen tick, one lookup
+  // each; a page the table no longer holds, or an untracked one, stays).
+  room_victims_.clear();
+  const uint64_t table_now = table_->now_ns();
+  const double period = scanner_->last_result().window.sample_period;
+  for (const PageHeat& h : victims_) {
+    PageKey k;
+    k.address_space = options_.address_space;
+    k.kind = h.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+    k.page = h.vaddr >> PageShift(k.kind);
+    const std::optional<EntryView> v = table_->Lookup(k);
+    if (v && v->last_seen_ns + kLastSeenTickNs > last_round_ns_) continue;
+    room_victims_.push_back(h);
+    // Its recency bound (RunRound's) over the gap as it is now: no sample
+    // since its last, a longer time.
+    if (v && table_now > v->last_seen_ns + kLastSeenTickNs) {
+      const double gap_s =
+          static_cast<double>(table_now - v->last_seen_ns - kLastSeenTickNs) /
+          1e9;
+      PageHeat& r = room_victims_.back();
+      r.rate_hi = std::min(r.rate_hi, zero_count_hi_ * period / gap_s);
+      r.rate = std::min(r.rate, r.rate_hi);
+    }
+  }
+  AddNewPageVictims(view, now_ns);
+  if (view.Interrupted()) {
+    report.interrupted = true;
+    return report;
+  }
+  const ViewReading reading = ReadView(view);
+  PlacementInput in = InputOver(reading, view);
+  in.victims = room_victims_;  // no candidate: watermark demotions only
+  // In the change window the victims rank by the new regime's prior too,
+  // as in the full round (their prior bounds are that window's).
+  in.victims_by_prior = change_ns_ != 0 && now_ns > change_ns_;
+  report.decision = DecideMoves(in, config_, *strategy_);
+  ApplyPlannedMoves(report.decision, now_ns);
+  DropMovedVictims(report.decision);
+  ArmRoom(report);
+  return report;
+}
+
+void PolicyEngine::AddNewPageVictims(MemoryView& view, uint64_t now_ns) {
+  // unknown_demand_ holds a sample's key per sample on a page no round
+  // placed (at most kMaxUnknownDemand); a key's samples are adjacent once
+  // sorted. A 2 MiB entry waits for the full round.
+  room_keys_.clear();
+  for (const UnknownDemand& u : unknown_demand_) {
+    if (PageKey::Unpack(u.key).kind == PageKind::k4K)
+      room_keys_.push_back({u.key, u.fallback_node});
+  }
+  std::sort(room_keys_.begin(), room_keys_.end());
+  room_pages_new_.clear();
+  room_counts_new_.clear();
+  room_accessors_new_.clear();
+  for (size_t i = 0; i < room_keys_.size();) {
+    size_t end = i + 1;
+    while (end < room_keys_.size() &&
+           room_keys_[end].first == room_keys_[i].first) {
+      ++end;
+    }
+    if (!placement_.contains(room_keys_[i].first)) {
+      room_pages_new_.push_back(PageKey::Unpack(room_keys_[i].first).vaddr());
+      room_counts_new_.push_back(static_cast<uint32_t>(end - i));
+      room_accessors_new_.push_back(room_keys_[i].second);
+    }
+    i = end;
+  }
+  room_nodes_new_.assign(room_pages_new_.size(), -1);
+  const size_t batch =
+      std::max<size_t>(1, options_.placement_query_batch_pages);
+  for (size_t first = 0; first < room_pages_new_.size(); first += batch) {
+    if (view.Interrupted()) return;
+    const size_t n = std::min(batch, room_pages_new_.size() - first);
+    view.QueryNodes(absl::MakeConstSpan(room_pages_new_).subspan(first, n),
+                    absl::MakeSpan(room_nodes_new_).subspan(first, n));
+  }
+  // The bounds of a full round's victim with these samples and no other
+  // (CountRound's windows of a page first sampled since the last round):
+  // the decayed count's over the last full round's window, the long
+  // window's, both priors'.
+  const RateWindow& w = scanner_->last_result().window;
+  const double period = w.sample_period;
+  // The count prior's window: the decayed one, or in the change window the
+  // time since its change point (a new page's samples are all since then).
+  const bool changed = change_ns_ != 0 && now_ns > change_ns_;
+  const double window_s = changed
+                              ? static_cast<double>(now_ns - change_ns_) / 1e9
+                              : static_cast<double>(w.window_ns) / 1e9;
+  for (size_t i = 0; i < room_pages_new_.size(); ++i) {
+    const int node = room_nodes_new_[i];
+    if (node < 0 || !IsFastNode(node)) continue;
+    const uint32_t count = room_counts_new_[i] * options_.sample_weight;
+    const RateEstimate r = w.Estimate(count, options_.z);
+    PageHeat h;
+    h.vaddr = room_pages_new_[i];
+    h.current_node = node;
+    h.accessor_node = room_accessors_new_[i];
+    h.rate = r.per_sec;
+    h.rate_lo = r.lo_per_sec;
+    h.rate_hi = r.hi_per_sec;
+    h.samples = room_counts_new_[i];
+    ApplyLongWindow(room_counts_new_[i], period, h);
+    ApplyCountPrior(count, period, window_s, /*candidate=*/false, h);
+    ApplyLongPrior(room_counts_new_[i], period, /*candidate=*/false, h.rate_lo,
+                   h);
+    room_victims_.push_back(h);
+  }
+}
+
+PolicyEngine::ViewReading PolicyEngine::ReadView(MemoryView& view) {
+  ViewReading r;
+  r.ranges = view.Ranges();
+  r.free = view.Free();
+  ProjectQueuedMoves(view.QueuedMoves(), &r.free);
+  r.backed_off = view.BackedOffNodes();
+  return r;
+}
+
+PlacementInput PolicyEngine::InputOver(const ViewReading& reading,
+                                       MemoryView& view) const {
+  PlacementInput in;
+  in.topology = &topology_;
+  in.ranges = reading.ranges;
+  in.free = reading.free;
+  in.backed_off_nodes = reading.backed_off;
+  in.is_held = [&view](uint64_t vaddr) { return view.IsHeld(vaddr); };
+  return in;
+}
+
+void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
+                                     uint64_t now_ns) {
+  for (const PlannedMove& m : d.moves) {
+    const bool promote = m.reason == PlacementReason::kPromote;
+    (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
+        m.page_bytes / 4096;
+    PageKey k;  // the entry's (a part of a split entry: the whole one)
+    k.address_space = options_.address_space;
+    k.kind = std::max(m.page_bytes, m.entry_bytes) > 4096 ? PageKind::k2M
+                                                          : PageKind::k4K;
+    k.page = m.vaddr >> PageShift(k.kind);
+    const uint64_t key = k.Pack();
+    // The planned move's target stands for its node until the next round
+    // queries it (the shift detector would otherwise count samples on a
+    // just-promoted page as slow).
+    if (auto it = placement_.find(key); it != placement_.end())
+      it->second.node = m.to_node;
+    if (promote) {
+      RecordPromotion(key, now_ns);
+    } else if (promoted_at_.erase(key) > 0 &&
+               m.trigger != PlacementTrigger::kBandwidth) {
+      // A promoted page's life on the fast tier ends (the horizon); a page
+      // shed for bandwidth is still hot: censored, not a death.
+      ++deaths_;
+    }
+  }
+}
+
+void PolicyEngine::DropMovedVictims(const PlacementDecision& d) {
+  if (d.moves.empty()) return;
+  moved_scratch_.clear();
+  for (const PlannedMove& m : d.moves) moved_scratch_.push_back(m.vaddr);
+  std::sort(moved_scratch_.begin(), moved_scratch_.end());
+  std::erase_if(victims_, [this](const PageHeat& h) {
+    return std::binary_search(moved_scratch_.begin(), moved_scratch_.end(),
+                              h.vaddr);
+  });
 }
 
 void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
@@ -1045,9 +1204,11 @@ void PolicyEngine::UseRoom(uint64_t key, PageKind kind, int cpu_node,
   ++room_seen_set_;
   room_pages_[cpu_node] -= static_cast<double>(BasePages(kind)) * stands_for;
   if (room_pages_[cpu_node] > 0) return;
-  // As the shift detector's rounds: at most one per interval / 4.
+  // As the shift detector's rounds: at most one per interval / 4 after a
+  // full round or a room round.
   const uint64_t at =
-      std::max(now_ns, last_round_ns_ + options_.interval_ns / 4);
+      std::max(now_ns, std::max(last_round_ns_, last_room_round_ns_) +
+                           options_.interval_ns / 4);
   if (at < next_round_ns_) {
     next_round_ns_ = at;
     room_pending_ = true;
@@ -1072,10 +1233,11 @@ void PolicyEngine::ArmRoom(const RoundReport& report) {
   // or a bound fast tier is rule B's to balance.
   if (!options_.room_rounds || !(share_baseline_ > 0) || bandwidth_bound_)
     return;
-  // The CPU budget (EngineOptions::room_round_cpu_share): up to 3 extra
+  // The CPU budget (EngineOptions::room_round_cpu_share): up to 3 room
   // rounds between two scheduled ones, each costing about what the last
-  // one did.
-  if (3.0 * static_cast<double>(last_round_cost_ns_) >
+  // room round did (a full round's cost does not count: a room round
+  // reads no table).
+  if (3.0 * static_cast<double>(last_room_round_cost_ns_) >
       options_.room_round_cpu_share * static_cast<double>(options_.interval_ns))
     return;
   if (!next_tier_nodes_.empty() &&

@@ -495,6 +495,39 @@
 // sqlite_kv 1:4 13.0 -> 18.8 MB for 82.5% -> 87.7%. Tested in engine_test
 // NewPagesThatUseUpTheRoomBringADemotionRound.
 //
+// A room round reads no table. The full round reads every live entry, so
+// its cost grows with the table (attach_round_benchmark: ~30 ms at 64k
+// live entries, ~0.3-0.4 s at 1M), and a room round that was a full round
+// without candidates cost as much: within its CPU budget (EngineOptions::
+// room_round_cpu_share) only tables below ~64k entries (256 MiB sampled)
+// had the rule at all. A room round needs only victims, and two kinds of
+// page can be the coldest on a fast node: those the last full round
+// ranked (its victims_, the coldest of the fast tier by their upper
+// bounds, at most top_k) and those first touched since (each sample on a
+// page no round placed is kept for the bandwidth demand, at most
+// kMaxUnknownDemand). So a room round takes the last full round's victims
+// that no round has moved since, less those the table saw sampled since
+// that round (one lookup each: their bounds did not see that sample; the
+// others' recency bounds are taken again over the longer gap), queries the
+// nodes of the new pages (no other page) and gives those on a fast node the
+// bounds a full round gives a page with their samples (the decayed count over
+// the last full window, the long window, both priors; in the change window, its
+// prior and its ranking). It demotes them to the watermarks and touches no
+// window, count or baseline: the next full round sees the whole interval. It
+// reports the last full round's figures beside its own moves. BM_RoomRound
+// (10.6k new pages on a 1 GiB node) measures 10-12 ms CPU at 64k, 256k and 1M
+// live entries, against 31, 82 and 291 ms as a full round. Scores (score_table
+// .py) went up, not down: tuning 75.9 -> 76.1, validation 74.2 -> 74.4,
+// all 75.3 -> 75.5 (sqlite_kv 1:4 / 1:8 87.8 / 88.1 -> 88.7 / 89.6,
+// scan_cold 1:4 67.4 -> 68.1, gups_shift 1:8 77.4 -> 78.0, sort_lines 1:2
+// 56.2 -> 59.7; down: sort_lines 1:4 49.5 -> 48.5, xz_mixed 1:4 / 1:8
+// -0.4, zipf_kv 1:4 / 1:8 -0.2), as the next full round's window is no
+// longer cut short by a room round; bytes no more than the best peer's in
+// 23 rows of 33, as before. Without the check of pages sampled since,
+// tuning 76.0, sqlite_kv 1:8 89.6 -> 88.1 and scan_cold 1:4 40.5 -> 44.4
+// MB. Tested in engine_test
+// ARoomRoundReadsNoTable.
+//
 // Sharing is remembered (rule L, --locality). The table reads a page as
 // shared from its decayed counts: 2 or more of its samples, and at least
 // 1/8 of them, from nodes other than its home. Every epoch halves both
@@ -745,10 +778,13 @@ struct EngineOptions {
   bool room_rounds = true;
   // The share of one core the room rule's extra rounds may cost: they come
   // at most every interval / 4, so at most 3 between two scheduled rounds,
-  // and a room is armed only while 3 times the last round's cost
-  // (ObserveRoundCost) is within this share of the interval. With 1 s
-  // rounds (attach_round_benchmark, -c opt): 64k live entries, 30 ms a
-  // round, arm; 256k (~130 ms) and 1M (~0.4 s) do not. The simulator
+  // and a room is armed only while 3 times the last room round's cost
+  // (ObserveRoundCost after one; 0 before the first) is within this share
+  // of the interval. A room round reads no table (the file comment): with
+  // 1 s rounds (attach_round_benchmark BM_RoomRound, -c opt, 10.6k new
+  // pages) it costs 10-12 ms CPU at 64k to 1M live entries, and arms at
+  // every size; when it read the table, as a full round does (31, 82 and
+  // 291 ms there), only tables below ~64k entries did. The simulator
   // reports no cost and always arms. The migrator's own budget is 0.25.
   double room_round_cpu_share = 0.1;
   // 4 KiB pages the sweep queries per round at most (MemoryView::
@@ -913,10 +949,15 @@ class PolicyEngine {
   // grow; a call with fewer pages than before is ignored.
   void ObserveMigration(uint64_t moved_pages, uint64_t spent_ns);
 
-  // What the last round cost the caller's thread (CPU time), for the room
-  // rule's budget (EngineOptions::room_round_cpu_share).
-  void ObserveRoundCost(uint64_t spent_ns) { last_round_cost_ns_ = spent_ns; }
+  // What the last round cost the caller's thread (CPU time): a room
+  // round's is the room rule's budget (EngineOptions::
+  // room_round_cpu_share), a full round's is kept for the caller.
+  void ObserveRoundCost(uint64_t spent_ns) {
+    (last_was_room_round_ ? last_room_round_cost_ns_ : last_round_cost_ns_) =
+        spent_ns;
+  }
   uint64_t last_round_cost_ns() const { return last_round_cost_ns_; }
+  uint64_t last_room_round_cost_ns() const { return last_room_round_cost_ns_; }
 
   // Learns the view's THP-backed chunks: until the next refresh, samples in
   // them are ingested as 2 MiB entries. Callers may call it before the
@@ -1117,6 +1158,46 @@ class PolicyEngine {
   // UseRoom counts a sample; ArmRoom sets the room after a decision.
   void UseRoom(uint64_t key, PageKind kind, int cpu_node, uint64_t now_ns);
   void ArmRoom(const RoundReport& report);
+  // The room round (file comment, "A room round reads no table"): the
+  // last full round's victims it did not move, less those sampled since,
+  // and the new pages found on fast nodes, demoted to the watermarks.
+  RoundReport RoomRound(MemoryView& view, RoundReport report);
+  // Appends to room_victims_ the pages new since the last full round
+  // (unknown_demand_'s keys no round placed) that are on a fast node, each
+  // with the bounds a full round at `now_ns` gives its samples.
+  void AddNewPageVictims(MemoryView& view, uint64_t now_ns);
+  // What a placement between full rounds (PlaceArrivals, RoomRound) plans
+  // against: the view's ranges, its free memory projected past the queued
+  // moves, its backed-off nodes; and a PlacementInput over them (the
+  // reading must outlive it; no candidate or victim yet).
+  struct ViewReading {
+    std::vector<NumaMapsRange> ranges;
+    std::vector<NodeFree> free;
+    std::vector<int> backed_off;
+  };
+  static ViewReading ReadView(MemoryView& view);
+  PlacementInput InputOver(const ViewReading& reading, MemoryView& view) const;
+  // Drops from victims_ the pages `d` moves.
+  void DropMovedVictims(const PlacementDecision& d);
+  // A round's planned moves: the counters, promotions (RecordPromotion) and
+  // their ends (the horizon's deaths), and the placement of each moved
+  // entry, at its target until the next round queries it.
+  void ApplyPlannedMoves(const PlacementDecision& d, uint64_t now_ns);
+  // The last full round's report without its decision: what a room round
+  // reports beside its own moves (the loop's stats read it every round).
+  RoundReport last_full_;
+  std::vector<PageHeat> room_victims_;
+  std::vector<std::pair<uint64_t, int>> room_keys_;  // key, sampling node
+  std::vector<uint64_t> room_pages_new_;
+  std::vector<uint32_t> room_counts_new_;
+  std::vector<int> room_accessors_new_;
+  std::vector<int> room_nodes_new_;
+  std::vector<uint64_t> moved_scratch_;
+  uint64_t last_room_round_ns_ = 0;
+  // The CPU of the last room round (ObserveRoundCost after one), for the
+  // budget: 0 until one ran.
+  uint64_t last_room_round_cost_ns_ = 0;
+  bool last_was_room_round_ = false;
   // The mean idle latency of `nodes` (0 for none): a tier's latency when
   // it serves no demand.
   double MeanIdleLatencyNs(const std::vector<int>& nodes) const;

@@ -1071,19 +1071,21 @@ TEST(PolicyEngineTest, NewPagesAtARateThatRoseBringTheRoundForward) {
 // touched on it since (a sample each from cpu 0, on pages no round placed)
 // bring the next round to interval / 4 after that one, not to the schedule
 // at 2 s, and that round only demotes: the slow page sampled 20 times
-// since is a candidate any other round would swap in. With room_rounds off,
-// or the rounds over their CPU budget, the round waits for the schedule.
+// since is a candidate any other round would swap in. With room_rounds off
+// the round waits for the schedule. The budget is a room round's own cost
+// (engine.h, "A room round reads no table"): a full round of 500 ms (a
+// table of 1M entries) leaves the rule on; a room round of 100 ms (3 of
+// them are more than 10% of the 1 s interval) leaves the next round's room
+// unarmed.
 TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
-  // Off by the CPU budget: the last round cost 100 ms, and 3 such rounds
-  // are more than 10% of the 1 s interval.
-  enum Mode { kOn, kOff, kOverBudget };
-  for (const Mode mode : {kOn, kOff, kOverBudget}) {
+  enum Mode { kOn, kOff, kCostlyFullRound, kCostlyRoomRound };
+  for (const Mode mode : {kOn, kOff, kCostlyFullRound, kCostlyRoomRound}) {
     SCOPED_TRACE(mode);
-    const bool on = mode == kOn;
+    const bool on = mode != kOff;
     Topology topo = ThreeNodes();
     topo.nodes[0].memory_bytes = 1024 * kPage;
     EngineOptions opt;
-    opt.room_rounds = mode != kOff;
+    opt.room_rounds = on;
     auto engine = MakeEngine(topo, {}, opt);
     engine->Start(0);
     MapView view;
@@ -1100,13 +1102,14 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
     }
     engine->Ingest(first);
     ASSERT_FALSE(engine->RunRound(view, kSec / 4).room_round);
+    if (mode == kCostlyFullRound) engine->ObserveRoundCost(kSec / 2);
     // The same pages again: the share baseline (every known page fast).
     for (Sample& s : first) s.time_ns = kSec / 2;
     engine->Ingest(first);
-    if (mode == kOverBudget) engine->ObserveRoundCost(kSec / 10);
     const RoundReport scheduled = engine->RunRound(view, kSec);
     ASSERT_EQ(scheduled.decision.moves.size(), 0u)
         << DecisionToString(scheduled.decision);
+    if (mode == kCostlyFullRound) engine->ObserveRoundCost(kSec / 2);
     // 40 new pages, then the slow page's burst: the room is not used up.
     std::vector<Sample> fresh;
     for (int i = 0; i < 40; ++i) {
@@ -1136,6 +1139,7 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
     EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
     EXPECT_EQ(engine->counters().room_rounds, 1u);
     EXPECT_EQ(engine->next_round_ns(), 2 * kSec);  // the schedule holds
+    if (mode == kCostlyRoomRound) engine->ObserveRoundCost(kSec / 10);
     // The next scheduled round promotes again.
     view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
     engine->Ingest(std::vector<Sample>(20, At(slow, kSec + kSec / 2)));
@@ -1143,7 +1147,82 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
     EXPECT_FALSE(next.room_round);
     EXPECT_GT(next.decision.promoted_pages, 0u)
         << DecisionToString(next.decision);
+    // New pages use up the room it left: a room round again, unless the
+    // last one was over the budget.
+    std::vector<Sample> more;
+    for (int i = 0; i < 41; ++i) {
+      const uint64_t a = kBase + (200 + i) * kPage;
+      view.node[a] = 0;
+      more.push_back(At(a, 2 * kSec + kSec / 10));
+    }
+    engine->Ingest(more);
+    EXPECT_EQ(engine->next_round_ns(),
+              mode == kCostlyRoomRound ? 3 * kSec : 2 * kSec + kSec / 4);
   }
+}
+
+// A room round reads no table (engine.h): its victims are the last full
+// round's that it did not move, less those sampled since, and the pages
+// new since it that are on a fast node. Node 0 (1024 pages) holds ten hot
+// pages (20 samples each) and 20 pages sampled once at 0.1 s; by the
+// round at 1 s it has 41 pages free, its high watermark. Then 41 new pages
+// are first touched on it (a sample each), and one of the 20 is sampled
+// again. The room round at 1.25 s queries the nodes of the 41 new pages
+// and no other, and demotes 41 pages (node 0 from 0 free to its high
+// watermark, 4% of 1024 pages): the 19 cold pages and 22 new ones; neither
+// a hot page nor
+// the page sampled since, whose bounds the full round gave did not see
+// that sample.
+TEST(PolicyEngineTest, ARoomRoundReadsNoTable) {
+  Topology topo = ThreeNodes();
+  topo.nodes[0].memory_bytes = 1024 * kPage;
+  auto engine = MakeEngine(topo, {});
+  engine->Start(0);
+  MapView view;
+  view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
+  std::vector<Sample> hot;
+  for (int i = 0; i < 10; ++i) {
+    view.node[kBase + i * kPage] = 0;
+    for (int n = 0; n < 10; ++n)
+      hot.push_back(At(kBase + i * kPage, kSec / 10));
+  }
+  std::vector<Sample> first = hot;
+  for (int i = 0; i < 20; ++i) {
+    view.node[kBase + (20 + i) * kPage] = 0;
+    first.push_back(At(kBase + (20 + i) * kPage, kSec / 10));
+  }
+  engine->Ingest(first);
+  engine->RunRound(view, kSec / 4);
+  for (Sample& s : hot) s.time_ns = kSec / 2;
+  engine->Ingest(hot);
+  const RoundReport full = engine->RunRound(view, kSec);
+  ASSERT_EQ(full.decision.moves.size(), 0u) << DecisionToString(full.decision);
+  const uint64_t again = kBase + 20 * kPage;
+  std::vector<Sample> fresh = {At(again, kSec + kSec / 10)};
+  for (int i = 0; i < 41; ++i) {
+    const uint64_t a = kBase + (100 + i) * kPage;
+    view.node[a] = 0;
+    fresh.push_back(At(a, kSec + kSec / 10));
+  }
+  engine->Ingest(fresh);
+  ASSERT_EQ(engine->next_round_ns(), kSec + kSec / 4);
+  view.free = {{0, 0}, {1, 0}, {2, kGiB / 2}};
+  const int queried_before = view.queried_pages;
+  const RoundReport r = engine->RunRound(view, kSec + kSec / 4);
+  ASSERT_TRUE(r.room_round);
+  EXPECT_EQ(view.queried_pages - queried_before, 41);
+  EXPECT_EQ(r.live_entries, full.live_entries);  // the full round's figures
+  EXPECT_EQ(r.decision.demoted_pages, 41u) << DecisionToString(r.decision);
+  int cold = 0, fresh_demoted = 0;
+  for (const PlannedMove& m : r.decision.moves) {
+    EXPECT_NE(m.vaddr, again);
+    const uint64_t i = (m.vaddr - kBase) / kPage;
+    EXPECT_GE(i, 20u) << "a hot page demoted";
+    cold += i >= 20 && i < 40;
+    fresh_demoted += i >= 100;
+  }
+  EXPECT_EQ(cold, 19);
+  EXPECT_EQ(fresh_demoted, 22);
 }
 
 // A room of any size is counted in fixed memory (UseRoom's linear

@@ -194,6 +194,74 @@ BENCHMARK(BM_QuietRound)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// A room round (policy/engine.h, "A room round reads no table") beside
+// the full round it stands in for: the table holds N live entries (as in
+// BM_Round) and node 0, of 1 GiB, has one page free, so each full round
+// demotes it to its high watermark (4%, 10,486 pages) and leaves that room;
+// 10,600 new pages first touched on node 0 use it up, and the timed round
+// is the room round they bring: the last full round's victims and the new
+// pages' nodes, not the table.
+class NoRoomView : public HalfAndHalfView {
+ public:
+  std::vector<NodeFree> Free() override { return {{0, kPage}, {1, 8 * kGiB}}; }
+};
+
+void BM_RoomRound(benchmark::State& state) {
+  const size_t pages = static_cast<size_t>(state.range(0));
+  Topology topo = TwoTiers();
+  topo.nodes[0].memory_bytes = kGiB;
+  // No shift detector: the new pages would read as a shift (nothing else
+  // is sampled between the two rounds), which makes a full round.
+  EngineOptions opt;
+  opt.address_space = kPid;
+  opt.footprint_pages = pages;
+  opt.shift_z = 0;
+  absl::StatusOr<std::unique_ptr<PolicyEngine>> made =
+      PolicyEngine::Create(topo, PlacementConfig(), opt);
+  if (!made.ok()) std::abort();
+  std::unique_ptr<PolicyEngine> engine = std::move(*made);
+  NoRoomView view;
+  engine->Start(0);
+  uint64_t t = kSec;
+  uint64_t next_new = 2 * pages;  // even pages past the table's: node 0
+  // A first round places the pages: the next has a share to arm the room.
+  engine->Ingest(Samples(pages, pages * 4, t - kSec / 2));
+  engine->RunRound(view, t);
+  t += kSec;
+  for (auto _ : state) {
+    state.PauseTiming();
+    engine->Ingest(Samples(pages, pages * 4, t - kSec / 2));
+    engine->RunRound(view, t);  // the full round, untimed
+    std::vector<Sample> fresh;
+    for (int i = 0; i < 10600; ++i, next_new += 2) {
+      Sample s;
+      s.vaddr = kBase + next_new * kPage;
+      s.time_ns = t + kSec / 8;
+      s.pid = kPid;
+      s.period = 1;
+      fresh.push_back(s);
+    }
+    engine->Ingest(fresh);
+    const uint64_t at = engine->next_round_ns();
+    state.ResumeTiming();
+    RoundReport r = engine->RunRound(view, at);
+    if (!r.room_round) {
+      state.SkipWithError("the new pages brought no room round");
+      break;
+    }
+    benchmark::DoNotOptimize(r);
+    state.counters["demoted"] = static_cast<double>(r.decision.demoted_pages);
+    t += kSec;
+  }
+}
+BENCHMARK(BM_RoomRound)
+    ->Arg(64 << 10)
+    ->Arg(256 << 10)
+    ->Arg(1 << 20)
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_RoundLocality(benchmark::State& state) {
   Rounds(state, /*locality=*/true);
 }
