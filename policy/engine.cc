@@ -1231,7 +1231,14 @@ void PolicyEngine::ArmRoom(const RoundReport& report) {
   // where bandwidth does not decide: the rule is about room, and a loaded
   // next tier (its loaded latency above idle by more than Colloid's delta)
   // or a bound fast tier is rule B's to balance.
-  if (!options_.room_rounds || !(share_baseline_ > 0) || bandwidth_bound_)
+  // And only where samples count accesses as they happen (PEBS, IBS,
+  // traces): a fault source's sample on a page no round placed is as often
+  // a page faulting again after a re-arm as a first touch (at attach, every
+  // page of the process), and DAMON's regions are no pages; rooms armed on
+  // them brought extra demotion rounds of the hot set in the daemon's
+  // write-fault guest (engine.h, "A room round reads no table").
+  if (!options_.room_rounds || !(share_baseline_ > 0) || bandwidth_bound_ ||
+      rates_bound_accesses_)
     return;
   // The CPU budget (EngineOptions::room_round_cpu_share): up to 3 room
   // rounds between two scheduled ones, each costing about what the last

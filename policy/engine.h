@@ -514,7 +514,16 @@
 // the last full window, the long window, both priors; in the change window, its
 // prior and its ranking). It demotes them to the watermarks and touches no
 // window, count or baseline: the next full round sees the whole interval. It
-// reports the last full round's figures beside its own moves. BM_RoomRound
+// reports the last full round's figures beside its own moves. The rule
+// is now for sources whose samples count accesses as they happen (PEBS,
+// IBS, traces), not for fault sources or DAMON (rates_bound_accesses_).
+// There a sample on a page no round placed is as often a page faulting
+// again after a re-arm as a first touch: at attach every page of the
+// process is such a page. Its rooms had been kept unarmed in the guests
+// only by the budget, since TCG makes full rounds cost 130-500 ms; once the
+// budget read the room round's own cost, the daemon's write-fault guest
+// (daemon_fair_vm_test) had its hot set reach 90% after 155, 41 and
+// 4.8 s in 3 runs, against 14.7, 28.0 and 4.8 s before. BM_RoomRound
 // (10.6k new pages on a 1 GiB node) measures 10-12 ms CPU at 64k, 256k and 1M
 // live entries, against 31, 82 and 291 ms as a full round. Scores (score_table
 // .py) went up, not down: tuning 75.9 -> 76.1, validation 74.2 -> 74.4,
@@ -776,6 +785,8 @@ struct EngineOptions {
   // comment, "New pages use up the room"). Off: they wait for the
   // schedule.
   bool room_rounds = true;
+  // (Only for samples that count accesses: not for fault sources or
+  // DAMON; the file comment, "A room round reads no table".)
   // The share of one core the room rule's extra rounds may cost: they come
   // at most every interval / 4, so at most 3 between two scheduled rounds,
   // and a room is armed only while 3 times the last room round's cost

@@ -1072,21 +1072,36 @@ TEST(PolicyEngineTest, NewPagesAtARateThatRoseBringTheRoundForward) {
 // bring the next round to interval / 4 after that one, not to the schedule
 // at 2 s, and that round only demotes: the slow page sampled 20 times
 // since is a candidate any other round would swap in. With room_rounds off
-// the round waits for the schedule. The budget is a room round's own cost
+// the round waits for the schedule, and so it does with a fault source's
+// samples (SamplesCountAccesses false). The budget is a room round's own cost
 // (engine.h, "A room round reads no table"): a full round of 500 ms (a
 // table of 1M entries) leaves the rule on; a room round of 100 ms (3 of
 // them are more than 10% of the 1 s interval) leaves the next round's room
 // unarmed.
 TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
-  enum Mode { kOn, kOff, kCostlyFullRound, kCostlyRoomRound };
-  for (const Mode mode : {kOn, kOff, kCostlyFullRound, kCostlyRoomRound}) {
+  enum Mode { kOn, kOff, kCostlyFullRound, kCostlyRoomRound, kFaultSource };
+  for (const Mode mode :
+       {kOn, kOff, kCostlyFullRound, kCostlyRoomRound, kFaultSource}) {
     SCOPED_TRACE(mode);
-    const bool on = mode != kOff;
+    const bool on = mode != kOff && mode != kFaultSource;
     Topology topo = ThreeNodes();
     topo.nodes[0].memory_bytes = 1024 * kPage;
     EngineOptions opt;
-    opt.room_rounds = on;
-    auto engine = MakeEngine(topo, {}, opt);
+    opt.room_rounds = mode != kOff;
+    auto made = MakeEngine(topo, {}, opt);
+    // A fault source's samples (SamplesCountAccesses false): no room.
+    struct Engine {
+      PolicyEngine* e;
+      bool faults;
+      PolicyEngine* operator->() { return e; }
+      void Ingest(std::vector<Sample> v) {
+        if (faults) {
+          for (Sample& s : v) s.source = SampleSource::kPageFault;
+        }
+        e->Ingest(v);
+      }
+    };
+    Engine engine{made.get(), mode == kFaultSource};
     engine->Start(0);
     MapView view;
     view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
@@ -1100,12 +1115,12 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
       for (int n = 0; n < 10; ++n)
         first.push_back(At(kBase + i * kPage, kSec / 10));
     }
-    engine->Ingest(first);
+    engine.Ingest(first);
     ASSERT_FALSE(engine->RunRound(view, kSec / 4).room_round);
     if (mode == kCostlyFullRound) engine->ObserveRoundCost(kSec / 2);
     // The same pages again: the share baseline (every known page fast).
     for (Sample& s : first) s.time_ns = kSec / 2;
-    engine->Ingest(first);
+    engine.Ingest(first);
     const RoundReport scheduled = engine->RunRound(view, kSec);
     ASSERT_EQ(scheduled.decision.moves.size(), 0u)
         << DecisionToString(scheduled.decision);
@@ -1118,11 +1133,11 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
       fresh.push_back(At(a, kSec + kSec / 10));
     }
     for (int n = 0; n < 20; ++n) fresh.push_back(At(slow, kSec + kSec / 10));
-    engine->Ingest(fresh);
+    engine.Ingest(fresh);
     EXPECT_EQ(engine->next_round_ns(), 2 * kSec);
     // The 41st new page uses up the room.
     view.node[kBase + 140 * kPage] = 0;
-    engine->Ingest(
+    engine.Ingest(
         std::vector<Sample>{At(kBase + 140 * kPage, kSec + kSec / 5)});
     view.free = {{0, 0}, {1, 0}, {2, kGiB / 2}};
     if (!on) {
@@ -1142,7 +1157,7 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
     if (mode == kCostlyRoomRound) engine->ObserveRoundCost(kSec / 10);
     // The next scheduled round promotes again.
     view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
-    engine->Ingest(std::vector<Sample>(20, At(slow, kSec + kSec / 2)));
+    engine.Ingest(std::vector<Sample>(20, At(slow, kSec + kSec / 2)));
     const RoundReport next = engine->RunRound(view, 2 * kSec);
     EXPECT_FALSE(next.room_round);
     EXPECT_GT(next.decision.promoted_pages, 0u)
@@ -1155,7 +1170,7 @@ TEST(PolicyEngineTest, NewPagesThatUseUpTheRoomBringADemotionRound) {
       view.node[a] = 0;
       more.push_back(At(a, 2 * kSec + kSec / 10));
     }
-    engine->Ingest(more);
+    engine.Ingest(more);
     EXPECT_EQ(engine->next_round_ns(),
               mode == kCostlyRoomRound ? 3 * kSec : 2 * kSec + kSec / 4);
   }
