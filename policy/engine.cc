@@ -593,16 +593,8 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
   PlacementInput in = InputOver(reading, view);
   in.candidates = arrival_heat_;
   PlacementDecision d = DecideMoves(in, config_, *strategy_);
-  for (const PlannedMove& m : d.moves) {
-    if (m.reason != PlacementReason::kPromote) continue;
-    counters_.planned_promotions += m.page_bytes / 4096;
-    counters_.arrival_promotions += m.page_bytes / 4096;
-    PageKey k;
-    k.address_space = options_.address_space;
-    k.kind = PageKind::k4K;
-    k.page = m.vaddr >> PageShift(k.kind);
-    RecordPromotion(k.Pack(), now_ns);
-  }
+  ApplyPlannedMoves(d, now_ns);  // promotions only: no victim was offered
+  counters_.arrival_promotions += d.promoted_bytes / 4096;
   return d;
 }
 
@@ -946,12 +938,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
       if (m.trigger != PlacementTrigger::kBandwidth ||
           m.reason == PlacementReason::kPromote)
         continue;
-      PageKey k;
-      k.address_space = options_.address_space;
       const uint64_t entry_bytes = std::max(m.page_bytes, m.entry_bytes);
-      k.kind = entry_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
-      k.page = m.vaddr >> PageShift(k.kind);
-      const uint32_t d = RoundSamples(k.Pack());
+      const uint32_t d = RoundSamples(EntryKey(m.vaddr, entry_bytes).Pack());
       if (d == 0) continue;
       shed_samples += static_cast<double>(d) / options_.sample_weight *
                       static_cast<double>(m.page_bytes) /
@@ -1015,11 +1003,8 @@ RoundReport PolicyEngine::RoomRound(MemoryView& view, RoundReport report) {
   const uint64_t table_now = table_->now_ns();
   const double period = scanner_->last_result().window.sample_period;
   for (const PageHeat& h : victims_) {
-    PageKey k;
-    k.address_space = options_.address_space;
-    k.kind = h.page_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
-    k.page = h.vaddr >> PageShift(k.kind);
-    const std::optional<EntryView> v = table_->Lookup(k);
+    const std::optional<EntryView> v =
+        table_->Lookup(EntryKey(h.vaddr, h.page_bytes));
     if (v && v->last_seen_ns + kLastSeenTickNs > last_round_ns_) continue;
     room_victims_.push_back(h);
     // Its recency bound (RunRound's) over the gap as it is now: no sample
@@ -1119,6 +1104,14 @@ void PolicyEngine::AddNewPageVictims(MemoryView& view, uint64_t now_ns) {
   }
 }
 
+PageKey PolicyEngine::EntryKey(uint64_t vaddr, uint64_t entry_bytes) const {
+  PageKey k;
+  k.address_space = options_.address_space;
+  k.kind = entry_bytes > 4096 ? PageKind::k2M : PageKind::k4K;
+  k.page = vaddr >> PageShift(k.kind);
+  return k;
+}
+
 PolicyEngine::ViewReading PolicyEngine::ReadView(MemoryView& view) {
   ViewReading r;
   r.ranges = view.Ranges();
@@ -1145,12 +1138,9 @@ void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
     const bool promote = m.reason == PlacementReason::kPromote;
     (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
         m.page_bytes / 4096;
-    PageKey k;  // the entry's (a part of a split entry: the whole one)
-    k.address_space = options_.address_space;
-    k.kind = std::max(m.page_bytes, m.entry_bytes) > 4096 ? PageKind::k2M
-                                                          : PageKind::k4K;
-    k.page = m.vaddr >> PageShift(k.kind);
-    const uint64_t key = k.Pack();
+    // The entry's key (a part of a split entry: the whole one).
+    const uint64_t key =
+        EntryKey(m.vaddr, std::max(m.page_bytes, m.entry_bytes)).Pack();
     // The planned move's target stands for its node until the next round
     // queries it (the shift detector would otherwise count samples on a
     // just-promoted page as slow).

@@ -1188,6 +1188,9 @@ class PolicyEngine {
   };
   static ViewReading ReadView(MemoryView& view);
   PlacementInput InputOver(const ViewReading& reading, MemoryView& view) const;
+  // The table key of this process's entry at `vaddr` of `entry_bytes`
+  // (over 4 KiB: its 2 MiB entry).
+  PageKey EntryKey(uint64_t vaddr, uint64_t entry_bytes) const;
   // Drops from victims_ the pages `d` moves.
   void DropMovedVictims(const PlacementDecision& d);
   // A round's planned moves: the counters, promotions (RecordPromotion) and

@@ -1,7 +1,6 @@
 #include "tools/live_memory_view.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
