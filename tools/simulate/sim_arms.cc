@@ -17,7 +17,8 @@ double Weight(uint64_t period_ns, uint64_t tau_ns) {
 
 ArmsPolicy::ArmsPolicy(std::unique_ptr<SimulatedMemory> memory,
                        const ArmsOptions& options)
-    : MemoryPolicy("arms", std::move(memory)), options_(options) {
+    : PeriodicPolicy("arms", std::move(memory), options.period_ns),
+      options_(options) {
   a_short_ = Weight(options_.period_ns, options_.short_tau_ns);
   a_long_ = Weight(options_.period_ns, options_.long_tau_ns);
   a_ref_ = a_long_;
@@ -28,38 +29,20 @@ ArmsPolicy::ArmsPolicy(std::unique_ptr<SimulatedMemory> memory,
       options_.period_ns ? options_.long_tau_ns / options_.period_ns : 0;
 }
 
-void ArmsPolicy::Start(uint64_t start_ns) {
-  next_tick_ns_ = start_ns + options_.period_ns;
-}
-
-void ArmsPolicy::Advance(uint64_t now_ns) {
-  while (next_tick_ns_ <= now_ns) {
-    Tick(next_tick_ns_);
-    next_tick_ns_ += options_.period_ns;
-  }
-}
-
 double ArmsPolicy::ShortRateOf(uint64_t vaddr) const {
-  auto it = index_.find(vaddr / kSimPageBytes);
-  return it == index_.end() ? 0 : pages_[it->second].short_rate;
+  const Page* p = pages_.Find(vaddr);
+  return p == nullptr ? 0 : p->short_rate;
 }
 
 double ArmsPolicy::LongRateOf(uint64_t vaddr) const {
-  auto it = index_.find(vaddr / kSimPageBytes);
-  return it == index_.end() ? 0 : pages_[it->second].long_rate;
+  const Page* p = pages_.Find(vaddr);
+  return p == nullptr ? 0 : p->long_rate;
 }
 
 void ArmsPolicy::Access(const Sample& s, int node) {
-  const uint64_t page = s.vaddr / kSimPageBytes;
-  auto [it, inserted] =
-      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
-  if (inserted) {
-    Page p;
-    p.vaddr = page * kSimPageBytes;
-    pages_.push_back(p);
-  }
-  pages_[it->second].node = node;
-  pages_[it->second].accesses +=
+  Page& p = pages_[pages_.FindOrAdd(s.vaddr).first];
+  p.node = node;
+  p.accesses +=
       static_cast<double>(s.period ? s.period : options_.default_sample_period);
   ++period_samples_;
   if (memory().is_fast(node)) ++period_fast_;

@@ -89,7 +89,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_policy.h"
 
 namespace hotpage {
@@ -108,13 +108,10 @@ struct ArmsOptions {
   bool detect_shifts = true;              // false: long average only (tests)
 };
 
-class ArmsPolicy : public MemoryPolicy {
+class ArmsPolicy : public PeriodicPolicy {
  public:
   ArmsPolicy(std::unique_ptr<SimulatedMemory> memory,
              const ArmsOptions& options);
-  void Start(uint64_t start_ns) override;
-  uint64_t next_event_ns() const override { return next_tick_ns_; }
-  void Advance(uint64_t now_ns) override;
   std::vector<std::pair<std::string, uint64_t>> Details() const override;
 
   // Tests: a page's averages (accesses per second; 0 if never sampled),
@@ -138,7 +135,7 @@ class ArmsPolicy : public MemoryPolicy {
   double Score(const Page& p) const {
     return shift_mode_ ? p.short_rate : p.long_rate;
   }
-  void Tick(uint64_t now);
+  void Tick(uint64_t now) override;
   void Detect(uint64_t now);
   void Migrate(uint64_t now);
 
@@ -146,8 +143,7 @@ class ArmsPolicy : public MemoryPolicy {
   double a_short_ = 0, a_long_ = 0, a_ref_ = 0;  // EWMA weights per period
   uint64_t budget_pages_ = 0;                    // per period
   uint64_t warmup_periods_ = 0;
-  std::vector<Page> pages_;
-  absl::flat_hash_map<uint64_t, uint32_t> index_;  // page number -> pages_
+  SampledPages<Page> pages_;
   // The period's samples and those the fast tier served.
   uint64_t period_samples_ = 0, period_fast_ = 0;
   // Detector state.
@@ -155,7 +151,6 @@ class ArmsPolicy : public MemoryPolicy {
   double ref_mean_ = 0, ref_var_ = 0, cusum_ = 0;
   uint64_t shift_until_ns_ = 0;
   bool shift_mode_ = false;
-  uint64_t next_tick_ns_ = UINT64_MAX;
   std::vector<uint32_t> slow_, fast_;  // scratch
   uint64_t ticks_ = 0, detections_ = 0, shift_ticks_ = 0;
   uint64_t promotions_ = 0, demotions_ = 0, refused_by_cost_ = 0,

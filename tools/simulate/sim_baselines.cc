@@ -145,8 +145,8 @@ void TppPolicy::Advance(uint64_t now_ns) {
 }
 
 bool TppPolicy::IsArmed(uint64_t vaddr) const {
-  auto it = index_.find(vaddr / kSimPageBytes);
-  return it != index_.end() && pages_[it->second].armed;
+  const Page* p = pages_.Find(vaddr);
+  return p != nullptr && p->armed;
 }
 
 void TppPolicy::Scan(uint64_t now) {
@@ -226,51 +226,27 @@ void TppPolicy::Placement(uint64_t now) {
 }
 
 uint32_t TppPolicy::IndexOf(uint64_t vaddr) {
-  const uint64_t page = vaddr / kSimPageBytes;
-  auto [it, inserted] =
-      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
-  if (inserted) {
-    Page p;
-    p.vaddr = page * kSimPageBytes;
-    // A page placed before the trace was there for the scanner's first pass
-    // (header: present_at_start).
-    if (options_.scanner && options_.present_at_start && scans_ > 0) {
-      p.armed = true;
-      p.last_sample_ns = first_scan_ns_;
-    }
-    pages_.push_back(p);
+  const auto [i, added] = pages_.FindOrAdd(vaddr);
+  // A page placed before the trace was there for the scanner's first pass
+  // (header: present_at_start).
+  if (added && options_.scanner && options_.present_at_start && scans_ > 0) {
+    pages_[i].armed = true;
+    pages_[i].last_sample_ns = first_scan_ns_;
   }
-  return it->second;
+  return i;
 }
 
 void TppPolicy::Unlink(uint32_t i) {
   Page& p = pages_[i];
   if (p.lru_node < 0) return;
-  NodeState& n = nodes_[p.lru_node];
-  if (p.prev != kNil)
-    pages_[p.prev].next = p.next;
-  else
-    n.head = p.next;
-  if (p.next != kNil)
-    pages_[p.next].prev = p.prev;
-  else
-    n.tail = p.prev;
-  p.prev = p.next = kNil;
+  nodes_[p.lru_node].lru.Unlink(pages_, i);
   p.lru_node = -1;
 }
 
-void TppPolicy::PushFront(uint32_t i, int node) {
+void TppPolicy::MarkRecent(uint32_t i, int node) {
   Unlink(i);
-  Page& p = pages_[i];
-  NodeState& n = nodes_[node];
-  p.lru_node = static_cast<int16_t>(node);
-  p.prev = kNil;
-  p.next = n.head;
-  if (n.head != kNil)
-    pages_[n.head].prev = i;
-  else
-    n.tail = i;
-  n.head = i;
+  pages_[i].lru_node = static_cast<int16_t>(node);
+  nodes_[node].lru.PushBack(pages_, i);
 }
 
 bool TppPolicy::Move(uint32_t i, int to, uint64_t now) {
@@ -279,13 +255,13 @@ bool TppPolicy::Move(uint32_t i, int to, uint64_t now) {
   if (r.status != to) return false;
   // A migrated folio lands on the target's LRU (kept in recency order:
   // the kernel puts it at the head of its list).
-  PushFront(i, to);
+  MarkRecent(i, to);
   return true;
 }
 
 void TppPolicy::Access(const Sample& s, int node) {
   const uint32_t i = IndexOf(s.vaddr);
-  PushFront(i, node);
+  MarkRecent(i, node);
   // No kswapd here: an allocation that finds its node at the low watermark
   // falls back to the next node in the page allocator's fast path without
   // waking kswapd (SimulatedMemory leaves that band to migrations); kswapd
@@ -402,8 +378,8 @@ void TppPolicy::Kswapd(int node, uint64_t now) {
   ++kswapd_runs_;
   NodeState& n = nodes_[node];
   const std::vector<int>& targets = memory().DemotionTargets(node);
-  while (memory().free_pages(node) < n.promo && n.tail != kNil) {
-    const uint32_t victim = n.tail;
+  while (memory().free_pages(node) < n.promo && n.lru.head != kNil) {
+    const uint32_t victim = n.lru.head;
     bool moved = false;
     for (int to : targets) {
       if (memory().free_pages(to) == 0) continue;
@@ -447,7 +423,8 @@ std::vector<std::pair<std::string, uint64_t>> TppPolicy::Details() const {
 
 MemtisPolicy::MemtisPolicy(std::unique_ptr<SimulatedMemory> memory,
                            const MemtisOptions& options)
-    : MemoryPolicy("memtis", std::move(memory)), options_(options) {
+    : PeriodicPolicy("memtis", std::move(memory), options.migration_period_ns),
+      options_(options) {
   for (int n : this->memory().fast_nodes())
     fast_capacity_ += this->memory().capacity_pages(n);
 }
@@ -458,33 +435,15 @@ int MemtisPolicy::BinOf(uint32_t count) {
              : std::min(kBins - 1, static_cast<int>(std::bit_width(count)));
 }
 
-void MemtisPolicy::Start(uint64_t start_ns) {
-  next_migration_ns_ = start_ns + options_.migration_period_ns;
-}
-
-void MemtisPolicy::Advance(uint64_t now_ns) {
-  while (next_migration_ns_ <= now_ns) {
-    Migrate(next_migration_ns_);
-    next_migration_ns_ += options_.migration_period_ns;
-  }
-}
-
 uint32_t MemtisPolicy::CountOf(uint64_t vaddr) const {
-  auto it = index_.find(vaddr / kSimPageBytes);
-  return it == index_.end() ? 0 : pages_[it->second].count;
+  const Page* p = pages_.Find(vaddr);
+  return p == nullptr ? 0 : p->count;
 }
 
 void MemtisPolicy::Access(const Sample& s, int node) {
-  const uint64_t page = s.vaddr / kSimPageBytes;
-  auto [it, inserted] =
-      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
-  if (inserted) {
-    Page p;
-    p.vaddr = page * kSimPageBytes;
-    pages_.push_back(p);
-    ++hist_[0];
-  }
-  Page& p = pages_[it->second];
+  const auto [i, added] = pages_.FindOrAdd(s.vaddr);
+  if (added) ++hist_[0];
+  Page& p = pages_[i];
   const int before = BinOf(p.count);
   if (p.count < UINT32_MAX) ++p.count;
   p.cpu = s.cpu;
@@ -522,7 +481,7 @@ int MemtisPolicy::ThresholdBin() const {
   return bin;
 }
 
-void MemtisPolicy::Migrate(uint64_t now) {
+void MemtisPolicy::Tick(uint64_t now) {
   ++migrations_;
   const int threshold = ThresholdBin();
   last_threshold_bin_ = static_cast<uint64_t>(threshold);

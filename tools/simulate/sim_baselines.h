@@ -140,6 +140,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -148,6 +150,112 @@
 #include "tools/simulate/sim_policy.h"
 
 namespace hotpage {
+
+// --- shared by the peer models (here, sim_arms.h, sim_hemem.h) --------------
+
+// A MemoryPolicy that acts every `period_ns` of trace time, as the peers'
+// daemon threads and kernel timers do: Tick(t) for t = start + period,
+// start + 2 period, ..., in order, each once the trace reaches t.
+class PeriodicPolicy : public MemoryPolicy {
+ public:
+  PeriodicPolicy(std::string name, std::unique_ptr<SimulatedMemory> memory,
+                 uint64_t period_ns)
+      : MemoryPolicy(std::move(name), std::move(memory)),
+        period_ns_(period_ns) {}
+  void Start(uint64_t start_ns) final { next_tick_ns_ = start_ns + period_ns_; }
+  uint64_t next_event_ns() const final { return next_tick_ns_; }
+  void Advance(uint64_t now_ns) final {
+    while (next_tick_ns_ <= now_ns) {
+      Tick(next_tick_ns_);
+      next_tick_ns_ += period_ns_;
+    }
+  }
+
+ protected:
+  // The policy's periodic work at `now_ns`.
+  virtual void Tick(uint64_t now_ns) = 0;
+
+ private:
+  const uint64_t period_ns_;
+  uint64_t next_tick_ns_ = UINT64_MAX;
+};
+
+// A peer model's per-page state: one Page per page sampled so far, in
+// first-sample order, found by address. Pages are never dropped, so an
+// index stays valid for the whole run (lists and scratch vectors hold
+// indices). Page needs a `uint64_t vaddr` member, which FindOrAdd sets.
+template <typename Page>
+class SampledPages {
+ public:
+  // The index of the page that holds `vaddr`, and whether this call added
+  // it (a default Page with the page-aligned vaddr, appended).
+  std::pair<uint32_t, bool> FindOrAdd(uint64_t vaddr) {
+    const uint64_t page = vaddr / kSimPageBytes;
+    auto [it, added] =
+        index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
+    if (added) {
+      Page p;
+      p.vaddr = page * kSimPageBytes;
+      pages_.push_back(p);
+    }
+    return {it->second, added};
+  }
+  // The page that holds `vaddr`; nullptr if it was never sampled.
+  const Page* Find(uint64_t vaddr) const {
+    auto it = index_.find(vaddr / kSimPageBytes);
+    return it == index_.end() ? nullptr : &pages_[it->second];
+  }
+  size_t size() const { return pages_.size(); }
+  Page& operator[](uint32_t i) { return pages_[i]; }
+  const Page& operator[](uint32_t i) const { return pages_[i]; }
+  typename std::vector<Page>::iterator begin() { return pages_.begin(); }
+  typename std::vector<Page>::iterator end() { return pages_.end(); }
+
+ private:
+  std::vector<Page> pages_;
+  absl::flat_hash_map<uint64_t, uint32_t> index_;  // page number -> pages_
+};
+
+// A doubly linked list threaded through page records by index (Page has
+// `uint32_t prev, next`), as the kernel's LRU lists and HeMem's FIFOs
+// thread through their pages: pages join at the tail, so the head is the
+// one that joined (or was last moved) longest ago; O(1) to unlink any page,
+// no allocation. Which list a page is on is the caller's to record; these
+// take its word for it.
+struct IndexList {
+  static constexpr uint32_t kNil = UINT32_MAX;
+  uint32_t head = kNil, tail = kNil;
+  uint64_t size = 0;
+
+  // Takes page `i`, which is on this list, off it.
+  template <typename Pages>
+  void Unlink(Pages& pages, uint32_t i) {
+    auto& p = pages[i];
+    if (p.prev != kNil)
+      pages[p.prev].next = p.next;
+    else
+      head = p.next;
+    if (p.next != kNil)
+      pages[p.next].prev = p.prev;
+    else
+      tail = p.prev;
+    --size;
+    p.prev = p.next = kNil;
+  }
+  // Puts page `i`, which is on no list, at the tail.
+  template <typename Pages>
+  void PushBack(Pages& pages, uint32_t i) {
+    auto& p = pages[i];
+    p.next = kNil;
+    p.prev = tail;
+    if (tail != kNil)
+      pages[tail].next = i;
+    else
+      head = i;
+    tail = i;
+    ++size;
+  }
+};
 
 // --- oracle -----------------------------------------------------------------
 
@@ -232,7 +340,7 @@ class TppPolicy : public MemoryPolicy {
   void Access(const Sample& s, int node) override;
 
  private:
-  static constexpr uint32_t kNil = UINT32_MAX;
+  static constexpr uint32_t kNil = IndexList::kNil;
   struct Page {
     uint64_t vaddr = 0;
     uint64_t last_sample_ns = 0;  // tpp-ideal; tpp: the scan stamp
@@ -242,7 +350,7 @@ class TppPolicy : public MemoryPolicy {
     uint32_t prev = kNil, next = kNil;
   };
   struct NodeState {
-    uint32_t head = kNil, tail = kNil;  // MRU .. LRU
+    IndexList lru;  // LRU (head) .. MRU (tail)
     uint64_t low = 0, high = 0, promo = 0;
     // numa_promotion_rate_limit() / numa_promotion_adjust_threshold().
     uint64_t rl_start_ns = 0, rl_base = 0;
@@ -253,7 +361,8 @@ class TppPolicy : public MemoryPolicy {
   };
   uint32_t IndexOf(uint64_t vaddr);
   void Unlink(uint32_t i);
-  void PushFront(uint32_t i, int node);
+  // Puts page i on `node`'s LRU list as its most recently used page.
+  void MarkRecent(uint32_t i, int node);
   void HintFault(const Sample& s, uint32_t i, int node);
   bool FreeSpaceEnough(int node) const;
   uint64_t Threshold(NodeState& n, uint64_t now);
@@ -273,8 +382,7 @@ class TppPolicy : public MemoryPolicy {
 
   const TppOptions options_;
   std::vector<NodeState> nodes_;  // by node id
-  std::vector<Page> pages_;
-  absl::flat_hash_map<uint64_t, uint32_t> index_;
+  SampledPages<Page> pages_;
   uint64_t rate_limit_pages_ = 0;
   uint64_t hint_faults_ = 0, candidates_ = 0, rate_limited_ = 0,
            unbalanced_ = 0;
@@ -304,14 +412,11 @@ struct MemtisOptions {
   double free_watermark = 0.02;  // free fraction kept on fast nodes
 };
 
-class MemtisPolicy : public MemoryPolicy {
+class MemtisPolicy : public PeriodicPolicy {
  public:
   static constexpr int kBins = 16;
   MemtisPolicy(std::unique_ptr<SimulatedMemory> memory,
                const MemtisOptions& options);
-  void Start(uint64_t start_ns) override;
-  uint64_t next_event_ns() const override { return next_migration_ns_; }
-  void Advance(uint64_t now_ns) override;
   std::vector<std::pair<std::string, uint64_t>> Details() const override;
 
   static int BinOf(uint32_t count);
@@ -329,14 +434,13 @@ class MemtisPolicy : public MemoryPolicy {
     uint32_t cpu = 0;  // of the latest sample
   };
   void Cool();
-  void Migrate(uint64_t now);
+  // The migration, every migration_period_ns.
+  void Tick(uint64_t now) override;
 
   const MemtisOptions options_;
-  std::vector<Page> pages_;
-  absl::flat_hash_map<uint64_t, uint32_t> index_;
+  SampledPages<Page> pages_;
   uint64_t hist_[kBins] = {};
   uint64_t since_cooling_ = 0;
-  uint64_t next_migration_ns_ = UINT64_MAX;
   uint64_t fast_capacity_ = 0;
   std::vector<uint32_t> hot_, cold_;  // scratch
   uint64_t coolings_ = 0, migrations_ = 0, promotions_ = 0, demotions_ = 0;

@@ -226,15 +226,7 @@ void ColloidPolicy::Demote(double budget, uint64_t now) {
 
 void ColloidPolicy::Access(const Sample& s, int node) {
   poll_accesses_[node] += static_cast<double>(std::max<uint64_t>(s.period, 1));
-  const uint64_t page = s.vaddr / kSimPageBytes;
-  auto [it, inserted] =
-      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
-  if (inserted) {
-    Page p;
-    p.vaddr = page * kSimPageBytes;
-    pages_.push_back(p);
-  }
-  Page& p = pages_[it->second];
+  Page& p = pages_[pages_.FindOrAdd(s.vaddr).first];
   if (p.count < UINT32_MAX) {
     ++p.count;
     ++total_count_;

@@ -68,7 +68,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_policy.h"
 
 namespace hotpage {
@@ -117,8 +117,7 @@ class ColloidPolicy : public MemoryPolicy {
   static double LatencyOf(const Side& s);
 
   const ColloidOptions options_;
-  std::vector<Page> pages_;
-  absl::flat_hash_map<uint64_t, uint32_t> index_;
+  SampledPages<Page> pages_;
   std::vector<double> poll_accesses_;      // by node id, since the last poll
   std::vector<double> smoothed_accesses_;  // by node id, EWMA per poll
   Side fast_, slow_;

@@ -6,7 +6,8 @@ namespace hotpage {
 
 HememPolicy::HememPolicy(std::unique_ptr<SimulatedMemory> memory,
                          const HememOptions& options)
-    : MemoryPolicy("hemem", std::move(memory)), options_(options) {
+    : PeriodicPolicy("hemem", std::move(memory), options.period_ns),
+      options_(options) {
   budget_pages_ = std::max<uint64_t>(
       static_cast<uint64_t>(options_.migrate_bytes_per_sec *
                             static_cast<double>(options_.period_ns) / 1e9 /
@@ -14,38 +15,22 @@ HememPolicy::HememPolicy(std::unique_ptr<SimulatedMemory> memory,
       1);
 }
 
-void HememPolicy::Start(uint64_t start_ns) {
-  next_run_ns_ = start_ns + options_.period_ns;
-}
-
-void HememPolicy::Advance(uint64_t now_ns) {
-  while (next_run_ns_ <= now_ns) {
-    Run(next_run_ns_);
-    next_run_ns_ += options_.period_ns;
-  }
-}
-
-const HememPolicy::Page* HememPolicy::Find(uint64_t vaddr) const {
-  auto it = index_.find(vaddr / kSimPageBytes);
-  return it == index_.end() ? nullptr : &pages_[it->second];
-}
-
 uint32_t HememPolicy::ReadsOf(uint64_t vaddr) const {
-  const Page* p = Find(vaddr);
+  const Page* p = pages_.Find(vaddr);
   if (p == nullptr) return 0;
   const uint64_t shift = global_clock_ - p->local_clock;
   return shift >= 32 ? 0 : p->reads >> shift;
 }
 
 uint32_t HememPolicy::WritesOf(uint64_t vaddr) const {
-  const Page* p = Find(vaddr);
+  const Page* p = pages_.Find(vaddr);
   if (p == nullptr) return 0;
   const uint64_t shift = global_clock_ - p->local_clock;
   return shift >= 32 ? 0 : p->writes >> shift;
 }
 
 bool HememPolicy::IsHot(uint64_t vaddr) const {
-  const Page* p = Find(vaddr);
+  const Page* p = pages_.Find(vaddr);
   return p != nullptr && (p->list == kFastHot || p->list == kSlowHot);
 }
 
@@ -69,33 +54,14 @@ bool HememPolicy::HotCounts(const Page& p) const {
 void HememPolicy::Remove(uint32_t i) {
   Page& p = pages_[i];
   if (p.list == kNone) return;
-  Fifo& f = lists_[p.list];
-  if (p.prev != kNil)
-    pages_[p.prev].next = p.next;
-  else
-    f.head = p.next;
-  if (p.next != kNil)
-    pages_[p.next].prev = p.prev;
-  else
-    f.tail = p.prev;
-  --f.size;
-  p.prev = p.next = kNil;
+  lists_[p.list].Unlink(pages_, i);
   p.list = kNone;
 }
 
 void HememPolicy::Enqueue(uint32_t i, List list) {
   Remove(i);
-  Page& p = pages_[i];
-  Fifo& f = lists_[list];
-  p.list = list;
-  p.next = kNil;
-  p.prev = f.tail;
-  if (f.tail != kNil)
-    pages_[f.tail].next = i;
-  else
-    f.head = i;
-  f.tail = i;
-  ++f.size;
+  pages_[i].list = list;
+  lists_[list].PushBack(pages_, i);
 }
 
 uint32_t HememPolicy::Dequeue(List list) {
@@ -110,15 +76,9 @@ HememPolicy::List HememPolicy::ListFor(int node, bool hot) const {
 }
 
 void HememPolicy::Access(const Sample& s, int node) {
-  const uint64_t page = s.vaddr / kSimPageBytes;
-  auto [it, inserted] =
-      index_.try_emplace(page, static_cast<uint32_t>(pages_.size()));
-  const uint32_t i = it->second;
-  if (inserted) {
-    Page p;
-    p.vaddr = page * kSimPageBytes;
-    p.local_clock = global_clock_;
-    pages_.push_back(p);
+  const auto [i, added] = pages_.FindOrAdd(s.vaddr);
+  if (added) {
+    pages_[i].local_clock = global_clock_;
     // pebs_allocate_page(): a new page starts on its tier's cold list.
     Enqueue(i, ListFor(node, false));
   }
@@ -143,7 +103,7 @@ void HememPolicy::Access(const Sample& s, int node) {
   }
 }
 
-void HememPolicy::Run(uint64_t now) {
+void HememPolicy::Tick(uint64_t now) {
   ++runs_;
   SimulatedMemory& mem = memory();
   const std::vector<int>& fast = mem.fast_nodes();

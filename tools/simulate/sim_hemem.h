@@ -76,7 +76,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "tools/simulate/sim_baselines.h"
 #include "tools/simulate/sim_policy.h"
 
 namespace hotpage {
@@ -90,13 +90,10 @@ struct HememOptions {
   uint32_t cooling_pages = 8192;        // COOLING_PAGES
 };
 
-class HememPolicy : public MemoryPolicy {
+class HememPolicy : public PeriodicPolicy {
  public:
   HememPolicy(std::unique_ptr<SimulatedMemory> memory,
               const HememOptions& options);
-  void Start(uint64_t start_ns) override;
-  uint64_t next_event_ns() const override { return next_run_ns_; }
-  void Advance(uint64_t now_ns) override;
   std::vector<std::pair<std::string, uint64_t>> Details() const override;
 
   // Tests: a page's counts as cooled to the current global clock (0 for a
@@ -110,7 +107,7 @@ class HememPolicy : public MemoryPolicy {
   void Access(const Sample& s, int node) override;
 
  private:
-  static constexpr uint32_t kNil = UINT32_MAX;
+  static constexpr uint32_t kNil = IndexList::kNil;
   // The four lists: kFast/kSlow + kHot/kCold.
   enum List : uint8_t { kNone = 0, kFastHot, kFastCold, kSlowHot, kSlowCold };
   static constexpr int kLists = 5;
@@ -121,11 +118,6 @@ class HememPolicy : public MemoryPolicy {
     uint32_t prev = kNil, next = kNil;
     List list = kNone;
   };
-  struct Fifo {
-    uint32_t head = kNil, tail = kNil;
-    uint64_t size = 0;
-  };
-  const Page* Find(uint64_t vaddr) const;
   // Brings a page's counts to the global clock.
   void Cool(Page& p);
   bool HotCounts(const Page& p) const;
@@ -133,19 +125,18 @@ class HememPolicy : public MemoryPolicy {
   void Enqueue(uint32_t i, List list);  // at the tail
   uint32_t Dequeue(List list);          // from the head; kNil if empty
   List ListFor(int node, bool hot) const;
-  void Run(uint64_t now);
+  // The policy thread's run, every period_ns.
+  void Tick(uint64_t now) override;
   void PartialCool(List hot, List cold, uint64_t& remaining);
 
   const HememOptions options_;
   uint64_t budget_pages_ = 0;  // per run
-  std::vector<Page> pages_;
-  absl::flat_hash_map<uint64_t, uint32_t> index_;  // page number -> pages_
-  Fifo lists_[kLists];
+  SampledPages<Page> pages_;
+  IndexList lists_[kLists];  // FIFOs: dequeued at the head
   uint64_t global_clock_ = 0;
   // Pages of each hot list partial cooling still has to look at since the
   // last cooling event (0: no cooling pending).
   uint64_t cool_fast_remaining_ = 0, cool_slow_remaining_ = 0;
-  uint64_t next_run_ns_ = UINT64_MAX;
   uint64_t reads_ = 0, writes_ = 0, coolings_ = 0, runs_ = 0;
   uint64_t promotions_ = 0, demotions_ = 0, cooled_on_list_ = 0,
            all_fast_hot_ = 0;

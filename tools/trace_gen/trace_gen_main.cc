@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -266,8 +269,9 @@ ModelValues CollectValues(absl::string_view command,
   return m;
 }
 
-absl::Status ParseU64(const ModelValues& m, absl::string_view name,
-                      uint64_t* out) {
+// A model flag's text as the type of `out`; the error names the flag.
+absl::Status Parse(const ModelValues& m, absl::string_view name,
+                   uint64_t* out) {
   const std::string& t = m.Text(name);
   if (!absl::SimpleAtoi(t, out)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -276,10 +280,10 @@ absl::Status ParseU64(const ModelValues& m, absl::string_view name,
   return absl::OkStatus();
 }
 
-absl::Status ParseU32(const ModelValues& m, absl::string_view name,
-                      uint32_t* out) {
+absl::Status Parse(const ModelValues& m, absl::string_view name,
+                   uint32_t* out) {
   uint64_t v = 0;
-  HOTPAGE_RETURN_IF_ERROR(ParseU64(m, name, &v));
+  HOTPAGE_RETURN_IF_ERROR(Parse(m, name, &v));
   if (v > 0xffffffffull) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", name, " is too large: ", v));
@@ -288,11 +292,29 @@ absl::Status ParseU32(const ModelValues& m, absl::string_view name,
   return absl::OkStatus();
 }
 
-absl::Status ParseF(const ModelValues& m, absl::string_view name, double* out) {
+absl::Status Parse(const ModelValues& m, absl::string_view name, double* out) {
   const std::string& t = m.Text(name);
   if (!absl::SimpleAtod(t, out) || !std::isfinite(*out)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", name, " wants a number, got '", t, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// A model flag and the options field its value goes to.
+struct Field {
+  absl::string_view name;
+  std::variant<uint64_t*, uint32_t*, double*> out;
+};
+
+// Parses each flag into its field, in order, and stops at the first error
+// (so the message names the first bad flag, and the fields after it keep
+// their values).
+absl::Status ParseFields(const ModelValues& m,
+                         std::initializer_list<Field> fields) {
+  for (const Field& f : fields) {
+    HOTPAGE_RETURN_IF_ERROR(
+        std::visit([&](auto* out) { return Parse(m, f.name, out); }, f.out));
   }
   return absl::OkStatus();
 }
@@ -316,12 +338,19 @@ absl::Status WriteTextFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// The text of the --topology-json file; empty without the flag.
+absl::StatusOr<std::string> ReadTopologyJson(const ParsedFlags& flags) {
+  const std::optional<std::string> path = flags.Get("topology-json");
+  if (!path) return std::string();
+  return ReadFile(*path);
+}
+
 // The file layout options (they change the bytes, not the samples).
 absl::StatusOr<TraceWriter::Options> WriterOptions(const ModelValues& m) {
   TraceWriter::Options o;
   uint64_t block = 0, level = 0;
-  HOTPAGE_RETURN_IF_ERROR(ParseU64(m, "samples-per-block", &block));
-  HOTPAGE_RETURN_IF_ERROR(ParseU64(m, "zstd-level", &level));
+  HOTPAGE_RETURN_IF_ERROR(
+      ParseFields(m, {{"samples-per-block", &block}, {"zstd-level", &level}}));
   if (block < 1 || block > kMaxSamplesPerBlock) {
     return absl::InvalidArgumentError(
         absl::StrCat("--samples-per-block wants 1 to ", kMaxSamplesPerBlock,
@@ -361,6 +390,47 @@ std::vector<FlagSpec> ToSpecs(const std::vector<ModelFlag>& flags,
   return specs;
 }
 
+// A command line past the checks every command makes first.
+struct Invocation {
+  ParsedFlags flags;
+  std::string output;  // -o
+  ModelValues model;
+};
+
+// What every command does first: parses `args` against `specs`, answers
+// --help with the usage, rejects more than `max_positional` arguments and
+// a missing -o (usage errors), and collects the values of `model` into
+// `inv`; the recorded command line gets --topology-json with its path as
+// given. Returns the exit code when the command ends here, else nullopt.
+std::optional<int> StartCommand(absl::string_view command,
+                                const std::vector<std::string>& args,
+                                absl::string_view synopsis,
+                                absl::string_view description,
+                                const std::vector<FlagSpec>& specs,
+                                const std::vector<ModelFlag>& model,
+                                size_t max_positional, Invocation* inv) {
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
+  if (!flags.ok()) return UsageError(command, flags.status().message());
+  if (flags->Has("help")) {
+    std::cout << Usage(command, synopsis, description, specs);
+    return kExitOk;
+  }
+  if (flags->positional().size() > max_positional) {
+    return UsageError(command,
+                      absl::StrCat("unexpected argument '",
+                                   flags->positional()[max_positional], "'"));
+  }
+  const std::optional<std::string> out = flags->Get("output");
+  if (!out) return UsageError(command, "-o FILE.hpt is required");
+  inv->output = *out;
+  inv->model = CollectValues(command, model, *flags);
+  if (std::optional<std::string> t = flags->Get("topology-json")) {
+    absl::StrAppend(&inv->model.command, " --topology-json ", *t);
+  }
+  inv->flags = *std::move(flags);
+  return std::nullopt;
+}
+
 int RunShape(const Shape& shape, const std::vector<std::string>& args) {
   std::vector<ModelFlag> model = CommonFlags();
   for (ModelFlag& f : model) {
@@ -392,107 +462,91 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
       "The header's event_config records the full command line (every option, "
       "defaults\n"
       "included).");
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
-  if (!flags.ok()) return UsageError(shape.name, flags.status().message());
-  if (flags->Has("help")) {
-    std::cout << Usage(shape.name, synopsis, description, specs);
-    return kExitOk;
+  Invocation inv;
+  if (std::optional<int> done =
+          StartCommand(shape.name, args, synopsis, description, specs, model,
+                       /*max_positional=*/0, &inv)) {
+    return *done;
   }
-  if (!flags->positional().empty()) {
-    return UsageError(shape.name, absl::StrCat("unexpected argument '",
-                                               flags->positional()[0], "'"));
-  }
-  const std::optional<std::string> out = flags->Get("output");
-  if (!out) return UsageError(shape.name, "-o FILE.hpt is required");
-  ModelValues m = CollectValues(shape.name, model, *flags);
-  if (std::optional<std::string> t = flags->Get("topology-json")) {
-    absl::StrAppend(&m.command, " --topology-json ", *t);
-  }
+  const ModelValues& m = inv.model;
 
   GenOptions g;
-  absl::Status st = ParseU64(m, "seed", &g.seed);
-  if (st.ok()) st = ParseF(m, "duration", &g.duration_s);
-  if (st.ok()) st = ParseU64(m, "sample-period", &g.sample_period);
-  if (st.ok()) st = ParseF(m, "access-rate", &g.access_rate);
-  if (st.ok()) st = ParseF(m, "write-share", &g.write_share);
-  if (st.ok()) st = ParseU32(m, "pid", &g.pid);
+  absl::Status st = ParseFields(m, {{"seed", &g.seed},
+                                    {"duration", &g.duration_s},
+                                    {"sample-period", &g.sample_period},
+                                    {"access-rate", &g.access_rate},
+                                    {"write-share", &g.write_share},
+                                    {"pid", &g.pid}});
   absl::StatusOr<std::unique_ptr<Workload>> w = absl::InternalError("no shape");
   if (st.ok() && shape.name == "gups") {
     GupsOptions o;
-    st = ParseU64(m, "pages", &o.pages);
-    if (st.ok()) st = ParseF(m, "hot-fraction", &o.hot_fraction);
-    if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
-    if (st.ok()) st = ParseF(m, "shift-every", &o.shift_every_s);
-    if (st.ok()) st = ParseU32(m, "threads", &o.threads);
+    st = ParseFields(m, {{"pages", &o.pages},
+                         {"hot-fraction", &o.hot_fraction},
+                         {"hot-share", &o.hot_share},
+                         {"shift-every", &o.shift_every_s},
+                         {"threads", &o.threads}});
     if (st.ok()) w = MakeGups(o, g);
   } else if (st.ok() && shape.name == "zipf") {
     ZipfOptions o;
-    st = ParseU64(m, "keys", &o.keys);
-    if (st.ok()) st = ParseU32(m, "value-bytes", &o.value_bytes);
-    if (st.ok()) st = ParseF(m, "zipf-s", &o.s);
-    if (st.ok()) st = ParseF(m, "index-share", &o.index_share);
-    if (st.ok()) st = ParseU32(m, "threads", &o.threads);
+    st = ParseFields(m, {{"keys", &o.keys},
+                         {"value-bytes", &o.value_bytes},
+                         {"zipf-s", &o.s},
+                         {"index-share", &o.index_share},
+                         {"threads", &o.threads}});
     if (st.ok()) w = MakeZipf(o, g);
   } else if (st.ok() && shape.name == "scan") {
     ScanOptions o;
-    st = ParseU64(m, "scan-pages", &o.scan_pages);
-    if (st.ok()) st = ParseU64(m, "ws-pages", &o.ws_pages);
-    if (st.ok()) st = ParseF(m, "cold-at", &o.cold_at_s);
-    if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
-    if (st.ok()) st = ParseF(m, "focus-share", &o.focus_share);
+    st = ParseFields(m, {{"scan-pages", &o.scan_pages},
+                         {"ws-pages", &o.ws_pages},
+                         {"cold-at", &o.cold_at_s},
+                         {"pass", &o.pass_s},
+                         {"focus-share", &o.focus_share}});
     if (st.ok()) w = MakeScan(o, g);
   } else if (st.ok() &&
              (shape.name == "stream_mix" || shape.name == "stream_grow")) {
     // stream_grow is stream_mix with its second stream's flags.
     StreamMixOptions o;
-    st = ParseU64(m, "stream-pages", &o.stream_pages);
-    if (st.ok()) st = ParseU64(m, "hot-pages", &o.hot_pages);
-    if (st.ok()) st = ParseU64(m, "cold-pages", &o.cold_pages);
-    if (st.ok()) st = ParseF(m, "pass", &o.pass_s);
-    if (st.ok()) st = ParseF(m, "stream-share", &o.stream_share);
-    if (st.ok()) st = ParseF(m, "hot-share", &o.hot_share);
-    if (shape.name == "stream_grow") {
-      if (st.ok()) st = ParseU64(m, "stream2-pages", &o.stream2_pages);
-      if (st.ok()) st = ParseF(m, "stream2-pass", &o.stream2_pass_s);
-      if (st.ok()) st = ParseF(m, "stream2-share", &o.stream2_share);
-      if (st.ok()) st = ParseF(m, "stream2-from", &o.stream2_from_s);
+    st = ParseFields(m, {{"stream-pages", &o.stream_pages},
+                         {"hot-pages", &o.hot_pages},
+                         {"cold-pages", &o.cold_pages},
+                         {"pass", &o.pass_s},
+                         {"stream-share", &o.stream_share},
+                         {"hot-share", &o.hot_share}});
+    if (st.ok() && shape.name == "stream_grow") {
+      st = ParseFields(m, {{"stream2-pages", &o.stream2_pages},
+                           {"stream2-pass", &o.stream2_pass_s},
+                           {"stream2-share", &o.stream2_share},
+                           {"stream2-from", &o.stream2_from_s}});
     }
     if (st.ok()) w = MakeStreamMix(o, g);
   } else if (st.ok() && shape.name == "packages") {
     PackagesOptions o;
-    st = ParseU32(m, "threads", &o.threads);
-    if (st.ok()) st = ParseU32(m, "cpus-per-package", &o.cpus_per_package);
-    if (st.ok()) st = ParseU64(m, "private-pages", &o.private_pages);
-    if (st.ok()) st = ParseU64(m, "shared-pages", &o.shared_pages);
-    if (st.ok()) st = ParseU64(m, "cold-pages", &o.cold_pages);
-    if (st.ok()) st = ParseF(m, "private-share", &o.private_share);
-    if (st.ok()) st = ParseF(m, "shared-share", &o.shared_share);
+    st = ParseFields(m, {{"threads", &o.threads},
+                         {"cpus-per-package", &o.cpus_per_package},
+                         {"private-pages", &o.private_pages},
+                         {"shared-pages", &o.shared_pages},
+                         {"cold-pages", &o.cold_pages},
+                         {"private-share", &o.private_share},
+                         {"shared-share", &o.shared_share}});
     if (st.ok()) w = MakePackages(o, g);
   }
-  absl::StatusOr<TraceWriter::Options> wo = absl::InternalError("unset");
-  if (st.ok()) {
-    wo = WriterOptions(m);
-    st = wo.status();
-  }
   if (!st.ok()) return UsageError(shape.name, st.message());
+  const absl::StatusOr<TraceWriter::Options> wo = WriterOptions(m);
+  if (!wo.ok()) return UsageError(shape.name, wo.status().message());
   if (!w.ok()) {
     if (absl::IsInvalidArgument(w.status()))
       return UsageError(shape.name, w.status().message());
     return Fail(shape.name, w.status());
   }
 
-  std::string topology;
-  if (std::optional<std::string> path = flags->Get("topology-json")) {
-    absl::StatusOr<std::string> t = ReadFile(*path);
-    if (!t.ok()) return Fail(shape.name, t.status());
-    topology = *t;
-  }
-  absl::StatusOr<std::unique_ptr<TraceWriter>> writer =
-      TraceWriter::Create(*out, GeneratedHeader(g, m.command, topology), *wo);
+  const absl::StatusOr<std::string> topology = ReadTopologyJson(inv.flags);
+  if (!topology.ok()) return Fail(shape.name, topology.status());
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(
+      inv.output, GeneratedHeader(g, m.command, *topology), *wo);
   if (!writer.ok()) return Fail(shape.name, writer.status());
   absl::StatusOr<GenStats> stats = GenerateTrace(**w, g, writer->get());
   if (!stats.ok()) return Fail(shape.name, stats.status());
-  if (std::optional<std::string> truth = flags->Get("truth")) {
+  if (std::optional<std::string> truth = inv.flags.Get("truth")) {
     if (absl::Status s =
             WriteTextFile(*truth, FormatTruth((*w)->Truth(), g, m.command));
         !s.ok()) {
@@ -502,7 +556,7 @@ int RunShape(const Shape& shape, const std::vector<std::string>& args) {
   std::cerr << absl::StrFormat(
       "%s: %s: %d samples (%d stores) over %.1f s, %d distinct pages, %d bytes "
       "(%.1f bytes/sample)\n",
-      kProgram, *out, stats->samples, stats->stores,
+      kProgram, inv.output, stats->samples, stats->stores,
       static_cast<double>(stats->last_ns - stats->first_ns) / 1e9,
       stats->distinct_pages, (*writer)->bytes_written(),
       stats->samples
@@ -536,36 +590,28 @@ int RunLackey(const std::vector<std::string>& args) {
       "Valgrind's version go into the header's event_config. All samples are "
       "tid = pid on\n"
       "one cpu (Lackey does not name threads).";
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
-  if (!flags.ok()) return UsageError(cmd, flags.status().message());
-  if (flags->Has("help")) {
-    std::cout << Usage(cmd, synopsis, description, specs);
-    return kExitOk;
+  Invocation inv;
+  if (std::optional<int> done =
+          StartCommand(cmd, args, synopsis, description, specs, LackeyFlags(),
+                       /*max_positional=*/1, &inv)) {
+    return *done;
   }
-  if (flags->positional().size() > 1) {
-    return UsageError(cmd, absl::StrCat("unexpected argument '",
-                                        flags->positional()[1], "'"));
-  }
-  const std::optional<std::string> out = flags->Get("output");
-  if (!out) return UsageError(cmd, "-o FILE.hpt is required");
-  ModelValues m = CollectValues(cmd, LackeyFlags(), *flags);
-  if (std::optional<std::string> t = flags->Get("topology-json")) {
-    absl::StrAppend(&m.command, " --topology-json ", *t);
-  }
+  const ParsedFlags& flags = inv.flags;
+  const ModelValues& m = inv.model;
   LackeyOptions o;
   uint64_t l1 = 0, l2 = 0, llc = 0;
   std::optional<uint32_t> pid;
-  absl::Status st = ParseU64(m, "sample-period", &o.sample_period);
-  o.stores = flags->Has("stores");
-  if (st.ok()) st = ParseU32(m, "ldlat", &o.ldlat_cycles);
-  if (st.ok()) st = ParseF(m, "ghz", &o.ghz);
-  if (st.ok()) st = ParseF(m, "time-scale", &o.time_scale);
-  if (st.ok()) st = ParseU64(m, "l1-kib", &l1);
-  if (st.ok()) st = ParseU64(m, "l2-kib", &l2);
-  if (st.ok()) st = ParseU64(m, "llc-kib", &llc);
-  if (st.ok()) st = ParseU64(m, "seed", &o.seed);
-  if (st.ok() && flags->Has("pid")) {
-    absl::StatusOr<int64_t> p = FlagInt(*flags, "pid", 0, 1, 0xffffffffll);
+  o.stores = flags.Has("stores");
+  absl::Status st = ParseFields(m, {{"sample-period", &o.sample_period},
+                                    {"ldlat", &o.ldlat_cycles},
+                                    {"ghz", &o.ghz},
+                                    {"time-scale", &o.time_scale},
+                                    {"l1-kib", &l1},
+                                    {"l2-kib", &l2},
+                                    {"llc-kib", &llc},
+                                    {"seed", &o.seed}});
+  if (st.ok() && flags.Has("pid")) {
+    absl::StatusOr<int64_t> p = FlagInt(flags, "pid", 0, 1, 0xffffffffll);
     if (!p.ok())
       st = p.status();
     else
@@ -579,26 +625,19 @@ int RunLackey(const std::vector<std::string>& args) {
   o.l2_bytes = l2 << 10;
   o.llc_bytes = llc << 10;
   if (st.ok()) st = CheckLackeyOptions(o);
-  absl::StatusOr<TraceWriter::Options> wo = absl::InternalError("unset");
-  if (st.ok()) {
-    wo = WriterOptions(m);
-    st = wo.status();
-  }
   if (!st.ok()) return UsageError(cmd, st.message());
+  const absl::StatusOr<TraceWriter::Options> wo = WriterOptions(m);
+  if (!wo.ok()) return UsageError(cmd, wo.status().message());
 
   const std::string in_name =
-      flags->positional().empty() ? "-" : flags->positional()[0];
+      flags.positional().empty() ? "-" : flags.positional()[0];
   FILE* in = in_name == "-" ? stdin : std::fopen(in_name.c_str(), "r");
   if (in == nullptr)
     return Fail(cmd, ErrnoStatus(errno, absl::StrCat("open ", in_name)));
 
   std::unique_ptr<TraceWriter> writer;
-  std::string topology;
-  if (std::optional<std::string> path = flags->Get("topology-json")) {
-    absl::StatusOr<std::string> t = ReadFile(*path);
-    if (!t.ok()) return Fail(cmd, t.status());
-    topology = *t;
-  }
+  const absl::StatusOr<std::string> topology = ReadTopologyJson(flags);
+  if (!topology.ok()) return Fail(cmd, topology.status());
   LackeyConverter* conv_ptr = nullptr;
   // The header is written with the first sample, once Valgrind's preamble
   // (the traced command, its version) has been read.
@@ -613,8 +652,8 @@ int RunLackey(const std::vector<std::string>& args) {
         o.stores ? ",cpu/mem-stores/P" : "", " (modelled from a Valgrind ",
         conv_ptr->valgrind_version(), " Lackey trace of '", conv_ptr->command(),
         "': ", m.command, ")");
-    h.topology_json = topology;
-    HOTPAGE_ASSIGN_OR_RETURN(writer, TraceWriter::Create(*out, h, *wo));
+    h.topology_json = *topology;
+    HOTPAGE_ASSIGN_OR_RETURN(writer, TraceWriter::Create(inv.output, h, *wo));
     return absl::OkStatus();
   };
   absl::flat_hash_set<uint64_t> pages;
@@ -660,7 +699,7 @@ int RunLackey(const std::vector<std::string>& args) {
       "LLC %d, DRAM %d), %d stores, %d STLB misses, %d loads of %d+ cycles; %d "
       "load + %d "
       "store samples over %.2f s modelled (x%s), %d distinct pages, %d bytes\n",
-      kProgram, *out, conv.command(), conv.valgrind_version(), t.lines,
+      kProgram, inv.output, conv.command(), conv.valgrind_version(), t.lines,
       t.instructions, t.loads, t.loads_by_level[0], t.loads_by_level[1],
       t.loads_by_level[2], t.loads_by_level[3], t.stores, t.stlb_misses,
       t.counted_loads, o.ldlat_cycles, t.load_samples, t.store_samples,
