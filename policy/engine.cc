@@ -406,6 +406,15 @@ void PolicyEngine::UpdateChangeWindow(bool detected, bool dropped,
     change_ns_ = prev_round_ns;
     since_change_.clear();  // filled from this round's samples on
     change_fast_ = change_known_ = 0;
+    // On trial until CountRound has seen whether the fast tier cooled
+    // (engine.h, "A change is confirmed"); a drop within the baseline's
+    // time of a confirmed change point is that change's.
+    const bool within_confirmed =
+        confirmed_change_ns_ != 0 &&
+        now_ns - confirmed_change_ns_ < kShareBaselineNs;
+    change_on_trial_ =
+        options_.confirm_changes && !rates_bound_accesses_ && !within_confirmed;
+    if (!change_on_trial_) confirmed_change_ns_ = change_ns_;
   }
   if (change_ns_ != 0) {
     change_fast_ += window_fast_;
@@ -662,11 +671,6 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                      ShareDropped() || novelty || !ShareTestable(),
                      last_round_ns_, now_ns);
   early_pending_ = false;
-  // A change point, first or second, ends the holds (file comment).
-  if (change_ns_ != 0 && change_ns_ != change_before) {
-    report.released_holds = view.ReleaseHolds();
-    counters_.released_holds += report.released_holds;
-  }
   // Next round: the first start + k * interval after now (an early round
   // keeps the schedule).
   if (now_ns >= start_ns_) {
@@ -771,6 +775,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // priors and the hot pages: one walk over the round's entries.
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   const uint64_t prior_samples = CountRound(now_ns, prev_round_ns, report);
+  // A change point, first or second, ends the holds (file comment), once
+  // CountRound has confirmed a first one.
+  if (change_ns_ != 0 && change_ns_ != change_before) {
+    report.released_holds = view.ReleaseHolds();
+    counters_.released_holds += report.released_holds;
+  }
   // Free memory, projected past the queued moves (file comment, "Queued
   // moves"): where first touch puts a new page (the bandwidth demand) and
   // the room placement plans against. Read after the ranges, as before (a
@@ -826,6 +836,14 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     report.change_window_samples = prior_samples;
     ++counters_.change_window_rounds;
   }
+  // Victims rank by their long window (engine.h, "The long window ranks a
+  // victim") outside the change window and with no confirmed change
+  // within the long window.
+  rank_by_long_window_ =
+      options_.rank_victims_by_long_window && !rates_bound_accesses_ &&
+      !changed &&
+      (confirmed_change_ns_ == 0 ||
+       now_ns - confirmed_change_ns_ >= options_.long_window_ns);
   auto prior_count = [&](const PageEstimate& e) {
     return changed ? CountSinceChange(e.entry.key.Pack()) : e.entry.count;
   };
@@ -1016,6 +1034,8 @@ RoundReport PolicyEngine::RoomRound(MemoryView& view, RoundReport report) {
       PageHeat& r = room_victims_.back();
       r.rate_hi = std::min(r.rate_hi, zero_count_hi_ * period / gap_s);
       r.rate = std::min(r.rate, r.rate_hi);
+      // The longer gap may now show it cooled.
+      if (r.rate_hi < r.long_lo) r.rank_by_long_window = false;
     }
   }
   AddNewPageVictims(view, now_ns);
@@ -1505,6 +1525,15 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   uint64_t prior_samples = 0;
   round_samples_.assign(entries_.size(), 0);
   long_counts_now_.assign(entries_.size(), 0.0f);
+  // A change point on trial (engine.h, "A change is confirmed"): the fast
+  // tier's pages that drew no sample this round against the number their
+  // long-window rates predict, and the decayed counts' histogram, which
+  // the prior is fitted to if the change does not stand.
+  const bool trial = changed && change_on_trial_;
+  const double dt_s = static_cast<double>(now_ns - prev_round_ns) / 1e9;
+  double cool_expected = 0, cool_var = 0, cool_observed = 0;
+  uint64_t decayed_samples = 0;
+  if (trial) decayed_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   for (size_t j = 0; j < entries_.size(); ++j) {
     const EntryView& e = entries_[j];
     const uint64_t key = e.key.Pack();
@@ -1558,6 +1587,11 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
       const uint32_t k = (changed ? since : count) / options_.sample_weight;
       if (k <= CountPrior::kMaxCount) ++prior_histogram_[k];
       prior_samples += k;
+      if (trial) {
+        const uint32_t kd = count / options_.sample_weight;
+        if (kd <= CountPrior::kMaxCount) ++decayed_histogram_[kd];
+        decayed_samples += kd;
+      }
       report.active_pages += BasePages(e.key.kind);
       if (hot_threshold != 0 && count >= hot_threshold) {
         report.hot_pages += BasePages(e.key.kind);
@@ -1566,6 +1600,28 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
       }
     } else {
       ++prior_histogram_[0];
+      if (trial) ++decayed_histogram_[0];
+    }
+    if (trial && long_window_s_ > 0 && nodes_[j] >= 0 &&
+        IsFastNode(nodes_[j])) {
+      if (!long_looked_up) {
+        auto it = key_counts_.find(key);
+        if (it != key_counts_.end()) long_count = it->second.long_count;
+        long_looked_up = true;
+      }
+      // The long count before this round's samples, less the first sample
+      // (it made the page known; it is no rate).
+      const double before =
+          long_count < 0 ? 0
+                         : static_cast<double>(long_count) -
+                               static_cast<double>(round_samples_[j]) /
+                                   static_cast<double>(options_.sample_weight);
+      if (before >= 2) {
+        const double p = std::exp(-(before - 1) / long_window_s_ * dt_s);
+        cool_expected += p;
+        cool_var += p * (1 - p);
+        cool_observed += round_samples_[j] == 0 ? 1 : 0;
+      }
     }
     if (long_prior) {
       // Every tracked key's long count, rounded to whole samples (the
@@ -1584,6 +1640,24 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   // A key without a count this round has none for the next (its entry is
   // erased at the next sweep unless it has a long count).
   counted_round_ = round;
+  if (trial) {
+    change_on_trial_ = false;
+    // More of the fast tier's pages went without a sample than their rates
+    // predict, by shift_z standard deviations (at least one: a handful of
+    // pages proves nothing).
+    if (cool_observed - cool_expected >
+        options_.shift_z * std::sqrt(std::max(cool_var, 1.0))) {
+      confirmed_change_ns_ = change_ns_;
+    } else {
+      change_ns_ = 0;
+      since_change_.clear();
+      change_fast_ = change_known_ = 0;
+      prior_histogram_.swap(decayed_histogram_);
+      prior_samples = decayed_samples;
+      report.change_unconfirmed = true;
+      ++counters_.unconfirmed_changes;
+    }
+  }
   prior_.Fit(prior_histogram_, options_.z);
   if (long_prior) {
     long_prior_.Fit(long_histogram_, options_.z);
@@ -1595,12 +1669,16 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
 
 void PolicyEngine::ApplyLongWindow(double c, double period, PageHeat& h) {
   if (!(long_window_s_ > 0)) return;
-  const double hi = PoissonInterval(c, options_.z).hi * period / long_window_s_;
+  const PoissonBounds b = PoissonInterval(c, options_.z);
+  const double hi = b.hi * period / long_window_s_;
   // The long window assumes the rate held over it. A page whose recent rate
   // (the decayed count's point estimate, capped by the recency bound) is
   // above its long-term upper bound has heated up: no long bound for it.
   if (h.rate > hi) return;
   h.long_hi = hi;
+  h.long_lo = b.lo * period / long_window_s_;
+  // Nothing shows it cooled: the recent upper bound admits the long lower.
+  h.rank_by_long_window = rank_by_long_window_ && !(h.rate_hi < h.long_lo);
   if (hi < h.rate_hi) ++counters_.long_window_victims;
 }
 

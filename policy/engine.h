@@ -136,6 +136,27 @@
 // over the run, 846 of 4811 with the rule; 84.5% -> 85.7% of the oracle,
 // 35.1 -> 31.0 MB moved; no row lost more than 0.2). Tested in engine_test
 // OneSampleDoesNotShowAVictimHeatedUp.
+// The long window ranks a victim unless the recent evidence contradicts
+// it. The lowest of the bounds picks, for a hot page that drew no sample
+// in the last two seconds, the decayed count's or the recency bound, both
+// consistent with its long rate (at 0.73 samples/s a hot page has no
+// sample in 2 s one time in four), and ranks it below a cold page first
+// touched a second ago. So a victim whose recent upper bound (rate_hi,
+// with the recency bound) is not below its long window's Poisson lower
+// bound, i.e. that has not shown it cooled, ranks by its long-window bounds
+// alone, and so do ties between such victims: the long prior's upper bound
+// takes few values (its fitted support has two or three points), so most
+// victims tie on it and the tie-break is the order (PageHeat::
+// rank_by_long_window; placement.cc ColdKey and ColderFirst). Not while a
+// change point that stood lies within the long window (above: the long
+// window's premise, a rate that held over it, is what the change broke, and
+// the old hot set's pages would rank hot for up to 10 s), and only where
+// samples count accesses. With the confirmation above, on the tuning set:
+// packages_2pkg 1:2 87.1 -> 88.4 (dram+cxl) and 86.9 -> 88.3 (2pkg+cxl),
+// above memtis' 87.9; zipf_kv +0.9 to +1.0 with 20-33% fewer bytes
+// (tools/simulate/README.md). Tested in engine_test
+// AVictimThatDrewNoSampleLatelyRanksByItsLongWindow and placement_test
+// AVictimThatHasNotCooledRanksByItsLongWindow.
 //
 // Pages the table does not track. The victims of swaps and of watermark
 // demotions come from the table (the scanner's coldest on the fast tier),
@@ -332,6 +353,37 @@
 // reversals; a steady phase without a detection keeps its holds. Tested
 // in engine_test ChangeWindowSwapsTheNewHotSetInAtOnce and
 // HoldsSurviveASteadyPhase.
+// A change is confirmed by the fast tier's pages cooling. The share can
+// fall without any page changing its rate: when first touches have filled
+// the fast tier, pages touched later land on the next tier, and as rounds
+// place them their samples lower the fast share of known pages; the
+// baseline (from windows in which every page fitted) lags that by its 10 s.
+// On packages_2pkg at 1:2 the detector then fired every quarter second from
+// 2.6 s to past 11 s: the change window stayed open, its counts were the
+// last second's, and the victims ranked by them were hot pages that drew no
+// sample lately (2514 hot pages on the fast tier at 4 s, 2281 at 5 s, while
+// 636 cold ones stayed). What the change window is for, a hot set that
+// moved, leaves a mark the fill does not: the fast tier's pages cool. So
+// the round of a first detection also counts, over the fast tier's pages
+// with at least two samples in the long window, those that drew none this
+// round (O) against the number their long-window rates predict, E = the
+// sum of exp(-r dt) with r = (long count - 1) / the long window (the -1: a
+// page's first sample is what made it known, not a rate; counting it made
+// cold pages first touched a second ago predict samples they never draw),
+// and opens the window only when O - E > shift_z standard deviations
+// (variance: the sum of p (1 - p)); otherwise the round is an early round
+// on the decayed counts (RoundReport::change_unconfirmed). A drop within
+// the baseline's 10 s of a change point that stood belongs to the same
+// change: it opens the window without a second test and becomes the
+// latest change point (the window closes at a round that no longer shows
+// the drop, and by the next detection the old hot set's pages have left
+// the fast tier and cannot cool again; on scan_cold the scan's end at 15 s
+// is such a point, 10 s after the scan's first confirmed one). Only where
+// samples count accesses (a fault source's zero is a page not re-armed).
+// On gups_shift 1:4 the shifts at 20 and 40 s gave O - E = 233 and 215 (z
+// 18 and 17); the detections of the fill and of noise in between gave -75
+// to +28 (z -5.6 to 2.2). Tested in engine_test
+// AFallWithoutCoolingOpensNoChangeWindow.
 //
 // Benefit against cost: a move is planned only if the access latency it is
 // expected to save pays for it (PlacementInput::migration_margin_per_sec).
@@ -714,6 +766,13 @@ struct EngineOptions {
   // pass: the daemon's fairness guest, with write faults, kept 70-78 MiB
   // of the hotter member's 80 MiB hot set on DRAM with it, 74-80 without).
   bool pair_test = true;
+  // A first detection opens the change window only when the fast tier's
+  // pages cooled (file comment, "A change is confirmed by the fast tier's
+  // pages cooling"), and victims rank by their long window while their
+  // recent evidence does not contradict it (file comment, "The long window
+  // ranks a victim"). Both only where samples count accesses.
+  bool confirm_changes = true;
+  bool rank_victims_by_long_window = true;
   // The source's samples are slow-tier pages only: NUMA hint faults in the
   // kernel's tiering mode, which scans no top-tier page. Pages new since
   // the last round are then placed as they arrive (PlaceArrivals). `hotpage
@@ -827,6 +886,9 @@ struct RoundReport {
   // Ping-pong holds the round ended (MemoryView::ReleaseHolds) because it
   // opened the change window.
   uint64_t released_holds = 0;
+  // A detection this round did not open the change window: the fast tier's
+  // pages had not cooled (file comment, "A change is confirmed").
+  bool change_unconfirmed = false;
   // The view said Interrupted() during the placement queries: the round
   // stopped there and decided nothing (the decision is empty).
   bool interrupted = false;
@@ -898,6 +960,8 @@ struct EngineCounters {
   uint64_t room_rounds = 0;
   uint64_t change_window_rounds = 0;  // rounds with the change window open
   uint64_t released_holds = 0;        // ping-pong holds ended at change points
+  // Detections that opened no change window: the fast tier had not cooled.
+  uint64_t unconfirmed_changes = 0;
   // Candidates whose lower bound came from the short window (since the
   // previous round) rather than the decayed count.
   uint64_t short_window_candidates = 0;
@@ -1231,6 +1295,15 @@ class PolicyEngine {
   // UpdateChangeWindow).
   uint64_t change_fast_ = 0;
   uint64_t change_known_ = 0;
+  // A change point this round that still needs the fast tier's cooling to
+  // stand (UpdateChangeWindow sets it, CountRound tests it), and the last
+  // change point that had it (0: none).
+  bool change_on_trial_ = false;
+  std::vector<uint64_t> decayed_histogram_;  // CountRound, on trial
+  uint64_t confirmed_change_ns_ = 0;
+  // Victims may rank by their long window this round (no confirmed change
+  // within it; samples count accesses).
+  bool rank_by_long_window_ = false;
   // Bandwidth: accesses (sample periods) per node since the last round.
   LoadedLatencyModel latency_model_;
   std::vector<double> window_accesses_;  // by node id

@@ -680,6 +680,20 @@ TEST(PolicyEngineTest, LongWindowSkipsAPageThatHeatedUp) {
   EXPECT_EQ(r.decision.moves[0].vaddr, warm);
 }
 
+// The samples of second t of `n` pages on fast node 0 from kBase, one
+// each at t - 0.5 s, but none from the first `quiet` pages after second
+// `quiet_after` (placed in `view` on first use).
+std::vector<Sample> SteadyPages(MapView& view, uint64_t t, uint64_t n,
+                                uint64_t quiet, uint64_t quiet_after) {
+  std::vector<Sample> samples;
+  for (uint64_t i = 0; i < n; ++i) {
+    view.node[kBase + i * kPage] = 0;
+    if (i < quiet && t > quiet_after) continue;
+    samples.push_back(At(kBase + i * kPage, t * kSec - kSec / 2));
+  }
+  return samples;
+}
+
 // A single sample cannot show a rate change. Node 0 holds 200 hot pages
 // sampled once a second (at 0.5 .. 9.5 s), 20 of them quiet since 4.5 s,
 // and 300 cold pages sampled once, at 9.9 s (a first touch), after a round
@@ -704,12 +718,8 @@ TEST(PolicyEngineTest, OneSampleDoesNotShowAVictimHeatedUp) {
   view.free = {{0, low + kPage}, {1, kGiB / 2}, {2, kGiB / 2}};
   RoundReport r;
   for (uint64_t t = 1; t <= 10; ++t) {
-    std::vector<Sample> samples;
-    for (uint64_t i = 0; i < 200; ++i) {
-      view.node[kBase + i * kPage] = 0;
-      if (i < 20 && t > 5) continue;  // quiet since 4.5 s
-      samples.push_back(At(kBase + i * kPage, t * kSec - kSec / 2));
-    }
+    // Quiet since 4.5 s.
+    std::vector<Sample> samples = SteadyPages(view, t, 200, 20, 5);
     engine->Ingest(samples);
     if (t == 10) {
       // A round at 9.7 s, then the cold pages' first touch at 9.9 s.
@@ -732,6 +742,55 @@ TEST(PolicyEngineTest, OneSampleDoesNotShowAVictimHeatedUp) {
   for (const PlannedMove& m : r.decision.moves) {
     EXPECT_EQ(m.reason, PlacementReason::kDemote);
     EXPECT_GE(m.vaddr, kBase + 200 * kPage) << "a hot page demoted";
+  }
+}
+
+// A victim that has not shown it cooled ranks by its long window. Node 0
+// holds 100 hot pages sampled once a second (0.5 .. 3.5 s), 20 of which
+// drew no sample since 1.5 s (at one a second, one time in seven), and 100
+// cold pages sampled once, at 3.2 s (first touches). At 4 s the node is 20
+// pages below its watermark. The quiet hot pages' recent bounds (recency:
+// U(0) / 2.5 s) are the lowest of any, though their two samples over the
+// long window admit them (the recent upper bound is above the long lower
+// bound): they rank by the long window, above the cold pages' one sample,
+// and the cold pages go. Without the rule the quiet hot pages go.
+TEST(PolicyEngineTest, AVictimThatDrewNoSampleLatelyRanksByItsLongWindow) {
+  const Topology topo = ThreeNodes();
+  PlacementConfig cfg;
+  cfg.low_watermark_fraction = cfg.high_watermark_fraction = 0.02;
+  const uint64_t low = static_cast<uint64_t>(kGiB * 0.02);
+  for (const bool by_long : {true, false}) {
+    EngineOptions opt;
+    opt.shift_z = 0;  // the detector off: this is about the evidence
+    opt.rank_victims_by_long_window = by_long;
+    auto engine = MakeEngine(topo, cfg, opt);
+    engine->Start(0);
+    MapView view;
+    view.free = {{0, low + kPage}, {1, kGiB / 2}, {2, kGiB / 2}};
+    RoundReport r;
+    for (uint64_t t = 1; t <= 4; ++t) {
+      // Quiet since 1.5 s.
+      std::vector<Sample> samples = SteadyPages(view, t, 100, 20, 2);
+      if (t == 4) {
+        for (uint64_t i = 100; i < 200; ++i) {
+          view.node[kBase + i * kPage] = 0;
+          samples.push_back(At(kBase + i * kPage, 3 * kSec + kSec / 5));
+        }
+        view.free = {{0, low - 20 * kPage}, {1, kGiB / 2}, {2, kGiB / 2}};
+      }
+      engine->Ingest(samples);
+      r = engine->RunRound(view, t * kSec);
+      if (t < 4) {
+        ASSERT_TRUE(r.decision.moves.empty()) << t;
+      }
+    }
+    ASSERT_EQ(r.decision.moves.size(), 20u) << DecisionToString(r.decision);
+    int hot = 0;
+    for (const PlannedMove& m : r.decision.moves) {
+      EXPECT_EQ(m.reason, PlacementReason::kDemote);
+      hot += m.vaddr < kBase + 100 * kPage;
+    }
+    EXPECT_EQ(hot, by_long ? 0 : 20) << by_long;
   }
 }
 
@@ -1462,9 +1521,11 @@ TEST(PolicyEngineTest, AFallFromAFastShareOfOneBringsTheRoundForward) {
     EXPECT_TRUE(r.decision.moves.empty()) << t;
   }
   // The usual share: nothing brought forward.
-  engine->Ingest(mix(3 * kSec + kSec * 3 / 10, 100, 0));
+  engine->Ingest(mix(3 * kSec + kSec * 3 / 10, 10, 0));
   EXPECT_EQ(engine->next_round_ns(), 4 * kSec);
-  // The hot set moves to the slow pages.
+  // The hot set moves to the slow pages: 30 of the 50 fast pages, sampled
+  // 4 times a second until now, draw no sample in the 0.4 s since the last
+  // round (12 expected), and the window opens.
   const uint64_t fall = 3 * kSec + kSec * 4 / 10;
   engine->Ingest(mix(fall, 20, 100));
   ASSERT_EQ(engine->next_round_ns(), fall);
@@ -1472,6 +1533,50 @@ TEST(PolicyEngineTest, AFallFromAFastShareOfOneBringsTheRoundForward) {
   EXPECT_TRUE(r.early);
   EXPECT_EQ(r.fast_share_baseline, 1.0);
   EXPECT_GT(r.change_window_s, 0);
+  EXPECT_FALSE(r.change_unconfirmed);
+}
+
+// The share also falls when the slow pages heat up and the fast ones do
+// not cool (first touches that filled the fast tier, then pages touched
+// later, on the next tier, found hot): the scenario above, but the 50 fast
+// pages keep their 4 samples a second. The round comes forward, and the
+// change window, which would replace every page's counts by the last
+// fraction of a second's, stays closed (engine.h, "A change is confirmed
+// by the fast tier's pages cooling"). Without the confirmation it opens.
+TEST(PolicyEngineTest, AFallWithoutCoolingOpensNoChangeWindow) {
+  const Topology topo = ThreeNodes();
+  for (const bool confirm : {true, false}) {
+    EngineOptions opt;
+    opt.confirm_changes = confirm;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+    for (int i = 0; i < 100; ++i) view.node[kBase + i * kPage] = i < 50 ? 0 : 2;
+    auto mix = [&](uint64_t t, int fast, int slow) {
+      std::vector<Sample> v;
+      for (int i = 0; i < fast; ++i)
+        v.push_back(At(kBase + (i % 50) * kPage, t));
+      for (int i = 0; i < slow; ++i)
+        v.push_back(At(kBase + (50 + i % 50) * kPage, t));
+      return v;
+    };
+    engine->Ingest(mix(kSec / 10, 50, 50));
+    engine->RunRound(view, kSec / 4);
+    for (uint64_t t = 1; t <= 3; ++t) {
+      engine->Ingest(mix(t * kSec - kSec / 2, 200, 0));
+      engine->RunRound(view, t * kSec);
+    }
+    const uint64_t fall = 3 * kSec + kSec * 4 / 10;
+    engine->Ingest(mix(fall, 100, 100));
+    ASSERT_EQ(engine->next_round_ns(), fall) << confirm;
+    RoundReport r = engine->RunRound(view, fall);
+    EXPECT_TRUE(r.early) << confirm;
+    EXPECT_NEAR(r.fast_share, 0.5, 1e-9) << confirm;
+    EXPECT_EQ(r.change_window_s > 0, !confirm) << confirm;
+    EXPECT_EQ(r.change_unconfirmed, confirm) << confirm;
+    EXPECT_EQ(engine->counters().unconfirmed_changes, confirm ? 1u : 0u);
+  }
 }
 
 // The change window tests' view: 100 pages on fast node 0 from kBase and
@@ -1490,7 +1595,8 @@ struct NoPromotionsView : MapView {
 
 // A second change inside the change window. 100 fast and 100 slow pages
 // take 90% and 10% of the samples for 4 s; at 4 s the share falls to a
-// half (a change window opens at 4 s), holds at a half for a round (the
+// sixth (80 of the fast pages go without a sample: a change window opens
+// at 4 s), holds there for a round (the
 // window stays, its change point too), and then falls to 0: the window's
 // share fell below the share since the change point by the same test, so
 // the change point moves to the round before (4.6 s), and the holds the
@@ -1519,16 +1625,16 @@ TEST(PolicyEngineTest, ASecondFallInTheChangeWindowMovesTheChangePoint) {
   }
   view.held = {fast_base, slow_base};
   const uint64_t t1 = 4 * kSec + kSec * 3 / 10;
-  engine->Ingest(mix(t1, 100, 100));
+  engine->Ingest(mix(t1, 20, 100));
   ASSERT_EQ(engine->next_round_ns(), t1);
   RoundReport r1 = engine->RunRound(view, t1);
   EXPECT_TRUE(r1.early);
   EXPECT_NEAR(r1.change_window_s, 0.3, 1e-9);  // the change point: 4 s
   EXPECT_EQ(view.releases, 1);
   view.held = {fast_base, slow_base};
-  // The same half again: still the first change.
+  // The same sixth again: still the first change.
   const uint64_t t2 = 4 * kSec + kSec * 6 / 10;
-  engine->Ingest(mix(t2, 100, 100));
+  engine->Ingest(mix(t2, 20, 100));
   ASSERT_EQ(engine->next_round_ns(), t2);
   RoundReport r2 = engine->RunRound(view, t2);
   EXPECT_TRUE(r2.early);
@@ -1584,16 +1690,16 @@ TEST(PolicyEngineTest, AShiftToPagesNeverSampledBringsTheRoundForward) {
   engine->Ingest(mix(4 * kSec + kSec / 2, 171, 19, 10));
   EXPECT_EQ(engine->next_round_ns(), 5 * kSec);
   EXPECT_FALSE(engine->RunRound(view, 5 * kSec).early);
-  // The shift: 100 samples on new pages and 90 as before (the known pages'
-  // share unchanged), at 5.3 s.
-  engine->Ingest(mix(5 * kSec + kSec * 3 / 10, 81, 9, 100));
+  // The shift: 100 samples on new pages and 20 on the known ones (their
+  // share unchanged; 32 of the 50 fast pages draw none), at 5.3 s.
+  engine->Ingest(mix(5 * kSec + kSec * 3 / 10, 18, 2, 100));
   ASSERT_EQ(engine->next_round_ns(), 5 * kSec + kSec * 3 / 10);
   RoundReport r = engine->RunRound(view, 5 * kSec + kSec * 3 / 10);
   EXPECT_TRUE(r.early);
   EXPECT_EQ(engine->counters().burst_rounds, 0u);  // a shift, not a burst
   EXPECT_NEAR(r.fast_share, 0.9, 1e-9);
   // The change window is open from the round at 5 s.
-  engine->Ingest(mix(5 * kSec + kSec / 2, 81, 9, 100));
+  engine->Ingest(mix(5 * kSec + kSec / 2, 18, 2, 100));
   r = engine->RunRound(view, 6 * kSec);
   EXPECT_NEAR(r.change_window_s, 1.0, 1e-9);
 }

@@ -71,7 +71,9 @@ bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
          c.long_prior_lo > v.long_prior_hi;
 }
 // Victims: the lowest of the Poisson, the long window's and the long
-// window prior's upper bounds first (PageHeat::long_hi, long_prior_hi).
+// window prior's upper bounds first (PageHeat::long_hi, long_prior_hi), or,
+// for a victim that has not shown it cooled (rank_by_long_window), the
+// lower of the long window's two.
 // Adding the decayed count prior's (prior_hi) always was measured on the
 // tuning set and lost (tools/simulate/README.md): in a steady phase the
 // prior of the decayed counts ranks a hot page that drew no sample lately
@@ -79,6 +81,11 @@ bool ProvablyHotter(const PageHeat& c, const PageHeat& v) {
 // window) it takes part: its counts are then the new regime's alone, and the
 // long window's premise (a rate that held over it) is what the change broke.
 double ColdKey(const PageHeat& v, bool by_prior) {
+  // Nothing shows the page cooled: its long window, the most evidence
+  // (policy/engine.h, "The long window ranks a victim"). The engine sets
+  // it only outside the change window.
+  if (v.rank_by_long_window && !by_prior)
+    return std::min(v.long_hi, v.long_prior_hi);
   const double h = std::min({v.rate_hi, v.long_hi, v.long_prior_hi});
   return by_prior ? std::min(h, v.prior_hi) : h;
 }
@@ -91,9 +98,14 @@ bool ColderFirst(const PageHeat& a, const PageHeat& b, bool by_prior) {
   const double hb = ColdKey(b, by_prior);
   if (ha != hb) return ha < hb;
   // Ties (a prior fitted to few pages can give every count one bound): the
-  // Poisson and long window bounds' order.
-  const double la = std::min(a.rate_hi, a.long_hi);
-  const double lb = std::min(b.rate_hi, b.long_hi);
+  // Poisson and long window bounds' order (the long window's alone for a
+  // victim that ranks by it).
+  auto tie_key = [by_prior](const PageHeat& v) {
+    return v.rank_by_long_window && !by_prior ? v.long_hi
+                                              : std::min(v.rate_hi, v.long_hi);
+  };
+  const double la = tie_key(a);
+  const double lb = tie_key(b);
   if (la != lb) return la < lb;
   if (a.rate_hi != b.rate_hi) return a.rate_hi < b.rate_hi;
   if (a.rate != b.rate) return a.rate < b.rate;

@@ -89,6 +89,7 @@ struct Round {
   const CountPrior* prior = nullptr;
   const CountPrior* long_prior = nullptr;
   double pair_tail = 0;
+  bool victims_by_prior = false;
 
   Round() {
     for (int n = 0; n < 3; ++n)
@@ -112,6 +113,7 @@ struct Round {
     in.prior = prior;
     in.long_prior = long_prior;
     in.pair_tail = pair_tail;
+    in.victims_by_prior = victims_by_prior;
     if (!held.empty())
       in.is_held = [this](uint64_t a) { return held.count(a) > 0; };
     return in;
@@ -296,6 +298,42 @@ TEST(Placement, VictimsRankByTheLowerOfTheirUpperBounds) {
   r.victims[2].long_prior_hi = std::nan("");
   d = r.Decide();
   EXPECT_EQ(d.demote_skipped[SkipReason::kInvalidPage], 2u);
+}
+
+// A victim whose recent bound does not show it cooled ranks by its long
+// window alone (PageHeat::rank_by_long_window): A(2) drew no sample lately
+// (rate_hi 1, the lowest) but its long window says 30; A(6), first touched
+// a second ago, has rate_hi 10 and a long window of 4. Without the flag
+// A(2) goes first, with it A(6); in the change window
+// (victims_by_prior) the flag is not read.
+TEST(Placement, AVictimThatHasNotCooledRanksByItsLongWindow) {
+  Round r;
+  r.config.watermarks[0] = {0, 100 * kPage, 100 * kPage};
+  r.SetFree(0, 99);
+  for (int i = 0; i < 10; ++i) {
+    r.victims.push_back(Page(A(i), 0, 0, 20));
+    r.victims.back().long_hi = 40;
+  }
+  r.victims[2].rate_hi = 1;
+  r.victims[2].long_hi = 30;
+  r.victims[6].rate_hi = 10;
+  r.victims[6].long_hi = 4;
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(2));
+  for (PageHeat& v : r.victims) v.rank_by_long_window = true;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(6));
+  // The long window prior's bound ranks too.
+  r.victims[8].long_prior_hi = 3;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(8));
+  r.victims_by_prior = true;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(2));
 }
 
 // In the change window (PlacementInput::victims_by_prior) the prior's

@@ -95,6 +95,13 @@ struct PageHeat {
   // one prior, which every pair with lo > hi under it passes too.
   int32_t prior_count = -1;
   int32_t long_prior_count = -1;
+  // A victim's long-window Poisson lower bound (0: none), and whether it
+  // ranks by its long-window bounds alone (long_hi, long_prior_hi): its
+  // recent upper bound rate_hi is not below long_lo, so nothing shows it
+  // cooled (policy/engine.h, "The long window ranks a victim"). Only the
+  // victims' order reads them.
+  double long_lo = 0;
+  bool rank_by_long_window = false;
 };
 
 struct NodeFree {
