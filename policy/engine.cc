@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "policy/fast_tier_cooling.h"
 #include "tools/base/status_macros.h"
 
 namespace hotpage {
@@ -1526,12 +1527,12 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   round_samples_.assign(entries_.size(), 0);
   long_counts_now_.assign(entries_.size(), 0.0f);
   // A change point on trial (engine.h, "A change is confirmed"): the fast
-  // tier's pages that drew no sample this round against the number their
-  // long-window rates predict, and the decayed counts' histogram, which
-  // the prior is fitted to if the change does not stand.
+  // tier's pages' samples this round against what their long-window rates
+  // predict (FastTierCooling), and the decayed counts' histogram, which the
+  // prior is fitted to if the change does not stand.
   const bool trial = changed && change_on_trial_;
   const double dt_s = static_cast<double>(now_ns - prev_round_ns) / 1e9;
-  double cool_expected = 0, cool_var = 0, cool_observed = 0;
+  FastTierCooling cooling(long_window_s_, dt_s);
   uint64_t decayed_samples = 0;
   if (trial) decayed_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   for (size_t j = 0; j < entries_.size(); ++j) {
@@ -1609,19 +1610,13 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
         if (it != key_counts_.end()) long_count = it->second.long_count;
         long_looked_up = true;
       }
-      // The long count before this round's samples, less the first sample
-      // (it made the page known; it is no rate).
-      const double before =
-          long_count < 0 ? 0
-                         : static_cast<double>(long_count) -
-                               static_cast<double>(round_samples_[j]) /
+      // The long count before this round's samples (FastTierCooling takes
+      // off the first sample).
+      const double round_samples = static_cast<double>(round_samples_[j]) /
                                    static_cast<double>(options_.sample_weight);
-      if (before >= 2) {
-        const double p = std::exp(-(before - 1) / long_window_s_ * dt_s);
-        cool_expected += p;
-        cool_var += p * (1 - p);
-        cool_observed += round_samples_[j] == 0 ? 1 : 0;
-      }
+      cooling.Add(
+          long_count < 0 ? 0 : static_cast<double>(long_count) - round_samples,
+          round_samples);
     }
     if (long_prior) {
       // Every tracked key's long count, rounded to whole samples (the
@@ -1642,11 +1637,7 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   counted_round_ = round;
   if (trial) {
     change_on_trial_ = false;
-    // More of the fast tier's pages went without a sample than their rates
-    // predict, by shift_z standard deviations (at least one: a handful of
-    // pages proves nothing).
-    if (cool_observed - cool_expected >
-        options_.shift_z * std::sqrt(std::max(cool_var, 1.0))) {
+    if (cooling.Cooled(options_.shift_z)) {
       confirmed_change_ns_ = change_ns_;
     } else {
       change_ns_ = 0;

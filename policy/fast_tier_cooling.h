@@ -1,0 +1,81 @@
+// FastTierCooling: did the fast tier's pages cool over one round? The
+// engine's test that a fall of the fast share is a change of the hot set and
+// not the fast tier filling up (policy/engine.h, "A change is confirmed by
+// the fast tier's pages cooling"). A function of its inputs: the engine adds
+// each fast-tier page's long-window count before the round and the samples
+// it drew in the round, then asks.
+//
+// The model. Each page's rate is estimated from its long window,
+// r = (count before the round - 1) / window: the first sample is what made
+// the page known (a page enters the table at its first sample), not
+// evidence of a rate, and counting it gave a cold page first touched a
+// second ago a rate it never shows. Under "nothing cooled" the round's
+// samples of a page are Poisson(r dt). Two statistics, each compared with
+// its standard deviation under that model:
+//  - zeros: pages with at least two samples before the round that drew none
+//    in it, against the sum of exp(-r dt) (variance: the sum of p (1 - p)).
+//    A few very hot pages cannot hide the others' silence.
+//  - samples: all pages' samples in the round against the sum of r dt
+//    (Poisson: variance the same). Every page with more than its first
+//    sample takes part, however few: a scan's pages, each sampled once or
+//    twice a pass, are too cold for a zero to be news, but thousands of them
+//    falling silent together are.
+// Cooled() when either falls short by more than z standard deviations (at
+// least one). Two tests at z double the false-alarm rate of one (at the
+// shift detector's z = 3.09, 0.1% each).
+//
+// Thread-compatible.
+
+#ifndef HOTPAGE_POLICY_FAST_TIER_COOLING_H_
+#define HOTPAGE_POLICY_FAST_TIER_COOLING_H_
+
+#include <algorithm>
+#include <cmath>
+
+namespace hotpage {
+
+class FastTierCooling {
+ public:
+  // `long_window_s`: the long window's effective length; `round_s`: the
+  // round's length. Both > 0, else every Add is ignored.
+  FastTierCooling(double long_window_s, double round_s)
+      : long_window_s_(long_window_s), round_s_(round_s) {}
+
+  // One fast-tier page: its long-window count before the round (in
+  // samples; weighted counts are fine) and its samples in the round.
+  void Add(double long_count_before, double round_samples) {
+    if (!(long_window_s_ > 0) || !(round_s_ > 0) || long_count_before < 1)
+      return;
+    const double mean = (long_count_before - 1) / long_window_s_ * round_s_;
+    samples_expected_ += mean;
+    samples_observed_ += round_samples;
+    if (long_count_before >= 2) {
+      const double p = std::exp(-mean);
+      zeros_expected_ += p;
+      zeros_var_ += p * (1 - p);
+      zeros_observed_ += round_samples > 0 ? 0 : 1;
+    }
+  }
+
+  // The shortfalls in standard deviations (positive: fewer samples, more
+  // zeros than the rates predict).
+  double ZerosZ() const {
+    return (zeros_observed_ - zeros_expected_) /
+           std::sqrt(std::max(zeros_var_, 1.0));
+  }
+  double SamplesZ() const {
+    return (samples_expected_ - samples_observed_) /
+           std::sqrt(std::max(samples_expected_, 1.0));
+  }
+  bool Cooled(double z) const { return ZerosZ() > z || SamplesZ() > z; }
+
+ private:
+  double long_window_s_;
+  double round_s_;
+  double zeros_expected_ = 0, zeros_var_ = 0, zeros_observed_ = 0;
+  double samples_expected_ = 0, samples_observed_ = 0;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_POLICY_FAST_TIER_COOLING_H_
