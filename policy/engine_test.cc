@@ -794,6 +794,56 @@ TEST(PolicyEngineTest, AVictimThatDrewNoSampleLatelyRanksByItsLongWindow) {
   }
 }
 
+// A victim that has shown it cooled keeps the lowest of its bounds. Node 0
+// holds 100 hot pages sampled once a second and 20 pages sampled ten times
+// a second until 1.5 s, then never: at 6 s their recent upper bound (the
+// recency bound over 4.5 s) is below their long window's lower bound, so
+// they rank by it, below 100 cold pages first touched at 5.2 s, and the
+// watermark takes them. Ranked by the long window (as a victim that has
+// not cooled is), their many samples would keep them and the cold pages
+// would go.
+TEST(PolicyEngineTest, AVictimThatShowedItCooledKeepsItsRecentBound) {
+  const Topology topo = ThreeNodes();
+  PlacementConfig cfg;
+  cfg.low_watermark_fraction = cfg.high_watermark_fraction = 0.02;
+  const uint64_t low = static_cast<uint64_t>(kGiB * 0.02);
+  EngineOptions opt;
+  opt.shift_z = 0;  // the detector off: this is about the evidence
+  auto engine = MakeEngine(topo, cfg, opt);
+  engine->Start(0);
+  MapView view;
+  view.free = {{0, low + kPage}, {1, kGiB / 2}, {2, kGiB / 2}};
+  const uint64_t stopped = kBase + 1000 * kPage;
+  RoundReport r;
+  for (uint64_t t = 1; t <= 6; ++t) {
+    std::vector<Sample> samples = SteadyPages(view, t, 100, 0, 0);
+    if (t <= 2) {
+      for (uint64_t i = 0; i < 20; ++i) {
+        view.node[stopped + i * kPage] = 0;
+        for (int k = 0; k < 10; ++k)
+          samples.push_back(At(stopped + i * kPage, t * kSec - kSec / 2));
+      }
+    }
+    if (t == 6) {
+      for (uint64_t i = 200; i < 300; ++i) {
+        view.node[kBase + i * kPage] = 0;
+        samples.push_back(At(kBase + i * kPage, 5 * kSec + kSec / 5));
+      }
+      view.free = {{0, low - 20 * kPage}, {1, kGiB / 2}, {2, kGiB / 2}};
+    }
+    engine->Ingest(samples);
+    r = engine->RunRound(view, t * kSec);
+    if (t < 6) {
+      ASSERT_TRUE(r.decision.moves.empty()) << t;
+    }
+  }
+  ASSERT_EQ(r.decision.moves.size(), 20u) << DecisionToString(r.decision);
+  for (const PlannedMove& m : r.decision.moves) {
+    EXPECT_EQ(m.reason, PlacementReason::kDemote);
+    EXPECT_GE(m.vaddr, stopped) << "a page that had not cooled went";
+  }
+}
+
 TEST(PolicyEngineTest, ShortWindowPromotesAPageThatJustTurnedHot) {
   const Topology topo = ThreeNodes();
   EngineOptions opt;
@@ -1576,6 +1626,8 @@ TEST(PolicyEngineTest, AFallWithoutCoolingOpensNoChangeWindow) {
     EXPECT_EQ(r.change_window_s > 0, !confirm) << confirm;
     EXPECT_EQ(r.change_unconfirmed, confirm) << confirm;
     EXPECT_EQ(engine->counters().unconfirmed_changes, confirm ? 1u : 0u);
+    // A change point that does not stand ends no ping-pong hold.
+    EXPECT_EQ(view.releases, confirm ? 0 : 1) << confirm;
   }
 }
 
@@ -1651,6 +1703,52 @@ TEST(PolicyEngineTest, ASecondFallInTheChangeWindowMovesTheChangePoint) {
   EXPECT_EQ(r3.change_window_samples, 200u);
   EXPECT_EQ(view.releases, 2);
   EXPECT_TRUE(view.held.empty());
+}
+
+// A drop soon after a change point that stood is that change's. 100 fast
+// and 100 slow pages take 90% and 10% of the samples for 4 s; at 4.3 s 80
+// of the fast pages go quiet and the slow ones heat up: the window opens
+// (the fast tier cooled). The round at 5 s sees the usual share, and the
+// window closes. At 5.3 s the slow pages draw four times the fast pages'
+// samples while every fast page keeps its rate: nothing cools now (the
+// pages that went quiet came back), but the drop comes within 10 s of the
+// change point that stood, so the window opens again without the test.
+TEST(PolicyEngineTest, ADropSoonAfterAConfirmedChangeReopensTheWindow) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  NoPromotionsView view;  // the falls persist
+  auto mix = [&](uint64_t t, int fast, int slow) {
+    std::vector<Sample> v;
+    for (int i = 0; i < fast; ++i)
+      v.push_back(At(kBase + (i % 100) * kPage, t));
+    for (int i = 0; i < slow; ++i)
+      v.push_back(At(kSlowBase + (i % 100) * kPage, t));
+    return v;
+  };
+  engine->Ingest(mix(kSec / 10, 100, 100));
+  engine->RunRound(view, kSec / 4);
+  for (uint64_t t = 1; t <= 4; ++t) {
+    engine->Ingest(mix(t * kSec - kSec / 2, 180, 20));
+    engine->RunRound(view, t * kSec);
+  }
+  const uint64_t t1 = 4 * kSec + kSec * 3 / 10;
+  engine->Ingest(mix(t1, 20, 100));
+  ASSERT_EQ(engine->next_round_ns(), t1);
+  RoundReport r1 = engine->RunRound(view, t1);
+  EXPECT_GT(r1.change_window_s, 0);
+  EXPECT_FALSE(r1.change_unconfirmed);
+  engine->Ingest(mix(5 * kSec - kSec / 10, 180, 20));
+  RoundReport r2 = engine->RunRound(view, 5 * kSec);
+  EXPECT_EQ(r2.change_window_s, 0);  // closed: the share is back
+  const uint64_t t3 = 5 * kSec + kSec * 3 / 10;
+  engine->Ingest(mix(t3, 100, 400));
+  ASSERT_EQ(engine->next_round_ns(), t3);
+  RoundReport r3 = engine->RunRound(view, t3);
+  EXPECT_TRUE(r3.early);
+  EXPECT_FALSE(r3.change_unconfirmed);
+  EXPECT_NEAR(r3.change_window_s, 0.3, 1e-9);  // the change point: 5 s
+  EXPECT_EQ(engine->counters().unconfirmed_changes, 0u);
 }
 
 // A hot set that moves to pages never sampled before: the share test
