@@ -154,8 +154,12 @@
 // samples count accesses. With the confirmation above, on the tuning set:
 // packages_2pkg 1:2 87.1 -> 88.4 (dram+cxl) and 86.9 -> 88.3 (2pkg+cxl),
 // above memtis' 87.9; zipf_kv +0.9 to +1.0 with 20-33% fewer bytes
-// (tools/simulate/README.md). Tested in engine_test
-// AVictimThatDrewNoSampleLatelyRanksByItsLongWindow and placement_test
+// (tools/simulate/README.md). A room round takes its victims' recency
+// bounds again over the longer gap, which can show a victim cooled that the
+// full round ranked by its long window. Tested in engine_test
+// AVictimThatDrewNoSampleLatelyRanksByItsLongWindow,
+// AVictimThatShowedItCooledKeepsItsRecentBound and
+// ARoomRoundsLongerGapShowsAVictimCooled, and placement_test
 // AVictimThatHasNotCooledRanksByItsLongWindow.
 //
 // Pages the table does not track. The victims of swaps and of watermark

@@ -1349,6 +1349,65 @@ TEST(PolicyEngineTest, ARoomRoundReadsNoTable) {
   EXPECT_EQ(fresh_demoted, 22);
 }
 
+// A room round takes its victims' recency bounds again, and a longer gap
+// can show a victim cooled that the full round ranked by its long window
+// (engine.h, "The long window ranks a victim"). Node 0 (1024 pages, 41
+// free: its high watermark) holds ten pages sampled once a second and ten
+// sampled six times at 0.5 s, then never. At the full round at 3 s the
+// six-sample pages' recent upper bound (no sample for 2.5 s) still admits
+// their long window's lower bound: they rank by their long window, above
+// everything else on the node. Then 41 new pages use up the room; at the
+// room round at 3.25 s their gap shows them cooled, and the ten are
+// demoted with 31 of the new pages. Kept ranked by the long window (the
+// full round's flag), none of the ten would go.
+TEST(PolicyEngineTest, ARoomRoundsLongerGapShowsAVictimCooled) {
+  Topology topo = ThreeNodes();
+  topo.nodes[0].memory_bytes = 1024 * kPage;
+  auto engine = MakeEngine(topo, {});
+  engine->Start(0);
+  MapView view;
+  view.free = {{0, 41 * kPage}, {1, 0}, {2, kGiB / 2}};
+  const uint64_t stopped = kBase + 500 * kPage;
+  for (uint64_t t = 1; t <= 3; ++t) {
+    std::vector<Sample> samples;
+    for (uint64_t i = 0; i < 10; ++i) {
+      view.node[kBase + i * kPage] = 0;
+      samples.push_back(At(kBase + i * kPage, t * kSec - kSec / 2));
+    }
+    if (t == 1) {
+      for (uint64_t i = 0; i < 10; ++i) {
+        view.node[stopped + i * kPage] = 0;
+        for (int n = 0; n < 6; ++n)
+          samples.push_back(At(stopped + i * kPage, kSec / 2));
+      }
+    }
+    engine->Ingest(samples);
+    if (t == 1) engine->RunRound(view, kSec / 4);  // the start's round
+    const RoundReport full = engine->RunRound(view, t * kSec);
+    ASSERT_TRUE(full.decision.moves.empty())
+        << t << DecisionToString(full.decision);
+  }
+  std::vector<Sample> fresh;
+  for (uint64_t i = 0; i < 41; ++i) {
+    const uint64_t a = kBase + (100 + i) * kPage;
+    view.node[a] = 0;
+    fresh.push_back(At(a, 3 * kSec + kSec / 10));
+  }
+  engine->Ingest(fresh);
+  ASSERT_EQ(engine->next_round_ns(), 3 * kSec + kSec / 4);
+  view.free = {{0, 0}, {1, 0}, {2, kGiB / 2}};
+  const RoundReport r = engine->RunRound(view, 3 * kSec + kSec / 4);
+  ASSERT_TRUE(r.room_round);
+  ASSERT_EQ(r.decision.demoted_pages, 41u) << DecisionToString(r.decision);
+  int cooled = 0, steady = 0;
+  for (const PlannedMove& m : r.decision.moves) {
+    cooled += m.vaddr >= stopped;
+    steady += m.vaddr < kBase + 10 * kPage;
+  }
+  EXPECT_EQ(cooled, 10) << DecisionToString(r.decision);
+  EXPECT_EQ(steady, 0) << DecisionToString(r.decision);
+}
+
 // A room of any size is counted in fixed memory (UseRoom's linear
 // counting): node 0 of 4 GiB is left with 300,000 pages free; 297,000 new
 // pages (each sampled twice) do not use it up, 6,000 more do, within the
