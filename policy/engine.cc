@@ -435,6 +435,62 @@ uint32_t PolicyEngine::RoundSamples(uint64_t key) const {
              : it->second.samples;
 }
 
+bool PolicyEngine::WeighSwapPayoff(uint64_t now_ns, RoundReport& report) {
+  report.swap_payoff_promoted = payoff_promoted_;
+  report.swap_payoff_displaced = payoff_displaced_;
+  if (swap_pairs_.empty()) return false;
+  double promoted = 0;
+  double displaced = 0;
+  for (const auto& [p, d] : swap_pairs_) {
+    promoted += RoundSamples(p);
+    displaced += RoundSamples(d);
+  }
+  swap_pairs_.clear();
+  const double w = static_cast<double>(options_.sample_weight);
+  const double tau_s =
+      static_cast<double>(options_.epoch_rounds * options_.interval_ns) / 1e9;
+  const double f =
+      payoff_ns_ != 0 && now_ns > payoff_ns_ && tau_s > 0
+          ? std::exp(-static_cast<double>(now_ns - payoff_ns_) / 1e9 / tau_s)
+          : 1.0;
+  payoff_promoted_ = payoff_promoted_ * f + promoted / w;
+  payoff_displaced_ = payoff_displaced_ * f + displaced / w;
+  payoff_ns_ = now_ns;
+  report.swap_payoff_promoted = payoff_promoted_;
+  report.swap_payoff_displaced = payoff_displaced_;
+  // Poisson counts: the difference's variance is their sum.
+  const bool held =
+      payoff_displaced_ - payoff_promoted_ >
+      options_.shift_z * std::sqrt(payoff_displaced_ + payoff_promoted_);
+  report.short_window_held = held;
+  if (held) ++counters_.short_window_held_rounds;
+  return held;
+}
+
+void PolicyEngine::RememberSwapPairs(const PlacementDecision& d) {
+  swap_pairs_.clear();
+  if (!options_.hold_short_window_when_swaps_lose || options_.shift_z <= 0 ||
+      rates_bound_accesses_)
+    return;
+  auto key = [this](const PlannedMove& m) {
+    return EntryKey(m.entry_vaddr(), std::max(m.page_bytes, m.entry_bytes))
+        .Pack();
+  };
+  demoted_keys_.clear();
+  for (const PlannedMove& m : d.moves) {
+    if (m.reason == PlacementReason::kDemote &&
+        m.trigger == PlacementTrigger::kSwap)
+      demoted_keys_.emplace(m.vaddr, key(m));
+  }
+  for (const PlannedMove& m : d.moves) {
+    if (m.reason != PlacementReason::kPromote ||
+        m.trigger != PlacementTrigger::kSwap || m.paired_vaddr == 0)
+      continue;
+    auto it = demoted_keys_.find(m.paired_vaddr);
+    if (it != demoted_keys_.end()) swap_pairs_.emplace_back(key(m), it->second);
+  }
+}
+
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
   batch_.clear();
   for (const Sample& s : samples) {
@@ -776,6 +832,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // priors and the hot pages: one walk over the round's entries.
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   const uint64_t prior_samples = CountRound(now_ns, prev_round_ns, report);
+  const bool hold_short_window = WeighSwapPayoff(now_ns, report);
   // A change point, first or second, ends the holds (file comment), once
   // CountRound has confirmed a first one.
   if (change_ns_ != 0 && change_ns_ != change_before) {
@@ -860,7 +917,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     if (!arrived_.empty() && arrived_.contains(e.entry.key.Pack())) continue;
     const PageHeat heat = to_heat(e);
     candidates.push_back(heat);
-    short_window(candidates.back(), e);
+    if (!hold_short_window) short_window(candidates.back(), e);
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/true,
                     candidates.back());
     // The candidate's recent upper bound: the decayed count's, capped by
@@ -942,6 +999,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     report.pair_test = true;
   }
   report.decision = DecideMoves(in, config_, *strategy_);
+  RememberSwapPairs(report.decision);
   // What is left of victims_ is the next room round's (file comment).
   DropMovedVictims(report.decision);
   ArmRoom(report);

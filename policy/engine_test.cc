@@ -873,6 +873,86 @@ TEST(PolicyEngineTest, ShortWindowPromotesAPageThatJustTurnedHot) {
   EXPECT_EQ(engine->counters().short_window_candidates, 1u);
 }
 
+// Swaps that do not pay hold the short window back (engine.h). Node 0 is
+// between its watermarks and holds 25 pages sampled 64 times at 0.05 s and
+// never since. At 7.5 and 7.7 s twenty pages of the slow node 2 are sampled
+// twice each, and the round at 8 s swaps them in for twenty of the 25 on
+// the short window's evidence. In the next second the promoted pages draw
+// no sample and the displaced ones three each (60 against 0, over
+// shift_z sqrt(60) = 24): at 9 s the candidates (the displaced pages, now on
+// node 2, and one more slow page sampled twice) rank without the short
+// window, and no candidate takes its bound. When the promoted pages draw
+// the samples instead (the swaps paid), or with the rule off, the short
+// window ranks them as before.
+TEST(PolicyEngineTest, SwapsThatDoNotPayHoldTheShortWindowBack) {
+  enum Mode { kLost, kPaid, kOff };
+  for (const Mode mode : {kLost, kPaid, kOff}) {
+    SCOPED_TRACE(mode);
+    const Topology topo = ThreeNodes();
+    EngineOptions opt;
+    opt.hold_short_window_when_swaps_lose = mode != kOff;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+    const uint64_t stale = kBase, fresh = kBase + 1000 * kPage;
+    std::vector<Sample> old;
+    for (uint64_t i = 0; i < 25; ++i) {
+      view.node[stale + i * kPage] = 0;
+      for (int n = 0; n < 64; ++n)
+        old.push_back(At(stale + i * kPage, kSec / 20));
+    }
+    engine->Ingest(old);
+    for (uint64_t t = 1; t <= 7; ++t) {
+      const RoundReport r = engine->RunRound(view, t * kSec);
+      ASSERT_TRUE(r.decision.moves.empty()) << t;
+    }
+    std::vector<Sample> turned;
+    for (uint64_t i = 0; i < 21; ++i) {
+      view.node[fresh + i * kPage] = 2;
+      if (i == 20) continue;  // sampled after the swaps
+      turned.push_back(At(fresh + i * kPage, 7 * kSec + kSec / 2));
+      turned.push_back(At(fresh + i * kPage, 7 * kSec + 7 * kSec / 10));
+    }
+    engine->Ingest(turned);
+    const RoundReport swaps = engine->RunRound(view, 8 * kSec);
+    ASSERT_EQ(swaps.decision.promoted_pages, 20u)
+        << DecisionToString(swaps.decision);
+    ASSERT_FALSE(swaps.short_window_held);
+    std::vector<uint64_t> displaced;
+    for (const PlannedMove& m : swaps.decision.moves) {
+      ASSERT_EQ(m.trigger, PlacementTrigger::kSwap);
+      view.node[m.vaddr] = m.to_node;  // the migrator moved it
+      if (m.reason == PlacementReason::kDemote) displaced.push_back(m.vaddr);
+    }
+    ASSERT_EQ(displaced.size(), 20u);
+    std::vector<Sample> after;
+    for (uint64_t i = 0; i < 20; ++i) {
+      const uint64_t a = mode == kPaid ? fresh + i * kPage : displaced[i];
+      for (int n = 0; n < 3; ++n)
+        after.push_back(At(a, 8 * kSec + kSec / 4 + n * kSec / 4));
+    }
+    after.push_back(At(fresh + 20 * kPage, 8 * kSec + kSec / 2));
+    after.push_back(At(fresh + 20 * kPage, 8 * kSec + 7 * kSec / 10));
+    engine->Ingest(after);
+    const uint64_t short_before = engine->counters().short_window_candidates;
+    const RoundReport r = engine->RunRound(view, 9 * kSec);
+    const uint64_t by_short =
+        engine->counters().short_window_candidates - short_before;
+    if (mode == kLost) {
+      EXPECT_TRUE(r.short_window_held);
+      EXPECT_DOUBLE_EQ(r.swap_payoff_promoted, 0);
+      EXPECT_DOUBLE_EQ(r.swap_payoff_displaced, 60);
+      EXPECT_EQ(by_short, 0u);
+      EXPECT_EQ(engine->counters().short_window_held_rounds, 1u);
+    } else {
+      EXPECT_FALSE(r.short_window_held);
+      EXPECT_GT(by_short, 0u);
+      EXPECT_EQ(engine->counters().short_window_held_rounds, 0u);
+    }
+  }
+}
+
 // The empirical-Bayes prior (policy/count_prior.h). Node 0 holds 300 cold
 // pages, each sampled once at 1.5 s, and 200 hot ones, each sampled 6 times
 // then; so is a page on the slow node 2 (mapped only after the round at
