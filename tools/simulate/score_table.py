@@ -2,7 +2,8 @@
 """Scores hotpage against every peer over the bundled traces (issue 13's table).
 
   python3 tools/simulate/score_table.py [--hotpage BIN] [--markdown]
-      [--set tuning|validation|all] [--trace T ...] [--jobs N]
+      [--set tuning|validation|all|variants] [--trace T ...] [--jobs N]
+      [--trace-gen BIN]
 
 Runs `BIN simulate tests/traces/T.hpt --ratio R --topology M --policy all
 --report FILE.json` for every trace of the set, at 1:2, 1:4 and 1:8, on
@@ -19,7 +20,13 @@ in about a minute with -c opt on two cores.
 
 The sets are fixed here and named in tools/simulate/README.md: mechanisms
 are developed on the tuning set; the validation set is reported, never
-tuned on.
+tuned on. `--set variants` is a third set that is not bundled: the
+generated traces again with other seeds, sizes, rates, shift periods and
+Zipf exponents (VARIANTS below), made by `hotpage_trace_gen` (default
+bazel-bin/tools/trace_gen/hotpage_trace_gen: `bazel build -c opt
+//tools/trace_gen:hotpage_trace_gen`) into a temporary directory, a check
+that a rule is not fitted to the bundled traces' particulars. The
+generator is deterministic: the same command makes the same file.
 """
 
 import argparse
@@ -36,6 +43,29 @@ VALIDATION = ["stream_mix", "sort_lines", "xz_mixed", "memcached"]
 # machines.
 PACKAGED = {"packages_2pkg"}
 RATIOS = ["1:2", "1:4", "1:8"]
+# The variant set: name -> hotpage_trace_gen arguments (each the bundled
+# trace's workload with other parameters; nothing here is bundled).
+VARIANTS = [
+    ("gups_hot5pct", ["gups", "--seed", "2", "--hot-fraction", "0.05", "--shift-every", "10",
+                      "--sample-period", "30000"]),
+    ("gups_wide", ["gups", "--seed", "3", "--hot-fraction", "0.2", "--hot-share", "0.8",
+                   "--shift-every", "15", "--pages", "16384"]),
+    ("gups_2threads", ["gups", "--seed", "4", "--threads", "2", "--shift-every", "5",
+                       "--duration", "40"]),
+    ("zipf_flat", ["zipf", "--seed", "2", "--zipf-s", "0.8", "--keys", "400000"]),
+    ("zipf_steep", ["zipf", "--seed", "3", "--zipf-s", "1.2", "--sample-period", "40000"]),
+    ("scan_long", ["scan", "--seed", "2", "--cold-at", "20", "--pass", "4", "--ws-pages", "4096"]),
+    ("scan_sparse", ["scan", "--seed", "3", "--focus-share", "0.7", "--sample-period", "30000"]),
+    ("packages_private", ["packages", "--seed", "2", "--private-share", "0.8", "--shared-share",
+                          "0.15", "--topology-json", "tests/traces/2pkg-cxl.topology.json"]),
+    ("stream_mix_wide", ["stream_mix", "--seed", "2", "--stream-pages", "768", "--hot-pages",
+                         "2048", "--stream-share", "0.6", "--hot-share", "0.3"]),
+    ("stream_mix_slow", ["stream_mix", "--seed", "3", "--access-rate", "2.4e8", "--stream-pages",
+                         "384"]),
+    ("stream_grow_late", ["stream_grow", "--seed", "2", "--stream2-from", "12", "--stream2-pages",
+                          "1024", "--hot-pages", "1536"]),
+]
+PACKAGED_VARIANTS = {"packages_private"}
 # tpp-ideal is the old idealised model, kept for reference only.
 REFERENCE_ONLY = {"oracle", "tpp-ideal"}
 
@@ -70,27 +100,57 @@ def run_row(binary, root, trace, machine, ratio):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hotpage", default="bazel-bin/tools/hotpage")
-    ap.add_argument("--set", default="all", choices=["tuning", "validation", "all"])
+    ap.add_argument("--set", default="all", choices=["tuning", "validation", "all", "variants"])
     ap.add_argument("--trace", nargs="*", help="only these traces")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--markdown", action="store_true", help="rows as a markdown table")
+    ap.add_argument("--trace-gen", default="bazel-bin/tools/trace_gen/hotpage_trace_gen",
+                    help="hotpage_trace_gen, for --set variants")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if not os.access(args.hotpage, os.X_OK):
         sys.exit("score_table: no binary at %s (bazel build -c opt //tools:hotpage)" %
                  args.hotpage)
 
+    if args.set == "variants":
+        with tempfile.TemporaryDirectory(prefix="hotpage-variants-") as tmp:
+            generate_variants(args.trace_gen, root, tmp, args.trace)
+            score(args, tmp, [("variants", [v for v, _ in VARIANTS])], PACKAGED_VARIANTS)
+        return
     sets = []
     if args.set in ("tuning", "all"):
         sets.append(("tuning", TUNING))
     if args.set in ("validation", "all"):
         sets.append(("validation", VALIDATION))
+    score(args, root, sets, PACKAGED)
+
+
+def generate_variants(trace_gen, root, out_root, only):
+    """Writes each variant to out_root/tests/traces/NAME.hpt."""
+    if not os.access(trace_gen, os.X_OK):
+        sys.exit("score_table: no generator at %s (bazel build -c opt "
+                 "//tools/trace_gen:hotpage_trace_gen)" % trace_gen)
+    out = os.path.join(out_root, "tests/traces")
+    os.makedirs(out)
+    for i, (name, gen_args) in enumerate(VARIANTS):
+        if only and name not in only:
+            continue
+        print("score_table: generating %s (%d of %d)" % (name, i + 1, len(VARIANTS)),
+              file=sys.stderr)
+        cmd = [os.path.abspath(trace_gen)] + gen_args + ["-o", os.path.join(out, name + ".hpt")]
+        res = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        if res.returncode != 0:
+            sys.exit("score_table: %s failed (%d):\n%s" % (" ".join(cmd), res.returncode,
+                                                          res.stderr[-2000:]))
+
+
+def score(args, root, sets, packaged):
     rows = []
     for name, traces in sets:
         for t in traces:
             if args.trace and t not in args.trace:
                 continue
-            for m in (["dram+cxl", "2pkg+cxl"] if t in PACKAGED else ["dram+cxl"]):
+            for m in (["dram+cxl", "2pkg+cxl"] if t in packaged else ["dram+cxl"]):
                 for r in RATIOS:
                     rows.append((name, t, m, r))
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
