@@ -32,6 +32,7 @@
 // placement_); at 64k, the read of the 4M-slot table (sized for the 16 GiB
 // fast tier) and placement's sorts of its 32k-page lists.
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -86,14 +87,19 @@ class HalfAndHalfView : public MemoryView {
   }
   std::vector<NumaMapsRange> Ranges() override { return {}; }
   std::vector<NodeFree> Free() override {
-    return {{0, 8 * kGiB}, {1, 8 * kGiB}};
+    return {{0, fast_free}, {1, 8 * kGiB}};
   }
+  // Node 0's free memory: plenty (promotions into room), or between its
+  // watermarks (every promotion a swap).
+  uint64_t fast_free = 8 * kGiB;
 };
 
 std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo, size_t pages,
                                          bool locality = false,
-                                         bool by_footprint = false) {
+                                         bool by_footprint = false,
+                                         bool swap_payoff = true) {
   EngineOptions opt;
+  opt.hold_short_window_when_swaps_lose = swap_payoff;
   opt.address_space = kPid;
   opt.footprint_pages = pages;
   opt.table_by_footprint = by_footprint;
@@ -124,11 +130,14 @@ std::vector<Sample> Samples(size_t pages, size_t n, uint64_t t) {
   return out;
 }
 
-void Rounds(benchmark::State& state, bool locality) {
+void Rounds(benchmark::State& state, bool locality, bool swap_payoff = true,
+            bool fast_full = false) {
   const size_t pages = static_cast<size_t>(state.range(0));
   const Topology topo = TwoTiers();
-  std::unique_ptr<PolicyEngine> engine = MakeEngine(topo, pages, locality);
+  std::unique_ptr<PolicyEngine> engine =
+      MakeEngine(topo, pages, locality, /*by_footprint=*/false, swap_payoff);
   HalfAndHalfView view;
+  if (fast_full) view.fast_free = 16 * kGiB * 3 / 100;
   engine->Start(0);
   const std::vector<Sample> samples = Samples(pages, pages * 4, kSec / 2);
   uint64_t t = kSec;
@@ -152,8 +161,36 @@ void Rounds(benchmark::State& state, bool locality) {
   state.counters["ingest_ms"] =
       1e3 * ingest_s / static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(pages));
+  // The swaps the next round weighs (promotions per round), and the rounds
+  // whose short window they held back.
+  state.counters["promoted_per_round"] =
+      static_cast<double>(engine->counters().planned_promotions /
+                          std::max<uint64_t>(1, engine->counters().rounds));
+  state.counters["held_rounds"] =
+      static_cast<double>(engine->counters().short_window_held_rounds);
 }
 void BM_Round(benchmark::State& state) { Rounds(state, /*locality=*/false); }
+// Node 0 between its watermarks, so that every promotion is a swap, with
+// and without "Swaps that do not pay" (policy/engine.h): what remembering
+// a round's swap pairs and weighing them at the next costs. The static view
+// makes every round plan the same swaps, so each round weighs the last
+// one's.
+void BM_RoundSwaps(benchmark::State& state) {
+  Rounds(state, /*locality=*/false, /*swap_payoff=*/true, /*fast_full=*/true);
+}
+BENCHMARK(BM_RoundSwaps)
+    ->Arg(64 << 10)
+    ->Arg(256 << 10)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+void BM_RoundSwapsWithoutPayoff(benchmark::State& state) {
+  Rounds(state, /*locality=*/false, /*swap_payoff=*/false, /*fast_full=*/true);
+}
+BENCHMARK(BM_RoundSwapsWithoutPayoff)
+    ->Arg(64 << 10)
+    ->Arg(256 << 10)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Round)
     ->Arg(64 << 10)
     ->Arg(256 << 10)
