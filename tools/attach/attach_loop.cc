@@ -136,6 +136,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.rounds = report.round;
   stats_.early_rounds = c.early_rounds;
   stats_.room_rounds = c.room_rounds;
+  stats_.short_window_held_rounds = c.short_window_held_rounds;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;

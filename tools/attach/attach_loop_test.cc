@@ -671,6 +671,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.yield_hits = 6;
   s.early_rounds = 1;
   s.room_rounds = 1;
+  s.short_window_held_rounds = 2;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -729,6 +730,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "rounds": 3,
   "early_rounds": 1,
   "room_rounds": 1,
+  "short_window_held_rounds": 2,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -809,6 +811,9 @@ hotpage_early_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memc
 # HELP hotpage_room_rounds_total Of the early rounds, those brought forward by new pages that used up the room the last round left on a fast node; they only demote.
 # TYPE hotpage_room_rounds_total counter
 hotpage_room_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
+# HELP hotpage_short_window_held_rounds_total Rounds that ranked candidates without their samples since the last round: the last rounds' swaps displaced pages that then drew more samples than the pages promoted.
+# TYPE hotpage_short_window_held_rounds_total counter
+hotpage_short_window_held_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

@@ -138,6 +138,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.early_rounds);
   w.Key("room_rounds");
   w.Uint(s.room_rounds);
+  w.Key("short_window_held_rounds");
+  w.Uint(s.short_window_held_rounds);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -286,6 +288,11 @@ std::string AttachStatsProm(const AttachStats& s) {
       "Of the early rounds, those brought forward by new pages that used up "
       "the room the last round left on a fast node; they only demote.",
       s.room_rounds);
+  one("hotpage_short_window_held_rounds_total", "counter",
+      "Rounds that ranked candidates without their samples since the last "
+      "round: the last rounds' swaps displaced pages that then drew more "
+      "samples than the pages promoted.",
+      s.short_window_held_rounds);
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",

@@ -95,6 +95,10 @@ struct AttachStats {
   // round left on a fast node: they only demote (policy/engine.h, "New
   // pages use up the room").
   uint64_t room_rounds = 0;
+  // Rounds whose candidates were ranked without the short window: the last
+  // rounds' swaps displaced pages that then drew more samples than the
+  // pages promoted (policy/engine.h, "Swaps that do not pay").
+  uint64_t short_window_held_rounds = 0;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;

@@ -316,6 +316,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"rounds", "hotpage_rounds_total"},
       {"early_rounds", "hotpage_early_rounds_total"},
       {"room_rounds", "hotpage_room_rounds_total"},
+      {"short_window_held_rounds", "hotpage_short_window_held_rounds_total"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
       {"planned_sheds", "hotpage_planned_sheds_total"},
