@@ -1094,7 +1094,7 @@ RoundReport PolicyEngine::RoomRound(MemoryView& view, RoundReport report) {
       r.rate_hi = std::min(r.rate_hi, zero_count_hi_ * period / gap_s);
       r.rate = std::min(r.rate, r.rate_hi);
       // The longer gap may now show it cooled.
-      if (r.rate_hi < r.long_lo) r.rank_by_long_window = false;
+      if (r.ShowedCooling()) r.rank_by_long_window = false;
     }
   }
   AddNewPageVictims(view, now_ns);
@@ -1727,7 +1727,7 @@ void PolicyEngine::ApplyLongWindow(double c, double period, PageHeat& h) {
   h.long_hi = hi;
   h.long_lo = b.lo * period / long_window_s_;
   // Nothing shows it cooled: the recent upper bound admits the long lower.
-  h.rank_by_long_window = rank_by_long_window_ && !(h.rate_hi < h.long_lo);
+  h.rank_by_long_window = rank_by_long_window_ && !h.ShowedCooling();
   if (hi < h.rate_hi) ++counters_.long_window_victims;
 }
 

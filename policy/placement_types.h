@@ -102,6 +102,10 @@ struct PageHeat {
   // victims' order reads them.
   double long_lo = 0;
   bool rank_by_long_window = false;
+  // The recent evidence shows the page cooled: its recent upper bound is
+  // below its long window's lower bound (the one test of the rule, for the
+  // full round and the room round alike).
+  bool ShowedCooling() const { return rate_hi < long_lo; }
 };
 
 struct NodeFree {
