@@ -367,7 +367,7 @@ struct LiveSource {
 // proves the write-fault re-arm's file is the target's.
 absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
                          const Topology& topo, const ProcessHandle& handle,
-                         PerfEventSystem* perf, LiveSource* out) {
+                         const CommandEnv& env, LiveSource* out) {
   std::string& source_name = out->name;
   source_name = a.source_name;
   std::string& why = out->why;
@@ -382,8 +382,43 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
     out->damon = std::move(*d);
     if (why.empty()) why = "DAMON region monitoring";
   } else {
-    if (source_name == "hintfault") {
-      // The kernel's hint faults reach the page-fault sampler opened below.
+    const bool hint = source_name == "hintfault";
+    absl::StatusOr<SourceRequest> req =
+        ParseSourceRequest(hint ? "pagefault" : source_name);
+    absl::StatusOr<EventGroup> events =
+        ChooseEvents(fs, *req, SamplingOptions(), &why);
+    if (!events.ok()) return events.status();
+    absl::StatusOr<std::vector<int>> cpus = OnlineCpus(fs);
+    if (!cpus.ok()) return cpus.status();
+    SamplerConfig scfg;
+    scfg.events = *events;
+    scfg.pids = {static_cast<pid_t>(a.pid)};
+    scfg.cpus = *cpus;
+    // The process's existing threads, each its own task for perf (inherit
+    // follows only threads created later).
+    IncludeExistingThreads(fs, &scfg);
+    if (hint || a.write_faults) {
+      // A kernel scan pass makes every accessed slow-tier page fault within
+      // milliseconds: 6144 samples in one burst in the test guest, while a
+      // policy round may keep the loop away from the ring for seconds. The
+      // default 256 KiB ring holds 4096 samples; 2 MiB per CPU holds 32768,
+      // and one poll may drain all of it. A write-fault re-arm makes every
+      // page the process writes fault within milliseconds, the same burst.
+      scfg.ring_data_pages = 512;
+      scfg.budget_bytes_per_ring = size_t{2} << 20;
+    }
+    absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, env.perf);
+    if (!s.ok()) return s.status();
+    out->sampler = std::move(*s);
+    if (out->sampler->system_wide())
+      why = absl::StrCat(why, "; system-wide: ", out->sampler->reason());
+    if (absl::Status st = out->sampler->Enable(); !st.ok()) return st;
+    if (hint) {
+      // The sysctls after the sampler is on: for a task that has run longer
+      // than the scan delay (1 s) the kernel's first tick in tiering mode
+      // starts a scan pass, whose hint faults come within milliseconds; a
+      // fault before the sampler is enabled is never seen, and its page
+      // waits for the next pass (a scan period or more later).
       NumaBalancingOptions hopt;
       hopt.pid = static_cast<pid_t>(a.pid);
       const std::vector<int> fast = topo.FastNodes();
@@ -396,43 +431,17 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
         std::cerr << "hotpage attach: " << line << "\n";
       };
       absl::StatusOr<std::unique_ptr<NumaBalancingController>> h =
-          NumaBalancingController::Start(hopt);
+          env.start_hintfault ? env.start_hintfault(hopt)
+                              : NumaBalancingController::Start(hopt);
       if (!h.ok()) return h.status();
       out->hint = std::move(*h);
+      why = absl::StrCat(
+          "NUMA hint faults as page-fault samples; ",
+          out->hint->DescribeChanges(), " until exit",
+          out->sampler->system_wide()
+              ? absl::StrCat("; system-wide: ", out->sampler->reason())
+              : std::string());
     }
-    absl::StatusOr<SourceRequest> req =
-        ParseSourceRequest(out->hint ? "pagefault" : source_name);
-    absl::StatusOr<EventGroup> events =
-        ChooseEvents(fs, *req, SamplingOptions(), &why);
-    if (!events.ok()) return events.status();
-    if (out->hint)
-      why = absl::StrCat("NUMA hint faults as page-fault samples; ",
-                         out->hint->DescribeChanges(), " until exit");
-    absl::StatusOr<std::vector<int>> cpus = OnlineCpus(fs);
-    if (!cpus.ok()) return cpus.status();
-    SamplerConfig scfg;
-    scfg.events = *events;
-    scfg.pids = {static_cast<pid_t>(a.pid)};
-    scfg.cpus = *cpus;
-    // The process's existing threads, each its own task for perf (inherit
-    // follows only threads created later).
-    IncludeExistingThreads(fs, &scfg);
-    if (out->hint || a.write_faults) {
-      // A kernel scan pass makes every accessed slow-tier page fault within
-      // milliseconds: 6144 samples in one burst in the test guest, while a
-      // policy round may keep the loop away from the ring for seconds. The
-      // default 256 KiB ring holds 4096 samples; 2 MiB per CPU holds 32768,
-      // and one poll may drain all of it. A write-fault re-arm makes every
-      // page the process writes fault within milliseconds, the same burst.
-      scfg.ring_data_pages = 512;
-      scfg.budget_bytes_per_ring = size_t{2} << 20;
-    }
-    absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, perf);
-    if (!s.ok()) return s.status();
-    out->sampler = std::move(*s);
-    if (out->sampler->system_wide())
-      why = absl::StrCat(why, "; system-wide: ", out->sampler->reason());
-    if (absl::Status st = out->sampler->Enable(); !st.ok()) return st;
     if (a.write_faults) {
       // Opened once and bound to this process (write_fault_rearm.h); the
       // handle check after the open proves the pid was not reused before it.
@@ -474,10 +483,10 @@ void StopSource(LiveSource* src) {
 // source had been named.
 absl::Status StartChosenSource(const KernelFs& fs, const Topology& topo,
                                const ProcessHandle& handle,
-                               PerfEventSystem* perf, AttachArgs* a,
+                               const CommandEnv& env, AttachArgs* a,
                                LiveSource* out) {
   if (a->source_name != "auto")
-    return StartSource(*a, fs, topo, handle, perf, out);
+    return StartSource(*a, fs, topo, handle, env, out);
   const pid_t pid = static_cast<pid_t>(a->pid);
   const std::function<absl::Status()> probe_soft_dirty =
       [pid]() -> absl::Status {
@@ -492,7 +501,7 @@ absl::Status StartChosenSource(const KernelFs& fs, const Topology& topo,
         AttachArgs tried = *a;
         tried.source_name = c.source;
         tried.write_faults = c.write_faults;
-        const absl::Status s = StartSource(tried, fs, topo, handle, perf, out);
+        const absl::Status s = StartSource(tried, fs, topo, handle, env, out);
         if (!s.ok()) StopSource(out);
         return s;
       },
@@ -538,7 +547,7 @@ int RunAttach(const std::vector<std::string>& args) {
   absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
   if (!fs.ok()) return Fail(fs.status());
   LinuxPerfEventSystem perf;
-  return AttachMain(args, CommandEnv{&*fs, &perf});
+  return AttachMain(args, CommandEnv{&*fs, &perf, {}});
 }
 
 int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
@@ -599,8 +608,7 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   // starts before the engine is made: its sample weight depends on the
   // source auto takes.
   LiveSource src;
-  if (absl::Status s =
-          StartChosenSource(*fs, *topo, *handle, env.perf, &a, &src);
+  if (absl::Status s = StartChosenSource(*fs, *topo, *handle, env, &a, &src);
       !s.ok())
     return Fail(s);
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =

@@ -11,17 +11,29 @@
 #ifndef HOTPAGE_TOOLS_CMD_ENV_H_
 #define HOTPAGE_TOOLS_CMD_ENV_H_
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "sampler/hintfault/numa_balancing_controller.h"
 #include "sampler/perf/perf_event_system.h"
 #include "tools/base/kernel/kernel_fs.h"
 
 namespace hotpage {
 
+// Starts `attach --source hintfault`'s sysctl take-over
+// (NumaBalancingController::Start, which writes the live /proc/sys).
+using HintFaultStart =
+    std::function<absl::StatusOr<std::unique_ptr<NumaBalancingController>>(
+        const NumaBalancingOptions&)>;
+
 struct CommandEnv {
   const KernelFs* fs = nullptr;     // sysfs and procfs
   PerfEventSystem* perf = nullptr;  // perf events
+  // Empty: NumaBalancingController::Start.
+  HintFaultStart start_hintfault;
 };
 
 // `hotpage record` (cmd_record.cc) on `env`; args as RunRecord's.

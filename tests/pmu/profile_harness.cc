@@ -120,7 +120,7 @@ RecordResult ProfileRun::Run(Main main, const std::vector<std::string>& args,
   const int errfd = open(err_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
   dup2(errfd, 2);
   close(errfd);
-  r.exit_code = main(args, CommandEnv{&*fs_, kernel_.get()});
+  r.exit_code = main(args, CommandEnv{&*fs_, kernel_.get(), start_hintfault_});
   fflush(stderr);
   dup2(saved, 2);
   close(saved);

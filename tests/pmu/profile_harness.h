@@ -25,6 +25,7 @@
 #include "sampler/sample.h"
 #include "tools/base/kernel/fake_tree.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/cmd_env.h"
 
 namespace hotpage {
 
@@ -53,6 +54,11 @@ class ProfileRun {
     after_script_ = std::move(f);
   }
   FakePerfKernel& kernel() { return *kernel_; }
+  // What `attach --source hintfault` calls instead of taking over the
+  // live sysctls (CommandEnv::start_hintfault).
+  void set_start_hintfault(HintFaultStart f) {
+    start_hintfault_ = std::move(f);
+  }
   FakeTree& tree() { return tree_; }
   // Re-reads the tree (after tests changed files in it).
   void Reload();
@@ -79,6 +85,7 @@ class ProfileRun {
   std::function<void(FakePerfKernel&)> after_script_;
   std::optional<KernelFs> fs_;
   std::unique_ptr<FakePerfKernel> kernel_;
+  HintFaultStart start_hintfault_;
 
   template <typename Main>
   RecordResult Run(Main main, const std::vector<std::string>& args,
