@@ -661,7 +661,15 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
   PlacementDecision d = DecideMoves(in, config_, *strategy_);
   ApplyPlannedMoves(d, now_ns);  // promotions only: no victim was offered
   counters_.arrival_promotions += d.promoted_bytes / 4096;
+  if (!d.moves.empty()) arrivals_placed_ns_ = now_ns;
   return d;
+}
+
+bool PolicyEngine::RoundWaitsForArrivals(uint64_t now_ns) const {
+  // The storm is still on only if this very step placed pages; a round
+  // due for longer than half an interval runs whatever comes.
+  return arrivals_placed_ns_ == now_ns &&
+         now_ns < next_round_ns_ + options_.interval_ns / 2;
 }
 
 void PolicyEngine::RecordPromotion(uint64_t key, uint64_t now_ns) {

@@ -1102,6 +1102,48 @@ TEST(PolicyEngineTest, ArrivalsFromASlowTierSourceArePlacedBetweenRounds) {
   }
 }
 
+// A round that is due waits while the step that would run it placed
+// arrivals, at most until interval / 2 after it was due (engine.h,
+// "A round waits while arrivals are placed").
+TEST(PolicyEngineTest, ARoundWaitsWhileArrivalsArePlaced) {
+  const Topology topo = ThreeNodes();
+  EngineOptions opt;
+  opt.slow_tier_samples = true;
+  opt.shift_z = 0;  // the schedule alone: due at 1 s
+  auto engine = MakeEngine(topo, {}, opt);
+  engine->Start(0);
+  MapView view;
+  auto arrive = [&](int first, int n, uint64_t t) {
+    std::vector<Sample> samples;
+    for (int i = first; i < first + n; ++i) {
+      view.node[kBase + i * kPage] = 2;
+      samples.push_back(At(kBase + i * kPage, t));
+    }
+    engine->Ingest(samples);
+    return engine->PlaceArrivals(view, t).moves.size();
+  };
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(kSec));  // nothing placed yet
+  ASSERT_EQ(arrive(0, 5, kSec), 5u);
+  EXPECT_TRUE(engine->RoundDue(kSec));
+  EXPECT_TRUE(engine->RoundWaitsForArrivals(kSec));
+  // The next step brought nothing new: the round runs.
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(kSec + kSec / 20));
+  // New pages again; the same pages again place nothing.
+  ASSERT_EQ(arrive(5, 5, kSec * 11 / 10), 5u);
+  EXPECT_TRUE(engine->RoundWaitsForArrivals(kSec * 11 / 10));
+  ASSERT_EQ(arrive(5, 5, kSec * 12 / 10), 0u);
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(kSec * 12 / 10));
+  // Half an interval after it was due the round runs whatever comes.
+  ASSERT_EQ(arrive(10, 5, kSec * 3 / 2), 5u);
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(kSec * 3 / 2));
+  // After the round the next one is due at 2 s: nothing waits before.
+  engine->RunRound(view, kSec * 3 / 2);
+  ASSERT_EQ(arrive(15, 5, kSec * 19 / 10), 5u);
+  EXPECT_FALSE(engine->RoundDue(kSec * 19 / 10));
+  ASSERT_EQ(arrive(20, 5, kSec * 2), 5u);
+  EXPECT_TRUE(engine->RoundWaitsForArrivals(kSec * 2));
+}
+
 // The first round: nothing is known at the start (no placement, no share
 // baseline for the shift detector), and first touch placed the pages with
 // no regard to heat, so the first samples at least interval / 4 after the

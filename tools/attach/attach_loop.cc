@@ -59,7 +59,14 @@ absl::Status AttachLoop::Run() {
     // New pages first: their promotions reach the migrator before a round
     // that may be due, which then leaves them out.
     if (parts_.engine->ArrivalsPending()) Arrivals(now);
-    if (parts_.engine->RoundDue(now)) Round(now);
+    // A round blocks the loop (no samples are read, no arrivals placed)
+    // and shares the CPU with the migrator's copies: while a burst of new
+    // pages is still being placed it waits (PolicyEngine::
+    // RoundWaitsForArrivals), then sees the whole burst.
+    if (parts_.engine->RoundDue(now) &&
+        !parts_.engine->RoundWaitsForArrivals(now)) {
+      Round(now);
+    }
   }
   Teardown();
   return error_;

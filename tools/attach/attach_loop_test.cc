@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -459,6 +460,51 @@ TEST_F(AttachLoopTest, ArrivalsReachTheMigratorBeforeTheFirstRound) {
   EXPECT_EQ(engine_->counters().arrival_promotions,
             static_cast<uint64_t>(kHotPages));
   EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
+}
+
+// A round waits while arrivals are still being placed
+// (PolicyEngine::RoundWaitsForArrivals): 8 new pages come in every poll up
+// to the `last` one. The first samples bring the first round to interval
+// / 4 (100 ms, poll 2); it waits while polls place new pages, at most
+// until interval / 2 after it was due (300 ms, poll 6). Without the wait
+// it runs at 100 ms having seen 16 pages.
+class ArrivalStreamTest : public AttachLoopTest {
+ protected:
+  static constexpr int kPerPoll = 8;
+  static constexpr int kPages = 10 * kPerPoll;
+
+  void RunStream(int last, absl::Duration expect_round_at) {
+    mover_.AddPages(kBase + kHotPages * kPage, kPages - kHotPages, kPage, 2);
+    slow_tier_samples_ = true;
+    source_.hook = [this, last](int poll) {
+      source_.pages = kPerPoll * std::min(poll, last);
+      return absl::OkStatus();
+    };
+    std::optional<absl::Duration> first_at;
+    uint64_t submitted = 0;
+    before_round_ = [&] {
+      if (first_at) return;
+      first_at = clock_.Now() - start_;
+      submitted = migrator_->Snapshot().submitted;
+    };
+    ASSERT_TRUE(Run(absl::Milliseconds(400)).ok()) << log_.str();
+    ASSERT_TRUE(first_at.has_value());
+    EXPECT_EQ(*first_at, expect_round_at);
+    // Every page that arrived before the round was placed before it.
+    const int polls = static_cast<int>(expect_round_at / kPoll);
+    EXPECT_EQ(submitted,
+              static_cast<uint64_t>(kPerPoll * std::min(polls, last)));
+    EXPECT_EQ(engine_->counters().arrival_promotions,
+              static_cast<uint64_t>(kPerPoll * last));
+  }
+};
+
+TEST_F(ArrivalStreamTest, ARoundWaitsUntilABurstOfArrivalsIsPlaced) {
+  RunStream(/*last=*/3, absl::Milliseconds(200));
+}
+
+TEST_F(ArrivalStreamTest, ARoundWaitsAtMostHalfAnIntervalForArrivals) {
+  RunStream(/*last=*/10, absl::Milliseconds(300));
 }
 
 // Without it the first round plans them.
