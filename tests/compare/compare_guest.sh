@@ -10,6 +10,8 @@
 #   FAST    the fast nodes, a kernel list (0, or 0-1)
 #   HP_ARGS extra `hotpage attach` arguments (e.g. --weights 0:3,1:1)
 #   HP_INTERVAL_MS  hotpage's round interval (default 500)
+#   START_DELAY_MS  the mechanism starts this long after the workload's
+#                   first phase began (default 0: at once)
 #   TRACE_PERIOD    if set: the workload writes its own access stream, every
 #                   TRACE_PERIOD-th access, as an .hpt trace
 #                   (hot_set_workload --trace_out), which is sent raw over
@@ -32,6 +34,7 @@ SLOW=${SLOW:-1}
 FAST=${FAST:-0}
 HP_ARGS=${HP_ARGS:-}
 HP_INTERVAL_MS=${HP_INTERVAL_MS:-500}
+START_DELAY_MS=${START_DELAY_MS:-0}
 label="topo=$TOPO mech=$MECH shape=$SHAPE rep=$REP"
 note() { echo "COMPARE-NOTE $label: $*"; }
 wait_file() { for i in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
@@ -154,6 +157,12 @@ if [ -n "${TRACE_PERIOD:-}" ]; then
 fi
 A=""
 extra_kv=""
+# A service that has run a while: the mechanism starts later (the watch and
+# the phase clock started with the workload).
+if [ "$START_DELAY_MS" -gt 0 ]; then
+  sleep "$(awk -v ms="$START_DELAY_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
+  extra_kv=" start_delay_ms=$START_DELAY_MS"
+fi
 case "$MECH" in
   none) echo 0 >/proc/sys/kernel/numa_balancing ;;
   nb1) echo 1 >/proc/sys/kernel/numa_balancing ;;

@@ -3,7 +3,7 @@
 #
 #   bash tests/compare/run_compare.sh [--quick] [--out DIR] [--repeat N]
 #        [--mechs "M ..."] [--shapes "S ..."] [--no-weights] [--half-ms N]
-#        [--hotpage BIN] [--with-pagefault]
+#        [--hotpage BIN] [--with-pagefault] [--start-delay-ms N]
 #   bash tests/compare/run_compare.sh --tabulate DIR [--table-bin BIN]
 #
 # Builds //tools:hotpage, //tests/workloads:hot_set_workload and the
@@ -45,6 +45,12 @@
 #                  (every Nth access, hot_set_workload --trace_out; pick N
 #                  prime) and each guest sends it back as DIR/traces/RUN.hpt
 #                  (for `hotpage simulate`; tests/compare/calibrate.sh)
+#   --start-delay-ms N  start every mechanism (the sysctls, DAMOS, hotpage
+#                  attach) N ms after the workload's first phase began, as
+#                  on a service that has run a while (the kernel scans a
+#                  task at once when it has run longer than its scan delay,
+#                  1 s, and after that delay otherwise). Times after the
+#                  start still count from the phase's start: subtract N.
 #   --tabulate DIR only re-tabulate DIR/results.txt (or DIR/logs/*.log)
 #   --table-bin B  compare_table binary to use (tests; default: built)
 #
@@ -72,6 +78,7 @@ with_pagefault=0
 tabulate=""
 table_bin=""
 trace_period=""
+start_delay_ms=0
 while (($# > 0)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -86,6 +93,7 @@ while (($# > 0)); do
     --tabulate) tabulate="${2:?}"; shift ;;
     --table-bin) table_bin="${2:?}"; shift ;;
     --trace-period) trace_period="${2:?}"; shift ;;
+    --start-delay-ms) start_delay_ms="${2:?}"; shift ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -94,6 +102,7 @@ done
 [[ "${repeat}" =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a positive number"
 [[ -z "${half_ms}" || "${half_ms}" =~ ^[1-9][0-9]*$ ]] || die "--half-ms wants a positive number"
 [[ -z "${trace_period}" || "${trace_period}" =~ ^[1-9][0-9]*$ ]] || die "--trace-period wants a positive number"
+[[ "${start_delay_ms}" =~ ^[0-9]+$ ]] || die "--start-delay-ms wants a number of milliseconds"
 for s in ${shapes}; do
   [[ "${s}" == clusters || "${s}" == interleaved ]] || die "unknown shape '${s}' (clusters, interleaved)"
 done
@@ -217,6 +226,7 @@ for r in "${runs[@]}"; do
   esac
   cat >"${out}/guest/${name}.sh" <<EOF
 TOPO='${topo}' MECH='${mech}' SHAPE='${shape}' REP='${rep}' HALF_MS='${half_ms}'
+START_DELAY_MS='${start_delay_ms}'
 SLOW='${slow}' FAST='${fast}' HP_ARGS='${hp_args}' TRACE_PERIOD='${trace_period}'
 . /compare_guest.sh
 EOF
@@ -277,6 +287,9 @@ total=$(($(date +%s) - start_s))
 {
   echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') with \`bash tests/compare/run_compare.sh${orig_args:+ ${orig_args}}\`:"
   echo "${#runs[@]} guests, phases of $((half_ms / 1000)) s, $((total / 60)) min $((total % 60)) s in all; ${hotpage_from}."
+  if ((start_delay_ms > 0)); then
+    echo "Every mechanism started ${start_delay_ms} ms after the workload's first phase began: times after the start include those ${start_delay_ms} ms."
+  fi
   echo
 } >"${out}/header.md"
 tabulate_dir "${out}"

@@ -27,13 +27,14 @@ bash "${script}" --tabulate "${dir}/empty" --table-bin "${table}" >/dev/null 2>&
 rc=$?
 [ $rc -ne 0 ] && ok "no results: exit $rc" || bad "no results: exit 0"
 
-for args in "--repeat 0" "--shapes bogus" "--half-ms x" "--bogus"; do
+for args in "--repeat 0" "--shapes bogus" "--half-ms x" "--start-delay-ms -5" "--bogus"; do
   # shellcheck disable=SC2086
   msg="$(bash "${script}" ${args} 2>&1 >/dev/null)"
   rc=$?
   [ $rc -eq 2 ] && [ -n "${msg}" ] && ok "usage error for '${args}': ${msg}" || bad "'${args}': exit $rc"
 done
 bash "${script}" --help | grep -q -- '--quick' && ok "--help lists --quick" || bad "--help"
+bash "${script}" --help | grep -q -- '--start-delay-ms' && ok "--help lists --start-delay-ms" || bad "--help: --start-delay-ms"
 "${table}" >/dev/null 2>&1
 [ $? -eq 2 ] && ok "compare_table without files: exit 2" || bad "compare_table without files"
 
