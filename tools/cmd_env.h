@@ -5,7 +5,8 @@
 // with the live machine: KernelFs at "/" and LinuxPerfEventSystem.
 //
 // Only the kernel seams are injected (every sysfs/procfs read, every
-// perf_event_open/mmap/ioctl); the process's own system calls (fork,
+// perf_event_open/mmap/ioctl, and attach's hint-fault sysctl take-over,
+// which writes the live /proc/sys); the process's own system calls (fork,
 // signals, pidfd, the trace file) stay real.
 
 #ifndef HOTPAGE_TOOLS_CMD_ENV_H_
