@@ -63,9 +63,14 @@ absl::Status AttachLoop::Run() {
     // and shares the CPU with the migrator's copies: while a burst of new
     // pages is still being placed it waits (PolicyEngine::
     // RoundWaitsForArrivals), then sees the whole burst.
-    if (parts_.engine->RoundDue(now) &&
-        !parts_.engine->RoundWaitsForArrivals(now)) {
-      Round(now);
+    if (parts_.engine->RoundDue(now)) {
+      if (parts_.engine->RoundWaitsForArrivals(now)) {
+        round_waited_ = true;
+      } else {
+        if (round_waited_) ++stats_.rounds_waited_for_arrivals;
+        round_waited_ = false;
+        Round(now);
+      }
     }
   }
   Teardown();
@@ -144,6 +149,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.early_rounds = c.early_rounds;
   stats_.room_rounds = c.room_rounds;
   stats_.short_window_held_rounds = c.short_window_held_rounds;
+  stats_.arrival_promotions = c.arrival_promotions;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;
@@ -225,6 +231,7 @@ void AttachLoop::Teardown() {
   }
   stats_.migrator = migrator.Snapshot();
   stats_.samples = parts_.engine->counters().samples;
+  stats_.arrival_promotions = parts_.engine->counters().arrival_promotions;
   stats_.perf = parts_.source->PerfStats();
   PublishStats(/*final=*/true);
   const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;

@@ -210,6 +210,9 @@ class AttachLoop {
   AttachStats stats_;
   SampleSink sink_;
   std::vector<MoveRequest> requests_;  // one round's, reused
+  // The due round has waited for arrivals at least once
+  // (AttachStats::rounds_waited_for_arrivals).
+  bool round_waited_ = false;
   uint64_t start_ns_ = 0;
   absl::Duration cpu_start_;
   std::string stop_reason_ = "the process exited";

@@ -473,7 +473,8 @@ class ArrivalStreamTest : public AttachLoopTest {
   static constexpr int kPerPoll = 8;
   static constexpr int kPages = 10 * kPerPoll;
 
-  void RunStream(int last, absl::Duration expect_round_at) {
+  void RunStream(int last, absl::Duration expect_round_at,
+                 uint64_t expect_waited_rounds) {
     mover_.AddPages(kBase + kHotPages * kPage, kPages - kHotPages, kPage, 2);
     slow_tier_samples_ = true;
     source_.hook = [this, last](int poll) {
@@ -496,15 +497,23 @@ class ArrivalStreamTest : public AttachLoopTest {
               static_cast<uint64_t>(kPerPoll * std::min(polls, last)));
     EXPECT_EQ(engine_->counters().arrival_promotions,
               static_cast<uint64_t>(kPerPoll * last));
+    // What --stats-json and the Prometheus text say: the rounds that
+    // waited, and every page that arrived.
+    ASSERT_FALSE(recorder_.published.empty());
+    const AttachStats& end = recorder_.published.back().stats;
+    EXPECT_EQ(end.rounds_waited_for_arrivals, expect_waited_rounds);
+    EXPECT_EQ(end.arrival_promotions, static_cast<uint64_t>(kPerPoll * last));
   }
 };
 
 TEST_F(ArrivalStreamTest, ARoundWaitsUntilABurstOfArrivalsIsPlaced) {
-  RunStream(/*last=*/3, absl::Milliseconds(200));
+  RunStream(/*last=*/3, absl::Milliseconds(200), /*expect_waited_rounds=*/1);
 }
 
 TEST_F(ArrivalStreamTest, ARoundWaitsAtMostHalfAnIntervalForArrivals) {
-  RunStream(/*last=*/10, absl::Milliseconds(300));
+  // The next round, due at 400 ms, waits too: pages still come until
+  // 500 ms.
+  RunStream(/*last=*/10, absl::Milliseconds(300), /*expect_waited_rounds=*/2);
 }
 
 // Without it the first round plans them.
@@ -718,6 +727,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.early_rounds = 1;
   s.room_rounds = 1;
   s.short_window_held_rounds = 2;
+  s.arrival_promotions = 40;
+  s.rounds_waited_for_arrivals = 3;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -777,6 +788,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "early_rounds": 1,
   "room_rounds": 1,
   "short_window_held_rounds": 2,
+  "arrival_promotions": 40,
+  "rounds_waited_for_arrivals": 3,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -860,6 +873,12 @@ hotpage_room_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memca
 # HELP hotpage_short_window_held_rounds_total Rounds that ranked candidates without their samples since the last round: the last rounds' swaps displaced pages that then drew more samples than the pages promoted.
 # TYPE hotpage_short_window_held_rounds_total counter
 hotpage_short_window_held_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
+# HELP hotpage_arrival_promotions_total Pages promoted as they arrived, between rounds (hint faults: the kernel's tiering mode scans slow-tier pages only).
+# TYPE hotpage_arrival_promotions_total counter
+hotpage_arrival_promotions_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 40
+# HELP hotpage_rounds_waited_for_arrivals_total Rounds that waited, at most half an interval, while a burst of arriving pages was being placed.
+# TYPE hotpage_rounds_waited_for_arrivals_total counter
+hotpage_rounds_waited_for_arrivals_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

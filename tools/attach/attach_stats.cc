@@ -140,6 +140,10 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.room_rounds);
   w.Key("short_window_held_rounds");
   w.Uint(s.short_window_held_rounds);
+  w.Key("arrival_promotions");
+  w.Uint(s.arrival_promotions);
+  w.Key("rounds_waited_for_arrivals");
+  w.Uint(s.rounds_waited_for_arrivals);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -293,6 +297,14 @@ std::string AttachStatsProm(const AttachStats& s) {
       "round: the last rounds' swaps displaced pages that then drew more "
       "samples than the pages promoted.",
       s.short_window_held_rounds);
+  one("hotpage_arrival_promotions_total", "counter",
+      "Pages promoted as they arrived, between rounds (hint faults: the "
+      "kernel's tiering mode scans slow-tier pages only).",
+      s.arrival_promotions);
+  one("hotpage_rounds_waited_for_arrivals_total", "counter",
+      "Rounds that waited, at most half an interval, while a burst of "
+      "arriving pages was being placed.",
+      s.rounds_waited_for_arrivals);
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",

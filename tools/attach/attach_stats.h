@@ -99,6 +99,12 @@ struct AttachStats {
   // rounds' swaps displaced pages that then drew more samples than the
   // pages promoted (policy/engine.h, "Swaps that do not pay").
   uint64_t short_window_held_rounds = 0;
+  // --source hintfault: pages promoted as they arrived, between rounds
+  // (policy/engine.h, "Arrivals"), and the rounds that waited for a burst
+  // of arrivals to be placed before they ran ("A round waits while
+  // arrivals are placed").
+  uint64_t arrival_promotions = 0;
+  uint64_t rounds_waited_for_arrivals = 0;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;
