@@ -68,6 +68,12 @@ assert "source" in names and "plan" in names, names
 # --pid: a live child of ours (same user: move_pages allowed), then a pid
 # that does not exist.
 sleep 30 & child=$!
+# Until the child has exec'd, its comm is this shell's: wait for "sleep"
+# (a loaded machine once ran doctor in that window).
+for _ in $(seq 1 100); do
+  [ "$(cat /proc/$child/comm 2>/dev/null)" = sleep ] && break
+  sleep 0.05
+done
 out=$("$HOTPAGE" doctor --pid $child); rc=$?
 check "--pid: the target is found" contains "$out" "ok  pid: pid $child (sleep)"
 check "--pid: move_pages allowed on our own child" contains "$out" "ok  move_pages: allowed on pid $child"
