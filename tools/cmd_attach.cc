@@ -410,8 +410,6 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
     absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, env.perf);
     if (!s.ok()) return s.status();
     out->sampler = std::move(*s);
-    if (out->sampler->system_wide())
-      why = absl::StrCat(why, "; system-wide: ", out->sampler->reason());
     if (absl::Status st = out->sampler->Enable(); !st.ok()) return st;
     if (hint) {
       // The sysctls after the sampler is on: for a task that has run longer
@@ -435,13 +433,11 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
                               : NumaBalancingController::Start(hopt);
       if (!h.ok()) return h.status();
       out->hint = std::move(*h);
-      why = absl::StrCat(
-          "NUMA hint faults as page-fault samples; ",
-          out->hint->DescribeChanges(), " until exit",
-          out->sampler->system_wide()
-              ? absl::StrCat("; system-wide: ", out->sampler->reason())
-              : std::string());
+      why = absl::StrCat("NUMA hint faults as page-fault samples; ",
+                         out->hint->DescribeChanges(), " until exit");
     }
+    if (out->sampler->system_wide())
+      why = absl::StrCat(why, "; system-wide: ", out->sampler->reason());
     if (a.write_faults) {
       // Opened once and bound to this process (write_fault_rearm.h); the
       // handle check after the open proves the pid was not reused before it.
