@@ -47,6 +47,12 @@ int RunSimulate(const std::vector<std::string>& args) {
        "the hotpage policy's migration rate limit in MB/s (default 256)"},
       {"pid", "PID",
        "simulate this process (default: the one with most samples)"},
+      {"source", "SRC",
+       "what the hotpage policy sees of the trace: trace (every sample, the "
+       "default), hintfault (only the NUMA hint faults the kernel's scanner "
+       "would cause, as `attach --source hintfault` sees them) or "
+       "writefault (only the first store to a page after each soft-dirty "
+       "re-arm, as `attach --source pagefault --write-faults`)"},
   };
   // The engine flags after --pid (tools/engine_flags.h), as attach has them.
   specs.insert(specs.end(), EngineFlagSpecs().begin(), EngineFlagSpecs().end());
@@ -182,6 +188,11 @@ int RunSimulate(const std::vector<std::string>& args) {
   opt.rate_limit_mbps = static_cast<uint64_t>(*rate);
   if (*pid >= 0) opt.pid = static_cast<uint32_t>(*pid);
   opt.first_touch_node = static_cast<int>(*ft_node);
+  if (std::optional<std::string> src = flags->Get("source")) {
+    absl::StatusOr<SimSource> parsed = ParseSimSource(*src);
+    if (!parsed.ok()) return usage_error(parsed.status().message());
+    opt.source = *parsed;
+  }
   if (opt.policy != "all") {
     bool known = false;
     for (const std::string& n : AllPolicyNames()) known |= n == opt.policy;

@@ -3,8 +3,8 @@
 # same workload: a benchmark (boots guests), not a CI test.
 #
 #   bash tests/compare/calibrate.sh [--repeat N] [--shapes "S ..."]
-#        [--trace-period N] [--half-ms N] [--out DIR]
-#   bash tests/compare/calibrate.sh --reuse DIR   (re-tabulate DIR)
+#        [--trace-period N] [--half-ms N] [--out DIR] [--self [--hotpage BIN]]
+#   bash tests/compare/calibrate.sh [--self] --reuse DIR   (re-tabulate DIR)
 #
 # 1. Runs tests/compare/run_compare.sh --mechs tiering --trace-period N: in
 #    each guest (dram+cxl: 1 GiB DRAM node 0 with the CPUs, 1 GiB CPU-less
@@ -19,6 +19,15 @@
 # 3. Prints one markdown row per run and whether tpp agrees with the real
 #    kernel: times within 1 s or 30%, pages migrated within 20% ("never" =
 #    not within the phase; it agrees only with "never").
+#
+# --self: hotpage against itself instead. The guests run `hotpage attach`
+# with the PMU-less sources (--mechs "hotpage-hintfault
+# hotpage-writefault"; --hotpage BIN passes a binary on), and each trace is
+# replayed in the simulator's hotpage policy (--interval-ms 500, as the
+# guest's attach) twice: seeing the same source's faults (--source
+# hintfault or writefault: tools/simulate/sim_fault_source.h), which is
+# what must agree, and every sample (--source trace, a PMU's view) for
+# contrast. Same tolerances.
 #
 # Defaults: --repeat 1, both shapes, --trace-period 23 (a prime: the
 # 6144-page hot set and the period share no factor, so every pass samples
@@ -37,6 +46,8 @@ period=23
 half_ms=12000
 out=""
 reuse=""
+self=0
+hotpage_bin=""
 while (($# > 0)); do
   case "$1" in
     --repeat) repeat="${2:?}"; shift ;;
@@ -45,6 +56,8 @@ while (($# > 0)); do
     --half-ms) half_ms="${2:?}"; shift ;;
     --out) out="${2:?}"; shift ;;
     --reuse) reuse="${2:?}"; shift ;;
+    --self) self=1 ;;
+    --hotpage) hotpage_bin="${2:?}"; shift ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -58,8 +71,12 @@ if [[ -n "${reuse}" ]]; then
 else
   [[ -n "${out}" ]] || out="/tmp/hotpage-calibrate-$(date +%Y%m%d-%H%M%S)"
   mkdir -p "${out}" || exit 1
-  bash tests/compare/run_compare.sh --mechs tiering --no-weights --shapes "${shapes}" \
-    --repeat "${repeat}" --half-ms "${half_ms}" --trace-period "${period}" --out "${out}/real" >&2
+  mechs=tiering
+  ((self)) && mechs="hotpage-hintfault hotpage-writefault"
+  extra=()
+  [[ -n "${hotpage_bin}" ]] && extra=(--hotpage "${hotpage_bin}")
+  bash tests/compare/run_compare.sh --mechs "${mechs}" --no-weights --shapes "${shapes}" \
+    --repeat "${repeat}" --half-ms "${half_ms}" --trace-period "${period}" "${extra[@]}" --out "${out}/real" >&2
 fi
 half_ms=$(sed -n 's/.*phases of \([0-9]*\) s.*/\1/p' "${out}/real/header.md" 2>/dev/null | head -n 1)
 half_ms=$(( ${half_ms:-12} * 1000 ))
@@ -80,6 +97,40 @@ agree() {
     d = r - s; if (d < 0) d = -d; lim = f * r; if (lim < a) lim = a
     print (d <= lim) ? "yes" : "no" }'
 }
+
+if ((self)); then
+  echo "| guest mechanism | shape | run | real: start / switch (s) | real: migrated | simulated, same source: start / switch | migrated | agrees (start, switch, migrated) | simulated, every sample: start / switch | agrees |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  n=0; ok_src=0; ok_all=0; total=0
+  while read -r line; do
+    mech=$(kv mech "${line}"); shape=$(kv shape "${line}"); rep=$(kv rep "${line}")
+    trace="${out}/real/traces/dram+cxl_${mech}_${shape}_${rep}.hpt"
+    [[ -s "${trace}" ]] || { echo "calibrate.sh: no trace for ${mech} ${shape} #${rep}" >&2; continue; }
+    r0=$(kv t90_0 "${line}"); r1=$(kv t90_1 "${line}"); rm=$(kv vm_pgmigrate_success "${line}")
+    row="| ${mech} | ${shape} | ${rep} | $(t "${r0}") / $(t "${r1}") | ${rm} "
+    for src in "${mech#hotpage-}" trace; do
+      s="$("${out}/bin/sim_hotset" "${trace}" --policy hotpage --source "${src}" --interval-ms 500 \
+        --topology dram+cxl --fast-capacity 1G --first-touch-node 1 --until-s "${until_s}")" ||
+        { echo "calibrate.sh: sim_hotset failed on ${trace}" >&2; continue 2; }
+      echo "${s} mech=${mech} shape=${shape} rep=${rep}" >>"${out}/sim.txt"
+      s0=$(kv t90_0 " ${s}"); s1=$(kv t90_1 " ${s}"); sm=$(kv moved_pages " ${s}")
+      a0=$(agree "${r0}" "${s0}" 0.3 1); a1=$(agree "${r1}" "${s1}" 0.3 1)
+      am=$(awk -v r="${rm}" -v s="${sm}" 'BEGIN { d = r - s; if (d < 0) d = -d; print (d <= 0.2 * r) ? "yes" : "no" }')
+      good=0
+      for a in "${a0}" "${a1}" "${am}"; do [[ "${a}" == yes ]] && good=$((good + 1)); done
+      if [[ "${src}" == trace ]]; then
+        ok_all=$((ok_all + good)); row+="| $(t "${s0}") / $(t "${s1}") | ${a0}, ${a1}, ${am} "
+      else
+        ok_src=$((ok_src + good)); row+="| $(t "${s0}") / $(t "${s1}") | ${sm} | ${a0}, ${a1}, ${am} "
+      fi
+    done
+    total=$((total + 3)); n=$((n + 1))
+    echo "${row}|"
+  done < <(grep -a '^COMPARE-RESULT .*mech=hotpage-' "${out}/real/results.txt")
+  echo
+  echo "${n} runs; within tolerance: the same source ${ok_src} of ${total} measures, every sample ${ok_all} of ${total} (times: 1 s or 30%; pages migrated: 20%). Raw lines: ${out}/sim.txt, ${out}/real/results.txt."
+  exit 0
+fi
 
 echo "| shape | run | real: 90% after start / switch (s) | real: pages migrated | tpp-ideal: start / switch | tpp-ideal: migrated | tpp: start / switch | tpp: migrated | agrees with real (start, switch, migrated): tpp-ideal / tpp |"
 echo "|---|---|---|---|---|---|---|---|---|"

@@ -13,19 +13,23 @@ bool SourceSeesEveryAccess(absl::string_view source_name) {
          source_name == "ibs-op";
 }
 
+void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o) {
+  if (source_name == "hintfault") {
+    o->sample_weight = 8;
+    // Tiering mode's scanner makes no top-tier page fault: each sample is a
+    // slow-tier page, placed as it arrives (PolicyEngine::PlaceArrivals).
+    o->slow_tier_samples = true;
+  }
+  o->sweep_untracked_fast = SourceSeesEveryAccess(source_name);
+}
+
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
                                   int64_t interval_ms,
                                   absl::string_view source_name) {
   EngineOptions o;
   o.interval_ns = static_cast<uint64_t>(interval_ms) * 1000000;
   o.address_space = static_cast<uint32_t>(pid);
-  if (source_name == "hintfault") {
-    o.sample_weight = 8;
-    // Tiering mode's scanner makes no top-tier page fault: each sample is a
-    // slow-tier page, placed as it arrives (PolicyEngine::PlaceArrivals).
-    o.slow_tier_samples = true;
-  }
-  o.sweep_untracked_fast = SourceSeesEveryAccess(source_name);
+  ApplySourceEngineOptions(source_name, &o);
   o.footprint_pages = ResidentPages4K(fs, pid);
   o.table_by_footprint = true;
   return o;

@@ -27,10 +27,19 @@ namespace hotpage {
 // no reads, hint faults no fast-tier page.
 bool SourceSeesEveryAccess(absl::string_view source_name);
 
+// What `source_name`'s samples call for in `o`, and nothing else: a
+// hint-fault sample weighted 8 and placed as it arrives
+// (EngineOptions::slow_tier_samples), the sweep of pages never sampled on
+// the fast tier only for sources that see every access. attach's options
+// (below) and the simulator's hotpage policy with a fault source
+// (tools/simulate/sim_fault_source.h) both take them from here.
+void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o);
+
 // The options for process `pid` sampled by `source_name` (the source
 // attach runs, after --source auto chose): one round per interval_ms, the
 // table sized by the resident set read through `fs` (0 when unreadable:
-// the engine's minimum), and a hint-fault sample weighted 8 (one sample
+// the engine's minimum), and ApplySourceEngineOptions: a hint-fault sample
+// weighted 8 (one sample
 // per page per kernel scan pass, 1-19 s apart, must outlive the 3 epoch
 // halvings that may pass before the next round sees it: a count of 1
 // became 0 under load and the hot set was missed). Pages never sampled on

@@ -104,6 +104,16 @@ TppPolicy::TppPolicy(std::unique_ptr<SimulatedMemory> memory,
   }
   // numa_balancing_promote_rate_limit_MBps << (20 - PAGE_SHIFT): pages/s.
   rate_limit_pages_ = options_.promote_rate_limit_mbps << (20 - 12);
+  if (options_.scanner) {
+    NumaScannerOptions o;
+    o.scan_delay_ns = options_.scan_delay_ns;
+    o.scan_period_min_ns = options_.scan_period_min_ns;
+    o.scan_period_max_ns = options_.threshold_period_ns;
+    o.scan_size_bytes = options_.scan_size_bytes;
+    o.present_at_start = options_.present_at_start;
+    o.scan_ns_per_pte = options_.scan_ns_per_pte;
+    scanner_ = std::make_unique<NumaScanner>(this->memory(), o);
+  }
 }
 
 void TppPolicy::Start(uint64_t start_ns) {
@@ -111,128 +121,22 @@ void TppPolicy::Start(uint64_t start_ns) {
     n.rl_start_ns = start_ns;
     n.th_start_ns = start_ns;
   }
-  if (options_.scanner) {
-    // The mm's numa_next_scan starts scan_delay ahead (task_numa_work()).
-    next_scan_ns_ = start_ns + options_.scan_delay_ns;
-    scan_period_ns_ = ScanMinNs();  // task_scan_start(): no numa_group
-  }
-}
-
-uint64_t TppPolicy::ScanMinNs() const {
-  // task_nr_scan_windows(): the footprint in scan-size windows, rounded up;
-  // task_scan_min(): floor = 1000 ms / (MAX_SCAN_WINDOW 2560 MB / scan size).
-  const uint64_t window_pages =
-      std::max<uint64_t>(options_.scan_size_bytes / kSimPageBytes, 1);
-  const uint64_t windows =
-      std::max<uint64_t>((pages_.size() + window_pages - 1) / window_pages, 1);
-  const uint64_t scan_mb =
-      std::max<uint64_t>(options_.scan_size_bytes >> 20, 1);
-  const uint64_t floor_ns =
-      scan_mb < 2560 ? 1000000000 / (2560 / scan_mb) : 1000000000;
-  return std::max(floor_ns, options_.scan_period_min_ns / windows);
-}
-
-uint64_t TppPolicy::ScanMaxNs() const {
-  const uint64_t window_pages =
-      std::max<uint64_t>(options_.scan_size_bytes / kSimPageBytes, 1);
-  const uint64_t windows =
-      std::max<uint64_t>((pages_.size() + window_pages - 1) / window_pages, 1);
-  return std::max(ScanMinNs(), options_.threshold_period_ns / windows);
+  if (scanner_) scanner_->Start(start_ns);
 }
 
 void TppPolicy::Advance(uint64_t now_ns) {
-  while (next_scan_ns_ <= now_ns) Scan(next_scan_ns_);
+  if (scanner_) scanner_->Advance(now_ns);
 }
 
 bool TppPolicy::IsArmed(uint64_t vaddr) const {
   const Page* p = pages_.Find(vaddr);
-  return p != nullptr && p->armed;
-}
-
-void TppPolicy::Scan(uint64_t now) {
-  // task_numa_work(): the next pass is due one period from now, set before
-  // this one runs.
-  mm_next_scan_ns_ = now + scan_period_ns_;
-  next_scan_ns_ = mm_next_scan_ns_;
-  if (scans_++ == 0) first_scan_ns_ = now;
-  if (by_addr_.size() != pages_.size()) {
-    for (uint32_t i = static_cast<uint32_t>(by_addr_.size()); i < pages_.size();
-         ++i)
-      by_addr_.push_back(i);
-    std::sort(by_addr_.begin(), by_addr_.end(), [&](uint32_t a, uint32_t b) {
-      return pages_[a].vaddr < pages_[b].vaddr;
-    });
-  }
-  // `pages` counts the ranges that had a PTE changed, `virtpages` all of
-  // them (8x); address-space holes between sampled pages count as ranges
-  // without present pages.
-  const uint64_t budget = options_.scan_size_bytes / kSimPageBytes;
-  const uint64_t virt_budget = 8 * budget;
-  auto first =
-      std::lower_bound(by_addr_.begin(), by_addr_.end(), scan_offset_page_,
-                       [&](uint32_t i, uint64_t page) {
-                         return pages_[i].vaddr / kSimPageBytes < page;
-                       });
-  const uint64_t start_page =
-      first == by_addr_.end() ? 0 : pages_[*first].vaddr / kSimPageBytes;
-  bool changed = false;
-  uint64_t walked = 0;
-  for (auto it = first; it != by_addr_.end(); ++it) {
-    Page& p = pages_[*it];
-    const uint64_t page = p.vaddr / kSimPageBytes;
-    const uint64_t span = page - start_page;
-    if ((changed && span >= budget) || span >= virt_budget) {
-      scan_offset_page_ = page;  // the next pass continues here
-      ChargeScan(now, span);
-      return;
-    }
-    walked = span + 1;
-    // change_pte_range(): top-tier folios are skipped in tiering-only mode,
-    // PROT_NONE PTEs are skipped (an armed page keeps its older stamp).
-    const int node = memory().NodeOf(p.vaddr);
-    if (node < 0 || memory().tier(node) == 0 || p.armed) continue;
-    p.armed = true;
-    p.last_sample_ns = now;  // folio_xchg_access_time()
-    changed = true;
-    ++pte_updates_;
-  }
-  // reset_ptenuma_scan(): the end of the address space starts a sequence.
-  ++scan_seq_;
-  scan_offset_page_ = 0;
-  ChargeScan(now, walked);
-}
-
-void TppPolicy::ChargeScan(uint64_t now, uint64_t ptes) {
-  // task_numa_work(): p->node_stamp += 32 * (the pass's runtime), so the
-  // task's next pass (task_tick_numa(): runtime > node_stamp + period)
-  // waits 32x the pass beyond the period.
-  const uint64_t cost = ptes * options_.scan_ns_per_pte;
-  scan_cost_ns_ += cost;
-  stamp_ns_ = now + 32 * cost;
-  next_scan_ns_ = std::max(mm_next_scan_ns_, stamp_ns_ + scan_period_ns_);
-}
-
-void TppPolicy::Placement(uint64_t now) {
-  // task_numa_placement() runs once per sequence; its
-  // update_task_scan_period() finds local + shared == 0 (every counted
-  // fault in tiering mode is a remote, private promotion: the header says
-  // why), doubles the period and pushes the next scan out.
-  if (task_scan_seq_ == scan_seq_) return;
-  task_scan_seq_ = scan_seq_;
-  scan_period_ns_ = std::min(ScanMaxNs(), 2 * scan_period_ns_);
-  mm_next_scan_ns_ = now + scan_period_ns_;
-  next_scan_ns_ = std::max(mm_next_scan_ns_, stamp_ns_ + scan_period_ns_);
-  ++period_doublings_;
+  return p != nullptr && scanner_ != nullptr &&
+         scanner_->armed(static_cast<uint32_t>(p - &pages_[0]));
 }
 
 uint32_t TppPolicy::IndexOf(uint64_t vaddr) {
   const auto [i, added] = pages_.FindOrAdd(vaddr);
-  // A page placed before the trace was there for the scanner's first pass
-  // (header: present_at_start).
-  if (added && options_.scanner && options_.present_at_start && scans_ > 0) {
-    pages_[i].armed = true;
-    pages_[i].last_sample_ns = first_scan_ns_;
-  }
+  if (added && scanner_) scanner_->AddPage(vaddr);
   return i;
 }
 
@@ -266,18 +170,10 @@ void TppPolicy::Access(const Sample& s, int node) {
   // falls back to the next node in the page allocator's fast path without
   // waking kswapd (SimulatedMemory leaves that band to migrations); kswapd
   // runs when a promotion finds no room (HintFault).
-  if (memory().tier(node) == 0) {
-    // Only slow-tier pages are ever armed (a present_at_start page that
-    // first touch put on a top tier was not).
-    pages_[i].armed = false;
-    return;
-  }
-  if (options_.scanner) {
-    // A hint fault only for a page the scanner armed since its last one.
-    Page& p = pages_[i];
-    if (!p.armed) return;
-    p.armed = false;
-  }
+  // tpp: a hint fault only for a page the scanner armed since its last one
+  // (an access from the top tier disarms it); tpp-ideal: every sample of a
+  // slow-tier page.
+  if (scanner_ ? !scanner_->Access(i, node) : memory().tier(node) == 0) return;
   HintFault(s, i, node);
 }
 
@@ -333,8 +229,8 @@ void TppPolicy::HintFault(const Sample& s, uint32_t i, int node) {
   const uint64_t now = s.time_ns;
   ++hint_faults_;
   uint64_t latency;
-  if (options_.scanner) {
-    latency = now - p.last_sample_ns;  // since the scan that armed it
+  if (scanner_) {
+    latency = now - scanner_->armed_at_ns(i);  // since the pass that armed it
   } else {
     latency = p.sampled ? now - p.last_sample_ns : UINT64_MAX;
     p.sampled = true;
@@ -370,7 +266,7 @@ void TppPolicy::HintFault(const Sample& s, uint32_t i, int node) {
   }
   if (Move(i, target, now)) {
     ++promotions_;
-    if (options_.scanner) Placement(now);  // a counted fault
+    if (scanner_) scanner_->CountedFault(now);
   }
 }
 
@@ -408,13 +304,13 @@ std::vector<std::pair<std::string, uint64_t>> TppPolicy::Details() const {
       {"kswapd_demotions", kswapd_demotions_},
       {"kswapd_stuck", kswapd_stuck_},
   };
-  if (!options_.scanner) return d;
-  d.insert(d.end(), {{"scans", scans_},
-                     {"pte_updates", pte_updates_},
+  if (!scanner_) return d;
+  d.insert(d.end(), {{"scans", scanner_->scans()},
+                     {"pte_updates", scanner_->pte_updates()},
                      {"stale_faults", stale_faults_},
-                     {"period_doublings", period_doublings_},
-                     {"scan_period_ms", scan_period_ns_ / 1000000},
-                     {"scan_cost_ms", scan_cost_ns_ / 1000000}});
+                     {"period_doublings", scanner_->period_doublings()},
+                     {"scan_period_ms", scanner_->scan_period_ns() / 1000000},
+                     {"scan_cost_ms", scanner_->scan_cost_ns() / 1000000}});
   return d;
 }
 

@@ -147,6 +147,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "policy/loaded_latency.h"
+#include "tools/simulate/sim_numa_scanner.h"
 #include "tools/simulate/sim_policy.h"
 
 namespace hotpage {
@@ -327,13 +328,15 @@ class TppPolicy : public MemoryPolicy {
  public:
   TppPolicy(std::unique_ptr<SimulatedMemory> memory, const TppOptions& options);
   void Start(uint64_t start_ns) override;
-  uint64_t next_event_ns() const override { return next_scan_ns_; }
+  uint64_t next_event_ns() const override {
+    return scanner_ ? scanner_->next_scan_ns() : UINT64_MAX;
+  }
   void Advance(uint64_t now_ns) override;
   std::vector<std::pair<std::string, uint64_t>> Details() const override;
 
-  // The scanner's state (tests).
-  uint64_t scan_period_ns() const { return scan_period_ns_; }
-  uint64_t scan_seq() const { return scan_seq_; }
+  // The scanner's state (tests; tpp only).
+  uint64_t scan_period_ns() const { return scanner_->scan_period_ns(); }
+  uint64_t scan_seq() const { return scanner_->scan_seq(); }
   bool IsArmed(uint64_t vaddr) const;
 
  protected:
@@ -343,9 +346,8 @@ class TppPolicy : public MemoryPolicy {
   static constexpr uint32_t kNil = IndexList::kNil;
   struct Page {
     uint64_t vaddr = 0;
-    uint64_t last_sample_ns = 0;  // tpp-ideal; tpp: the scan stamp
+    uint64_t last_sample_ns = 0;  // tpp-ideal
     bool sampled = false;
-    bool armed = false;     // tpp: PROT_NONE since the last scan
     int16_t lru_node = -1;  // the list it is on
     uint32_t prev = kNil, next = kNil;
   };
@@ -370,35 +372,19 @@ class TppPolicy : public MemoryPolicy {
   // Demotes from `node` until its free memory reaches the promo watermark.
   void Kswapd(int node, uint64_t now);
   bool Move(uint32_t i, int to, uint64_t now);
-  // task_numa_work() at `now`.
-  void Scan(uint64_t now);
-  // The 3% cap after a pass that walked `ptes` PTEs.
-  void ChargeScan(uint64_t now, uint64_t ptes);
-  // task_numa_placement() -> update_task_scan_period() for a counted fault.
-  void Placement(uint64_t now);
-  // task_scan_min() / task_scan_max() for the current footprint.
-  uint64_t ScanMinNs() const;
-  uint64_t ScanMaxNs() const;
 
   const TppOptions options_;
   std::vector<NodeState> nodes_;  // by node id
   SampledPages<Page> pages_;
+  // tpp: which accesses are hint faults (sim_numa_scanner.h); null for
+  // tpp-ideal, where every sample of a slow-tier page is one.
+  std::unique_ptr<NumaScanner> scanner_;
   uint64_t rate_limit_pages_ = 0;
   uint64_t hint_faults_ = 0, candidates_ = 0, rate_limited_ = 0,
            unbalanced_ = 0;
   uint64_t promotions_ = 0, kswapd_runs_ = 0, kswapd_demotions_ = 0,
            kswapd_stuck_ = 0;
-  // The scanner (tpp).
-  uint64_t next_scan_ns_ = UINT64_MAX;
-  uint64_t first_scan_ns_ = 0;
-  uint64_t mm_next_scan_ns_ = 0;  // mm->numa_next_scan
-  uint64_t stamp_ns_ = 0;         // the task's node_stamp, as a time
-  uint64_t scan_period_ns_ = 0;
-  uint64_t scan_seq_ = 0, task_scan_seq_ = 0;
-  uint64_t scan_offset_page_ = 0;  // page number the next pass starts at
-  std::vector<uint32_t> by_addr_;  // pages_ indices, ascending address
-  uint64_t scans_ = 0, pte_updates_ = 0, period_doublings_ = 0,
-           stale_faults_ = 0, scan_cost_ns_ = 0;
+  uint64_t stale_faults_ = 0;
 };
 
 // --- memtis

@@ -36,6 +36,16 @@ expect 1 "cut.hpt" -- "$tmp/cut.hpt"
 expect 1 "no samples of pid 1" -- "$trace" --pid 1
 expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --quiet
 expect 0 "^memtis " -- "$trace" --topology 3tier --fast-capacity 2M --quiet
+# --source: what the hotpage policy sees (sim_fault_source.h); the report
+# names it, and only when it is not every sample (the goldens' shape).
+expect 0 "^ +--source SRC +what the hotpage policy sees" -- --help
+expect 2 "--source 'pebs': one of trace" -- "$trace" --source pebs
+expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --source hintfault --quiet --report "$tmp/hf.json"
+if ! grep -q '"source": "hintfault"' "$tmp/hf.json" || ! grep -q '"source_faults": ' "$tmp/hf.json"; then
+  echo "FAIL: --source hintfault report:"; grep -E '"source' "$tmp/hf.json"; fail=1
+else
+  echo "ok: --source hintfault in the report"
+fi
 # The engine flags, as attach takes them (tools/engine_flags.h).
 for flag in --promote-to --weights --package-aware --keep-interleave --huge-strict --locality; do
   expect 0 "^ +$flag" -- --help
@@ -58,7 +68,7 @@ else
 fi
 # Without engine flags the report has neither (the goldens' shape).
 expect 0 "^hotpage " -- "$trace" --topology 2pkg+cxl --policy hotpage --quiet --report "$tmp/p0.json"
-if grep -qE 'planned_promotions_to_node|engine_flags' "$tmp/p0.json"; then
+if grep -qE 'planned_promotions_to_node|engine_flags|"source' "$tmp/p0.json"; then
   echo "FAIL: a default run's report has engine-flag fields"; fail=1
 fi
 # perf.data (pipe mode) is read as well as .hpt.

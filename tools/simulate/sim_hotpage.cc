@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "migrator/move_requests.h"
+#include "tools/attach/attach_engine.h"
 
 namespace hotpage {
 namespace {
@@ -14,14 +15,19 @@ namespace {
 // shift detector sees samples as often as attach's does.
 constexpr size_t kBatch = 4096;
 constexpr uint64_t kBatchNs = 50000000;
+// A fault source's poll (the header): the sampler's poll timeout.
+constexpr uint64_t kPollNs = 50000000;
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HotpagePolicy>> HotpagePolicy::Create(
     const Topology& topology, std::unique_ptr<SimulatedMemory> memory,
     const HotpagePolicyOptions& options) {
+  EngineOptions engine_options = options.engine;
+  if (options.source != SimSource::kTrace)
+    ApplySourceEngineOptions(AttachSourceName(options.source), &engine_options);
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
-      PolicyEngine::Create(topology, options.placement, options.engine);
+      PolicyEngine::Create(topology, options.placement, engine_options);
   if (!engine.ok()) return engine.status();
   return std::unique_ptr<HotpagePolicy>(
       new HotpagePolicy(std::move(memory), std::move(*engine), options));
@@ -34,6 +40,8 @@ HotpagePolicy::HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
       options_(options),
       engine_(std::move(engine)) {
   batch_.reserve(kBatch);
+  fault_ =
+      SimFaultSource::Create(options_.source, this->memory(), options_.fault);
   const PlacementConfig& c = options_.placement;
   flag_details_ = !c.promote_to.empty() ||
                   c.weights.source != WeightsConfig::Source::kNone ||
@@ -47,13 +55,26 @@ void HotpagePolicy::Start(uint64_t start_ns) {
       options_.migrator, options_.cost, &memory(),
       static_cast<pid_t>(options_.engine.address_space), start_ns);
   memory().set_gate(migration_.get());
+  if (fault_) {
+    fault_->Start(start_ns);
+    next_poll_ns_ = start_ns;
+  }
 }
 
 uint64_t HotpagePolicy::next_event_ns() const {
+  if (fault_) {
+    return std::min(
+        {next_poll_ns_, fault_->next_event_ns(), migration_->NextEventNs()});
+  }
   return std::min(engine_->next_round_ns(), migration_->NextEventNs());
 }
 
 void HotpagePolicy::Access(const Sample& s, int node) {
+  if (fault_) {
+    // Handed over at the next poll.
+    if (fault_->Fault(s, node)) batch_.push_back(FaultSample(s));
+    return;
+  }
   batch_.push_back(s);
   if (batch_.size() >= kBatch || s.time_ns - batch_.front().time_ns >= kBatchNs)
     Flush();
@@ -66,6 +87,19 @@ void HotpagePolicy::Flush() {
 }
 
 void HotpagePolicy::Advance(uint64_t now_ns) {
+  while (fault_) {
+    const uint64_t scan = fault_->next_event_ns();
+    const uint64_t call = migration_->NextEventNs();
+    const uint64_t poll = next_poll_ns_;
+    if (std::min({scan, call, poll}) > now_ns) return;
+    if (scan <= std::min(call, poll)) {
+      fault_->Advance(scan);
+    } else if (call < poll) {
+      migration_->RunUntil(std::min(poll - 1, now_ns));
+    } else {
+      Poll(poll);
+    }
+  }
   for (;;) {
     const uint64_t round = engine_->next_round_ns();
     const uint64_t call = migration_->NextEventNs();
@@ -78,6 +112,30 @@ void HotpagePolicy::Advance(uint64_t now_ns) {
       Round(round);
     }
   }
+}
+
+void HotpagePolicy::Poll(uint64_t t) {
+  next_poll_ns_ = t + kPollNs;
+  memory().set_now(t);
+  Flush();
+  fault_->Poll(t, engine_->counters().samples);
+  if (engine_->ArrivalsPending()) {
+    const PlacementDecision d = engine_->PlaceArrivals(memory(), t);
+    for (const PlannedMove& m : d.moves) {
+      decided_promotions_ += m.page_bytes / kBasePageBytes;
+      planned_promotions_to_[m.to_node] += m.page_bytes / kBasePageBytes;
+    }
+    requests_.clear();
+    AppendMoveRequests(d, SimTime(t), &requests_);
+    unit_requests_ += requests_.size();
+    if (!requests_.empty()) migration_->Submit(requests_, t);
+  }
+  if (!engine_->RoundDue(t)) return;
+  if (engine_->RoundWaitsForArrivals(t)) {
+    ++rounds_waited_;
+    return;
+  }
+  Round(t);
 }
 
 void HotpagePolicy::Round(uint64_t t) {
@@ -142,6 +200,11 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"held_pages", m.pingpong_pages},
       {"queued_at_end", m.queue_depth},
   };
+  if (fault_) {
+    out.push_back({"arrival_promotions", c.arrival_promotions});
+    out.push_back({"polls_round_waited", rounds_waited_});
+    fault_->AppendDetails(&out);
+  }
   if (flag_details_) {
     for (const auto& [node, pages] : planned_promotions_to_)
       out.push_back({absl::StrCat("planned_promotions_to_node_", node), pages});

@@ -20,6 +20,16 @@
 // across gaps in the trace (attach's loop runs a round whenever one is due
 // too), and the Migrator's rounds between them run at their own simulated
 // times.
+//
+// With a fault source (HotpagePolicyOptions::source, sim_fault_source.h)
+// the engine sees only the faults that source would take, and the policy
+// runs attach's loop as tools/attach/attach_loop.cc does: a poll every
+// kPollNs (50 ms, the sampler's poll timeout) of trace time hands the
+// faults since the last poll to the engine, lets the write re-arm run,
+// places the pages that arrived (PolicyEngine::PlaceArrivals, hint faults)
+// and then runs a round that is due unless it waits for arrivals
+// (RoundWaitsForArrivals). A round thus runs at the first poll at or after
+// its time.
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
 #define HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
@@ -33,6 +43,7 @@
 #include "migrator/migrator.h"
 #include "policy/engine.h"
 #include "policy/placement.h"
+#include "tools/simulate/sim_fault_source.h"
 #include "tools/simulate/sim_migration.h"
 #include "tools/simulate/sim_policy.h"
 #include "tools/simulate/simulated_memory.h"
@@ -50,6 +61,12 @@ struct HotpagePolicyOptions {
   EngineOptions engine;      // interval_ns from --interval-ms
   MigratorOptions migrator;  // rate_limit_bytes_per_sec from --rate-limit-mbps
   MigrationCost cost;
+  // What the engine sees of the trace (sim_fault_source.h): every sample,
+  // or one PMU-less source's faults. With a fault source the engine options
+  // take that source's settings from attach's (ApplySourceEngineOptions)
+  // and Details() adds the source's counters.
+  SimSource source = SimSource::kTrace;
+  SimFaultSourceOptions fault;
 };
 
 class HotpagePolicy : public MemoryPolicy {
@@ -80,10 +97,15 @@ class HotpagePolicy : public MemoryPolicy {
                 const HotpagePolicyOptions& options);
   void Flush();
   void Round(uint64_t t);
+  // With a fault source: one poll of attach's loop at `t` (the header).
+  void Poll(uint64_t t);
 
   const HotpagePolicyOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<SimMigration> migration_;
+  std::unique_ptr<SimFaultSource> fault_;  // null: every sample
+  uint64_t next_poll_ns_ = UINT64_MAX;
+  uint64_t rounds_waited_ = 0;  // polls at which a due round waited
   std::vector<Sample> batch_;
   std::vector<MoveRequest> requests_;
   std::function<void(const RoundReport&)> round_listener_;

@@ -4,7 +4,7 @@
 //
 //   sim_hotset TRACE --policy P [--topology T] [--fast-capacity SIZE]
 //              [--first-touch-node N] [--until-s S] [--no-scan-cost]
-//              [--scan-ns-per-pte N] [--interval-ms N]
+//              [--scan-ns-per-pte N] [--interval-ms N] [--source SRC]
 //
 // TRACE is a trace hot_set_workload wrote itself (--trace_out): its
 // header's event_config says "hot_set_workload period=N start_ns=T
@@ -22,10 +22,13 @@
 //   moved_pages  pages moved (any direction) from the start until --until-s
 //                (default: the end of phase 1), like pgmigrate_success
 // --interval-ms is the hotpage policy's round (`hotpage simulate
-// --interval-ms`; tests/compare runs attach with 500). The header's
-// pte_ns (the guest's measured cost of changing a PTE) is the tpp model's
-// scan_ns_per_pte (its scanner's 3% CPU cap) unless --no-scan-cost
-// (--scan-ns-per-pte sets it instead). It prints the policy's own
+// --interval-ms`; tests/compare runs attach with 500), --source what it
+// sees of the trace (trace, hintfault, writefault: sim_fault_source.h; the
+// guest's hotpage-hintfault and hotpage-writefault). The header's pte_ns
+// (the guest's measured cost of changing a PTE) is the NUMA scanner's
+// scan_ns_per_pte (its 3% CPU cap: the tpp model's, and hotpage's with
+// --source hintfault) unless --no-scan-cost (--scan-ns-per-pte sets it
+// instead). It prints the policy's own
 // counters (Details()) too:
 //   SIM-HOTSET policy=P t90_0=.. end_frac_0=.. t90_1=.. end_frac_1=..
 //   moved_pages=N set_0=N set_1=N pte_ns=N <details>
@@ -253,6 +256,13 @@ int Main(int argc, char** argv) {
     };
     if (a == "--policy") {
       opt.policy = value();
+    } else if (a == "--source") {
+      absl::StatusOr<SimSource> src = ParseSimSource(value());
+      if (!src.ok()) {
+        std::cerr << "sim_hotset: " << src.status().message() << "\n";
+        return 2;
+      }
+      opt.source = *src;
     } else if (a == "--topology") {
       opt.topology = value();
     } else if (a == "--fast-capacity") {
@@ -295,9 +305,9 @@ int Main(int argc, char** argv) {
   }
   // The guest's measured PTE cost drives the tpp scanner's 3% cap, unless
   // --no-scan-cost.
-  if (scan_cost) opt.tpp_scan_ns_per_pte = pte_ns;
+  if (scan_cost) opt.scan_ns_per_pte = pte_ns;
   if (forced_pte_ns >= 0)
-    opt.tpp_scan_ns_per_pte = static_cast<uint64_t>(forced_pte_ns);
+    opt.scan_ns_per_pte = static_cast<uint64_t>(forced_pte_ns);
   const uint64_t until_ns =
       until_s < 0 ? phases.bounds[2]
                   : phases.bounds[0] + static_cast<uint64_t>(until_s * 1e9);
@@ -323,9 +333,10 @@ int Main(int argc, char** argv) {
   std::string details;
   for (const auto& [k, v] : r->sim->policies()[index]->Details())
     details += " " + k + "=" + std::to_string(v);
-  std::printf("SIM-HOTSET policy=%s %s pte_ns=%llu%s\n", opt.policy.c_str(),
+  std::printf("SIM-HOTSET policy=%s source=%s %s pte_ns=%llu%s\n",
+              opt.policy.c_str(), SimSourceName(opt.source),
               observer.Line(static_cast<size_t>(index)).c_str(),
-              static_cast<unsigned long long>(opt.tpp_scan_ns_per_pte),
+              static_cast<unsigned long long>(opt.scan_ns_per_pte),
               details.c_str());
   std::printf(
       "SIM-HOTSET-SERIES policy=%s step_ms=%llu %s\n", opt.policy.c_str(),

@@ -166,6 +166,10 @@ std::string ReportJson(const SimRunInfo& info, const Simulation& sim) {
     w.Key("engine_flags");
     w.String(info.engine_flags);
   }
+  if (info.source != "trace") {  // absent with every sample (goldens)
+    w.Key("source");
+    w.String(info.source);
+  }
   w.Key("memtis_cooling_samples");
   w.Uint(info.memtis_cooling_samples);
   w.EndObject();

@@ -92,6 +92,9 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       h.engine.footprint_pages = machine.footprint_pages;
       h.migrator.rate_limit_bytes_per_sec =
           static_cast<double>(options.rate_limit_mbps) * 1e6;
+      h.source = options.source;
+      h.fault.scanner.present_at_start = options.first_touch_node >= 0;
+      h.fault.scanner.scan_ns_per_pte = options.scan_ns_per_pte;
       absl::StatusOr<std::unique_ptr<HotpagePolicy>> p =
           HotpagePolicy::Create(machine.topology, std::move(*mem), h);
       if (!p.ok()) return p.status();
@@ -102,7 +105,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       TppOptions t;
       t.scanner = name == "tpp";
       t.present_at_start = options.first_touch_node >= 0;
-      t.scan_ns_per_pte = options.tpp_scan_ns_per_pte;
+      t.scan_ns_per_pte = options.scan_ns_per_pte;
       out.push_back(std::make_unique<TppPolicy>(std::move(*mem), t));
     } else if (name == "memtis") {
       MemtisOptions m;
@@ -236,6 +239,7 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   info.interval_ms = options.interval_ms;
   info.rate_limit_mbps = options.rate_limit_mbps;
   info.engine_flags = options.engine_flags;
+  info.source = SimSourceName(options.source);
   info.memtis_cooling_samples = cooling;
   info.machine = result.machine.get();
   return result;

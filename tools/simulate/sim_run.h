@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "policy/placement.h"
 #include "tools/simulate/sim_driver.h"
+#include "tools/simulate/sim_fault_source.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_policy.h"
 #include "tools/simulate/sim_report.h"
@@ -45,8 +46,12 @@ struct SimulateOptions {
   std::optional<uint32_t> pid;  // default: the pid with most samples
   // >= 0: first touch places pages on this node (SimulatedMemoryOptions).
   int first_touch_node = -1;
-  // The tpp model's TppOptions::scan_ns_per_pte (0: not modelled).
-  uint64_t tpp_scan_ns_per_pte = 0;
+  // The NUMA scanner's cost of changing a PTE (NumaScannerOptions::
+  // scan_ns_per_pte: the tpp model's, and the hotpage policy's with
+  // source kHintFault); 0: not modelled.
+  uint64_t scan_ns_per_pte = 0;
+  // What the hotpage policy sees of the trace (sim_fault_source.h).
+  SimSource source = SimSource::kTrace;
   SimObserver* observer = nullptr;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;
