@@ -510,6 +510,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     a.weight = options_.sample_weight;
     // Branch-free: two compares and an or per sample.
     rates_bound_accesses_ |= !SamplesCountAccesses(s.source);
+    fault_samples_ |= s.source == SampleSource::kPageFault;
     batch_.push_back(a);
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
@@ -959,6 +960,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                  report);
   PlacementInput in;
   in.topology = &topology_;
+  in.watermark_demotions = !fault_samples_;
   // Bandwidth-bound: no promotion would lower the average access latency;
   // rule B sheds, and promotions stay within the headroom.
   if (!bandwidth_bound_) in.candidates = candidates;
@@ -1212,6 +1214,7 @@ PlacementInput PolicyEngine::InputOver(const ViewReading& reading,
                                        MemoryView& view) const {
   PlacementInput in;
   in.topology = &topology_;
+  in.watermark_demotions = !fault_samples_;
   in.ranges = reading.ranges;
   in.free = reading.free;
   in.backed_off_nodes = reading.backed_off;

@@ -3010,6 +3010,29 @@ TEST(PolicyEngineTest, WithoutTheSweepTheWatermarkTakesTrackedHotPages) {
   EXPECT_TRUE(hot_demoted) << DecisionToString(r.decision);
 }
 
+// The same node below its low watermark, the same samples taken as page
+// faults (write faults: the tracked pages are the written ones; the 300
+// never sampled may be read): no watermark demotion, so no page known to
+// be in use is demoted for room (file comment, "Watermark demotions need a
+// full view"). The node stays below its watermark.
+TEST(PolicyEngineTest, FaultSourcesMakeNoWatermarkDemotions) {
+  const Topology topo = ThreeNodes();
+  SweepSetup s;
+  auto engine = MakeEngine(topo, s.cfg);
+  engine->Start(0);
+  RoundReport r;
+  for (uint64_t sec = 0; sec < 10; ++sec) {
+    std::vector<Sample> v = SweepSetup::Second(sec);
+    for (Sample& x : v) x.source = SampleSource::kPageFault;
+    engine->Ingest(v);
+    r = engine->RunRound(s.view, (sec + 1) * kSec);
+    for (const PlannedMove& m : r.decision.moves)
+      EXPECT_NE(m.trigger, PlacementTrigger::kWatermark)
+          << sec << ": " << DecisionToString(r.decision);
+  }
+  EXPECT_EQ(r.decision.demoted_pages, 0u) << DecisionToString(r.decision);
+}
+
 // Room above the high watermark: no sweep (promotions need no victim).
 TEST(PolicyEngineTest, NoSweepWhileTheFastTierHasRoom) {
   const Topology topo = ThreeNodes();

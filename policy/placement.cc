@@ -508,6 +508,7 @@ DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
 }
 
 void Engine::WatermarkDemotions() {
+  if (!in_.watermark_demotions) return;
   for (NodeState& n : nodes_) {
     if (!n.known || !n.has_lower || n.free >= static_cast<int64_t>(n.low))
       continue;

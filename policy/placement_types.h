@@ -189,6 +189,11 @@ struct PlacementInput {
   // only, and a page of the old hot set that drew no sample since the
   // change point is colder than one that did, whatever its long window.
   bool victims_by_prior = false;
+  // Watermark demotions (rule 0's demotions of a node below its low
+  // watermark). The engine turns them off for a source that sees only
+  // some accesses (policy/engine.h, "Watermark demotions need a full
+  // view").
+  bool watermark_demotions = true;
   // The priors PageHeat::prior_count and long_prior_count refer to, for the
   // swap test's pair form (placement.h rules 2b and 2e); null: only the
   // bounds are compared. pair_tail: the largest posterior probability that
