@@ -180,6 +180,23 @@ void AttachLoop::Round(uint64_t now_ns) {
   for (const auto& [node, n] : stats_.hot_pages_by_node) {
     by_node.push_back(absl::StrCat(node, ":", n));
   }
+  // The fast tier full of pages the source cannot see (file comment).
+  if (options_.source_name == "hintfault" && !blind_full_said_) {
+    const uint64_t no_room = d.promote_skipped[SkipReason::kNoRoom];
+    blind_full_rounds_ =
+        d.promoted_pages == 0 && no_room > 0 ? blind_full_rounds_ + 1 : 0;
+    if (blind_full_rounds_ >= 3) {
+      blind_full_said_ = true;
+      *parts_.log << options_.log_prefix
+                  << absl::StrFormat(
+                         "%d hot pages wait on slower tiers for room on the "
+                         "fast tier, which the hint-fault source cannot see "
+                         "(the kernel's tiering mode scans no page there): "
+                         "no page on it can be chosen to make room. A PMU "
+                         "source (pebs, ibs) or --source damon sees it.\n",
+                         no_room);
+    }
+  }
   // Why hot pages were not promoted this round (nonzero reasons only).
   std::string skipped = SkipCountsString(d.promote_skipped);
   if (!skipped.empty()) skipped = absl::StrCat(" promote_skipped=", skipped);

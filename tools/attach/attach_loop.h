@@ -49,6 +49,16 @@
 // and the loop ends at its next step. Teardown runs on every one of these
 // paths.
 //
+// A fast tier the source cannot see. The hint-fault source sees no page
+// on the fast tier (tiering mode scans none), so when that tier is full of
+// pages hotpage never promoted, no page there can be chosen to make room,
+// and hot pages wait on the slower tiers for good (measured in the
+// simulator, tools/simulate/README.md "Without a PMU, under pressure": no
+// page moved on any bundled trace whose fast tier first touch filled).
+// After three rounds in a row that promoted nothing and skipped hot pages
+// for want of room, the loop says so once on the log, with what would see
+// the fast tier (a PMU source, or DAMON).
+//
 // Threading: one thread for sampling and rounds. Run() polls the source and
 // runs the rounds on the calling thread; only the moves run on the
 // Migrator's own thread. The hotness table, built for concurrent writers and
@@ -213,6 +223,11 @@ class AttachLoop {
   // The due round has waited for arrivals at least once
   // (AttachStats::rounds_waited_for_arrivals).
   bool round_waited_ = false;
+  // Rounds in a row with the hint-fault source that promoted nothing and
+  // skipped hot pages for want of room; whether the log said so (the file
+  // comment, "A fast tier the source cannot see").
+  int blind_full_rounds_ = 0;
+  bool blind_full_said_ = false;
   uint64_t start_ns_ = 0;
   absl::Duration cpu_start_;
   std::string stop_reason_ = "the process exited";

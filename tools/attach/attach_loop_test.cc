@@ -516,6 +516,38 @@ TEST_F(ArrivalStreamTest, ARoundWaitsAtMostHalfAnIntervalForArrivals) {
   RunStream(/*last=*/10, absl::Milliseconds(300), /*expect_waited_rounds=*/2);
 }
 
+// The hint-fault source with both fast nodes full of pages it never saw:
+// the hot pages wait on node 2 with no victim to make room, and after
+// three such rounds the log says why, once (attach_loop.h, "A fast tier
+// the source cannot see"). Another source name: no such line.
+TEST_F(AttachLoopTest, AFullFastTierTheHintFaultSourceCannotSeeIsSaidOnce) {
+  for (const char* source : {"hintfault", "scripted"}) {
+    SCOPED_TRACE(source);
+    for (int node = 0; node < 2; ++node) {
+      tree_.Write(
+          absl::StrCat("/sys/devices/system/node/node", node, "/meminfo"),
+          absl::StrCat("Node ", node, " MemTotal:  1048576 kB\nNode ", node,
+                       " MemFree:  1024 kB\n"));
+    }
+    slow_tier_samples_ = true;
+    options_.source_name = source;
+    log_.str("");
+    ASSERT_TRUE(Run().ok()) << log_.str();
+    EXPECT_EQ(mover_.CountOn(0) + mover_.CountOn(1), 0u);
+    const std::string said = "which the hint-fault source cannot see";
+    const std::string log = log_.str();
+    const size_t at = log.find(said);
+    if (std::string(source) == "hintfault") {
+      ASSERT_NE(at, std::string::npos) << log;
+      EXPECT_EQ(log.find(said, at + 1), std::string::npos) << log;
+      EXPECT_TRUE(absl::StrContains(log, "16 hot pages wait on slower tiers"))
+          << log;
+    } else {
+      EXPECT_EQ(at, std::string::npos) << log;
+    }
+  }
+}
+
 // Without it the first round plans them.
 TEST_F(AttachLoopTest, WithoutSlowTierSamplesTheFirstRoundPlansThem) {
   std::optional<uint64_t> at_first_round;
