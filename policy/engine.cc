@@ -511,6 +511,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     // Branch-free: two compares and an or per sample.
     rates_bound_accesses_ |= !SamplesCountAccesses(s.source);
     fault_samples_ |= s.source == SampleSource::kPageFault;
+    if (!demoted_at_.empty()) NoteRefault(s.vaddr, s.time_ns);
     batch_.push_back(a);
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
@@ -955,6 +956,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   for (const PageEstimate& e : scan.hottest_on_fast)
     hot_on_fast.push_back(to_heat(e));
 
+  DropProtectedVictims(now_ns, &victims);
   const std::vector<int> backed_off = view.BackedOffNodes();
   SweepUntracked(view, ranges, free, period, window_s, now_ns, &victims,
                  report);
@@ -1108,6 +1110,7 @@ RoundReport PolicyEngine::RoomRound(MemoryView& view, RoundReport report) {
     }
   }
   AddNewPageVictims(view, now_ns);
+  DropProtectedVictims(now_ns, &room_victims_);
   if (view.Interrupted()) {
     report.interrupted = true;
     return report;
@@ -1222,6 +1225,35 @@ PlacementInput PolicyEngine::InputOver(const ViewReading& reading,
   return in;
 }
 
+void PolicyEngine::NoteRefault(uint64_t vaddr, uint64_t time_ns) {
+  auto it = demoted_at_.find(vaddr >> 12);
+  if (it == demoted_at_.end()) return;
+  if (time_ns >= it->second &&
+      time_ns - it->second <= options_.long_window_ns) {
+    protected_until_[it->first] = time_ns + options_.long_window_ns;
+    ++counters_.refault_protections;
+  }
+  demoted_at_.erase(it);
+}
+
+void PolicyEngine::DropProtectedVictims(uint64_t now_ns,
+                                        std::vector<PageHeat>* victims) {
+  // Expired entries first (the maps stay within one long window).
+  const uint64_t window = options_.long_window_ns;
+  absl::erase_if(demoted_at_, [&](const auto& e) {
+    return now_ns > e.second && now_ns - e.second > window;
+  });
+  absl::erase_if(protected_until_,
+                 [&](const auto& e) { return e.second <= now_ns; });
+  if (protected_until_.empty()) return;
+  std::erase_if(*victims, [this](const PageHeat& h) {
+    for (uint64_t b = 0; b < h.page_bytes; b += 4096) {
+      if (protected_until_.contains((h.vaddr + b) >> 12)) return true;
+    }
+    return false;
+  });
+}
+
 void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
                                      uint64_t now_ns) {
   for (const PlannedMove& m : d.moves) {
@@ -1236,6 +1268,10 @@ void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
     // just-promoted page as slow).
     if (auto it = placement_.find(key); it != placement_.end())
       it->second.node = m.to_node;
+    if (!promote && options_.slow_tier_samples && options_.refault_protects) {
+      for (uint64_t b = 0; b < m.page_bytes; b += 4096)
+        demoted_at_[(m.vaddr + b) >> 12] = now_ns;
+    }
     if (promote) {
       RecordPromotion(key, now_ns);
     } else if (promoted_at_.erase(key) > 0 &&

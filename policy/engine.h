@@ -212,6 +212,24 @@
 // page and keep them. Tested in engine_test
 // FaultSourcesMakeNoWatermarkDemotions.
 //
+// A demotion a fault undoes. A slow-tier-only source (hint faults) sees
+// nothing of a page on the fast tier: a page it promoted draws no more
+// samples there, its count decays, and it becomes the victim of the next
+// page that faults, hot or lukewarm (a pass makes every page accessed
+// since the last one fault once). If it was hot it faults back within a
+// pass or two and returns: one page moved four times for nothing, over and
+// over. That fault is the only evidence the source gives about a page on
+// the fast tier, and it is decisive: the page was in use while the engine
+// thought it cold. So with slow_tier_samples a page the engine demoted
+// that faults within the long window (10 s) of its demotion is no victim
+// for the next long window: swaps and watermark demotions pass it over,
+// and it returns on its fault as any other page (PlaceArrivals, or a swap
+// with a victim that has not proven itself). Measured in the simulator,
+// which models the source (tools/simulate/sim_fault_source.h; `hotpage
+// simulate TRACE --ratio 1:4 --policy all --first-touch-node 1 --source
+// hintfault`, tools/simulate/README.md "Without a PMU, under pressure").
+// Tested in engine_test ADemotionAFaultUndoesProtectsThePage.
+//
 // Reaction to change (ShiftDetector below): between rounds, every ingested
 // sample whose page's node is known is tallied as served by the fast tier
 // or not; when the fast tier's share of the samples since the last round
@@ -861,6 +879,10 @@ struct EngineOptions {
   // the last round are then placed as they arrive (PlaceArrivals). `hotpage
   // attach --source hintfault` sets it.
   bool slow_tier_samples = false;
+  // With slow_tier_samples: a page the engine demoted that faults again
+  // within long_window_ns is no victim for the next long_window_ns (the
+  // file comment, "A demotion a fault undoes").
+  bool refault_protects = true;
   // Hotness table capacity: twice the fast tier's 4 KiB pages
   // (ForFastTier) and at least footprint_pages plus a quarter, at most
   // max_table_entries. A table smaller than the process's footprint
@@ -1039,6 +1061,9 @@ struct EngineCounters {
   uint64_t planned_promotions = 0;  // 4 KiB pages
   // Of them, planned by PlaceArrivals between rounds.
   uint64_t arrival_promotions = 0;
+  // Demoted pages that faulted back within the long window, each then no
+  // victim for one (EngineOptions::refault_protects).
+  uint64_t refault_protections = 0;
   uint64_t planned_demotions = 0;
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
@@ -1364,6 +1389,11 @@ class PolicyEngine {
   PageKey EntryKey(uint64_t vaddr, uint64_t entry_bytes) const;
   // Drops from victims_ the pages `d` moves.
   void DropMovedVictims(const PlacementDecision& d);
+  // "A demotion a fault undoes" (file comment): a sample of a page the
+  // engine demoted within the long window protects it; victims drops the
+  // protected pages (and both maps their expired entries).
+  void NoteRefault(uint64_t vaddr, uint64_t time_ns);
+  void DropProtectedVictims(uint64_t now_ns, std::vector<PageHeat>* victims);
   // A round's planned moves: the counters, promotions (RecordPromotion) and
   // their ends (the horizon's deaths), and the placement of each moved
   // entry, at its target until the next round queries it.
@@ -1438,6 +1468,12 @@ class PolicyEngine {
   // A sample whose period does not count accesses was ingested
   // (SamplesCountAccesses): no margin from then on.
   bool rates_bound_accesses_ = false;
+  // "A demotion a fault undoes" (file comment): 4 KiB page number -> when
+  // the engine demoted it; -> until when it is no victim. Pruned each round
+  // of entries older than the long window, so bounded by the pages demoted
+  // (or protected) within one.
+  absl::flat_hash_map<uint64_t, uint64_t> demoted_at_;
+  absl::flat_hash_map<uint64_t, uint64_t> protected_until_;
   // Page-fault samples were ingested: watermark demotions are off (file
   // comment, "Watermark demotions need a full view").
   bool fault_samples_ = false;

@@ -1031,6 +1031,74 @@ TEST(PolicyEngineTest, ThePairFormIsForSamplesThatCountAccesses) {
 // arrive, before the next round, once each; the round then leaves them out.
 // Not without the option, not into a fast node short of room, not a page
 // already on a fast node, a held page or one bound to the slow node.
+// A demotion a fault undoes (engine.h): hint faults only (fault samples of
+// slow-tier pages, weight 8 as attach gives them), both fast nodes with no
+// room. V, on node 0, faulted once long ago; C faults every second on node
+// 2 and displaces it. V faults 2 s after its demotion and is put back on
+// node 0 (as its arrival would be when room appears); then D faults every
+// second on node 2. With the rule V is no victim for 10 s after its fault
+// (D waits), and is one again after; without it D displaces V within a
+// few seconds.
+TEST(PolicyEngineTest, ADemotionAFaultUndoesProtectsThePage) {
+  const Topology topo = ThreeNodes();
+  const uint64_t kV = kBase, kC = kBase + kPage, kD = kBase + 2 * kPage;
+  auto fault = [](uint64_t vaddr, uint64_t t) {
+    Sample s = At(vaddr, t);
+    s.source = SampleSource::kPageFault;
+    return s;
+  };
+  for (const bool protects : {true, false}) {
+    SCOPED_TRACE(protects ? "refault_protects" : "off");
+    EngineOptions opt;
+    opt.slow_tier_samples = true;
+    opt.sample_weight = 8;
+    opt.refault_protects = protects;
+    auto engine = MakeEngine(topo, {}, opt);
+    MapView view;
+    view.free = {{0, kGiB / 50}, {1, kGiB / 50}, {2, kGiB / 2}};
+    view.node[kV] = 0;
+    view.node[kC] = 2;
+    view.node[kD] = 2;
+    engine->Start(0);
+    engine->Ingest(std::vector<Sample>{fault(kV, kSec / 10)});
+    // Rounds every second; C faults between them until it displaces V.
+    uint64_t demoted_v_at = 0;
+    uint64_t sec = 1;
+    for (; sec < 40 && demoted_v_at == 0; ++sec) {
+      if (sec >= 20) engine->Ingest(std::vector<Sample>{fault(kC, sec * kSec)});
+      const RoundReport r = engine->RunRound(view, sec * kSec + kSec / 2);
+      for (const PlannedMove& m : r.decision.moves) {
+        if (m.vaddr == kV && m.reason == PlacementReason::kDemote)
+          demoted_v_at = sec * kSec + kSec / 2;
+      }
+    }
+    ASSERT_NE(demoted_v_at, 0u) << "C never displaced V";
+    // V is demoted; C's promotion is left undone (no room), so V stays
+    // the only page on the fast tier once it is back.
+    view.node[kV] = 2;
+    const uint64_t refault = demoted_v_at + 2 * kSec;
+    engine->Ingest(std::vector<Sample>{fault(kV, refault)});
+    EXPECT_EQ(engine->counters().refault_protections, protects ? 1u : 0u);
+    view.node[kV] = 0;
+    uint64_t v_demoted_again = 0;
+    for (uint64_t t = refault + kSec; t < refault + 20 * kSec; t += kSec) {
+      engine->Ingest(std::vector<Sample>{fault(kD, t - kSec / 2)});
+      const RoundReport r = engine->RunRound(view, t);
+      for (const PlannedMove& m : r.decision.moves) {
+        if (m.vaddr == kV && m.reason == PlacementReason::kDemote &&
+            v_demoted_again == 0)
+          v_demoted_again = t;
+      }
+    }
+    ASSERT_NE(v_demoted_again, 0u) << "V is never a victim again";
+    if (protects) {
+      EXPECT_GE(v_demoted_again, refault + 10 * kSec);
+    } else {
+      EXPECT_LT(v_demoted_again, refault + 10 * kSec);
+    }
+  }
+}
+
 TEST(PolicyEngineTest, ArrivalsFromASlowTierSourceArePlacedBetweenRounds) {
   const Topology topo = ThreeNodes();
   auto run = [&](bool option, MapView& view) {

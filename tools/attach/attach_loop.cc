@@ -150,6 +150,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.room_rounds = c.room_rounds;
   stats_.short_window_held_rounds = c.short_window_held_rounds;
   stats_.arrival_promotions = c.arrival_promotions;
+  stats_.refault_protections = c.refault_protections;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;
@@ -249,6 +250,7 @@ void AttachLoop::Teardown() {
   stats_.migrator = migrator.Snapshot();
   stats_.samples = parts_.engine->counters().samples;
   stats_.arrival_promotions = parts_.engine->counters().arrival_promotions;
+  stats_.refault_protections = parts_.engine->counters().refault_protections;
   stats_.perf = parts_.source->PerfStats();
   PublishStats(/*final=*/true);
   const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;

@@ -761,6 +761,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.short_window_held_rounds = 2;
   s.arrival_promotions = 40;
   s.rounds_waited_for_arrivals = 3;
+  s.refault_protections = 5;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -822,6 +823,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "short_window_held_rounds": 2,
   "arrival_promotions": 40,
   "rounds_waited_for_arrivals": 3,
+  "refault_protections": 5,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -911,6 +913,9 @@ hotpage_arrival_promotions_total{workload="cache",pid="4242",cgroup="system.slic
 # HELP hotpage_rounds_waited_for_arrivals_total Rounds that waited, at most half an interval, while a burst of arriving pages was being placed.
 # TYPE hotpage_rounds_waited_for_arrivals_total counter
 hotpage_rounds_waited_for_arrivals_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3
+# HELP hotpage_refault_protections_total Demoted pages that faulted back within the long window (10 s), each then kept from being a victim for one (hint faults: the only evidence of a page on the fast tier).
+# TYPE hotpage_refault_protections_total counter
+hotpage_refault_protections_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 5
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

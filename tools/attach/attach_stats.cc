@@ -144,6 +144,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.arrival_promotions);
   w.Key("rounds_waited_for_arrivals");
   w.Uint(s.rounds_waited_for_arrivals);
+  w.Key("refault_protections");
+  w.Uint(s.refault_protections);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -305,6 +307,11 @@ std::string AttachStatsProm(const AttachStats& s) {
       "Rounds that waited, at most half an interval, while a burst of "
       "arriving pages was being placed.",
       s.rounds_waited_for_arrivals);
+  one("hotpage_refault_protections_total", "counter",
+      "Demoted pages that faulted back within the long window (10 s), each "
+      "then kept from being a victim for one (hint faults: the only evidence "
+      "of a page on the fast tier).",
+      s.refault_protections);
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",

@@ -105,6 +105,10 @@ struct AttachStats {
   // arrivals are placed").
   uint64_t arrival_promotions = 0;
   uint64_t rounds_waited_for_arrivals = 0;
+  // --source hintfault: pages hotpage demoted that faulted back within the
+  // long window, then no victim for one (policy/engine.h, "A demotion a
+  // fault undoes").
+  uint64_t refault_protections = 0;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;

@@ -320,6 +320,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"arrival_promotions", "hotpage_arrival_promotions_total"},
       {"rounds_waited_for_arrivals",
        "hotpage_rounds_waited_for_arrivals_total"},
+      {"refault_protections", "hotpage_refault_protections_total"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
       {"planned_sheds", "hotpage_planned_sheds_total"},

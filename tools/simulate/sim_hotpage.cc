@@ -202,6 +202,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
   };
   if (fault_) {
     out.push_back({"arrival_promotions", c.arrival_promotions});
+    out.push_back({"refault_protections", c.refault_protections});
     out.push_back({"polls_round_waited", rounds_waited_});
     fault_->AppendDetails(&out);
   }
