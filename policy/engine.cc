@@ -962,7 +962,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
                  report);
   PlacementInput in;
   in.topology = &topology_;
-  in.watermark_demotions = !fault_samples_;
+  in.watermark_demotions = !fault_samples_ || view.HoldsToAShare();
   // Bandwidth-bound: no promotion would lower the average access latency;
   // rule B sheds, and promotions stay within the headroom.
   if (!bandwidth_bound_) in.candidates = candidates;
@@ -1217,7 +1217,7 @@ PlacementInput PolicyEngine::InputOver(const ViewReading& reading,
                                        MemoryView& view) const {
   PlacementInput in;
   in.topology = &topology_;
-  in.watermark_demotions = !fault_samples_;
+  in.watermark_demotions = !fault_samples_ || view.HoldsToAShare();
   in.ranges = reading.ranges;
   in.free = reading.free;
   in.backed_off_nodes = reading.backed_off;

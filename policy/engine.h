@@ -182,12 +182,24 @@
 // placement_query_batch_pages calls), and offers those on a fast node as
 // victims, up to the scanner's list length; placement then ranks them
 // first (ColderFirst). THP-backed chunks and hugetlbfs ranges are left to
-// their samples (they move whole). Write faults see no reads and hint
-// faults no fast page, so an unsampled page there says nothing: no sweep.
-// The simulator does not sweep: a trace records no numa_maps, and every
-// page it places was sampled (its table tracked every page on the fast
-// tier, measured on five bundled traces). In the guests (no PMU) DAMON's
-// regions average a hot cluster's accesses over its cold neighbours, so
+// their samples (they move whole). Write faults see no reads, so an
+// unsampled page there says nothing: no sweep. Hint faults see no page on
+// the fast tier at all, so without the sweep a fast tier that first touch
+// filled holds no victim and nothing is ever promoted; with it the sweep
+// probes: an untracked page is demoted for a page that faulted, and if it
+// was hot it faults back within a pass and is then kept ("A demotion a
+// fault undoes", below). Measured in the simulator, which models the
+// source and reports ranges for it (`hotpage simulate TRACE --ratio 1:N
+// --source hintfault`, tools/simulate/README.md "Without a PMU, under
+// pressure"): over the ten bundled traces at 1:2, 1:4 and 1:8 the sweep
+// raised 17 of 30 rows (mean +8.3 points; e.g. gups_shift 1:4 35.4% ->
+// 65.7%, scan_cold 13.0% -> 46.0%, sqlite_kv 15.4% -> 46.6%) and lowered
+// 11, where first touch had already put the hot set on the fast tier and
+// probing displaced it (stream_mix by 10-11 points, zipf_kv by 8-10). The
+// simulator's other sources do not sweep: a trace records no numa_maps,
+// and every page it places was sampled (its table tracked every page on
+// the fast tier, measured on five bundled traces). In the guests (no PMU)
+// DAMON's regions average a hot cluster's accesses over its cold neighbours, so
 // the cold pages of tests/attach attach_spill_vm_test are tracked with low
 // counts and the sweep finds none there (untracked_victims 0): it matters
 // for page-precise sources, and is tested in engine_test
@@ -209,7 +221,10 @@
 // (SampleSource::kPageFault) there are no watermark demotions; a promotion
 // still displaces a victim it provably beats (both judged on the same
 // source's evidence): 66.5% with 509 swaps. DAMON's regions cover every
-// page and keep them. Tested in engine_test
+// page and keep them. So does a view that holds the process to a share
+// (MemoryView::HoldsToAShare: the daemon's members): the shortage it
+// reports is room the process must give back (tests/daemon
+// daemon_vm_test's floors, with write faults). Tested in engine_test
 // FaultSourcesMakeNoWatermarkDemotions.
 //
 // A demotion a fault undoes. A slow-tier-only source (hint faults) sees
@@ -833,6 +848,13 @@ class MemoryView {
   // long placement loop. The engine stays usable; its next round's short
   // window then spans two rounds' samples. Default: never.
   virtual bool Interrupted() { return false; }
+  // True while the view reports less free fast memory than there is, to
+  // hold the process to a share of the fast tier (the daemon's
+  // FairShareView with a target): a shortage it reports is room the
+  // process must give back, so watermark demotions stay on whatever the
+  // source sees (file comment, "Watermark demotions need a full view").
+  // Default: never.
+  virtual bool HoldsToAShare() { return false; }
 };
 
 struct EngineOptions {

@@ -76,6 +76,8 @@ class MapView : public MemoryView {
   }
   std::set<uint64_t> held;
   int releases = 0;
+  bool HoldsToAShare() override { return share; }
+  bool share = false;  // a view holding the process to a share (daemon)
   std::map<uint64_t, int> node;
   std::vector<NumaMapsRange> ranges;
   std::vector<NodeFree> free = {{0, kGiB / 2}, {1, kGiB / 2}, {2, kGiB / 2}};
@@ -3085,20 +3087,29 @@ TEST(PolicyEngineTest, WithoutTheSweepTheWatermarkTakesTrackedHotPages) {
 // full view"). The node stays below its watermark.
 TEST(PolicyEngineTest, FaultSourcesMakeNoWatermarkDemotions) {
   const Topology topo = ThreeNodes();
-  SweepSetup s;
-  auto engine = MakeEngine(topo, s.cfg);
-  engine->Start(0);
-  RoundReport r;
-  for (uint64_t sec = 0; sec < 10; ++sec) {
-    std::vector<Sample> v = SweepSetup::Second(sec);
-    for (Sample& x : v) x.source = SampleSource::kPageFault;
-    engine->Ingest(v);
-    r = engine->RunRound(s.view, (sec + 1) * kSec);
-    for (const PlannedMove& m : r.decision.moves)
-      EXPECT_NE(m.trigger, PlacementTrigger::kWatermark)
-          << sec << ": " << DecisionToString(r.decision);
+  // A view that holds the process to a share (the daemon's members): the
+  // shortage is room to give back, and the demotions stay.
+  for (const bool share : {false, true}) {
+    SCOPED_TRACE(share ? "held to a share" : "plain view");
+    SweepSetup s;
+    s.view.share = share;
+    auto engine = MakeEngine(topo, s.cfg);
+    engine->Start(0);
+    uint64_t watermark_moves = 0;
+    for (uint64_t sec = 0; sec < 10; ++sec) {
+      std::vector<Sample> v = SweepSetup::Second(sec);
+      for (Sample& x : v) x.source = SampleSource::kPageFault;
+      engine->Ingest(v);
+      const RoundReport r = engine->RunRound(s.view, (sec + 1) * kSec);
+      for (const PlannedMove& m : r.decision.moves)
+        watermark_moves += m.trigger == PlacementTrigger::kWatermark;
+    }
+    if (share) {
+      EXPECT_GT(watermark_moves, 0u);
+    } else {
+      EXPECT_EQ(watermark_moves, 0u);
+    }
   }
-  EXPECT_EQ(r.decision.demoted_pages, 0u) << DecisionToString(r.decision);
 }
 
 // Room above the high watermark: no sweep (promotions need no victim).

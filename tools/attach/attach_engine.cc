@@ -20,7 +20,12 @@ void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o) {
     // slow-tier page, placed as it arrives (PolicyEngine::PlaceArrivals).
     o->slow_tier_samples = true;
   }
-  o->sweep_untracked_fast = SourceSeesEveryAccess(source_name);
+  // The sweep of pages never sampled on the fast tier: sources that see
+  // every access (such a page is cold), and hint faults, which see no page
+  // there: the sweep then probes, and a hot page it demotes faults back
+  // and is kept (policy/engine.h, "Pages the table does not track").
+  o->sweep_untracked_fast =
+      SourceSeesEveryAccess(source_name) || source_name == "hintfault";
 }
 
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,

@@ -32,7 +32,9 @@ bool SourceSeesEveryAccess(absl::string_view source_name);
 // (EngineOptions::slow_tier_samples), the sweep of pages never sampled on
 // the fast tier only for sources that see every access. attach's options
 // (below) and the simulator's hotpage policy with a fault source
-// (tools/simulate/sim_fault_source.h) both take them from here.
+// (tools/simulate/sim_fault_source.h) both take them from here. The
+// sweep of pages never sampled on the fast tier runs for the sources that
+// see every access and for hint faults (policy/engine.h says why).
 void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o);
 
 // The options for process `pid` sampled by `source_name` (the source

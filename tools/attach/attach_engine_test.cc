@@ -68,9 +68,12 @@ TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
   }
   // Unreadable (the process exited): the engine's minimum table.
   EXPECT_EQ(AttachEngineOptions(*fs, 78, 500, "pebs").footprint_pages, 0u);
-  // Pages never sampled are cold only for sources that see every access.
+  // Pages never sampled are cold only for sources that see every access;
+  // hint faults see no fast-tier page and probe them (policy/engine.h).
   EXPECT_FALSE(o.sweep_untracked_fast);
   EXPECT_FALSE(
+      AttachEngineOptions(*fs, 77, 500, "pagefault").sweep_untracked_fast);
+  EXPECT_TRUE(
       AttachEngineOptions(*fs, 77, 500, "hintfault").sweep_untracked_fast);
   for (const char* source : {"pebs", "ibs", "damon"}) {
     EXPECT_TRUE(AttachEngineOptions(*fs, 77, 500, source).sweep_untracked_fast)

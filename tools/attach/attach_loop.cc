@@ -193,8 +193,10 @@ void AttachLoop::Round(uint64_t now_ns) {
                          "%d hot pages wait on slower tiers for room on the "
                          "fast tier, which the hint-fault source cannot see "
                          "(the kernel's tiering mode scans no page there): "
-                         "no page on it can be chosen to make room. A PMU "
-                         "source (pebs, ibs) or --source damon sees it.\n",
+                         "room comes only from demoting pages there that "
+                         "hotpage never sampled (from 10 s after the start; "
+                         "one that faults back is kept). A PMU source (pebs, "
+                         "ibs) or --source damon sees that tier.\n",
                          no_room);
     }
   }

@@ -51,13 +51,14 @@
 //
 // A fast tier the source cannot see. The hint-fault source sees no page
 // on the fast tier (tiering mode scans none), so when that tier is full of
-// pages hotpage never promoted, no page there can be chosen to make room,
-// and hot pages wait on the slower tiers for good (measured in the
-// simulator, tools/simulate/README.md "Without a PMU, under pressure": no
-// page moved on any bundled trace whose fast tier first touch filled).
-// After three rounds in a row that promoted nothing and skipped hot pages
-// for want of room, the loop says so once on the log, with what would see
-// the fast tier (a PMU source, or DAMON).
+// pages hotpage never promoted, room comes only from the engine's sweep,
+// which demotes pages it never sampled to find out (policy/engine.h,
+// "Pages the table does not track"; not in the first 10 s), and hot pages
+// wait meanwhile (without the sweep no page moved on any bundled trace
+// whose fast tier first touch filled: tools/simulate/README.md "Without a
+// PMU, under pressure"). After three rounds in a row that promoted nothing
+// and skipped hot pages for want of room, the loop says so once on the
+// log, with what would see the fast tier (a PMU source, or DAMON).
 //
 // Threading: one thread for sampling and rounds. Run() polls the source and
 // runs the rounds on the calling thread; only the moves run on the

@@ -108,6 +108,9 @@ class FairShareView : public MemoryView {
     // Relaxed: the flag carries no data.
     return stop_ != nullptr && stop_->load(std::memory_order_relaxed);
   }
+  // A target is set: the reported shortage is this process's share to give
+  // back (MemoryView::HoldsToAShare).
+  bool HoldsToAShare() override { return target() != kNoTarget; }
   std::vector<NumaMapsRange> Ranges() override;
   std::vector<NodeFree> Free() override;
   std::vector<NodeQueued> QueuedMoves() override {

@@ -92,7 +92,8 @@ struct Moves {
 // 100 hot slow pages and 10 sampled fast pages; one round through a
 // FairShareView with `target` (kNoTarget: none).
 Moves OneRound(uint64_t target, uint64_t extra_fast_pages,
-               uint64_t fast_free = kGiB / 2) {
+               uint64_t fast_free = kGiB / 2,
+               SampleSource source = SampleSource::kUnknown) {
   const Topology topo = TwoTiers();
   PlacementConfig cfg;
   EngineOptions opt;
@@ -113,9 +114,11 @@ Moves OneRound(uint64_t target, uint64_t extra_fast_pages,
     inner.node[kBase + i * kPage] = 0;
     samples.push_back(At(kBase + i * kPage, 1));
   }
+  for (Sample& x : samples) x.source = source;
   (*engine)->Ingest(samples);
   FairShareView view(&inner, &topo, &(*engine)->config());
   view.SetTarget(target);
+  EXPECT_EQ(view.HoldsToAShare(), target != FairShareView::kNoTarget);
   const RoundReport r = (*engine)->RunRound(view, kSec);
   Moves out;
   for (const PlannedMove& m : r.decision.moves) {
@@ -150,6 +153,13 @@ TEST(FairShareViewTest, FarAboveTheTargetDemotes) {
   // Within the hysteresis: no net change (swaps only).
   const Moves near = OneRound(0, (10ull << 20) / kPage);
   EXPECT_EQ(near.promotions, near.demotions);
+  // The same with page-fault samples (a write-fault member): the engine
+  // makes no watermark demotion for such a source on its own, but a share
+  // is room to give back (MemoryView::HoldsToAShare).
+  const Moves faults =
+      OneRound(0, (30ull << 20) / kPage, kGiB / 2, SampleSource::kPageFault);
+  EXPECT_EQ(faults.promotions, 0u);
+  EXPECT_EQ(faults.demotions, 10u);
 }
 
 // The fast node below its low watermark (2% of 1 GiB): a process within

@@ -169,6 +169,59 @@ TEST(HintFaultSourceTest, NothingBeforeTheFirstPassThenOneFaultPerPage) {
   }
 }
 
+// The fast tier full from first touches of pages never sampled again (the
+// hint-fault source never sees them: no page there faults): 200 hot pages
+// land on CXL. The sweep (EngineOptions::sweep_untracked_fast, which
+// attach sets for hint faults) offers the never-sampled pages as victims
+// once the engine has run a long window (10 s), so the hot pages displace
+// them; before that none moves. The simulated memory reports its ranges
+// for the sweep (SimulatedMemoryOptions::report_ranges); without them the
+// sweep finds nothing, and no page ever moves.
+TEST(HintFaultSourceTest, TheSweepMakesRoomInAFastTierTheSourceCannotSee) {
+  for (const bool sweep : {true, false}) {
+    SCOPED_TRACE(sweep ? "ranges" : "no ranges");
+    const SimMachine m = Machine();
+    SimulatedMemoryOptions mo;
+    mo.capacities = m.capacities;
+    mo.report_ranges = sweep;
+    absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+        SimulatedMemory::Create(m.topology, mo);
+    ASSERT_TRUE(mem.ok()) << mem.status();
+    HotpagePolicyOptions o;
+    o.engine.interval_ns = 500 * kMs;
+    o.engine.address_space = 7;
+    o.source = SimSource::kHintFault;
+    absl::StatusOr<std::unique_ptr<HotpagePolicy>> hp =
+        HotpagePolicy::Create(m.topology, std::move(*mem), o);
+    ASSERT_TRUE(hp.ok()) << hp.status();
+    HotpagePolicy* h = hp->get();
+    std::vector<std::unique_ptr<SimPolicy>> p;
+    p.push_back(std::move(*hp));
+    Simulation sim(std::move(p), kSec);
+    uint64_t t = 0;
+    for (uint64_t i = 0; i < 3000; ++i) sim.Feed(At(10000 + i, t += kUs));
+    auto on_dram = [&] {
+      uint64_t n = 0;
+      for (uint64_t i = 0; i < 200; ++i) n += h->memory().NodeOf(A(i)) == 0;
+      return n;
+    };
+    auto run_until = [&](uint64_t end) {
+      for (; t < end; t += 100 * kUs) sim.Feed(At(t / (100 * kUs) % 200, t));
+    };
+    run_until(kSec);
+    EXPECT_EQ(on_dram(), 0u);  // first touch put them on CXL
+    run_until(9 * kSec);
+    EXPECT_EQ(on_dram(), 0u);  // the sweep waits for a long window
+    run_until(30 * kSec);
+    sim.Finish();
+    if (sweep) {
+      EXPECT_GE(on_dram(), 180u);
+    } else {
+      EXPECT_EQ(on_dram(), 0u);
+    }
+  }
+}
+
 // 50 pages stored to and 50 only loaded, every 10 ms each, for 2 s: the
 // re-arm (attach's WriteFaultRearm, every 200 ms at this fault rate) makes
 // each stored page fault once per re-arm, on whichever node it is; the

@@ -77,6 +77,9 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
     o.capacities = machine.capacities;
     o.expected_pages = machine.footprint_pages;
     o.first_touch_node = options.first_touch_node;
+    // The hint-fault source's sweep of pages it never saw (attach reads
+    // the same from numa_maps).
+    o.report_ranges = options.source == SimSource::kHintFault;
     return SimulatedMemory::Create(machine.topology, o);
   };
   for (const std::string& name : names) {

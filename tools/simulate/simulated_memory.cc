@@ -267,6 +267,45 @@ int SimulatedMemory::QueryNodes(absl::Span<const uint64_t> pages,
   return 0;
 }
 
+std::vector<NumaMapsRange> SimulatedMemory::Ranges() {
+  std::vector<NumaMapsRange> out;
+  if (!options_.report_ranges || pages_.empty()) return out;
+  if (sorted_pages_.size() != pages_.size()) {
+    sorted_pages_.clear();
+    for (const auto& [page, state] : pages_) sorted_pages_.push_back(page);
+    std::sort(sorted_pages_.begin(), sorted_pages_.end());
+  }
+  constexpr uint64_t kGapPages = 512;  // 2 MiB: a new range
+  std::vector<uint64_t> on_node;
+  auto close = [&](uint64_t end_page) {
+    NumaMapsRange& r = out.back();
+    r.end = end_page * kSimPageBytes;
+    for (size_t n = 0; n < on_node.size(); ++n) {
+      if (on_node[n] > 0)
+        r.pages_on_node.push_back({static_cast<int>(n), on_node[n]});
+    }
+    on_node.clear();
+  };
+  uint64_t last = 0;
+  for (uint64_t page : sorted_pages_) {
+    if (out.empty() || page - last >= kGapPages) {
+      if (!out.empty()) close(last + 1);
+      NumaMapsRange r;
+      r.start = page * kSimPageBytes;
+      r.anon = true;
+      out.push_back(std::move(r));
+    }
+    const int node = pages_.at(page).node;
+    if (node >= 0) {
+      if (on_node.size() <= static_cast<size_t>(node)) on_node.resize(node + 1);
+      ++on_node[node];
+    }
+    last = page;
+  }
+  close(last + 1);
+  return out;
+}
+
 std::vector<NodeFree> SimulatedMemory::Free() {
   std::vector<NodeFree> out;
   for (int n : nodes_) out.push_back({n, free_pages(n) * kSimPageBytes});

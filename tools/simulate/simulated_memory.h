@@ -108,6 +108,12 @@ struct SimulatedMemoryOptions {
   // first touch would: a trace whose pages started on a slow node
   // (tests/compare's workload is placed there).
   int first_touch_node = -1;
+  // Ranges() reports the touched pages as anonymous default-policy ranges
+  // (runs of pages less than 2 MiB apart, like the VMAs a process maps),
+  // with their pages per node, as numa_maps would: for the engine's sweep
+  // of pages it never sampled (EngineOptions::sweep_untracked_fast). Off:
+  // no ranges (a trace records no VMAs; every other rule sees none).
+  bool report_ranges = false;
 };
 
 // What a policy may not do now, asked at a simulated time (SimMigration
@@ -208,7 +214,7 @@ class SimulatedMemory : public MemoryView {
   // MemoryView.
   int QueryNodes(absl::Span<const uint64_t> pages,
                  absl::Span<int> status) override;
-  std::vector<NumaMapsRange> Ranges() override { return {}; }
+  std::vector<NumaMapsRange> Ranges() override;
   std::vector<NodeFree> Free() override;
   std::vector<NodeQueued> QueuedMoves() override;
   std::vector<int> BackedOffNodes() override;
@@ -245,6 +251,7 @@ class SimulatedMemory : public MemoryView {
   std::vector<int> fast_nodes_;
   std::vector<int16_t> node_of_cpu_;
   absl::flat_hash_map<uint64_t, PageState> pages_;  // by page number
+  std::vector<uint64_t> sorted_pages_;  // Ranges(): page numbers, ascending
   SimMemoryCounters counters_;
   MoveListener listener_;
   MoveGate* gate_ = nullptr;

@@ -203,5 +203,31 @@ TEST(SimulatedMemoryTest, IsAMemoryView) {
   EXPECT_TRUE(m->BackedOffNodes().empty());
 }
 
+// report_ranges: the touched pages as anonymous ranges, split where pages
+// are 2 MiB (512 pages) or more apart, with their pages per node.
+TEST(SimulatedMemoryTest, ReportsRangesOfTouchedPagesWhenAsked) {
+  SimulatedMemoryOptions o;
+  o.capacities = {{0, 4}, {1, 100}};
+  o.report_ranges = true;
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> m =
+      SimulatedMemory::Create(DramCxl(), o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  // Node 0 takes 4 (its reserve rounds down to 0), node 1 the rest.
+  for (uint64_t i = 0; i < 6; ++i) (*m)->Touch(A(i), 0, 0);
+  for (uint64_t i = 600; i < 602; ++i) (*m)->Touch(A(i), 0, 0);
+  (*m)->Touch(A(1100), 0, 0);  // 498 pages after 602: the same range
+  const std::vector<NumaMapsRange> r = (*m)->Ranges();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].start, A(0));
+  EXPECT_EQ(r[0].end, A(6));
+  EXPECT_TRUE(r[0].anon);
+  EXPECT_EQ(r[0].pages_on_node,
+            (std::vector<std::pair<int, uint64_t>>{{0, 4}, {1, 2}}));
+  EXPECT_EQ(r[1].start, A(600));
+  EXPECT_EQ(r[1].end, A(1101));
+  EXPECT_EQ(r[1].pages_on_node,
+            (std::vector<std::pair<int, uint64_t>>{{1, 3}}));
+}
+
 }  // namespace
 }  // namespace hotpage
