@@ -17,6 +17,7 @@
 #include "tools/simulate/sim_hotpage.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_numa_scanner.h"
+#include "tools/simulate/sim_testing.h"
 #include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
@@ -41,34 +42,14 @@ Sample At(uint64_t i, uint64_t t_ns, bool store = false) {
   return s;
 }
 
-SimMachine Machine() {
-  absl::StatusOr<Topology> t = PresetTopology("dram+cxl");
-  EXPECT_TRUE(t.ok());
-  CapacitySpec spec;
-  spec.fast_bytes = 3000 * kPage;
-  absl::StatusOr<SimMachine> m = ScaleMachine(*t, 50000, spec);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return *m;
-}
+SimMachine Machine() { return sim_testing::DramCxlMachine(3000, 50000); }
 
 // Every page first on the CXL node (hot_set_workload's layout).
 std::unique_ptr<SimulatedMemory> SlowFirst(const SimMachine& m) {
-  SimulatedMemoryOptions o;
-  o.capacities = m.capacities;
-  o.first_touch_node = 1;
-  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
-      SimulatedMemory::Create(m.topology, o);
-  EXPECT_TRUE(mem.ok()) << mem.status();
-  return std::move(*mem);
+  return sim_testing::MemoryOf(m, /*first_touch_node=*/1);
 }
 
-uint64_t Detail(const SimPolicy& p, const std::string& name) {
-  for (const auto& [k, v] : p.Details()) {
-    if (k == name) return v;
-  }
-  ADD_FAILURE() << "no detail " << name;
-  return 0;
-}
+using sim_testing::Detail;
 
 TEST(SimSourceTest, ParsesItsNames) {
   for (SimSource s :

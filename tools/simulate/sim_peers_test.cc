@@ -14,6 +14,7 @@
 #include "tools/simulate/sim_hemem.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_policy.h"
+#include "tools/simulate/sim_testing.h"
 #include "tools/simulate/simulated_memory.h"
 
 namespace hotpage {
@@ -44,31 +45,12 @@ Sample At(uint64_t i, uint64_t t_ns, uint64_t period = 1, bool store = false) {
 // DRAM pages and plenty of CXL. At 100 DRAM pages first touch keeps none
 // free (its reserve is 0.1%, rounded down), so page 100 on lands on CXL.
 SimMachine Machine(uint64_t fast) {
-  absl::StatusOr<Topology> t = PresetTopology("dram+cxl");
-  EXPECT_TRUE(t.ok());
-  CapacitySpec spec;
-  spec.fast_bytes = fast * kPage;
-  absl::StatusOr<SimMachine> m = ScaleMachine(*t, 5000, spec);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return *m;
+  return sim_testing::DramCxlMachine(fast, 5000);
 }
-
 std::unique_ptr<SimulatedMemory> Memory(const SimMachine& m) {
-  SimulatedMemoryOptions o;
-  o.capacities = m.capacities;
-  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
-      SimulatedMemory::Create(m.topology, o);
-  EXPECT_TRUE(mem.ok()) << mem.status();
-  return std::move(*mem);
+  return sim_testing::MemoryOf(m);
 }
-
-uint64_t Detail(const SimPolicy& p, const std::string& name) {
-  for (const auto& [k, v] : p.Details()) {
-    if (k == name) return v;
-  }
-  ADD_FAILURE() << "no detail " << name;
-  return 0;
-}
+using sim_testing::Detail;
 
 // --- arms ---------------------------------------------------------------
 
