@@ -10,8 +10,9 @@
 # area has a count (measured: the watermark demotions took 9216 such
 # pages, the hot set was on node 0 after 1.1 s, untracked_victims 0). The
 # sweep of pages never sampled (EngineOptions::sweep_untracked_fast) is
-# for page-precise sources (PEBS, IBS), which no guest has; it is tested
-# in policy/engine_test.cc. Here untracked_victims is reported, not checked.
+# for page-precise sources (PEBS, IBS; tested in policy/engine_test.cc)
+# and hint faults (attach_spill_hintfault_guest.sh: the same layout).
+# Here untracked_victims is reported, not checked.
 . /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 
 echo "node 0 free before: $(free0) kB"
