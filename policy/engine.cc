@@ -1849,6 +1849,7 @@ void PolicyEngine::SweepUntracked(
     h.vaddr = vaddr;
     h.page_bytes = 4096;
     h.current_node = node;
+    h.untracked = true;
     h.rate_hi = zero_count_hi_ * period / run_s;
     ApplyLongWindow(0, period, h);
     ApplyCountPrior(0, period, window_s, /*candidate=*/false, h);

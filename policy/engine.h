@@ -221,7 +221,12 @@
 // (SampleSource::kPageFault) there are no watermark demotions; a promotion
 // still displaces a victim it provably beats (both judged on the same
 // source's evidence): 66.5% with 509 swaps. DAMON's regions cover every
-// page and keep them. So does a view that holds the process to a share
+// page and keep them. Pages the table does not track, which the sweep
+// offers (hint faults), stay eligible: they are the unknown ones, and the
+// kernel lets no promotion into a node below its own low watermark
+// (tests/attach attach_spill_hintfault_vm_test, first touch having filled
+// node 0 to it: with swaps alone 2435 promotions failed with ENOMEM and 10
+// succeeded). So does a view that holds the process to a share
 // (MemoryView::HoldsToAShare: the daemon's members): the shortage it
 // reports is room the process must give back (tests/daemon
 // daemon_vm_test's floors, with write faults). Tested in engine_test

@@ -3110,6 +3110,28 @@ TEST(PolicyEngineTest, FaultSourcesMakeNoWatermarkDemotions) {
       EXPECT_EQ(watermark_moves, 0u);
     }
   }
+  // With the sweep (hint faults): the pages never sampled are untracked
+  // victims, and the watermark demotions take them, and only them (the
+  // kernel admits no promotion into a node below its low watermark).
+  SweepSetup s;
+  EngineOptions opt;
+  opt.sweep_untracked_fast = true;
+  auto engine = MakeEngine(topo, s.cfg, opt);
+  engine->Start(0);
+  uint64_t watermark_moves = 0;
+  for (uint64_t sec = 0; sec < 10; ++sec) {
+    std::vector<Sample> v = SweepSetup::Second(sec);
+    for (Sample& x : v) x.source = SampleSource::kPageFault;
+    engine->Ingest(v);
+    const RoundReport r = engine->RunRound(s.view, (sec + 1) * kSec);
+    for (const PlannedMove& m : r.decision.moves) {
+      if (m.trigger != PlacementTrigger::kWatermark) continue;
+      ++watermark_moves;
+      EXPECT_GE(m.vaddr, SweepSetup::kCold) << "a tracked page demoted";
+      EXPECT_LT(m.vaddr, SweepSetup::kCold + 300 * kPage);
+    }
+  }
+  EXPECT_GT(watermark_moves, 0u);
 }
 
 // Room above the high watermark: no sweep (promotions need no victim).

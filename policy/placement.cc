@@ -508,7 +508,6 @@ DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
 }
 
 void Engine::WatermarkDemotions() {
-  if (!in_.watermark_demotions) return;
   for (NodeState& n : nodes_) {
     if (!n.known || !n.has_lower || n.free >= static_cast<int64_t>(n.low))
       continue;
@@ -517,6 +516,7 @@ void Engine::WatermarkDemotions() {
       if (n.free >= static_cast<int64_t>(n.high)) break;
       const uint32_t vi = n.victims[k];
       if (victim_state_[vi] != VictimState::kAvailable) continue;
+      if (!in_.watermark_demotions && !victims_[vi].untracked) continue;
       SkipReason why = SkipReason::kCount;
       DemoteResult r =
           TryDemote(victims_[vi], PlacementTrigger::kWatermark, 0, &why);

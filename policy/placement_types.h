@@ -95,6 +95,10 @@ struct PageHeat {
   // one prior, which every pair with lo > hi under it passes too.
   int32_t prior_count = -1;
   int32_t long_prior_count = -1;
+  // A victim the table does not track (the engine's sweep of pages never
+  // sampled): watermark demotions may take it even where they take no
+  // tracked page (PlacementInput::watermark_demotions).
+  bool untracked = false;
   // A victim's long-window Poisson lower bound (0: none), and whether it
   // ranks by its long-window bounds alone (long_hi, long_prior_hi): its
   // recent upper bound rate_hi is not below long_lo, so nothing shows it
@@ -190,9 +194,10 @@ struct PlacementInput {
   // change point is colder than one that did, whatever its long window.
   bool victims_by_prior = false;
   // Watermark demotions (rule 0's demotions of a node below its low
-  // watermark). The engine turns them off for a source that sees only
-  // some accesses (policy/engine.h, "Watermark demotions need a full
-  // view").
+  // watermark) of tracked pages. The engine turns them off for a source
+  // that sees only some accesses (policy/engine.h, "Watermark demotions
+  // need a full view"); untracked victims (PageHeat::untracked) stay
+  // eligible.
   bool watermark_demotions = true;
   // The priors PageHeat::prior_count and long_prior_count refer to, for the
   // swap test's pair form (placement.h rules 2b and 2e); null: only the

@@ -8,13 +8,16 @@
 # never sampled can make room there (policy/engine.h, "Pages the table
 # does not track"): from 10 s on it demotes such pages for the spilled
 # pages that fault, and a hot one it demotes faults back and is kept ("A
-# demotion a fault undoes"). Measured (2026-12-06, TCG): 90% of the hot
-# set on node 0 after 68.7 s, most of it the kernel's scan passes, which
-# the 3% cap spaced up to 20 s apart (6 passes in 74 s); 2611 pages
-# demoted, 1531 promoted, 34 refault protections. With the sweep off for
-# hint faults the hot set stayed at 75% (no page moved: 0 untracked
-# victims), as in the simulator (tools/simulate/README.md, "Without a
-# PMU, under pressure").
+# demotion a fault undoes"). The swept pages also go in watermark
+# demotions, which lift node 0 above the kernel's low watermark: below it
+# the kernel admits no promotion (with swaps alone, one CI run had 2435
+# promotions fail with ENOMEM, 10 succeed, and the hot set at 76% after
+# 160 s). Measured (2026-12-06, TCG): 90% of the hot set on node 0 after
+# 26.7 s, 3821 pages demoted, 1454 promoted, none failed, 250 refault
+# protections; the kernel's scan passes come up to 20 s apart here (its 3%
+# cap). With the sweep off for hint faults the hot set stayed at 75% (no
+# page moved: 0 untracked victims), as in the simulator
+# (tools/simulate/README.md, "Without a PMU, under pressure").
 . /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 
 echo "node 0 free before: $(free0) kB"
