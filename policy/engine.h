@@ -192,10 +192,12 @@
 // source and reports ranges for it (`hotpage simulate TRACE --ratio 1:N
 // --source hintfault`, tools/simulate/README.md "Without a PMU, under
 // pressure"): over the ten bundled traces at 1:2, 1:4 and 1:8 the sweep
-// raised 17 of 30 rows (mean +8.3 points; e.g. gups_shift 1:4 35.4% ->
-// 65.7%, scan_cold 13.0% -> 46.0%, sqlite_kv 15.4% -> 46.6%) and lowered
+// raised 19 of 30 rows (mean +11.2 points; e.g. gups_shift 1:4 35.4% ->
+// 76.2%, scan_cold 13.0% -> 40.8%, sqlite_kv 15.4% -> 48.2%) and lowered
 // 11, where first touch had already put the hot set on the fast tier and
-// probing displaced it (stream_mix by 10-11 points, zipf_kv by 8-10). The
+// probing displaced some of it (stream_mix by 10-12 points, the others by
+// 0.4-4.8). Its victims also go in watermark demotions ("Watermark
+// demotions need a full view", below). The
 // simulator's other sources do not sweep: a trace records no numa_maps,
 // and every page it places was sampled (its table tracked every page on
 // the fast tier, measured on five bundled traces). In the guests (no PMU)
