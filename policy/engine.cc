@@ -493,6 +493,9 @@ void PolicyEngine::RememberSwapPairs(const PlacementDecision& d) {
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
   batch_.clear();
+  // A promoted page sampled again came back to the slow tier (the source
+  // sees no other): with reclaim making room, the kernel demoted it.
+  const bool watch_returns = ReclaimMakesRoom() && !promoted_at_.empty();
   for (const Sample& s : samples) {
     AccessSample a;
     a.vaddr = s.vaddr;
@@ -515,6 +518,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     batch_.push_back(a);
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
+    if (watch_returns && promoted_at_.contains(key)) NoteReturn(key, s.time_ns);
     if (!promoted_.empty() && promoted_.contains(key)) ++counters_.yield_hits;
     // One placement lookup serves both tallies. The shift detector counts
     // pages of known node only; the bandwidth demand counts a page of
@@ -915,6 +919,8 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   auto prior_count = [&](const PageEstimate& e) {
     return changed ? CountSinceChange(e.entry.key.Pack()) : e.entry.count;
   };
+  absl::erase_if(reclaim_held_until_,
+                 [&](const auto& e) { return e.second <= now_ns; });
   std::vector<PageHeat>& candidates = candidates_;
   std::vector<PageHeat>& victims = victims_;
   std::vector<PageHeat>& hot_on_fast = hot_on_fast_;
@@ -925,7 +931,12 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     // Planned by PlaceArrivals since the last round: queued, not a
     // candidate again.
     if (!arrived_.empty() && arrived_.contains(e.entry.key.Pack())) continue;
-    const PageHeat heat = to_heat(e);
+    PageHeat heat = to_heat(e);
+    // Two samples within the long window (the older weighs at least
+    // exp(-1)): what a promotion left to the kernel's reclaim needs, unless
+    // that reclaim sent the page back within a long window of the last.
+    heat.repeated = long_counts_now_[e.index] >= 1 + std::exp(-1.0) &&
+                    !reclaim_held_until_.contains(e.entry.key.Pack());
     candidates.push_back(heat);
     if (!hold_short_window) short_window(candidates.back(), e);
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/true,
@@ -963,6 +974,11 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   PlacementInput in;
   in.topology = &topology_;
   in.watermark_demotions = !fault_samples_ || view.HoldsToAShare();
+  in.reclaim_makes_room = ReclaimMakesRoom();
+  if (in.reclaim_makes_room) {
+    in.watermark_demotions = false;
+    victims.clear();
+  }
   // Bandwidth-bound: no promotion would lower the average access latency;
   // rule B sheds, and promotions stay within the headroom.
   if (!bandwidth_bound_) in.candidates = candidates;
@@ -1217,12 +1233,27 @@ PlacementInput PolicyEngine::InputOver(const ViewReading& reading,
                                        MemoryView& view) const {
   PlacementInput in;
   in.topology = &topology_;
-  in.watermark_demotions = !fault_samples_ || view.HoldsToAShare();
+  in.watermark_demotions =
+      (!fault_samples_ || view.HoldsToAShare()) && !ReclaimMakesRoom();
+  in.reclaim_makes_room = ReclaimMakesRoom();
   in.ranges = reading.ranges;
   in.free = reading.free;
   in.backed_off_nodes = reading.backed_off;
   in.is_held = [&view](uint64_t vaddr) { return view.IsHeld(vaddr); };
   return in;
+}
+
+void PolicyEngine::NoteReturn(uint64_t key, uint64_t time_ns) {
+  auto it = promoted_at_.find(key);
+  // A sample older than the promotion was taken on the slow tier before it.
+  if (time_ns < it->second) return;
+  if (time_ns - it->second <= options_.long_window_ns) {
+    reclaim_held_until_[key] = time_ns + options_.long_window_ns;
+    ++counters_.reclaim_returns;
+  }
+  // Its life on the fast tier ended (the horizon): the kernel demoted it.
+  promoted_at_.erase(it);
+  ++deaths_;
 }
 
 void PolicyEngine::NoteRefault(uint64_t vaddr, uint64_t time_ns) {
@@ -1260,6 +1291,8 @@ void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
     const bool promote = m.reason == PlacementReason::kPromote;
     (promote ? counters_.planned_promotions : counters_.planned_demotions) +=
         m.page_bytes / 4096;
+    if (m.trigger == PlacementTrigger::kReclaim)
+      counters_.reclaim_promotions += m.page_bytes / 4096;
     // The entry's key (a part of a split entry: the whole one).
     const uint64_t key =
         EntryKey(m.vaddr, std::max(m.page_bytes, m.entry_bytes)).Pack();
@@ -1814,7 +1847,11 @@ void PolicyEngine::SweepUntracked(
   // sampled, and at the start every page is untracked.
   const uint64_t settle =
       std::max(options_.long_window_ns, options_.interval_ns);
-  if (!options_.sweep_untracked_fast || now_ns < start_ns_ + settle) return;
+  // With reclaim making room the kernel's LRU picks the victims: no sweep.
+  if (!options_.sweep_untracked_fast || ReclaimMakesRoom() ||
+      now_ns < start_ns_ + settle) {
+    return;
+  }
   // Only while a fast node is short of its high watermark: room above it
   // takes promotions without a victim.
   bool short_node = false;

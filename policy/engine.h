@@ -252,6 +252,41 @@
 // hintfault`, tools/simulate/README.md "Without a PMU, under pressure").
 // Tested in engine_test ADemotionAFaultUndoesProtectsThePage.
 //
+// The kernel's LRU as the fast tier's evidence. Where the kernel demotes on
+// reclaim (/sys/kernel/mm/numa/demotion_enabled, as tiered machines are
+// commonly set up for the kernel's own tiering), the fast tier does have an
+// observer of its own: reclaim's LRU, aged by accessed bits, which no
+// userspace source here can read (Debian's 6.12 builds no idle page
+// tracking). So with hint faults there (EngineOptions::reclaim_makes_room,
+// which attach sets when demotion_enabled reads true at its start) the
+// engine offers no victims and makes no watermark demotions; the sweep and
+// "A demotion a fault undoes" have nothing to do. A candidate that finds
+// no room is promoted into the full node anyway (PlacementInput::
+// reclaim_makes_room, trigger kReclaim) if it faulted twice within the long
+// window (PageHeat::repeated: its long count at least 1 + 1/e samples, the
+// older fault within 10 s): one fault is one pass's touch, and promoting on
+// it made every lukewarm page a candidate (zipf_kv 1:4: 41,759 promotions,
+// 76,837 ping-pongs; the kernel's NUMA balancing asks for two consecutive
+// faults from a node before it migrates, for the same reason). The
+// allocation wakes the node's reclaim, which demotes the pages its LRU holds
+// coldest. A page so promoted that faults again within the long window was
+// demoted by that reclaim (the source sees no fast-tier page): the LRU held
+// it colder than the rest of the tier, and no such promotion takes it for
+// the next long window (reclaim_held_until_; counters reclaim_promotions,
+// reclaim_returns). Measured in a 6.12 guest (tests/attach
+// attach_spill_reclaim_vm_test: node 0 full from first touch, 7 of 16 hot
+// clusters on node 1): the hot set reached 90% on node 0 in 6.2 s with 2511
+// promotions left to reclaim and the kernel demoting 11,930 pages, against
+// 23.4 s and 19,356 engine demotions by the sweep with the rule off. The
+// simulator models that reclaim (SimulatedMemoryOptions::reclaim_demotes,
+// `hotpage simulate --source hintfault --kernel-demotion`, the tpp model's
+// exact LRU): over the ten bundled traces at 1:2, 1:4 and 1:8, each with
+// default first touch and with every page first on CXL, hotpage led the
+// calibrated tpp model in 41 of 60 rows by fast-tier share (mean +7.6
+// points) against 21 of 60 (mean -2.1) with the sweep
+// (tools/simulate/README.md, "Without a PMU, under pressure"). Tested in
+// engine_test TheKernelsReclaimMakesRoomForPagesThatFaultTwice.
+//
 // Reaction to change (ShiftDetector below): between rounds, every ingested
 // sample whose page's node is known is tallied as served by the fast tier
 // or not; when the fast tier's share of the samples since the last round
@@ -912,6 +947,14 @@ struct EngineOptions {
   // within long_window_ns is no victim for the next long_window_ns (the
   // file comment, "A demotion a fault undoes").
   bool refault_protects = true;
+  // With slow_tier_samples, where the kernel demotes on reclaim
+  // (/sys/kernel/mm/numa/demotion_enabled): the engine offers no victims
+  // and makes no watermark demotions; a candidate that finds no room is
+  // promoted anyway and the target's reclaim demotes the pages its LRU
+  // holds coldest (the file comment, "The kernel's LRU as the fast tier's
+  // evidence"; PlacementInput::reclaim_makes_room). `hotpage attach
+  // --source hintfault` sets it when demotion is enabled.
+  bool reclaim_makes_room = false;
   // Hotness table capacity: twice the fast tier's 4 KiB pages
   // (ForFastTier) and at least footprint_pages plus a quarter, at most
   // max_table_entries. A table smaller than the process's footprint
@@ -1093,6 +1136,12 @@ struct EngineCounters {
   // Demoted pages that faulted back within the long window, each then no
   // victim for one (EngineOptions::refault_protects).
   uint64_t refault_protections = 0;
+  // Of planned_promotions, into a full node left to the kernel's reclaim
+  // (EngineOptions::reclaim_makes_room).
+  uint64_t reclaim_promotions = 0;
+  // Promoted pages back on the slow tier within the long window, each then
+  // left out of such promotions for one.
+  uint64_t reclaim_returns = 0;
   uint64_t planned_demotions = 0;
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
@@ -1212,6 +1261,9 @@ class PolicyEngine {
   size_t table_capacity() const { return table_->capacity(); }
 
   const EngineCounters& counters() const { return counters_; }
+  // EngineOptions::reclaim_makes_room in effect (it needs
+  // slow_tier_samples).
+  bool reclaim_makes_room() const { return ReclaimMakesRoom(); }
   const PlacementConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
   HotnessTable& table() { return *table_; }
@@ -1422,6 +1474,13 @@ class PolicyEngine {
   // engine demoted within the long window protects it; victims drops the
   // protected pages (and both maps their expired entries).
   void NoteRefault(uint64_t vaddr, uint64_t time_ns);
+  // With reclaim making room: entry `key`, promoted (promoted_at_), was
+  // sampled at `time_ns` on the slow tier.
+  void NoteReturn(uint64_t key, uint64_t time_ns);
+  // EngineOptions::reclaim_makes_room, which needs slow_tier_samples.
+  bool ReclaimMakesRoom() const {
+    return options_.reclaim_makes_room && options_.slow_tier_samples;
+  }
   void DropProtectedVictims(uint64_t now_ns, std::vector<PageHeat>* victims);
   // A round's planned moves: the counters, promotions (RecordPromotion) and
   // their ends (the horizon's deaths), and the placement of each moved
@@ -1503,6 +1562,10 @@ class PolicyEngine {
   // (or protected) within one.
   absl::flat_hash_map<uint64_t, uint64_t> demoted_at_;
   absl::flat_hash_map<uint64_t, uint64_t> protected_until_;
+  // Entries the kernel's reclaim sent back within a long window of their
+  // promotion -> until when no promotion left to reclaim takes them
+  // (EngineOptions::reclaim_makes_room).
+  absl::flat_hash_map<uint64_t, uint64_t> reclaim_held_until_;
   // Page-fault samples were ingested: watermark demotions are off (file
   // comment, "Watermark demotions need a full view").
   bool fault_samples_ = false;

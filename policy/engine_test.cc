@@ -1101,6 +1101,67 @@ TEST(PolicyEngineTest, ADemotionAFaultUndoesProtectsThePage) {
   }
 }
 
+// The kernel's LRU as the fast tier's evidence (engine.h): hint faults
+// (weight 8, slow-tier pages only) where the kernel demotes on reclaim, both
+// fast nodes with no room. V on node 0 faulted once long ago (a victim a
+// swap could take); C faults every second on node 2. With
+// reclaim_makes_room the engine offers no victim and demotes nothing: C is
+// promoted into the full node at the round after its second fault, for the
+// kernel's reclaim to make the room. C then comes back to the slow tier
+// (the kernel demoted it) and faults within the long window of its
+// promotion: no promotion left to reclaim takes it for one long window.
+// Without the option nothing is ever left to reclaim.
+TEST(PolicyEngineTest, TheKernelsReclaimMakesRoomForPagesThatFaultTwice) {
+  const Topology topo = ThreeNodes();
+  const uint64_t kV = kBase, kC = kBase + kPage;
+  auto fault = [](uint64_t vaddr, uint64_t t) {
+    Sample s = At(vaddr, t);
+    s.source = SampleSource::kPageFault;
+    return s;
+  };
+  for (const bool reclaim : {true, false}) {
+    SCOPED_TRACE(reclaim ? "reclaim_makes_room" : "off");
+    EngineOptions opt;
+    opt.slow_tier_samples = true;
+    opt.sample_weight = 8;
+    opt.reclaim_makes_room = reclaim;
+    auto engine = MakeEngine(topo, {}, opt);
+    EXPECT_EQ(engine->reclaim_makes_room(), reclaim);
+    MapView view;
+    view.free = {{0, kGiB / 50}, {1, kGiB / 50}, {2, kGiB / 2}};
+    view.node[kV] = 0;
+    view.node[kC] = 2;
+    engine->Start(0);
+    engine->Ingest(std::vector<Sample>{fault(kV, kSec / 10)});
+    std::vector<uint64_t> reclaimed_at;  // rounds that left C to reclaim
+    uint64_t demotions = 0;
+    for (uint64_t sec = 1; sec < 20; ++sec) {
+      engine->Ingest(std::vector<Sample>{fault(kC, sec * kSec + kSec / 5)});
+      const uint64_t t = sec * kSec + kSec / 2;
+      const RoundReport r = engine->RunRound(view, t);
+      for (const PlannedMove& m : r.decision.moves) {
+        if (m.reason == PlacementReason::kDemote) ++demotions;
+        if (m.vaddr == kC && m.trigger == PlacementTrigger::kReclaim)
+          reclaimed_at.push_back(t);
+      }
+    }
+    if (!reclaim) {
+      EXPECT_TRUE(reclaimed_at.empty());
+      EXPECT_EQ(engine->counters().reclaim_promotions, 0u);
+      continue;
+    }
+    EXPECT_EQ(demotions, 0u);
+    ASSERT_GE(reclaimed_at.size(), 2u);
+    // The round after the second fault (1.2 s and 2.2 s).
+    EXPECT_EQ(reclaimed_at[0], 2 * kSec + kSec / 2);
+    // The fault at 3.2 s is a return (C is sampled, so on the slow tier):
+    // held until 13.2 s, so the round at 13.5 s is the next.
+    EXPECT_EQ(reclaimed_at[1], 13 * kSec + kSec / 2);
+    EXPECT_GE(engine->counters().reclaim_returns, 1u);
+    EXPECT_GE(engine->counters().reclaim_promotions, 2u);
+  }
+}
+
 TEST(PolicyEngineTest, ArrivalsFromASlowTierSourceArePlacedBetweenRounds) {
   const Topology topo = ThreeNodes();
   auto run = [&](bool option, MapView& view) {

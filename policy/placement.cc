@@ -814,6 +814,23 @@ void Engine::PromoteOne(const PageHeat& c) {
       reason = why;
     }
   }
+  // Nothing to displace anywhere: with reclaim that demotes, the first
+  // target takes the page and its reclaim the room (a huge page the rule H
+  // keeps to its preferred nodes goes there too).
+  if (reason == SkipReason::kNoRoom && in_.reclaim_makes_room && c.repeated) {
+    if (!BudgetAllows(c.page_bytes, 1)) {
+      ++skip[SkipReason::kBudget];
+      return;
+    }
+    AddMove(c, order[0], PlacementReason::kPromote, PlacementTrigger::kReclaim,
+            0);
+    ++decision_.promoted_pages;
+    decision_.promoted_bytes += c.page_bytes;
+    ++decision_.reclaim_pages;
+    strategy_.Promoted(c, order[0]);
+    ChargePromotion(mark, order[0]);
+    return;
+  }
   if (huge_strict && reason == SkipReason::kNoRoom)
     reason = SkipReason::kHugePreferredFull;
   ++skip[reason];

@@ -104,6 +104,15 @@
 // own reserve; attach and the daemon then start the watermarks at the
 // kernel's floor (KernelFloorWatermarks below), the 2% gap kept.
 //
+// Promotions that reclaim makes room for (PlacementInput::
+// reclaim_makes_room: the kernel demotes on reclaim and the engine does not
+// see the fast tier). A candidate with PageHeat::repeated that finds no room
+// on any allowed target and nothing to displace (what would be kNoRoom) is
+// promoted into the first target in the strategy's order (trigger
+// kReclaim; PlacementDecision::reclaim_pages), within the budget; the
+// target's free bytes go below its watermarks and its reclaim demotes what
+// its LRU holds coldest. Swaps with victims it is given come first.
+//
 // 3. Locality (rule L below), after every promotion has taken its room.
 //
 // ## Target choice and the opt-in rules (defaults = the above)

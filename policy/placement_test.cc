@@ -186,6 +186,47 @@ TEST(Placement, FillsTargetOnlyDownToHighWatermark) {
   EXPECT_EQ(d.nodes[0].free_after, 200 * kPage);
 }
 
+// PlacementInput::reclaim_makes_room: a full target whose reclaim demotes
+// takes a candidate sampled twice within the long window (and no other)
+// once nothing is left to displace, in the strategy's order.
+TEST(Placement, AFullTargetTakesARepeatedCandidateWhenReclaimMakesRoom) {
+  Round r;
+  r.SetFree(0, 150);  // below the high watermark: no room
+  r.SetFree(1, 150);
+  PageHeat once = Page(A(1), 2, 10, 20, /*accessor=*/1);
+  PageHeat twice = Page(A(2), 2, 10, 20, /*accessor=*/1);
+  twice.repeated = true;
+  r.candidates = {once, twice};
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty());
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNoRoom], 2u);
+
+  PlacementInput in = r.Input();
+  in.reclaim_makes_room = true;
+  d = DecideMoves(in, r.config);
+  ASSERT_EQ(d.moves.size(), 1u);
+  EXPECT_EQ(d.moves[0].vaddr, A(2));
+  EXPECT_EQ(d.moves[0].to_node, 1);  // the accessor's node first
+  EXPECT_EQ(d.moves[0].trigger, PlacementTrigger::kReclaim);
+  EXPECT_EQ(d.reclaim_pages, 1u);
+  EXPECT_EQ(d.promoted_pages, 1u);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNoRoom], 1u);  // seen once
+  EXPECT_STREQ(PlacementTriggerName(d.moves[0].trigger), "reclaim");
+
+  // A victim a candidate provably beats is still displaced first (a swap,
+  // for the first candidate); the next finds none and is left to reclaim.
+  r.victims = {Page(A(9), 1, 0, 1)};
+  in = r.Input();
+  in.reclaim_makes_room = true;
+  d = DecideMoves(in, r.config);
+  ASSERT_EQ(d.moves.size(), 3u);
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  EXPECT_EQ(d.moves[1].trigger, PlacementTrigger::kSwap);
+  EXPECT_EQ(d.moves[2].vaddr, A(2));
+  EXPECT_EQ(d.moves[2].trigger, PlacementTrigger::kReclaim);
+  EXPECT_EQ(d.reclaim_pages, 1u);
+}
+
 TEST(Placement, BackedOffNodeIsSkippedForNext) {
   Round r;
   r.backed_off = {0};

@@ -42,6 +42,8 @@ const char* PlacementTriggerName(PlacementTrigger t) {
       return "locality";
     case PlacementTrigger::kBandwidth:
       return "bandwidth";
+    case PlacementTrigger::kReclaim:
+      return "reclaim";
   }
   return "?";
 }

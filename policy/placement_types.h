@@ -99,6 +99,11 @@ struct PageHeat {
   // sampled): watermark demotions may take it even where they take no
   // tracked page (PlacementInput::watermark_demotions).
   bool untracked = false;
+  // A candidate sampled at least twice within the engine's long window
+  // (10 s): the evidence a promotion left to the kernel's reclaim needs
+  // (PlacementInput::reclaim_makes_room). One hint fault is one pass's
+  // touch; a second pass's is repeated use.
+  bool repeated = false;
   // A victim's long-window Poisson lower bound (0: none), and whether it
   // ranks by its long-window bounds alone (long_hi, long_prior_hi): its
   // recent upper bound rate_hi is not below long_lo, so nothing shows it
@@ -199,6 +204,15 @@ struct PlacementInput {
   // need a full view"); untracked victims (PageHeat::untracked) stay
   // eligible.
   bool watermark_demotions = true;
+  // The kernel demotes on reclaim (/sys/kernel/mm/numa/demotion_enabled)
+  // and the engine does not see the fast tier (PageHeat victims are not
+  // given): a candidate sampled twice within the long window
+  // (PageHeat::repeated) that finds no room and nothing to displace on any
+  // allowed target is promoted into the first of them anyway (trigger
+  // kReclaim), within the budget; the allocation wakes the target's
+  // reclaim, which demotes the pages its LRU holds coldest (placement.h,
+  // "Promotions that reclaim makes room for").
+  bool reclaim_makes_room = false;
   // The priors PageHeat::prior_count and long_prior_count refer to, for the
   // swap test's pair form (placement.h rules 2b and 2e); null: only the
   // bounds are compared. pair_tail: the largest posterior probability that
@@ -304,6 +318,8 @@ enum class PlacementTrigger : uint8_t {
   kWatermark,  // demotion: source below its low watermark
   kLocality,   // move within the fastest tier to the accessor's node
   kBandwidth,  // demotion of a hot page: its node's bandwidth (rule B)
+  kReclaim,    // promotion into a full node whose reclaim demotes
+               // (PlacementInput::reclaim_makes_room)
 };
 const char* PlacementTriggerName(PlacementTrigger t);
 
@@ -394,6 +410,9 @@ struct PlacementDecision {
   uint64_t demoted_pages = 0, demoted_bytes = 0;
   // Promotions that did not get their first-choice target.
   uint64_t fallback_targets = 0;
+  // Promotions into a full node left to the kernel's reclaim (trigger
+  // kReclaim; also in promoted_*).
+  uint64_t reclaim_pages = 0;
   // Victims a swap passed over, not provably colder by any single model
   // (rule e); at most the victims' count in a round.
   uint64_t passed_over_victims = 0;

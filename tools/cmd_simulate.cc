@@ -53,6 +53,12 @@ int RunSimulate(const std::vector<std::string>& args) {
        "would cause, as `attach --source hintfault` sees them) or "
        "writefault (only the first store to a page after each soft-dirty "
        "re-arm, as `attach --source pagefault --write-faults`)"},
+      {"kernel-demotion", "",
+       "the kernel demotes on reclaim under the hotpage policy "
+       "(/sys/kernel/mm/numa/demotion_enabled true): a move into a full "
+       "node demotes its least recently accessed pages, and with --source "
+       "hintfault hotpage promotes into a full fast tier and leaves the "
+       "victims to that reclaim, as attach does there"},
   };
   // The engine flags after --pid (tools/engine_flags.h), as attach has them.
   specs.insert(specs.end(), EngineFlagSpecs().begin(), EngineFlagSpecs().end());
@@ -193,6 +199,7 @@ int RunSimulate(const std::vector<std::string>& args) {
     if (!parsed.ok()) return usage_error(parsed.status().message());
     opt.source = *parsed;
   }
+  opt.kernel_demotion = flags->Has("kernel-demotion");
   if (opt.policy != "all") {
     bool known = false;
     for (const std::string& n : AllPolicyNames()) known |= n == opt.policy;

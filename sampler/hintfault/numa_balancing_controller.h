@@ -34,7 +34,9 @@
 // NORMAL bit (1) is kept when the user had it, so DRAM-to-DRAM balancing
 // stays as configured: 0 -> 2, 1 -> 3) and the promotion rate limit (0).
 // Not touched: /sys/kernel/mm/numa/demotion_enabled (reclaim's fallback,
-// unrelated to sensing; hotpage demotes by itself), and the scan knobs
+// unrelated to sensing; where it is on, attach leaves the fast tier's
+// victims to that reclaim: policy/engine.h, "The kernel's LRU as the fast
+// tier's evidence"), and the scan knobs
 // scan_period_min_ms / scan_size_mb, which are debugfs files since 5.13, not
 // sysctls: their defaults scan up to 2.5 GB/s of address space with a 1 s
 // period, and the kernel caps scanning at ~3% of the task's CPU time anyway

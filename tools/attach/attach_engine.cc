@@ -13,19 +13,31 @@ bool SourceSeesEveryAccess(absl::string_view source_name) {
          source_name == "ibs-op";
 }
 
-void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o) {
+void ApplySourceEngineOptions(absl::string_view source_name,
+                              bool kernel_demotes, EngineOptions* o) {
   if (source_name == "hintfault") {
     o->sample_weight = 8;
     // Tiering mode's scanner makes no top-tier page fault: each sample is a
     // slow-tier page, placed as it arrives (PolicyEngine::PlaceArrivals).
     o->slow_tier_samples = true;
+    // The kernel's reclaim demotes by its LRU, which sees the fast tier's
+    // accesses (policy/engine.h, "The kernel's LRU as the fast tier's
+    // evidence").
+    o->reclaim_makes_room = kernel_demotes;
   }
   // The sweep of pages never sampled on the fast tier: sources that see
   // every access (such a page is cold), and hint faults, which see no page
   // there: the sweep then probes, and a hot page it demotes faults back
-  // and is kept (policy/engine.h, "Pages the table does not track").
+  // and is kept (policy/engine.h, "Pages the table does not track"), unless
+  // the kernel's reclaim picks the victims (the engine then skips it).
   o->sweep_untracked_fast =
       SourceSeesEveryAccess(source_name) || source_name == "hintfault";
+}
+
+bool KernelDemotes(const KernelFs& fs) {
+  absl::StatusOr<std::string> s =
+      fs.ReadTrimmed("/sys/kernel/mm/numa/demotion_enabled");
+  return s.ok() && (*s == "true" || *s == "1" || *s == "Y");
 }
 
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
@@ -34,7 +46,7 @@ EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
   EngineOptions o;
   o.interval_ns = static_cast<uint64_t>(interval_ms) * 1000000;
   o.address_space = static_cast<uint32_t>(pid);
-  ApplySourceEngineOptions(source_name, &o);
+  ApplySourceEngineOptions(source_name, KernelDemotes(fs), &o);
   o.footprint_pages = ResidentPages4K(fs, pid);
   o.table_by_footprint = true;
   return o;

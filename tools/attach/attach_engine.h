@@ -35,7 +35,15 @@ bool SourceSeesEveryAccess(absl::string_view source_name);
 // (tools/simulate/sim_fault_source.h) both take them from here. The
 // sweep of pages never sampled on the fast tier runs for the sources that
 // see every access and for hint faults (policy/engine.h says why).
-void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o);
+// `kernel_demotes`: the kernel demotes on reclaim (demotion_enabled); with
+// hint faults its LRU then picks what leaves the fast tier instead of the
+// sweep (EngineOptions::reclaim_makes_room).
+void ApplySourceEngineOptions(absl::string_view source_name,
+                              bool kernel_demotes, EngineOptions* o);
+
+// Whether /sys/kernel/mm/numa/demotion_enabled reads true through `fs`
+// (false when absent or unreadable).
+bool KernelDemotes(const KernelFs& fs);
 
 // The options for process `pid` sampled by `source_name` (the source
 // attach runs, after --source auto chose): one round per interval_ms, the
@@ -47,6 +55,8 @@ void ApplySourceEngineOptions(absl::string_view source_name, EngineOptions* o);
 // became 0 under load and the hot set was missed). Pages never sampled on
 // the fast tier are swept for victims (EngineOptions::
 // sweep_untracked_fast) with pebs, ibs and damon, which see every access.
+// With hint faults where the kernel demotes on reclaim (KernelDemotes),
+// promotions go into a full fast node and its reclaim makes the room.
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,
                                   int64_t interval_ms,
                                   absl::string_view source_name);

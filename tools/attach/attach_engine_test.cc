@@ -47,6 +47,30 @@ std::string Statm(uint64_t resident_4k) {
   return absl::StrCat("900000 ", resident_4k * 4096 / page, " 0 0 0 0 0\n");
 }
 
+// Hint faults leave the fast tier's victims to the kernel's reclaim where
+// it demotes (demotion_enabled true); nowhere else, and no other source.
+TEST(AttachEngineTest, HintFaultsLeaveRoomToTheKernelsReclaimWhereItDemotes) {
+  FakeTree tree;
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  tree.Write("/proc/77/statm", Statm(20000));
+  EXPECT_FALSE(KernelDemotes(*fs));  // absent
+  EXPECT_FALSE(
+      AttachEngineOptions(*fs, 77, 500, "hintfault").reclaim_makes_room);
+  for (const char* off : {"false\n", "0\n", "garbage\n"}) {
+    tree.Write("/sys/kernel/mm/numa/demotion_enabled", off);
+    EXPECT_FALSE(KernelDemotes(*fs)) << off;
+  }
+  tree.Write("/sys/kernel/mm/numa/demotion_enabled", "true\n");
+  EXPECT_TRUE(KernelDemotes(*fs));
+  EXPECT_TRUE(
+      AttachEngineOptions(*fs, 77, 500, "hintfault").reclaim_makes_room);
+  for (const char* source : {"pagefault", "pebs", "ibs", "damon"}) {
+    EXPECT_FALSE(AttachEngineOptions(*fs, 77, 500, source).reclaim_makes_room)
+        << source;
+  }
+}
+
 TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
   FakeTree tree;
   auto fs = KernelFs::Open(tree.root());

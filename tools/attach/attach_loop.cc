@@ -151,6 +151,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.short_window_held_rounds = c.short_window_held_rounds;
   stats_.arrival_promotions = c.arrival_promotions;
   stats_.refault_protections = c.refault_protections;
+  stats_.reclaim_promotions = c.reclaim_promotions;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;
@@ -182,7 +183,8 @@ void AttachLoop::Round(uint64_t now_ns) {
     by_node.push_back(absl::StrCat(node, ":", n));
   }
   // The fast tier full of pages the source cannot see (file comment).
-  if (options_.source_name == "hintfault" && !blind_full_said_) {
+  if (options_.source_name == "hintfault" && !blind_full_said_ &&
+      !parts_.engine->reclaim_makes_room()) {
     const uint64_t no_room = d.promote_skipped[SkipReason::kNoRoom];
     blind_full_rounds_ =
         d.promoted_pages == 0 && no_room > 0 ? blind_full_rounds_ + 1 : 0;
@@ -195,8 +197,13 @@ void AttachLoop::Round(uint64_t now_ns) {
                          "(the kernel's tiering mode scans no page there): "
                          "room comes only from demoting pages there that "
                          "hotpage never sampled (from 10 s after the start; "
-                         "one that faults back is kept). A PMU source (pebs, "
-                         "ibs) or --source damon sees that tier.\n",
+                         "one that faults back is kept). The kernel's reclaim "
+                         "can make it instead: with `echo true > "
+                         "/sys/kernel/mm/numa/demotion_enabled` before "
+                         "attaching, hotpage promotes pages that fault in two "
+                         "passes and the kernel's LRU picks what leaves. A "
+                         "PMU source (pebs, ibs) or --source damon sees that "
+                         "tier.\n",
                          no_room);
     }
   }
@@ -253,6 +260,7 @@ void AttachLoop::Teardown() {
   stats_.samples = parts_.engine->counters().samples;
   stats_.arrival_promotions = parts_.engine->counters().arrival_promotions;
   stats_.refault_protections = parts_.engine->counters().refault_protections;
+  stats_.reclaim_promotions = parts_.engine->counters().reclaim_promotions;
   stats_.perf = parts_.source->PerfStats();
   PublishStats(/*final=*/true);
   const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;

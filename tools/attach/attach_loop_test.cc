@@ -179,6 +179,7 @@ class AttachLoopTest : public ::testing::Test {
     if (query_batch_pages_ > 0)
       eopt.placement_query_batch_pages = query_batch_pages_;
     eopt.slow_tier_samples = slow_tier_samples_;
+    eopt.reclaim_makes_room = reclaim_makes_room_;
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(topo_, PlacementConfig{}, eopt);
     EXPECT_TRUE(engine.ok()) << engine.status();
@@ -255,7 +256,8 @@ class AttachLoopTest : public ::testing::Test {
   MemoryView* view_override_ = nullptr;  // the loop's view instead of view_
   // EngineOptions::placement_query_batch_pages; 0: the default.
   size_t query_batch_pages_ = 0;
-  bool slow_tier_samples_ = false;  // EngineOptions::slow_tier_samples
+  bool slow_tier_samples_ = false;   // EngineOptions::slow_tier_samples
+  bool reclaim_makes_room_ = false;  // EngineOptions::reclaim_makes_room
   std::unique_ptr<AttachLoop> loop_;
   absl::Time start_;
 };
@@ -520,9 +522,13 @@ TEST_F(ArrivalStreamTest, ARoundWaitsAtMostHalfAnIntervalForArrivals) {
 // the hot pages wait on node 2 with no victim to make room, and after
 // three such rounds the log says why, once (attach_loop.h, "A fast tier
 // the source cannot see"). Another source name: no such line.
+// Not where the kernel's reclaim makes the room (reclaim_makes_room), nor
+// for another source.
 TEST_F(AttachLoopTest, AFullFastTierTheHintFaultSourceCannotSeeIsSaidOnce) {
-  for (const char* source : {"hintfault", "scripted"}) {
+  for (const char* source : {"hintfault", "scripted", "hintfault+reclaim"}) {
     SCOPED_TRACE(source);
+    reclaim_makes_room_ = std::string(source) == "hintfault+reclaim";
+    if (reclaim_makes_room_) source = "hintfault";
     for (int node = 0; node < 2; ++node) {
       tree_.Write(
           absl::StrCat("/sys/devices/system/node/node", node, "/meminfo"),
@@ -533,11 +539,16 @@ TEST_F(AttachLoopTest, AFullFastTierTheHintFaultSourceCannotSeeIsSaidOnce) {
     options_.source_name = source;
     log_.str("");
     ASSERT_TRUE(Run().ok()) << log_.str();
-    EXPECT_EQ(mover_.CountOn(0) + mover_.CountOn(1), 0u);
+    // With reclaim the hot pages, sampled round after round, go into the
+    // full nodes; without it nothing moves.
+    EXPECT_EQ(mover_.CountOn(0) + mover_.CountOn(1),
+              reclaim_makes_room_ ? static_cast<size_t>(kHotPages) : 0u);
+    EXPECT_EQ(engine_->counters().reclaim_promotions,
+              reclaim_makes_room_ ? static_cast<uint64_t>(kHotPages) : 0u);
     const std::string said = "which the hint-fault source cannot see";
     const std::string log = log_.str();
     const size_t at = log.find(said);
-    if (std::string(source) == "hintfault") {
+    if (std::string(source) == "hintfault" && !reclaim_makes_room_) {
       ASSERT_NE(at, std::string::npos) << log;
       EXPECT_EQ(log.find(said, at + 1), std::string::npos) << log;
       EXPECT_TRUE(absl::StrContains(log, "16 hot pages wait on slower tiers"))
@@ -762,6 +773,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.arrival_promotions = 40;
   s.rounds_waited_for_arrivals = 3;
   s.refault_protections = 5;
+  s.reclaim_promotions = 6;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -824,6 +836,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "arrival_promotions": 40,
   "rounds_waited_for_arrivals": 3,
   "refault_protections": 5,
+  "reclaim_promotions": 6,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -916,6 +929,9 @@ hotpage_rounds_waited_for_arrivals_total{workload="cache",pid="4242",cgroup="sys
 # HELP hotpage_refault_protections_total Demoted pages that faulted back within the long window (10 s), each then kept from being a victim for one (hint faults: the only evidence of a page on the fast tier).
 # TYPE hotpage_refault_protections_total counter
 hotpage_refault_protections_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 5
+# HELP hotpage_reclaim_promotions_total 4 KiB pages promoted into a full fast node whose reclaim demotes (demotion_enabled): the kernel's LRU chose what left.
+# TYPE hotpage_reclaim_promotions_total counter
+hotpage_reclaim_promotions_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 6
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

@@ -146,6 +146,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.rounds_waited_for_arrivals);
   w.Key("refault_protections");
   w.Uint(s.refault_protections);
+  w.Key("reclaim_promotions");
+  w.Uint(s.reclaim_promotions);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -312,6 +314,10 @@ std::string AttachStatsProm(const AttachStats& s) {
       "then kept from being a victim for one (hint faults: the only evidence "
       "of a page on the fast tier).",
       s.refault_protections);
+  one("hotpage_reclaim_promotions_total", "counter",
+      "4 KiB pages promoted into a full fast node whose reclaim demotes "
+      "(demotion_enabled): the kernel's LRU chose what left.",
+      s.reclaim_promotions);
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",

@@ -109,6 +109,10 @@ struct AttachStats {
   // long window, then no victim for one (policy/engine.h, "A demotion a
   // fault undoes").
   uint64_t refault_protections = 0;
+  // Pages promoted into a full fast node whose reclaim demotes (hint
+  // faults with demotion_enabled: policy/engine.h, "The kernel's LRU as the
+  // fast tier's evidence").
+  uint64_t reclaim_promotions = 0;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;

@@ -321,6 +321,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"rounds_waited_for_arrivals",
        "hotpage_rounds_waited_for_arrivals_total"},
       {"refault_protections", "hotpage_refault_protections_total"},
+      {"reclaim_promotions", "hotpage_reclaim_promotions_total"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
       {"planned_sheds", "hotpage_planned_sheds_total"},

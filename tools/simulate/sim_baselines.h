@@ -147,6 +147,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "policy/loaded_latency.h"
+#include "tools/simulate/index_list.h"
 #include "tools/simulate/sim_numa_scanner.h"
 #include "tools/simulate/sim_policy.h"
 
@@ -215,47 +216,6 @@ class SampledPages {
  private:
   std::vector<Page> pages_;
   absl::flat_hash_map<uint64_t, uint32_t> index_;  // page number -> pages_
-};
-
-// A doubly linked list threaded through page records by index (Page has
-// `uint32_t prev, next`), as the kernel's LRU lists and HeMem's FIFOs
-// thread through their pages: pages join at the tail, so the head is the
-// one that joined (or was last moved) longest ago; O(1) to unlink any page,
-// no allocation. Which list a page is on is the caller's to record; these
-// take its word for it.
-struct IndexList {
-  static constexpr uint32_t kNil = UINT32_MAX;
-  uint32_t head = kNil, tail = kNil;
-  uint64_t size = 0;
-
-  // Takes page `i`, which is on this list, off it.
-  template <typename Pages>
-  void Unlink(Pages& pages, uint32_t i) {
-    auto& p = pages[i];
-    if (p.prev != kNil)
-      pages[p.prev].next = p.next;
-    else
-      head = p.next;
-    if (p.next != kNil)
-      pages[p.next].prev = p.prev;
-    else
-      tail = p.prev;
-    --size;
-    p.prev = p.next = kNil;
-  }
-  // Puts page `i`, which is on no list, at the tail.
-  template <typename Pages>
-  void PushBack(Pages& pages, uint32_t i) {
-    auto& p = pages[i];
-    p.next = kNil;
-    p.prev = tail;
-    if (tail != kNil)
-      pages[tail].next = i;
-    else
-      head = i;
-    tail = i;
-    ++size;
-  }
 };
 
 // --- oracle -----------------------------------------------------------------

@@ -46,6 +46,15 @@ if ! grep -q '"source": "hintfault"' "$tmp/hf.json" || ! grep -q '"source_faults
 else
   echo "ok: --source hintfault in the report"
 fi
+# --kernel-demotion: the hotpage policy's memory reclaims by demotion and,
+# with hint faults, the engine leaves the room to it; the report says so.
+expect 0 "^ +--kernel-demotion +the kernel demotes on reclaim" -- --help
+expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --source hintfault --kernel-demotion --quiet --report "$tmp/kd.json"
+if ! grep -q '"kernel_demotion": true' "$tmp/kd.json" || ! grep -q '"reclaim_promotions": ' "$tmp/kd.json"; then
+  echo "FAIL: --kernel-demotion report:"; grep -E 'kernel_demotion|reclaim' "$tmp/kd.json"; fail=1
+else
+  echo "ok: --kernel-demotion in the report"
+fi
 # The engine flags, as attach takes them (tools/engine_flags.h).
 for flag in --promote-to --weights --package-aware --keep-interleave --huge-strict --locality; do
   expect 0 "^ +$flag" -- --help
@@ -68,7 +77,7 @@ else
 fi
 # Without engine flags the report has neither (the goldens' shape).
 expect 0 "^hotpage " -- "$trace" --topology 2pkg+cxl --policy hotpage --quiet --report "$tmp/p0.json"
-if grep -qE 'planned_promotions_to_node|engine_flags|"source' "$tmp/p0.json"; then
+if grep -qE 'planned_promotions_to_node|engine_flags|"source|kernel_demotion' "$tmp/p0.json"; then
   echo "FAIL: a default run's report has engine-flag fields"; fail=1
 fi
 # perf.data (pipe mode) is read as well as .hpt.

@@ -158,27 +158,45 @@ TEST(HintFaultSourceTest, NothingBeforeTheFirstPassThenOneFaultPerPage) {
 // them; before that none moves. The simulated memory reports its ranges
 // for the sweep (SimulatedMemoryOptions::report_ranges); without them the
 // sweep finds nothing, and no page ever moves.
+// The hotpage policy under hint faults on Machine(), in a simulation: its
+// memory reports ranges (for the sweep) if `ranges`, and reclaims by
+// demotion with the engine leaving it the room if `kernel_demotion`.
+struct HintFaultRun {
+  HotpagePolicy* policy = nullptr;
+  std::unique_ptr<Simulation> sim;
+};
+HintFaultRun StartHintFaultRun(const SimMachine& m, bool ranges,
+                               bool kernel_demotion) {
+  SimulatedMemoryOptions mo;
+  mo.capacities = m.capacities;
+  mo.report_ranges = ranges;
+  mo.reclaim_demotes = kernel_demotion;
+  absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+      SimulatedMemory::Create(m.topology, mo);
+  EXPECT_TRUE(mem.ok()) << mem.status();
+  HotpagePolicyOptions o;
+  o.engine.interval_ns = 500 * kMs;
+  o.engine.address_space = 7;
+  o.source = SimSource::kHintFault;
+  o.kernel_demotion = kernel_demotion;
+  absl::StatusOr<std::unique_ptr<HotpagePolicy>> hp =
+      HotpagePolicy::Create(m.topology, std::move(*mem), o);
+  EXPECT_TRUE(hp.ok()) << hp.status();
+  HintFaultRun run;
+  run.policy = hp->get();
+  std::vector<std::unique_ptr<SimPolicy>> p;
+  p.push_back(std::move(*hp));
+  run.sim = std::make_unique<Simulation>(std::move(p), kSec);
+  return run;
+}
+
 TEST(HintFaultSourceTest, TheSweepMakesRoomInAFastTierTheSourceCannotSee) {
   for (const bool sweep : {true, false}) {
     SCOPED_TRACE(sweep ? "ranges" : "no ranges");
     const SimMachine m = Machine();
-    SimulatedMemoryOptions mo;
-    mo.capacities = m.capacities;
-    mo.report_ranges = sweep;
-    absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
-        SimulatedMemory::Create(m.topology, mo);
-    ASSERT_TRUE(mem.ok()) << mem.status();
-    HotpagePolicyOptions o;
-    o.engine.interval_ns = 500 * kMs;
-    o.engine.address_space = 7;
-    o.source = SimSource::kHintFault;
-    absl::StatusOr<std::unique_ptr<HotpagePolicy>> hp =
-        HotpagePolicy::Create(m.topology, std::move(*mem), o);
-    ASSERT_TRUE(hp.ok()) << hp.status();
-    HotpagePolicy* h = hp->get();
-    std::vector<std::unique_ptr<SimPolicy>> p;
-    p.push_back(std::move(*hp));
-    Simulation sim(std::move(p), kSec);
+    HintFaultRun run = StartHintFaultRun(m, sweep, /*kernel_demotion=*/false);
+    HotpagePolicy* h = run.policy;
+    Simulation& sim = *run.sim;
     uint64_t t = 0;
     for (uint64_t i = 0; i < 3000; ++i) sim.Feed(At(10000 + i, t += kUs));
     auto on_dram = [&] {
@@ -201,6 +219,30 @@ TEST(HintFaultSourceTest, TheSweepMakesRoomInAFastTierTheSourceCannotSee) {
       EXPECT_EQ(on_dram(), 0u);
     }
   }
+}
+
+// The same machine where the kernel demotes on reclaim: the hot pages,
+// faulting pass after pass, go into the full DRAM before the sweep could
+// have started (it waits a long window, 10 s, and does not run at all),
+// and the memory's reclaim demoted the first-touched pages to make room.
+TEST(HintFaultSourceTest, TheKernelsReclaimMakesRoomBeforeTheSweepCould) {
+  const SimMachine m = Machine();
+  HintFaultRun run = StartHintFaultRun(m, /*ranges=*/true,
+                                       /*kernel_demotion=*/true);
+  HotpagePolicy* h = run.policy;
+  Simulation& sim = *run.sim;
+  uint64_t t = 0;
+  for (uint64_t i = 0; i < 3000; ++i) sim.Feed(At(10000 + i, t += kUs));
+  uint64_t on_dram = 0;
+  for (; t < 9 * kSec; t += 100 * kUs) sim.Feed(At(t / (100 * kUs) % 200, t));
+  for (uint64_t i = 0; i < 200; ++i) on_dram += h->memory().NodeOf(A(i)) == 0;
+  sim.Finish();
+  EXPECT_GE(on_dram, 180u);
+  EXPECT_GT(h->memory().counters().reclaim_demotions, 0u);
+  // Every demotion was the reclaim's: the engine demoted nothing.
+  EXPECT_EQ(h->memory().counters().demoted_pages,
+            h->memory().counters().reclaim_demotions);
+  EXPECT_GT(Detail(*h, "reclaim_promotions"), 0u);
 }
 
 // 50 pages stored to and 50 only loaded, every 10 ms each, for 2 s: the

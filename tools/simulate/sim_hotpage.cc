@@ -25,7 +25,8 @@ absl::StatusOr<std::unique_ptr<HotpagePolicy>> HotpagePolicy::Create(
     const HotpagePolicyOptions& options) {
   EngineOptions engine_options = options.engine;
   if (options.source != SimSource::kTrace)
-    ApplySourceEngineOptions(AttachSourceName(options.source), &engine_options);
+    ApplySourceEngineOptions(AttachSourceName(options.source),
+                             options.kernel_demotion, &engine_options);
   absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
       PolicyEngine::Create(topology, options.placement, engine_options);
   if (!engine.ok()) return engine.status();
@@ -203,6 +204,8 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
   if (fault_) {
     out.push_back({"arrival_promotions", c.arrival_promotions});
     out.push_back({"refault_protections", c.refault_protections});
+    out.push_back({"reclaim_promotions", c.reclaim_promotions});
+    out.push_back({"reclaim_returns", c.reclaim_returns});
     out.push_back({"polls_round_waited", rounds_waited_});
     fault_->AppendDetails(&out);
   }

@@ -66,6 +66,10 @@ struct HotpagePolicyOptions {
   // take that source's settings from attach's (ApplySourceEngineOptions)
   // and Details() adds the source's counters.
   SimSource source = SimSource::kTrace;
+  // The kernel demotes on reclaim (the policy's memory must reclaim too:
+  // SimulatedMemoryOptions::reclaim_demotes); passed to
+  // ApplySourceEngineOptions.
+  bool kernel_demotion = false;
   SimFaultSourceOptions fault;
 };
 

@@ -170,6 +170,10 @@ std::string ReportJson(const SimRunInfo& info, const Simulation& sim) {
     w.Key("source");
     w.String(info.source);
   }
+  if (info.kernel_demotion) {  // absent when off (goldens)
+    w.Key("kernel_demotion");
+    w.Bool(true);
+  }
   w.Key("memtis_cooling_samples");
   w.Uint(info.memtis_cooling_samples);
   w.EndObject();

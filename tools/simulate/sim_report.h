@@ -41,6 +41,7 @@ struct SimRunInfo {
   uint64_t rate_limit_mbps = 0;
   std::string engine_flags;  // the hotpage policy's; empty: attach's defaults
   std::string source = "trace";  // the hotpage policy's (sim_fault_source.h)
+  bool kernel_demotion = false;  // SimulateOptions::kernel_demotion
   uint64_t memtis_cooling_samples = 0;
   const SimMachine* machine = nullptr;
 };

@@ -72,8 +72,10 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
     const std::vector<std::string>& names, const SimMachine& machine,
     const SimulateOptions& options, uint64_t memtis_cooling_samples) {
   std::vector<std::unique_ptr<SimPolicy>> out;
-  auto memory = [&]() -> absl::StatusOr<std::unique_ptr<SimulatedMemory>> {
+  auto memory = [&](bool reclaim_demotes)
+      -> absl::StatusOr<std::unique_ptr<SimulatedMemory>> {
     SimulatedMemoryOptions o;
+    o.reclaim_demotes = reclaim_demotes;
     o.capacities = machine.capacities;
     o.expected_pages = machine.footprint_pages;
     o.first_touch_node = options.first_touch_node;
@@ -83,7 +85,10 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
     return SimulatedMemory::Create(machine.topology, o);
   };
   for (const std::string& name : names) {
-    absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem = memory();
+    // The peers model their own demotions (tpp its kswapd); the kernel's
+    // reclaim is the hotpage policy's only.
+    absl::StatusOr<std::unique_ptr<SimulatedMemory>> mem =
+        memory(name == "hotpage" && options.kernel_demotion);
     if (!mem.ok()) return mem.status();
     if (name == "oracle") {
       out.push_back(std::make_unique<OraclePolicy>(OracleTiersOf(**mem)));
@@ -96,6 +101,7 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       h.migrator.rate_limit_bytes_per_sec =
           static_cast<double>(options.rate_limit_mbps) * 1e6;
       h.source = options.source;
+      h.kernel_demotion = options.kernel_demotion;
       h.fault.scanner.present_at_start = options.first_touch_node >= 0;
       h.fault.scanner.scan_ns_per_pte = options.scan_ns_per_pte;
       absl::StatusOr<std::unique_ptr<HotpagePolicy>> p =
@@ -243,6 +249,7 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   info.rate_limit_mbps = options.rate_limit_mbps;
   info.engine_flags = options.engine_flags;
   info.source = SimSourceName(options.source);
+  info.kernel_demotion = options.kernel_demotion;
   info.memtis_cooling_samples = cooling;
   info.machine = result.machine.get();
   return result;

@@ -52,6 +52,10 @@ struct SimulateOptions {
   uint64_t scan_ns_per_pte = 0;
   // What the hotpage policy sees of the trace (sim_fault_source.h).
   SimSource source = SimSource::kTrace;
+  // The kernel demotes on reclaim (demotion_enabled) under the hotpage
+  // policy: its memory reclaims (SimulatedMemoryOptions::reclaim_demotes)
+  // and attach's engine options follow (ApplySourceEngineOptions).
+  bool kernel_demotion = false;
   SimObserver* observer = nullptr;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;

@@ -134,8 +134,14 @@ int SimulatedMemory::NodeOfCpu(uint32_t cpu) const {
 }
 
 int SimulatedMemory::Touch(uint64_t vaddr, uint32_t cpu, uint64_t now_ns) {
-  auto [it, inserted] = pages_.try_emplace(vaddr / kSimPageBytes);
-  if (!inserted && it->second.node >= 0) return it->second.node;
+  const uint64_t page_number = vaddr / kSimPageBytes;
+  auto [it, inserted] = pages_.try_emplace(page_number);
+  if (!inserted && it->second.node >= 0) {
+    if (options_.reclaim_demotes) {
+      MarkRecent(it->second, page_number, it->second.node, it->second.node);
+    }
+    return it->second.node;
+  }
   int preferred = options_.first_touch_node >= 0 ? options_.first_touch_node
                                                  : NodeOfCpu(cpu);
   const NodeState* p = Find(preferred);
@@ -147,6 +153,7 @@ int SimulatedMemory::Touch(uint64_t vaddr, uint32_t cpu, uint64_t now_ns) {
     if (s.used + s.reserve >= s.capacity) continue;
     ++s.used;
     it->second.node = static_cast<int16_t>(n);
+    if (options_.reclaim_demotes) MarkRecent(it->second, page_number, -1, n);
     ++counters_.touched_pages;
     if (n != preferred) ++counters_.spilled_pages;
     return n;
@@ -163,16 +170,63 @@ int SimulatedMemory::NodeOf(uint64_t vaddr) const {
 
 SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node,
                                                   uint64_t now_ns) {
-  auto it = pages_.find(vaddr / kSimPageBytes);
+  const uint64_t page_number = vaddr / kSimPageBytes;
+  auto it = pages_.find(page_number);
   if (it == pages_.end()) return {-ENOENT, 0};
-  PageState& page = it->second;
+  PageState& page = it->second;  // reclaim inserts no page: stays valid
   if (page.node == to_node) return {to_node, 0};
   NodeState* to = Find(to_node);
   if (to == nullptr || to->capacity == 0) return {-EINVAL, 0};
+  const bool reclaim = options_.reclaim_demotes && !reclaiming_;
+  if (reclaim && to->used >= to->capacity) Reclaim(to_node, now_ns);
   if (to->used >= to->capacity) {
     ++counters_.failed_enomem;
     return {-ENOMEM, 0};
   }
+  const MoveResult r = MoveNow(page, page_number, to_node, now_ns);
+  if (reclaim && to->capacity - to->used < std::max<uint64_t>(to->reserve, 1))
+    Reclaim(to_node, now_ns);
+  return r;
+}
+
+void SimulatedMemory::MarkRecent(PageState& page, uint64_t page_number,
+                                 int from, int node) {
+  if (page.lru == IndexList::kNil) {
+    page.lru = static_cast<uint32_t>(lru_pages_.size());
+    lru_pages_.push_back({page_number});
+  } else if (from >= 0) {
+    node_state_[from].lru.Unlink(lru_pages_, page.lru);
+  }
+  node_state_[node].lru.PushBack(lru_pages_, page.lru);
+}
+
+void SimulatedMemory::Reclaim(int node, uint64_t now_ns) {
+  NodeState& n = node_state_[node];
+  if (n.demotion.empty()) return;
+  const uint64_t promo = 3 * std::max<uint64_t>(n.reserve, 1);
+  ++counters_.reclaim_runs;
+  reclaiming_ = true;
+  while (n.capacity - n.used < promo && n.lru.head != IndexList::kNil) {
+    const uint64_t victim = lru_pages_[n.lru.head].page;
+    PageState& p = pages_.find(victim)->second;
+    bool moved = false;
+    for (int t : n.demotion) {
+      if (node_state_[t].used >= node_state_[t].capacity) continue;
+      MoveNow(p, victim, t, now_ns);
+      moved = true;
+      break;
+    }
+    if (!moved) break;  // nowhere to demote (the kernel would swap)
+    ++counters_.reclaim_demotions;
+  }
+  reclaiming_ = false;
+}
+
+SimulatedMemory::MoveResult SimulatedMemory::MoveNow(PageState& page,
+                                                     uint64_t page_number,
+                                                     int to_node,
+                                                     uint64_t now_ns) {
+  NodeState* to = &node_state_[to_node];
   NodeState& from = node_state_[page.node];
   const int from_node = page.node;
   --from.used;
@@ -196,8 +250,10 @@ SimulatedMemory::MoveResult SimulatedMemory::Move(uint64_t vaddr, int to_node,
     page.left_tier = static_cast<int16_t>(from.tier);
     page.left_ns = now_ns;
   }
+  if (options_.reclaim_demotes)
+    MarkRecent(page, page_number, from_node, to_node);
   if (listener_)
-    listener_(now_ns, vaddr & ~(kSimPageBytes - 1), from_node, to_node);
+    listener_(now_ns, page_number * kSimPageBytes, from_node, to_node);
   return {to_node, cost};
 }
 

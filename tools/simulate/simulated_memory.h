@@ -45,6 +45,22 @@
 // derived from SLIT distance); callers add per-call costs (a move_pages
 // call's fixed cost) with AddOverheadNs().
 //
+// Reclaim that demotes (SimulatedMemoryOptions::reclaim_demotes, the
+// kernel's /sys/kernel/mm/numa/demotion_enabled): every node keeps its pages
+// in a least-recently-touched list (each Touch is an access: a sample
+// stands for accesses, as the tpp model's LRU; the kernel approximates
+// recency with accessed bits). A move into a node with no free page first
+// reclaims there, and a move that leaves the node below its low watermark
+// (first_touch_reserve_fraction of it, at least a page) reclaims after it:
+// the node's least recently touched pages go to its demotion targets until
+// its free memory reaches the promo watermark, three times the low one (as
+// kswapd in tiering mode balances a node to WMARK_PROMO, mm/vmscan.c
+// pgdat_balanced(); watermark_scale_factor 10 and min taken as 0: low 0.1%,
+// high 0.2%, promo 0.3%). First touch does not reclaim (the allocator's fast
+// path falls back to the next node at the low watermark). A moved page
+// joins the target's list as its most recent. Off: a move into a full node
+// fails (-ENOMEM), as move_pages does where reclaim cannot demote.
+//
 // Ping-pong (the report's metric): a move that brings a page back to a tier
 // it left at most pingpong_window_ns earlier counts once. This differs from
 // PingPongTracker's hold rule (more than max_reversals reversals); the hold
@@ -69,6 +85,7 @@
 #include "absl/types/span.h"
 #include "policy/engine.h"
 #include "policy/topology.h"
+#include "tools/simulate/index_list.h"
 
 namespace hotpage {
 
@@ -114,6 +131,9 @@ struct SimulatedMemoryOptions {
   // of pages it never sampled (EngineOptions::sweep_untracked_fast). Off:
   // no ranges (a trace records no VMAs; every other rule sees none).
   bool report_ranges = false;
+  // The kernel demotes on reclaim (the file comment, "Reclaim that
+  // demotes").
+  bool reclaim_demotes = false;
 };
 
 // What a policy may not do now, asked at a simulated time (SimMigration
@@ -142,8 +162,10 @@ struct SimMemoryCounters {
   uint64_t lateral_pages = 0;
   uint64_t bytes_migrated = 0;
   uint64_t pingpongs = 0;
-  uint64_t failed_enomem = 0;  // moves refused: target full
-  uint64_t migration_ns = 0;   // modelled time spent migrating
+  uint64_t failed_enomem = 0;      // moves refused: target full
+  uint64_t migration_ns = 0;       // modelled time spent migrating
+  uint64_t reclaim_runs = 0;       // reclaims of a node (reclaim_demotes)
+  uint64_t reclaim_demotions = 0;  // pages they demoted (in demoted_pages)
 };
 
 class SimulatedMemory : public MemoryView {
@@ -224,9 +246,14 @@ class SimulatedMemory : public MemoryView {
  private:
   struct PageState {
     int16_t node = -1;
-    int16_t left_tier = -1;  // tier of the last move's source
-    uint32_t pad = 0;
-    uint64_t left_ns = 0;  // when it left that tier
+    int16_t left_tier = -1;          // tier of the last move's source
+    uint32_t lru = IndexList::kNil;  // lru_pages_ index (reclaim_demotes)
+    uint64_t left_ns = 0;            // when it left that tier
+  };
+  // A page on its node's list (reclaim_demotes).
+  struct LruPage {
+    uint64_t page = 0;  // page number
+    uint32_t prev = IndexList::kNil, next = IndexList::kNil;
   };
   struct NodeState {
     uint64_t capacity = 0;
@@ -237,12 +264,22 @@ class SimulatedMemory : public MemoryView {
     double bandwidth = 0;       // bytes per second
     std::vector<int> fallback;  // first-touch order from this node
     std::vector<int> demotion;  // demotion targets
+    IndexList lru;              // least (head) .. most recently touched
   };
 
   SimulatedMemory(const Topology& topology,
                   const SimulatedMemoryOptions& options);
   const NodeState* Find(int node) const;
   NodeState* Find(int node);
+  // reclaim_demotes: puts `page` at the tail of `node`'s list (taking it
+  // off the list of `from`, -1: none), giving it a record if it has none.
+  void MarkRecent(PageState& page, uint64_t page_number, int from, int node);
+  // reclaim_demotes: demotes `node`'s least recently touched pages until
+  // its free memory reaches the promo watermark.
+  void Reclaim(int node, uint64_t now_ns);
+  // Move() without reclaim.
+  MoveResult MoveNow(PageState& page, uint64_t page_number, int to_node,
+                     uint64_t now_ns);
 
   const Topology& topology_;
   const SimulatedMemoryOptions options_;
@@ -252,6 +289,8 @@ class SimulatedMemory : public MemoryView {
   std::vector<int16_t> node_of_cpu_;
   absl::flat_hash_map<uint64_t, PageState> pages_;  // by page number
   std::vector<uint64_t> sorted_pages_;  // Ranges(): page numbers, ascending
+  std::vector<LruPage> lru_pages_;      // reclaim_demotes: by PageState::lru
+  bool reclaiming_ = false;
   SimMemoryCounters counters_;
   MoveListener listener_;
   MoveGate* gate_ = nullptr;

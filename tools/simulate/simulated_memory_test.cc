@@ -117,6 +117,50 @@ TEST(SimulatedMemoryTest, EveryNodeFullLeavesThePageUnplaced) {
   EXPECT_EQ(m->pages(), 2u);
 }
 
+// SimulatedMemoryOptions::reclaim_demotes: a move that leaves the node below
+// its low watermark (0.1% of 1000 pages: 1 page) demotes the node's least
+// recently touched pages to its demotion target until 3 pages are free; a
+// touch makes a page recent. Without the option the last page's move into
+// the full node fails.
+TEST(SimulatedMemoryTest, ReclaimDemotesTheLeastRecentlyTouchedPages) {
+  const Topology t = DramCxl();
+  for (const bool reclaim : {true, false}) {
+    SCOPED_TRACE(reclaim ? "reclaim_demotes" : "off");
+    SimulatedMemoryOptions o;
+    o.capacities = {{0, 1000}, {1, 10000}};
+    o.reclaim_demotes = reclaim;
+    auto m = std::move(*SimulatedMemory::Create(t, o));
+    for (uint64_t i = 0; i < 1010; ++i)
+      ASSERT_EQ(m->Touch(A(i), 0, i), i < 999 ? 0 : 1) << i;
+    for (uint64_t i = 5; i < 999; ++i) m->Touch(A(i), 0, 2000 + i);
+    m->Touch(A(1), 0, 4000);  // recent again: A(0), A(2), A(3) are the LRU
+    EXPECT_EQ(m->Move(A(1000), 0, 5000).status, 0);  // free 1 -> 0
+    if (!reclaim) {
+      EXPECT_EQ(m->Move(A(1001), 0, 5001).status, -ENOMEM);
+      EXPECT_EQ(m->counters().reclaim_runs, 0u);
+      continue;
+    }
+    EXPECT_EQ(m->counters().reclaim_runs, 1u);
+    EXPECT_EQ(m->counters().reclaim_demotions, 3u);
+    EXPECT_EQ(m->counters().demoted_pages, 3u);
+    EXPECT_EQ(m->free_pages(0), 3u);
+    for (uint64_t i : {0, 2, 3}) EXPECT_EQ(m->NodeOf(A(i)), 1) << i;
+    for (uint64_t i : {1, 4, 1000}) EXPECT_EQ(m->NodeOf(A(i)), 0) << i;
+    // Down to the low watermark: no reclaim; below it: A(4), then A(5).
+    EXPECT_EQ(m->Move(A(1001), 0, 5001).status, 0);
+    EXPECT_EQ(m->Move(A(1002), 0, 5002).status, 0);
+    EXPECT_EQ(m->counters().reclaim_runs, 1u);
+    EXPECT_EQ(m->Move(A(1003), 0, 5003).status, 0);
+    EXPECT_EQ(m->counters().reclaim_runs, 2u);
+    EXPECT_EQ(m->NodeOf(A(4)), 1);
+    EXPECT_EQ(m->NodeOf(A(5)), 1);
+    EXPECT_EQ(m->NodeOf(A(6)), 1);
+    EXPECT_EQ(m->NodeOf(A(7)), 0);
+    EXPECT_EQ(m->free_pages(0), 3u);
+    EXPECT_EQ(m->used_pages(0) + m->used_pages(1), 1010u);
+  }
+}
+
 TEST(SimulatedMemoryTest, CapacityIsNeverExceeded) {
   auto m = Make(TwoPackages(), {{0, 50}, {1, 50}, {2, 60}, {3, 60}});
   std::mt19937_64 rng(7);
