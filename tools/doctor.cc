@@ -349,10 +349,11 @@ uint64_t FdsPerTask(const EventGroup& plan, const std::vector<int>& online) {
 
 // --- kernel features -------------------------------------------------------
 
+// `source`: the one attach would run ("" if none can).
 void FeatureFacts(const KernelFs& fs, const DoctorEnv& env,
                   const std::optional<std::pair<int, int>>& version,
                   const std::string& release, const SourceCapabilities& caps,
-                  Facts& out) {
+                  const std::string& source, Facts& out) {
   // Memory-policy modes: as `hotpage topology` finds them (set_mempolicy
   // probe on the live kernel, sysfs and the release in a tree).
   std::optional<bool> preferred_many;
@@ -552,7 +553,24 @@ void FeatureFacts(const KernelFs& fs, const DoctorEnv& env,
             "--source hintfault --allow-sysctl-changes` hold it at 2 with "
             "promotion off while it runs");
   }
-  if (fs.Exists(kDemotion)) {
+  if (fs.Exists(kDemotion) && source == "hintfault") {
+    // Hint faults see no fast-tier page: the kernel's reclaim, whose LRU
+    // does, picks what leaves a full fast tier (policy/engine.h, "The
+    // kernel's LRU as the fast tier's evidence").
+    absl::StatusOr<std::string> d = fs.ReadTrimmed(kDemotion);
+    const bool on = d.ok() && (*d == "true" || *d == "1" || *d == "Y");
+    out.Add("demotion", on,
+            on ? "demotion_enabled=true: with --source hintfault, hotpage "
+                 "promotes pages that fault in two scan passes into a full "
+                 "fast tier and the kernel's reclaim demotes what its LRU "
+                 "holds coldest"
+               : "demotion_enabled=false: --source hintfault sees no page on "
+                 "the fast tier, so once it is full hotpage can only probe "
+                 "it (demoting pages it never sampled, from 10 s on)",
+            absl::StrCat("echo true > ", kDemotion,
+                         " before attaching: the kernel's LRU, which sees the "
+                         "fast tier, then picks what leaves it"));
+  } else if (fs.Exists(kDemotion)) {
     absl::StatusOr<std::string> d = fs.ReadTrimmed(kDemotion);
     const bool on = d.ok() && (*d == "true" || *d == "1" || *d == "Y");
     out.Add("demotion", !on,
@@ -807,7 +825,7 @@ absl::StatusOr<DoctorReport> Diagnose(const KernelFs& fs,
   }
 
   PrivilegeFacts(priv, out);
-  FeatureFacts(fs, env, version, release, caps, out);
+  FeatureFacts(fs, env, version, release, caps, report.source, out);
   report.facts = out.Take();
   return report;
 }

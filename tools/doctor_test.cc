@@ -309,6 +309,29 @@ TEST(DoctorTest, NumaBalancingModesAndDemotion) {
   EXPECT_TRUE(Get(r, "demotion").ok);
 }
 
+// With --source hintfault, demotion on reclaim is what lets a full fast tier
+// be managed at all (the source sees no page there): recommended, not a
+// fight.
+TEST(DoctorTest, DemotionIsWantedForTheHintFaultSource) {
+  FakeTree t;
+  BaseTree(t, "6.12.0", 4);
+  t.Write("/proc/sys/kernel/numa_balancing", "0\n");
+  t.Write("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps",
+          "65536\n");
+  t.Write("/sys/kernel/mm/numa/demotion_enabled", "false\n");
+  DoctorEnv env = Env();
+  env.source = "hintfault";
+  DoctorReport r = Diag(t, env);
+  ASSERT_EQ(r.source, "hintfault");
+  EXPECT_FALSE(Get(r, "demotion").ok);
+  EXPECT_TRUE(Contains(Get(r, "demotion").fix, "echo true"))
+      << Get(r, "demotion").fix;
+  t.Write("/sys/kernel/mm/numa/demotion_enabled", "true\n");
+  r = Diag(t, env);
+  EXPECT_TRUE(Get(r, "demotion").ok);
+  EXPECT_TRUE(Contains(Get(r, "demotion").value, "LRU"));
+}
+
 TEST(DoctorTest, KernelFeaturesFromTheTree) {
   FakeTree t;
   BaseTree(t, "6.10.0", 4);
