@@ -316,8 +316,7 @@ TEST(DoctorTest, DemotionIsWantedForTheHintFaultSource) {
   FakeTree t;
   BaseTree(t, "6.12.0", 4);
   t.Write("/proc/sys/kernel/numa_balancing", "0\n");
-  t.Write("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps",
-          "65536\n");
+  t.Write("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps", "65536\n");
   t.Write("/sys/kernel/mm/numa/demotion_enabled", "false\n");
   DoctorEnv env = Env();
   env.source = "hintfault";
