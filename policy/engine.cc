@@ -189,6 +189,7 @@ PolicyEngine::PolicyEngine(const Topology& topology,
   window_accesses_.assign(std::min(max_node + 1, 4096), 0.0);
   if (topology_.tiers.size() >= 2) next_tier_nodes_ = topology_.tiers[1].nodes;
   unknown_demand_.reserve(kMaxUnknownDemand);
+  if (ReclaimMakesRoom()) repeats_.reserve(kMaxUnknownDemand);
 }
 
 void PolicyEngine::ObserveMigration(uint64_t moved_pages, uint64_t spent_ns) {
@@ -496,6 +497,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
   // A promoted page sampled again came back to the slow tier (the source
   // sees no other): with reclaim making room, the kernel demoted it.
   const bool watch_returns = ReclaimMakesRoom() && !promoted_at_.empty();
+  const bool watch_repeats = ReclaimMakesRoom();
   for (const Sample& s : samples) {
     AccessSample a;
     a.vaddr = s.vaddr;
@@ -532,6 +534,17 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
       demand_node = it->second.node;
       ++window_known_;
       window_fast_ += IsFastNode(it->second.node);
+      // A second fault within the long window, placed as it arrives (the
+      // kernel promotes in the fault): reclaim takes the pages one by one
+      // over the pass rather than in a round's burst.
+      if (watch_repeats && a.kind == PageKind::k4K &&
+          repeats_.size() < repeats_.capacity()) {
+        auto kc = key_counts_.find(key);
+        if (kc != key_counts_.end() && kc->second.long_count >= kRepeatBar &&
+            !reclaim_held_until_.contains(key)) {
+          repeats_.push_back(key);
+        }
+      }
     } else {
       ++window_novel_;  // not placed at the last round (CheckShift)
       if (!room_pages_.empty()) UseRoom(key, a.kind, a.node, a.time_ns);
@@ -624,6 +637,7 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
   if (!options_.slow_tier_samples) return none;
   if (bandwidth_bound_) {  // promotions held: the round decides
     arrivals_cursor_ = unknown_demand_.size();
+    repeats_.clear();
     return none;
   }
   arrival_pages_.clear();
@@ -638,6 +652,15 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
     arrival_pages_.push_back(k.vaddr());
     arrival_accessors_.push_back(u.fallback_node);
   }
+  // Second faults (reclaim_makes_room): candidates a promotion left to
+  // reclaim may take.
+  const size_t first_repeat = arrival_pages_.size();
+  for (const uint64_t key : repeats_) {
+    if (!arrived_.insert(key).second) continue;
+    arrival_pages_.push_back(PageKey::Unpack(key).vaddr());
+    arrival_accessors_.push_back(-1);
+  }
+  repeats_.clear();
   if (arrival_pages_.empty()) return none;
   arrival_nodes_.assign(arrival_pages_.size(), -1);
   if (view.QueryNodes(arrival_pages_, absl::MakeSpan(arrival_nodes_)) < 0)
@@ -658,6 +681,7 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
     h.rate = period / interval_s;
     h.rate_lo = one.lo * period / interval_s;
     h.rate_hi = one.hi * period / interval_s;
+    h.repeated = i >= first_repeat;
     arrival_heat_.push_back(h);
   }
   if (arrival_heat_.empty()) return none;
@@ -1465,6 +1489,7 @@ void PolicyEngine::AttributeUnknownDemand(absl::Span<const NodeFree> free) {
     i = end;
   }
   unknown_demand_.clear();
+  repeats_.clear();      // the round ranks them
   arrivals_cursor_ = 0;  // PlaceArrivals reads the next window's
 }
 

@@ -273,21 +273,28 @@
 // demoted by that reclaim (the source sees no fast-tier page): the LRU held
 // it colder than the rest of the tier, and no such promotion takes it for
 // the next long window (reclaim_held_until_; counters reclaim_promotions,
-// reclaim_returns). Measured in a 6.12 guest (tests/attach
+// reclaim_returns). A second fault is placed as it arrives (PlaceArrivals,
+// repeats_), as the kernel promotes in the fault: over the bundled rows
+// below that took hotpage from 41 to 45 of 60 ahead of tpp (mean +7.6 ->
+// +8.5 points; sort_lines +1.6 to +7.7) and on the variants from 55 to 54
+// of 66 (mean +10.7 -> +12.2), losing 1-4 points on the bandwidth-bound
+// stream rows. Measured in a 6.12 guest (tests/attach
 // attach_spill_reclaim_vm_test: node 0 full from first touch, 7 of 16 hot
 // clusters on node 1): the hot set reached 90% on node 0 in 6.2 s with 2511
 // promotions left to reclaim and the kernel demoting 11,930 pages, against
-// 23.4 s and 19,356 engine demotions by the sweep with the rule off. The
+// 23.4 s and 19,356 engine demotions by the sweep with the rule off (6.5 s
+// with second faults placed as they arrive: the kernel's passes decide). The
 // simulator models that reclaim (SimulatedMemoryOptions::reclaim_demotes,
 // `hotpage simulate --source hintfault --kernel-demotion`, the tpp model's
 // exact LRU): over the ten bundled traces at 1:2, 1:4 and 1:8, each with
 // default first touch and with every page first on CXL, hotpage led the
-// calibrated tpp model in 41 of 60 rows by fast-tier share (mean +7.6
+// calibrated tpp model in 45 of 60 rows by fast-tier share (mean +8.5
 // points) against 21 of 60 (mean -2.1) with the sweep, and on the
 // variant traces, which no rule was developed on (score_table.py
-// VARIANTS), in 55 of 66 (mean +10.7) against 33 (+1.8)
+// VARIANTS), in 54 of 66 (mean +12.2) against 33 (+1.8)
 // (tools/simulate/README.md, "Without a PMU, under pressure"). Tested in
-// engine_test TheKernelsReclaimMakesRoomForPagesThatFaultTwice.
+// engine_test TheKernelsReclaimMakesRoomForPagesThatFaultTwice and
+// ASecondFaultIsLeftToReclaimAsItArrives.
 //
 // Reaction to change (ShiftDetector below): between rounds, every ingested
 // sample whose page's node is known is tallied as served by the fast tier
@@ -1205,7 +1212,7 @@ class PolicyEngine {
   // PlaceArrivals.
   bool ArrivalsPending() const {
     return options_.slow_tier_samples &&
-           arrivals_cursor_ < unknown_demand_.size();
+           (arrivals_cursor_ < unknown_demand_.size() || !repeats_.empty());
   }
   // Between rounds, on the thread that ingests: the 4 KiB pages sampled
   // since the last round that no round has placed and no earlier call has
@@ -1551,6 +1558,11 @@ class PolicyEngine {
     double accesses = 0;
   };
   std::vector<UnknownDemand> unknown_demand_;
+  // reclaim_makes_room: keys placed by a round sampled again with a long
+  // count at least kRepeatBar (a second fault within the long window), for
+  // PlaceArrivals; bounded like unknown_demand_.
+  std::vector<uint64_t> repeats_;
+  static constexpr double kRepeatBar = 0.36787944117144233;  // exp(-1)
   std::vector<int> next_tier_nodes_;
   bool bandwidth_bound_ = false;
   // Benefit against cost.

@@ -1162,6 +1162,51 @@ TEST(PolicyEngineTest, TheKernelsReclaimMakesRoomForPagesThatFaultTwice) {
   }
 }
 
+// The same with PlaceArrivals between rounds, as attach's loop runs it: C's
+// second fault is placed as it arrives (the kernel promotes in the fault),
+// not at the next round; its first is not (one fault, no room), nor its
+// third (back on the slow tier within the long window: held). Without
+// reclaim_makes_room no arrival is planned at all.
+TEST(PolicyEngineTest, ASecondFaultIsLeftToReclaimAsItArrives) {
+  const Topology topo = ThreeNodes();
+  const uint64_t kC = kBase + kPage;
+  for (const bool reclaim : {true, false}) {
+    SCOPED_TRACE(reclaim ? "reclaim_makes_room" : "off");
+    EngineOptions opt;
+    opt.slow_tier_samples = true;
+    opt.sample_weight = 8;
+    opt.reclaim_makes_room = reclaim;
+    auto engine = MakeEngine(topo, {}, opt);
+    MapView view;
+    view.free = {{0, kGiB / 50}, {1, kGiB / 50}, {2, kGiB / 2}};
+    view.node[kC] = 2;
+    engine->Start(0);
+    std::vector<uint64_t> arrival_moves;  // when PlaceArrivals planned C
+    for (uint64_t sec = 1; sec < 4; ++sec) {
+      Sample s = At(kC, sec * kSec + kSec / 5);
+      s.source = SampleSource::kPageFault;
+      engine->Ingest(std::vector<Sample>{s});
+      // 1 s: a new page; 2 s: a second fault; 3 s: C back on the slow tier
+      // after its promotion, held.
+      EXPECT_EQ(engine->ArrivalsPending(), sec == 1 || (reclaim && sec == 2))
+          << sec;
+      const PlacementDecision d =
+          engine->PlaceArrivals(view, sec * kSec + kSec / 4);
+      for (const PlannedMove& m : d.moves) {
+        EXPECT_EQ(m.trigger, PlacementTrigger::kReclaim);
+        arrival_moves.push_back(sec);
+      }
+      engine->RunRound(view, sec * kSec + kSec / 2);
+    }
+    if (reclaim) {
+      EXPECT_EQ(arrival_moves, std::vector<uint64_t>({2}));
+      EXPECT_EQ(engine->counters().reclaim_returns, 1u);
+    } else {
+      EXPECT_TRUE(arrival_moves.empty());
+    }
+  }
+}
+
 TEST(PolicyEngineTest, ArrivalsFromASlowTierSourceArePlacedBetweenRounds) {
   const Topology topo = ThreeNodes();
   auto run = [&](bool option, MapView& view) {
