@@ -276,7 +276,7 @@
 // reclaim_returns). A second fault is placed as it arrives (PlaceArrivals,
 // repeats_), as the kernel promotes in the fault: over the bundled rows
 // below that took hotpage from 41 to 45 of 60 ahead of tpp (mean +7.6 ->
-// +8.5 points; sort_lines +1.6 to +7.7) and on the variants from 55 to 54
+// +8.5 points; sort_lines +3.0 to +7.7) and on the variants from 55 to 54
 // of 66 (mean +10.7 -> +12.2), losing 1-4 points on the bandwidth-bound
 // stream rows. Measured in a 6.12 guest (tests/attach
 // attach_spill_reclaim_vm_test: node 0 full from first touch, 7 of 16 hot
