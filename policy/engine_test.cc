@@ -96,6 +96,21 @@ Sample At(uint64_t vaddr, uint64_t t, uint32_t cpu = 0) {
   return s;
 }
 
+// A hint fault (a page-fault sample) of `vaddr` at `t`.
+Sample Fault(uint64_t vaddr, uint64_t t) {
+  Sample s = At(vaddr, t);
+  s.source = SampleSource::kPageFault;
+  return s;
+}
+
+// Hint faults as attach takes them: slow-tier pages only, weight 8.
+EngineOptions HintFaultOptions() {
+  EngineOptions opt;
+  opt.slow_tier_samples = true;
+  opt.sample_weight = 8;
+  return opt;
+}
+
 std::unique_ptr<PolicyEngine> MakeEngine(const Topology& topo,
                                          PlacementConfig cfg = {},
                                          EngineOptions opt = {}) {
@@ -1044,16 +1059,9 @@ TEST(PolicyEngineTest, ThePairFormIsForSamplesThatCountAccesses) {
 TEST(PolicyEngineTest, ADemotionAFaultUndoesProtectsThePage) {
   const Topology topo = ThreeNodes();
   const uint64_t kV = kBase, kC = kBase + kPage, kD = kBase + 2 * kPage;
-  auto fault = [](uint64_t vaddr, uint64_t t) {
-    Sample s = At(vaddr, t);
-    s.source = SampleSource::kPageFault;
-    return s;
-  };
   for (const bool protects : {true, false}) {
     SCOPED_TRACE(protects ? "refault_protects" : "off");
-    EngineOptions opt;
-    opt.slow_tier_samples = true;
-    opt.sample_weight = 8;
+    EngineOptions opt = HintFaultOptions();
     opt.refault_protects = protects;
     auto engine = MakeEngine(topo, {}, opt);
     MapView view;
@@ -1062,12 +1070,12 @@ TEST(PolicyEngineTest, ADemotionAFaultUndoesProtectsThePage) {
     view.node[kC] = 2;
     view.node[kD] = 2;
     engine->Start(0);
-    engine->Ingest(std::vector<Sample>{fault(kV, kSec / 10)});
+    engine->Ingest(std::vector<Sample>{Fault(kV, kSec / 10)});
     // Rounds every second; C faults between them until it displaces V.
     uint64_t demoted_v_at = 0;
     uint64_t sec = 1;
     for (; sec < 40 && demoted_v_at == 0; ++sec) {
-      if (sec >= 20) engine->Ingest(std::vector<Sample>{fault(kC, sec * kSec)});
+      if (sec >= 20) engine->Ingest(std::vector<Sample>{Fault(kC, sec * kSec)});
       const RoundReport r = engine->RunRound(view, sec * kSec + kSec / 2);
       for (const PlannedMove& m : r.decision.moves) {
         if (m.vaddr == kV && m.reason == PlacementReason::kDemote)
@@ -1079,12 +1087,12 @@ TEST(PolicyEngineTest, ADemotionAFaultUndoesProtectsThePage) {
     // the only page on the fast tier once it is back.
     view.node[kV] = 2;
     const uint64_t refault = demoted_v_at + 2 * kSec;
-    engine->Ingest(std::vector<Sample>{fault(kV, refault)});
+    engine->Ingest(std::vector<Sample>{Fault(kV, refault)});
     EXPECT_EQ(engine->counters().refault_protections, protects ? 1u : 0u);
     view.node[kV] = 0;
     uint64_t v_demoted_again = 0;
     for (uint64_t t = refault + kSec; t < refault + 20 * kSec; t += kSec) {
-      engine->Ingest(std::vector<Sample>{fault(kD, t - kSec / 2)});
+      engine->Ingest(std::vector<Sample>{Fault(kD, t - kSec / 2)});
       const RoundReport r = engine->RunRound(view, t);
       for (const PlannedMove& m : r.decision.moves) {
         if (m.vaddr == kV && m.reason == PlacementReason::kDemote &&
@@ -1114,16 +1122,9 @@ TEST(PolicyEngineTest, ADemotionAFaultUndoesProtectsThePage) {
 TEST(PolicyEngineTest, TheKernelsReclaimMakesRoomForPagesThatFaultTwice) {
   const Topology topo = ThreeNodes();
   const uint64_t kV = kBase, kC = kBase + kPage;
-  auto fault = [](uint64_t vaddr, uint64_t t) {
-    Sample s = At(vaddr, t);
-    s.source = SampleSource::kPageFault;
-    return s;
-  };
   for (const bool reclaim : {true, false}) {
     SCOPED_TRACE(reclaim ? "reclaim_makes_room" : "off");
-    EngineOptions opt;
-    opt.slow_tier_samples = true;
-    opt.sample_weight = 8;
+    EngineOptions opt = HintFaultOptions();
     opt.reclaim_makes_room = reclaim;
     auto engine = MakeEngine(topo, {}, opt);
     EXPECT_EQ(engine->reclaim_makes_room(), reclaim);
@@ -1132,11 +1133,11 @@ TEST(PolicyEngineTest, TheKernelsReclaimMakesRoomForPagesThatFaultTwice) {
     view.node[kV] = 0;
     view.node[kC] = 2;
     engine->Start(0);
-    engine->Ingest(std::vector<Sample>{fault(kV, kSec / 10)});
+    engine->Ingest(std::vector<Sample>{Fault(kV, kSec / 10)});
     std::vector<uint64_t> reclaimed_at;  // rounds that left C to reclaim
     uint64_t demotions = 0;
     for (uint64_t sec = 1; sec < 20; ++sec) {
-      engine->Ingest(std::vector<Sample>{fault(kC, sec * kSec + kSec / 5)});
+      engine->Ingest(std::vector<Sample>{Fault(kC, sec * kSec + kSec / 5)});
       const uint64_t t = sec * kSec + kSec / 2;
       const RoundReport r = engine->RunRound(view, t);
       for (const PlannedMove& m : r.decision.moves) {
@@ -1172,9 +1173,7 @@ TEST(PolicyEngineTest, ASecondFaultIsLeftToReclaimAsItArrives) {
   const uint64_t kC = kBase + kPage;
   for (const bool reclaim : {true, false}) {
     SCOPED_TRACE(reclaim ? "reclaim_makes_room" : "off");
-    EngineOptions opt;
-    opt.slow_tier_samples = true;
-    opt.sample_weight = 8;
+    EngineOptions opt = HintFaultOptions();
     opt.reclaim_makes_room = reclaim;
     auto engine = MakeEngine(topo, {}, opt);
     MapView view;
@@ -1183,9 +1182,7 @@ TEST(PolicyEngineTest, ASecondFaultIsLeftToReclaimAsItArrives) {
     engine->Start(0);
     std::vector<uint64_t> arrival_moves;  // when PlaceArrivals planned C
     for (uint64_t sec = 1; sec < 4; ++sec) {
-      Sample s = At(kC, sec * kSec + kSec / 5);
-      s.source = SampleSource::kPageFault;
-      engine->Ingest(std::vector<Sample>{s});
+      engine->Ingest(std::vector<Sample>{Fault(kC, sec * kSec + kSec / 5)});
       // 1 s: a new page; 2 s: a second fault; 3 s: C back on the slow tier
       // after its promotion, held.
       EXPECT_EQ(engine->ArrivalsPending(), sec == 1 || (reclaim && sec == 2))
