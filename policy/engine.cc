@@ -959,7 +959,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     // Two samples within the long window (the older weighs at least
     // exp(-1)): what a promotion left to the kernel's reclaim needs, unless
     // that reclaim sent the page back within a long window of the last.
-    heat.repeated = long_counts_now_[e.index] >= 1 + std::exp(-1.0) &&
+    heat.repeated = long_counts_now_[e.index] >= 1 + kRepeatBar &&
                     !reclaim_held_until_.contains(e.entry.key.Pack());
     candidates.push_back(heat);
     if (!hold_short_window) short_window(candidates.back(), e);

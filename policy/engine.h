@@ -1562,7 +1562,10 @@ class PolicyEngine {
   // count at least kRepeatBar (a second fault within the long window), for
   // PlaceArrivals; bounded like unknown_demand_.
   std::vector<uint64_t> repeats_;
-  static constexpr double kRepeatBar = 0.36787944117144233;  // exp(-1)
+  // A fault's weight in the long count after one long window, exp(-1): a
+  // long count before a fault at least this, or one after it at least
+  // 1 + this, holds two faults within the long window (PageHeat::repeated).
+  static constexpr double kRepeatBar = 0.36787944117144233;
   std::vector<int> next_tier_nodes_;
   bool bandwidth_bound_ = false;
   // Benefit against cost.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "sampler/perf/event_config.h"
+#include "tools/attach/attach_engine.h"
 #include "tools/attach/source_choice.h"
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel/capabilities.h"
@@ -553,12 +554,12 @@ void FeatureFacts(const KernelFs& fs, const DoctorEnv& env,
             "--source hintfault --allow-sysctl-changes` hold it at 2 with "
             "promotion off while it runs");
   }
+  // Read as attach reads it (KernelDemotes), so the two agree.
+  const bool on = KernelDemotes(fs);
   if (fs.Exists(kDemotion) && source == "hintfault") {
     // Hint faults see no fast-tier page: the kernel's reclaim, whose LRU
     // does, picks what leaves a full fast tier (policy/engine.h, "The
     // kernel's LRU as the fast tier's evidence").
-    absl::StatusOr<std::string> d = fs.ReadTrimmed(kDemotion);
-    const bool on = d.ok() && (*d == "true" || *d == "1" || *d == "Y");
     out.Add("demotion", on,
             on ? "demotion_enabled=true: with --source hintfault, hotpage "
                  "promotes pages that fault in two scan passes into a full "
@@ -571,8 +572,6 @@ void FeatureFacts(const KernelFs& fs, const DoctorEnv& env,
                          " before attaching: the kernel's LRU, which sees the "
                          "fast tier, then picks what leaves it"));
   } else if (fs.Exists(kDemotion)) {
-    absl::StatusOr<std::string> d = fs.ReadTrimmed(kDemotion);
-    const bool on = d.ok() && (*d == "true" || *d == "1" || *d == "Y");
     out.Add("demotion", !on,
             on ? "demotion_enabled=true: reclaim moves cold pages to slower "
                  "tiers by the kernel's LRU, beside hotpage's own demotion"
