@@ -167,7 +167,9 @@ PolicyEngine::PolicyEngine(const Topology& topology,
       fast_bytes_(fast_bytes),
       fast_nodes_(topology.FastNodes()),
       node_of_cpu_(4096, -1),
-      zero_count_hi_(PoissonInterval(0, ScanOptionsFor(config, options).z).hi) {
+      zero_count_hi_(PoissonInterval(0, ScanOptionsFor(config, options).z).hi),
+      repeat_window_ns_(options.long_window_ns),
+      repeat_bar_(std::exp(-1.0)) {
   for (int n : fast_nodes_) {
     if (n >= 0 && n < 4096) {
       if (static_cast<size_t>(n) >= is_fast_.size()) is_fast_.resize(n + 1);
@@ -540,7 +542,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
       if (watch_repeats && a.kind == PageKind::k4K &&
           repeats_.size() < repeats_.capacity()) {
         auto kc = key_counts_.find(key);
-        if (kc != key_counts_.end() && kc->second.long_count >= kRepeatBar &&
+        if (kc != key_counts_.end() && kc->second.long_count >= repeat_bar_ &&
             !reclaim_held_until_.contains(key)) {
           repeats_.push_back(key);
         }
@@ -945,6 +947,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   };
   absl::erase_if(reclaim_held_until_,
                  [&](const auto& e) { return e.second <= now_ns; });
+  if (ReclaimMakesRoom()) AdaptRepeatWindow(prev_round_ns, now_ns, report);
   std::vector<PageHeat>& candidates = candidates_;
   std::vector<PageHeat>& victims = victims_;
   std::vector<PageHeat>& hot_on_fast = hot_on_fast_;
@@ -959,7 +962,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     // Two samples within the long window (the older weighs at least
     // exp(-1)): what a promotion left to the kernel's reclaim needs, unless
     // that reclaim sent the page back within a long window of the last.
-    heat.repeated = long_counts_now_[e.index] >= 1 + kRepeatBar &&
+    heat.repeated = long_counts_now_[e.index] >= 1 + repeat_bar_ &&
                     !reclaim_held_until_.contains(e.entry.key.Pack());
     candidates.push_back(heat);
     if (!hold_short_window) short_window(candidates.back(), e);
@@ -1274,10 +1277,35 @@ void PolicyEngine::NoteReturn(uint64_t key, uint64_t time_ns) {
   if (time_ns - it->second <= options_.long_window_ns) {
     reclaim_held_until_[key] = time_ns + options_.long_window_ns;
     ++counters_.reclaim_returns;
+    // Its age bounds the LRU's characteristic time from above (file
+    // comment, "The repeat window follows the LRU's characteristic time").
+    round_min_return_age_ns_ =
+        std::min(round_min_return_age_ns_, time_ns - it->second);
   }
   // Its life on the fast tier ended (the horizon): the kernel demoted it.
   promoted_at_.erase(it);
   ++deaths_;
+}
+
+void PolicyEngine::AdaptRepeatWindow(uint64_t prev_round_ns, uint64_t now_ns,
+                                     RoundReport& report) {
+  const uint64_t tau = options_.long_window_ns;
+  if (tau == 0) return;  // no long count: the bar stays exp(-1)
+  const uint64_t floor = std::min(kMinRepeatWindowNs, tau);
+  if (round_min_return_age_ns_ != UINT64_MAX) {
+    const uint64_t cut = std::max(floor, round_min_return_age_ns_);
+    if (cut < repeat_window_ns_) {
+      repeat_window_ns_ = cut;
+      ++counters_.repeat_window_cuts;
+    }
+  } else if (prev_round_ns != 0 && now_ns > prev_round_ns) {
+    repeat_window_ns_ =
+        std::min(tau, repeat_window_ns_ + (now_ns - prev_round_ns));
+  }
+  round_min_return_age_ns_ = UINT64_MAX;
+  repeat_bar_ = std::exp(-static_cast<double>(repeat_window_ns_) /
+                         static_cast<double>(tau));
+  report.repeat_window_s = static_cast<double>(repeat_window_ns_) / 1e9;
 }
 
 void PolicyEngine::NoteRefault(uint64_t vaddr, uint64_t time_ns) {

@@ -291,10 +291,43 @@
 // calibrated tpp model in 45 of 60 rows by fast-tier share (mean +8.5
 // points) against 21 of 60 (mean -2.1) with the sweep, and on the
 // variant traces, which no rule was developed on (score_table.py
-// VARIANTS), in 54 of 66 (mean +12.2) against 33 (+1.8)
-// (tools/simulate/README.md, "Without a PMU, under pressure"). Tested in
+// VARIANTS), in 54 of 66 (mean +12.2) against 33 (+1.8); 47 and 60 with
+// the repeat window below (tools/simulate/README.md, "Without a PMU, under
+// pressure"). Tested in
 // engine_test TheKernelsReclaimMakesRoomForPagesThatFaultTwice and
 // ASecondFaultIsLeftToReclaimAsItArrives.
+// The repeat window follows the LRU's characteristic time. Two faults
+// within 10 s admit every page touched in two scan passes 10 s apart, and
+// a fast tier that keeps a page only T_C seconds without an access (the
+// characteristic time of an LRU cache: Che, Tung and Wang, IEEE JSAC 2002;
+// in steady state about the tier's pages over its reclaim's demotions per
+// second) evicts the ones touched less often than that before their next
+// touch: each comes back (a return), and a return costs two moves and
+// displaces a page that would have stayed. A return is the measure of
+// T_C the engine has: a page promoted at t_p, evicted after T_C without an
+// access and faulting again at t_r has t_r - t_p at least T_C (its next
+// touch after the eviction, and the next scan pass before the fault).
+// So the window W in which two faults make a page `repeated` is the long
+// window until a return is seen; a round whose returns' shortest age
+// (promotion to return) is below W cuts W to it, never below
+// kMinRepeatWindowNs (the kernel's shortest NUMA scan period, 1 s: a
+// page faults at most once a pass, so a shorter window admits no page);
+// a round with no return lets W grow back by the time since the last
+// round, up to the long window. The fault-count bar is then 1 + exp(-W /
+// long window) (PageHeat::repeated; repeats_). Nothing here is tuned: the
+// ages are the kernel's, the floor is its default scan period. Over the
+// bundled rows below (hint faults with kernel demotion against tpp) it
+// took hotpage from 45 to 47 of 60 (mean +8.5 -> +9.5 points; stream_mix
+// 1:8 first on CXL +14.3, stream_grow 1:8 first on CXL +5.3, no row lost
+// more than 1.7) with 38% fewer ping-pongs, and on the variant traces
+// from 54 to 60 of 66 (mean +12.2 -> +13.2; the largest loss 2.0,
+// gups_2threads 1:4 first on CXL). Fixed windows of 3 s and 1 s, tried
+// first, gained under pressure and lost up to 8 points where the tier is
+// roomy (sqlite_kv 1:4, stream_grow 1:2): the window must follow the
+// pressure (tools/simulate/README.md, "The repeat window"). Reported as
+// RoundReport::repeat_window_s and
+// the counter repeat_window_cuts. Tested in engine_test
+// AReturnShortensTheRepeatWindow and TheRepeatWindowGrowsBackWithoutReturns.
 //
 // Reaction to change (ShiftDetector below): between rounds, every ingested
 // sample whose page's node is known is tallied as served by the fast tier
@@ -1095,6 +1128,11 @@ struct RoundReport {
   double horizon_s = 0;
   double migration_cost_ns = 0;
   double migration_margin_per_sec = 0;
+  // With reclaim making room (EngineOptions::reclaim_makes_room): the
+  // window in which two faults make a page `repeated` this round (file
+  // comment, "The repeat window follows the LRU's characteristic time");
+  // 0 otherwise.
+  double repeat_window_s = 0;
   // The samples' rates only bound the access rates from below (a fault
   // source or DAMON, SamplesCountAccesses): the margin is 0, no move gated.
   bool rates_bound_accesses = false;
@@ -1151,6 +1189,8 @@ struct EngineCounters {
   // Promoted pages back on the slow tier within the long window, each then
   // left out of such promotions for one.
   uint64_t reclaim_returns = 0;
+  // Rounds whose returns cut the repeat window (file comment).
+  uint64_t repeat_window_cuts = 0;
   uint64_t planned_demotions = 0;
   uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
   uint64_t yield_hits = 0;        // samples on promoted entries afterwards
@@ -1562,10 +1602,20 @@ class PolicyEngine {
   // count at least kRepeatBar (a second fault within the long window), for
   // PlaceArrivals; bounded like unknown_demand_.
   std::vector<uint64_t> repeats_;
-  // A fault's weight in the long count after one long window, exp(-1): a
-  // long count before a fault at least this, or one after it at least
-  // 1 + this, holds two faults within the long window (PageHeat::repeated).
-  static constexpr double kRepeatBar = 0.36787944117144233;
+  // The repeat window (file comment, "The repeat window follows the LRU's
+  // characteristic time") and the fault's weight in the long count after
+  // it, exp(-window / long window): a long count before a fault at least
+  // repeat_bar_, or one after it at least 1 + repeat_bar_, holds two faults
+  // within the window (PageHeat::repeated). The shortest age of the returns
+  // since the last round, UINT64_MAX for none.
+  static constexpr uint64_t kMinRepeatWindowNs = 1000000000;
+  uint64_t repeat_window_ns_ = 0;
+  double repeat_bar_ = 0;
+  uint64_t round_min_return_age_ns_ = UINT64_MAX;
+  // Cuts or grows the repeat window for the round at now_ns (the previous
+  // at prev_round_ns, 0 for none) and sets repeat_bar_.
+  void AdaptRepeatWindow(uint64_t prev_round_ns, uint64_t now_ns,
+                         RoundReport& report);
   std::vector<int> next_tier_nodes_;
   bool bandwidth_bound_ = false;
   // Benefit against cost.

@@ -1204,6 +1204,93 @@ TEST(PolicyEngineTest, ASecondFaultIsLeftToReclaimAsItArrives) {
   }
 }
 
+// The repeat window follows the LRU's characteristic time (engine.h), as
+// above: hint faults with reclaim making room, both fast nodes with no
+// room, rounds at s + 0.5 s. C faults at 1.2 and 2.2 s and is left to
+// reclaim at 2.5 s. D faults at 1.9 and 6.4 s, 4.5 s apart: two faults
+// within the long window. Where C comes back at 5.7 s (a return 3.2 s
+// after its promotion: the kernel evicted it within that), the round at
+// 6.5 s cuts the window to 3.2 s and D is not left to reclaim; where C does
+// not come back, D is, at 6.5 s.
+struct RepeatRun {
+  std::vector<double> windows;           // RoundReport::repeat_window_s
+  std::map<uint64_t, uint64_t> reclaim;  // vaddr -> first kReclaim round
+  uint64_t cuts = 0;
+};
+RepeatRun RunRepeatWindow(
+    bool c_returns, uint64_t rounds,
+    const std::vector<std::pair<uint64_t, uint64_t>>& more_faults = {}) {
+  const uint64_t kC = kBase + kPage, kD = kBase + 2 * kPage;
+  EngineOptions opt = HintFaultOptions();
+  opt.reclaim_makes_room = true;
+  const Topology topo = ThreeNodes();  // the engine keeps a reference
+  auto engine = MakeEngine(topo, {}, opt);
+  MapView view;
+  view.free = {{0, kGiB / 50}, {1, kGiB / 50}, {2, kGiB / 2}};
+  view.node[kC] = 2;
+  view.node[kD] = 2;
+  for (const auto& [vaddr, t] : more_faults) view.node[vaddr] = 2;
+  std::vector<std::pair<uint64_t, uint64_t>> faults = {
+      {kC, 1200 * kSec / 1000},
+      {kD, 1900 * kSec / 1000},
+      {kC, 2200 * kSec / 1000},
+      {kD, 6400 * kSec / 1000}};
+  if (c_returns) faults.push_back({kC, 5700 * kSec / 1000});
+  faults.insert(faults.end(), more_faults.begin(), more_faults.end());
+  std::sort(faults.begin(), faults.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  RepeatRun out;
+  engine->Start(0);
+  size_t next = 0;
+  for (uint64_t sec = 1; sec <= rounds; ++sec) {
+    const uint64_t t = sec * kSec + kSec / 2;
+    for (; next < faults.size() && faults[next].second < t; ++next) {
+      engine->Ingest(
+          std::vector<Sample>{Fault(faults[next].first, faults[next].second)});
+    }
+    const RoundReport r = engine->RunRound(view, t);
+    out.windows.push_back(r.repeat_window_s);
+    for (const PlannedMove& m : r.decision.moves) {
+      if (m.trigger == PlacementTrigger::kReclaim)
+        out.reclaim.emplace(m.vaddr, t);
+    }
+  }
+  out.cuts = engine->counters().repeat_window_cuts;
+  return out;
+}
+
+TEST(PolicyEngineTest, AReturnShortensTheRepeatWindow) {
+  const uint64_t kC = kBase + kPage, kD = kBase + 2 * kPage;
+  const RepeatRun cut = RunRepeatWindow(/*c_returns=*/true, 6);
+  EXPECT_EQ(cut.reclaim.at(kC), 2 * kSec + kSec / 2);
+  EXPECT_FALSE(cut.reclaim.contains(kD));
+  EXPECT_EQ(cut.cuts, 1u);
+  // The long window until the return; its age (5.7 s - 2.5 s) after it.
+  EXPECT_DOUBLE_EQ(cut.windows[4], 10.0);
+  EXPECT_NEAR(cut.windows[5], 3.2, 1e-9);
+  const RepeatRun kept = RunRepeatWindow(/*c_returns=*/false, 6);
+  EXPECT_EQ(kept.reclaim.at(kD), 6 * kSec + kSec / 2);
+  EXPECT_EQ(kept.cuts, 0u);
+  EXPECT_DOUBLE_EQ(kept.windows[5], 10.0);
+}
+
+// After the cut, each round with no return grows the window by the time
+// since the last round, up to the long window: E, faulting at 8.3 and
+// 12.4 s (4.1 s apart), is left to reclaim at 12.5 s, when the window has
+// grown to 9.2 s; a window that stayed at 3.2 s would never take it.
+TEST(PolicyEngineTest, TheRepeatWindowGrowsBackWithoutReturns) {
+  const uint64_t kE = kBase + 3 * kPage;
+  const RepeatRun run = RunRepeatWindow(
+      /*c_returns=*/true, 15,
+      {{kE, 8300 * kSec / 1000}, {kE, 12400 * kSec / 1000}});
+  for (size_t i = 6; i < run.windows.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_NEAR(run.windows[i], std::min(10.0, 3.2 + (i - 5)), 1e-9);
+  }
+  EXPECT_EQ(run.reclaim.at(kE), 12 * kSec + kSec / 2);
+  EXPECT_EQ(run.cuts, 1u);
+}
+
 TEST(PolicyEngineTest, ArrivalsFromASlowTierSourceArePlacedBetweenRounds) {
   const Topology topo = ThreeNodes();
   auto run = [&](bool option, MapView& view) {

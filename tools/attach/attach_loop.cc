@@ -152,6 +152,8 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.arrival_promotions = c.arrival_promotions;
   stats_.refault_protections = c.refault_protections;
   stats_.reclaim_promotions = c.reclaim_promotions;
+  stats_.reclaim_returns = c.reclaim_returns;
+  stats_.repeat_window_s = report.repeat_window_s;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;
@@ -261,6 +263,7 @@ void AttachLoop::Teardown() {
   stats_.arrival_promotions = parts_.engine->counters().arrival_promotions;
   stats_.refault_protections = parts_.engine->counters().refault_protections;
   stats_.reclaim_promotions = parts_.engine->counters().reclaim_promotions;
+  stats_.reclaim_returns = parts_.engine->counters().reclaim_returns;
   stats_.perf = parts_.source->PerfStats();
   PublishStats(/*final=*/true);
   const double elapsed = static_cast<double>(NowNs() - start_ns_) / 1e9;

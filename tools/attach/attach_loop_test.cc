@@ -774,6 +774,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.rounds_waited_for_arrivals = 3;
   s.refault_protections = 5;
   s.reclaim_promotions = 6;
+  s.reclaim_returns = 2;
+  s.repeat_window_s = 3.25;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -837,6 +839,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "rounds_waited_for_arrivals": 3,
   "refault_protections": 5,
   "reclaim_promotions": 6,
+  "reclaim_returns": 2,
+  "repeat_window_s": 3.25,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -932,6 +936,12 @@ hotpage_refault_protections_total{workload="cache",pid="4242",cgroup="system.sli
 # HELP hotpage_reclaim_promotions_total 4 KiB pages promoted into a full fast node whose reclaim demotes (demotion_enabled): the kernel's LRU chose what left.
 # TYPE hotpage_reclaim_promotions_total counter
 hotpage_reclaim_promotions_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 6
+# HELP hotpage_reclaim_returns_total Of those, pages back on the slow tier within the long window (10 s): the kernel's reclaim demoted them.
+# TYPE hotpage_reclaim_returns_total counter
+hotpage_reclaim_returns_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
+# HELP hotpage_repeat_window_seconds The window in which two hint faults make a page a candidate for a promotion left to reclaim, cut by the returns' ages (0: reclaim does not make room).
+# TYPE hotpage_repeat_window_seconds gauge
+hotpage_repeat_window_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3.25
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

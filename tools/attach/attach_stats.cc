@@ -148,6 +148,10 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.refault_protections);
   w.Key("reclaim_promotions");
   w.Uint(s.reclaim_promotions);
+  w.Key("reclaim_returns");
+  w.Uint(s.reclaim_returns);
+  w.Key("repeat_window_s");
+  w.Double(s.repeat_window_s);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -318,6 +322,15 @@ std::string AttachStatsProm(const AttachStats& s) {
       "4 KiB pages promoted into a full fast node whose reclaim demotes "
       "(demotion_enabled): the kernel's LRU chose what left.",
       s.reclaim_promotions);
+  one("hotpage_reclaim_returns_total", "counter",
+      "Of those, pages back on the slow tier within the long window (10 s): "
+      "the kernel's reclaim demoted them.",
+      s.reclaim_returns);
+  one("hotpage_repeat_window_seconds", "gauge",
+      "The window in which two hint faults make a page a candidate for a "
+      "promotion left to reclaim, cut by the returns' ages (0: reclaim does "
+      "not make room).",
+      s.repeat_window_s);
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",

@@ -113,6 +113,13 @@ struct AttachStats {
   // faults with demotion_enabled: policy/engine.h, "The kernel's LRU as the
   // fast tier's evidence").
   uint64_t reclaim_promotions = 0;
+  // Of them, pages back on the slow tier within the long window (the
+  // kernel demoted them), and the window in which two faults make a page a
+  // candidate for such a promotion as the last round set it from their
+  // ages (policy/engine.h, "The repeat window follows the LRU's
+  // characteristic time"; 0 without reclaim making room).
+  uint64_t reclaim_returns = 0;
+  double repeat_window_s = 0;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;

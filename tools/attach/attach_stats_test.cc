@@ -322,6 +322,8 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
        "hotpage_rounds_waited_for_arrivals_total"},
       {"refault_protections", "hotpage_refault_protections_total"},
       {"reclaim_promotions", "hotpage_reclaim_promotions_total"},
+      {"reclaim_returns", "hotpage_reclaim_returns_total"},
+      {"repeat_window_s", "hotpage_repeat_window_seconds"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
       {"planned_sheds", "hotpage_planned_sheds_total"},

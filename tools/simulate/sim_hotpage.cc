@@ -164,6 +164,8 @@ void HotpagePolicy::Round(uint64_t t) {
   unit_requests_ += requests_.size();
   if (!requests_.empty()) migration_->Submit(requests_, t);
   horizon_ms_ = static_cast<uint64_t>(report.horizon_s * 1e3);
+  if (report.repeat_window_s > 0)
+    repeat_window_ms_ = static_cast<uint64_t>(report.repeat_window_s * 1e3);
   migration_cost_ns_ = static_cast<uint64_t>(report.migration_cost_ns);
   if (round_listener_) round_listener_(report);
 }
@@ -206,6 +208,10 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
     out.push_back({"refault_protections", c.refault_protections});
     out.push_back({"reclaim_promotions", c.reclaim_promotions});
     out.push_back({"reclaim_returns", c.reclaim_returns});
+    if (engine_->reclaim_makes_room()) {
+      out.push_back({"repeat_window_cuts", c.repeat_window_cuts});
+      out.push_back({"repeat_window_ms", repeat_window_ms_});
+    }
     out.push_back({"polls_round_waited", rounds_waited_});
     fault_->AppendDetails(&out);
   }

@@ -117,6 +117,9 @@ class HotpagePolicy : public MemoryPolicy {
   uint64_t unit_requests_ = 0;
   // The last round's benefit-against-cost inputs (Details).
   uint64_t horizon_ms_ = 0;
+  // The last round's repeat window with reclaim making room (the engine's
+  // RoundReport::repeat_window_s), in ms.
+  uint64_t repeat_window_ms_ = 0;
   uint64_t migration_cost_ns_ = 0;
   // Only with a non-default placement (the engine flags), so that the
   // default run's report stays as it was: planned promotions by target
