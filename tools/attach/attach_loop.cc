@@ -153,7 +153,10 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.refault_protections = c.refault_protections;
   stats_.reclaim_promotions = c.reclaim_promotions;
   stats_.reclaim_returns = c.reclaim_returns;
-  stats_.repeat_window_s = report.repeat_window_s;
+  // Set by full rounds with reclaim making room (not a room round, nor
+  // one the view interrupted): the last such round's.
+  if (report.repeat_window_s > 0)
+    stats_.repeat_window_s = report.repeat_window_s;
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;

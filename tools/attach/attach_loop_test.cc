@@ -545,6 +545,18 @@ TEST_F(AttachLoopTest, AFullFastTierTheHintFaultSourceCannotSeeIsSaidOnce) {
               reclaim_makes_room_ ? static_cast<size_t>(kHotPages) : 0u);
     EXPECT_EQ(engine_->counters().reclaim_promotions,
               reclaim_makes_room_ ? static_cast<uint64_t>(kHotPages) : 0u);
+    // The stats carry the repeat window where reclaim makes room, and none
+    // elsewhere. The source samples the hot pages after their promotion
+    // too, which the engine takes as returns (the kernel sent them back):
+    // the window is cut below the long window, not below the 1 s floor.
+    ASSERT_FALSE(recorder_.published.empty());
+    const double window = recorder_.published.back().stats.repeat_window_s;
+    if (reclaim_makes_room_) {
+      EXPECT_GE(window, 1.0);
+      EXPECT_LT(window, 10.0);
+    } else {
+      EXPECT_EQ(window, 0.0);
+    }
     const std::string said = "which the hint-fault source cannot see";
     const std::string log = log_.str();
     const size_t at = log.find(said);
