@@ -258,7 +258,8 @@
 // observer of its own: reclaim's LRU, aged by accessed bits, which no
 // userspace source here can read (Debian's 6.12 builds no idle page
 // tracking). So with hint faults there (EngineOptions::reclaim_makes_room,
-// which attach sets when demotion_enabled reads true at its start) the
+// which attach sets when demotion_enabled reads true at its start, and
+// follows while it runs: SetReclaimMakesRoom, FollowKernelDemotion) the
 // engine offers no victims and makes no watermark demotions; the sweep and
 // "A demotion a fault undoes" have nothing to do. A candidate that finds
 // no room is promoted into the full node anyway (PlacementInput::
@@ -1313,6 +1314,12 @@ class PolicyEngine {
   // EngineOptions::reclaim_makes_room in effect (it needs
   // slow_tier_samples).
   bool reclaim_makes_room() const { return ReclaimMakesRoom(); }
+  // Sets EngineOptions::reclaim_makes_room, from the next round on: the
+  // kernel's demotion_enabled changed while the engine ran (attach follows
+  // the hint-fault watchdog's readings: FollowKernelDemotion). Every rule
+  // that reads it does so per round or per sample; the repeat window keeps
+  // its state. Not during a round (the owner's thread, between rounds).
+  void SetReclaimMakesRoom(bool on) { options_.reclaim_makes_room = on; }
   const PlacementConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
   HotnessTable& table() { return *table_; }

@@ -199,15 +199,15 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
       "kernel.\n"
       "The source sees no page on the fast tier. Where the kernel demotes on "
       "reclaim\n"
-      "(/sys/kernel/mm/numa/demotion_enabled true when attach starts; it is "
-      "left as\n"
-      "it is), a page that faults in two scan passes is promoted even into a "
-      "full fast\n"
-      "tier and the kernel's LRU picks what leaves (reclaim_promotions in the "
-      "stats;\n"
-      "the two faults must come within repeat_window_s, 10 s cut to the "
-      "shortest stay\n"
-      "of the pages the kernel sent back);\n"
+      "(/sys/kernel/mm/numa/demotion_enabled true; attach follows it as it "
+      "changes and\n"
+      "leaves it as it is), a page that faults in two scan passes is "
+      "promoted even into\n"
+      "a full fast tier and the kernel's LRU picks what leaves "
+      "(reclaim_promotions in\n"
+      "the stats; the two faults must come within repeat_window_s, 10 s cut "
+      "to the\n"
+      "shortest stay of the pages the kernel sent back);\n"
       "otherwise room there comes from demoting pages never sampled, from 10 "
       "s on.\n"
       "\n"
@@ -658,9 +658,13 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
       .damon_recovered = src.damon ? src.damon->recovered() : std::string(),
       .log = &std::cerr,
       // The table grows with the process (tools/attach/attach_engine.h).
+      // and follows demotion_enabled (FollowKernelDemotion: the hint-fault
+      // watchdog reads it every check and says on stderr when it changes).
       .before_round =
-          [engine = engine->get(), fs, pid = a.pid] {
+          [engine = engine->get(), fs, pid = a.pid, hint = src.hint.get()] {
             GrowWithProcess(*engine, *fs, pid, std::cerr);
+            if (hint != nullptr)
+              FollowKernelDemotion(*engine, hint->DemotionEnabled());
           },
       // Every thread's CPU: the loop, the migrator, the hint-fault
       // watchdog, the signal and metrics threads.

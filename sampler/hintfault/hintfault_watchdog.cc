@@ -101,6 +101,14 @@ std::optional<uint64_t> ParseNumaScanSeq(absl::string_view proc_pid_sched) {
   return std::nullopt;
 }
 
+std::optional<bool> ParseDemotionEnabled(absl::string_view text) {
+  const absl::string_view v = absl::StripAsciiWhitespace(text);
+  if (v == "true" || v == "1" || v == "y" || v == "Y" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "n" || v == "N" || v == "off")
+    return false;
+  return std::nullopt;
+}
+
 // --- watchdog ----------------------------------------------------------------
 
 HintFaultWatchdog::HintFaultWatchdog(HintFaultWatchdogOptions options,
@@ -120,6 +128,10 @@ void HintFaultWatchdog::Observe(const HintFaultObservation& o,
     progress_ns_ = o.now_ns;
     progress_cpu_ticks_ = o.target ? o.target->cpu_ticks : 0;
     stats_.scan_seq_known = o.scan_seq.has_value();
+    if (o.demotion_enabled) {
+      stats_.demotion_known = true;
+      stats_.demotion_enabled = *o.demotion_enabled;
+    }
     return;
   }
   ++stats_.checks;
@@ -223,6 +235,26 @@ void HintFaultWatchdog::Observe(const HintFaultObservation& o,
           changes_[i].original, ") at exit"));
     }
     overridden_[i] = differs;
+  }
+
+  // demotion_enabled: warned at each change of a known value.
+  if (o.demotion_enabled) {
+    if (stats_.demotion_known &&
+        *o.demotion_enabled != stats_.demotion_enabled) {
+      ++stats_.demotion_changes;
+      warnings->push_back(absl::StrCat(
+          "demotion_enabled (", kDemotionEnabledPath, ") is now ",
+          *o.demotion_enabled ? "true" : "false",
+          *o.demotion_enabled
+              ? ": the kernel's reclaim demotes, so from its next round "
+                "hotpage promotes pages that fault twice into a full fast "
+                "tier and leaves what goes to that reclaim"
+              : ": the kernel's reclaim no longer demotes, so from its next "
+                "round hotpage makes room on the fast tier itself (pages it "
+                "never sampled there, from 10 s on)"));
+    }
+    stats_.demotion_known = true;
+    stats_.demotion_enabled = *o.demotion_enabled;
   }
 }
 

@@ -20,7 +20,12 @@
 //  - the kernel migrated pages itself (numa_pages_migrated grew) despite
 //    the 0 limit (counters are system-wide);
 //  - someone else changed one of the two sysctls (hint faults stop or the
-//    kernel promotes).
+//    kernel promotes);
+//  - /sys/kernel/mm/numa/demotion_enabled changed: whether the kernel's
+//    reclaim demotes, which decides how hotpage makes room on the fast tier
+//    (policy/engine.h, "The kernel's LRU as the fast tier's evidence"). Not
+//    a file hotpage changes; attach follows it from its next round
+//    (FollowKernelDemotion, tools/attach/attach_engine.h).
 //
 // Threading: thread-compatible; the controller serializes calls under its
 // mutex.
@@ -67,6 +72,14 @@ std::optional<ProcCpu> ParseProcStatCpu(absl::string_view text);
 // `mm->numa_scan_seq : N` from /proc/PID/sched; nullopt if absent.
 std::optional<uint64_t> ParseNumaScanSeq(absl::string_view proc_pid_sched);
 
+// Whether the kernel demotes on reclaim: the file reads "true" or "false"
+// (mm/memory-tiers.c); its store takes kstrtobool's spellings too (1/0,
+// y/n, on/off), accepted here. nullopt for anything else. Surrounding
+// whitespace is ignored.
+inline constexpr char kDemotionEnabledPath[] =
+    "/sys/kernel/mm/numa/demotion_enabled";
+std::optional<bool> ParseDemotionEnabled(absl::string_view text);
+
 // --- watchdog (pure logic, no I/O) -------------------------------------------
 
 struct HintFaultWatchdogOptions {
@@ -87,6 +100,9 @@ struct HintFaultObservation {
   // Current value of each changed sysctl (same order as the changes);
   // nullopt where unreadable.
   std::vector<std::optional<std::string>> sysctls;
+  // kDemotionEnabledPath; nullopt where unreadable (no such file before
+  // Linux 5.15) or malformed.
+  std::optional<bool> demotion_enabled;
 };
 
 struct HintFaultStats {
@@ -102,6 +118,11 @@ struct HintFaultStats {
   uint64_t stall_episodes = 0;
   uint64_t kernel_migrated_pages = 0;  // numa_pages_migrated delta
   uint64_t sysctl_overrides = 0;  // times a changed sysctl was changed back
+  // demotion_enabled as last read (known: read at least once), and how
+  // often it changed since the first reading.
+  bool demotion_known = false;
+  bool demotion_enabled = false;
+  uint64_t demotion_changes = 0;
   uint64_t unscannable_slow_pages = 0;  // at Start, see file comment
   uint64_t checks = 0;
   double watchdog_cpu_seconds = 0;

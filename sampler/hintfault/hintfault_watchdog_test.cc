@@ -53,6 +53,15 @@ TEST(HintFaultParse, ProcStatCountsFieldsFromTheLastParen) {
   EXPECT_FALSE(ParseProcStatCpu("no paren at all"));
 }
 
+TEST(HintFaultParse, DemotionEnabled) {
+  for (const char* on : {"true", "true\n", " 1 ", "y", "Y", "on"})
+    EXPECT_EQ(ParseDemotionEnabled(on), true) << on;
+  for (const char* off : {"false\n", "0", "n", "N", "off"})
+    EXPECT_EQ(ParseDemotionEnabled(off), false) << off;
+  for (const char* bad : {"", "yes please", "2", "truefalse"})
+    EXPECT_FALSE(ParseDemotionEnabled(bad).has_value()) << bad;
+}
+
 TEST(HintFaultParse, ScanSeq) {
   EXPECT_EQ(ParseNumaScanSeq(
                 "se.x : 1\nmm->numa_scan_seq                 :      3\n"),
@@ -166,6 +175,40 @@ TEST(HintFaultWatchdog, SysctlChangedBySomeoneElseIsWarnedOnce) {
       out[0], "kernel.numa_balancing is now 0, not the 2 hotpage set"))
       << out[0];
   EXPECT_EQ(w.stats().sysctl_overrides, 1u);
+}
+
+// demotion_enabled is not a file hotpage changes: the first reading is the
+// baseline (here unknown at the start, then true), and each change of a
+// known value is warned once and counted.
+TEST(HintFaultWatchdog, DemotionEnabledChangesAreWarnedAtEachChange) {
+  HintFaultWatchdog w({kPid, 1000, 5, 100}, Changes());
+  std::vector<std::string> out;
+  w.Observe(Obs(0, 0, 0), &out);  // unreadable at the start
+  EXPECT_FALSE(w.stats().demotion_known);
+  HintFaultObservation o = Obs(1, 1, 100);
+  o.demotion_enabled = true;
+  w.Observe(o, &out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_TRUE(w.stats().demotion_known);
+  EXPECT_TRUE(w.stats().demotion_enabled);
+  for (const bool v : {false, false, true}) {
+    o.now_ns += 1000000000;
+    o.demotion_enabled = v;
+    w.Observe(o, &out);
+  }
+  o.now_ns += 1000000000;
+  o.demotion_enabled.reset();  // unreadable for a check: no change
+  w.Observe(o, &out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(out[0],
+                                "demotion_enabled (/sys/kernel/mm/"
+                                "numa/demotion_enabled) is now false"))
+      << out[0];
+  EXPECT_TRUE(absl::StrContains(out[0], "makes room on the fast tier itself"))
+      << out[0];
+  EXPECT_TRUE(absl::StrContains(out[1], "is now true")) << out[1];
+  EXPECT_EQ(w.stats().demotion_changes, 2u);
+  EXPECT_TRUE(w.stats().demotion_enabled);
 }
 
 }  // namespace

@@ -355,6 +355,10 @@ HintFaultObservation NumaBalancingController::Observe() const {
     absl::StatusOr<std::string> v = fs_.ReadTrimmed(c.path);
     o.sysctls.push_back(v.ok() ? std::optional<std::string>(*v) : std::nullopt);
   }
+  if (absl::StatusOr<std::string> d = fs_.ReadTrimmed(kDemotionEnabledPath);
+      d.ok()) {
+    o.demotion_enabled = ParseDemotionEnabled(*d);
+  }
   return o;
 }
 
@@ -425,6 +429,13 @@ HintFaultStats NumaBalancingController::stats() const {
   return watchdog_ ? watchdog_->stats() : HintFaultStats{};
 }
 
+std::optional<bool> NumaBalancingController::DemotionEnabled() const {
+  MutexLock l(&mu_);
+  if (watchdog_ == nullptr || !watchdog_->stats().demotion_known)
+    return std::nullopt;
+  return watchdog_->stats().demotion_enabled;
+}
+
 void NumaBalancingController::AppendJson(JsonWriter* w) const {
   const HintFaultStats s = stats();
   w->BeginObject();
@@ -458,6 +469,14 @@ void NumaBalancingController::AppendJson(JsonWriter* w) const {
   w->Uint(s.stall_episodes);
   w->Key("sysctl_overrides");
   w->Uint(s.sysctl_overrides);
+  w->Key("demotion_enabled");
+  if (s.demotion_known) {
+    w->Bool(s.demotion_enabled);
+  } else {
+    w->Null();
+  }
+  w->Key("demotion_changes");
+  w->Uint(s.demotion_changes);
   w->Key("unscannable_slow_pages");
   w->Uint(s.unscannable_slow_pages);
   w->Key("target_minor_faults");

@@ -36,7 +36,8 @@
 // Not touched: /sys/kernel/mm/numa/demotion_enabled (reclaim's fallback,
 // unrelated to sensing; where it is on, attach leaves the fast tier's
 // victims to that reclaim: policy/engine.h, "The kernel's LRU as the fast
-// tier's evidence"), and the scan knobs
+// tier's evidence"; the watchdog reads it every check, says when it
+// changes, and attach follows: DemotionEnabled()), and the scan knobs
 // scan_period_min_ms / scan_size_mb, which are debugfs files since 5.13, not
 // sysctls: their defaults scan up to 2.5 GB/s of address space with a 1 s
 // period, and the kernel caps scanning at ~3% of the task's CPU time anyway
@@ -161,6 +162,9 @@ class NumaBalancingController {
   const std::vector<HintFaultSysctlChange>& changes() const { return changes_; }
 
   HintFaultStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
+  // demotion_enabled as the watchdog last read it (the start, then every
+  // check); nullopt before a reading or where unreadable.
+  std::optional<bool> DemotionEnabled() const ABSL_LOCKS_EXCLUDED(mu_);
   // The stats as one JSON object value (for attach's --stats-json).
   void AppendJson(JsonWriter* w) const ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -328,6 +328,26 @@ TEST_F(HintFaultTest, UnsafeStateDirectoryIsRefused) {
   EXPECT_TRUE(log_.writes().empty());
 }
 
+// The watchdog reads demotion_enabled (not a file the controller changes)
+// and says when it changes; DemotionEnabled() is its last reading.
+TEST_F(HintFaultTest, DemotionEnabledIsReadAndItsChangeWarned) {
+  tree_.Write("/sys/kernel/mm/numa/demotion_enabled", "true\n");
+  absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
+  ASSERT_TRUE(s.ok()) << s.status();
+  (*s)->CheckNow();
+  EXPECT_EQ((*s)->DemotionEnabled(), true);
+  EXPECT_FALSE(WarnedAbout("demotion_enabled"));
+  tree_.Write("/sys/kernel/mm/numa/demotion_enabled", "false\n");
+  (*s)->CheckNow();
+  EXPECT_EQ((*s)->DemotionEnabled(), false);
+  EXPECT_TRUE(WarnedAbout("demotion_enabled"))
+      << absl::StrJoin(warnings_, "\n");
+  EXPECT_EQ((*s)->stats().demotion_changes, 1u);
+  ASSERT_TRUE((*s)->Stop().ok());
+  // Never written: it is not one of the controller's sysctls.
+  EXPECT_EQ(Read("/sys/kernel/mm/numa/demotion_enabled"), "false\n");
+}
+
 TEST_F(HintFaultTest, ChangedBehindOurBackIsWarnedAndStillRestored) {
   absl::StatusOr<std::unique_ptr<NumaBalancingController>> s = StartSource();
   ASSERT_TRUE(s.ok()) << s.status();

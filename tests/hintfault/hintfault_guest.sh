@@ -54,6 +54,13 @@ sleep 2
 c=$(attach_vm_check count $W /tmp/l1)
 echo "MEASURE placement $c (hot sets A+B = 12288 pages)"
 cpu=$(cpu_ticks $A)
+# The kernel's own migrations while attach ran, read before it exits: once
+# attach has restored numa_balancing the kernel decides again by its own
+# rules (PTEs its scanner made PROT_NONE before still fault), and what it
+# migrates then is not this check's concern. (A CI run on a loaded host,
+# reading after the exit, counted 2 kernel migrations, pgpromote_success 2,
+# where attach's watchdog had read none.)
+kmig=$(( $(vmstat numa_pages_migrated) - mig0 )); kprom=$(( $(vmstat pgpromote_success) - prom0 ))
 kill -TERM $A
 wait $A; rc=$?
 [ $rc -eq 0 ] && ok "attach exits 0 on SIGTERM" || bad "attach exit status $rc"
@@ -61,7 +68,6 @@ wait $A; rc=$?
 [ ! -e $STATE ] && ok "state file removed" || bad "state file left: $(cat $STATE)"
 grep -q "restored kernel.numa_balancing=0, kernel.numa_balancing_promote_rate_limit_MBps=65536" /tmp/a1.log \
   && ok "attach says what it restored" || bad "no restore line"
-kmig=$(( $(vmstat numa_pages_migrated) - mig0 )); kprom=$(( $(vmstat pgpromote_success) - prom0 ))
 hints=$(( $(vmstat numa_hint_faults) - hint0 ))
 promoted=$(json_num /tmp/s1.json promoted_pages)
 echo "MEASURE hintfault $(grep -o 'hotpage CPU.*' /tmp/a1.log)"

@@ -1,6 +1,7 @@
 #include "tools/attach/attach_engine.h"
 
 #include "absl/status/statusor.h"
+#include "sampler/hintfault/hintfault_watchdog.h"
 #include "tools/base/kernel/proc_stat.h"
 
 namespace hotpage {
@@ -35,9 +36,18 @@ void ApplySourceEngineOptions(absl::string_view source_name,
 }
 
 bool KernelDemotes(const KernelFs& fs) {
-  absl::StatusOr<std::string> s =
-      fs.ReadTrimmed("/sys/kernel/mm/numa/demotion_enabled");
-  return s.ok() && (*s == "true" || *s == "1" || *s == "Y");
+  absl::StatusOr<std::string> s = fs.ReadTrimmed(kDemotionEnabledPath);
+  return s.ok() && ParseDemotionEnabled(*s).value_or(false);
+}
+
+bool FollowKernelDemotion(PolicyEngine& engine,
+                          std::optional<bool> kernel_demotes) {
+  if (!kernel_demotes) return false;
+  // Without slow_tier_samples the option has no effect (reclaim_makes_room
+  // stays false): nothing changes.
+  const bool before = engine.reclaim_makes_room();
+  engine.SetReclaimMakesRoom(*kernel_demotes);
+  return engine.reclaim_makes_room() != before;
 }
 
 EngineOptions AttachEngineOptions(const KernelFs& fs, int64_t pid,

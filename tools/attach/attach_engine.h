@@ -12,6 +12,7 @@
 #define HOTPAGE_TOOLS_ATTACH_ATTACH_ENGINE_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 
 #include "absl/strings/string_view.h"
@@ -42,8 +43,17 @@ void ApplySourceEngineOptions(absl::string_view source_name,
                               bool kernel_demotes, EngineOptions* o);
 
 // Whether /sys/kernel/mm/numa/demotion_enabled reads true through `fs`
-// (false when absent or unreadable).
+// (false when absent, unreadable or malformed: ParseDemotionEnabled).
 bool KernelDemotes(const KernelFs& fs);
+
+// Where the engine runs with a slow-tier source (hint faults), sets its
+// reclaim_makes_room to `kernel_demotes` (demotion_enabled as the hint-fault
+// watchdog last read it; nullopt: not read, no change) and returns whether
+// that changed it. attach calls it before each round, so the engine follows
+// a demotion_enabled changed while it runs (the watchdog says so on
+// stderr); until then it keeps what KernelDemotes read at the start.
+bool FollowKernelDemotion(PolicyEngine& engine,
+                          std::optional<bool> kernel_demotes);
 
 // The options for process `pid` sampled by `source_name` (the source
 // attach runs, after --source auto chose): one round per interval_ms, the

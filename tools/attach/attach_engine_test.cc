@@ -71,6 +71,40 @@ TEST(AttachEngineTest, HintFaultsLeaveRoomToTheKernelsReclaimWhereItDemotes) {
   }
 }
 
+// The engine follows demotion_enabled as the watchdog reads it while attach
+// runs: hint faults switch to and from leaving the room to reclaim; no
+// reading changes nothing, nor does any reading for a source that sees the
+// fast tier.
+TEST(AttachEngineTest, TheEngineFollowsDemotionEnabled) {
+  FakeTree tree;
+  auto fs = KernelFs::Open(tree.root());
+  ASSERT_TRUE(fs.ok());
+  tree.Write("/proc/77/statm", Statm(20000));
+  const Topology topo = DramCxl();
+  for (const char* source : {"hintfault", "pebs"}) {
+    SCOPED_TRACE(source);
+    const bool hint = std::string(source) == "hintfault";
+    absl::StatusOr<std::unique_ptr<PolicyEngine>> engine = PolicyEngine::Create(
+        topo, {}, AttachEngineOptions(*fs, 77, 500, source));
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    PolicyEngine& e = **engine;
+    EXPECT_FALSE(e.reclaim_makes_room());  // demotion_enabled absent
+    EXPECT_FALSE(FollowKernelDemotion(e, std::nullopt));
+    EXPECT_EQ(FollowKernelDemotion(e, true), hint);
+    EXPECT_EQ(e.reclaim_makes_room(), hint);
+    EXPECT_FALSE(FollowKernelDemotion(e, true));  // already
+    EXPECT_FALSE(FollowKernelDemotion(e, std::nullopt));
+    EXPECT_EQ(e.reclaim_makes_room(), hint);
+    EXPECT_EQ(FollowKernelDemotion(e, false), hint);
+    EXPECT_FALSE(e.reclaim_makes_room());
+  }
+  // KernelDemotes reads the spellings the kernel's store takes.
+  for (const char* on : {"true\n", "1\n", "Y\n", "y\n", "on\n"}) {
+    tree.Write("/sys/kernel/mm/numa/demotion_enabled", on);
+    EXPECT_TRUE(KernelDemotes(*fs)) << on;
+  }
+}
+
 TEST(AttachEngineTest, OptionsForTheProcessAndItsSource) {
   FakeTree tree;
   auto fs = KernelFs::Open(tree.root());

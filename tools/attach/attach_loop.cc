@@ -157,6 +157,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   // one the view interrupted): the last such round's.
   if (report.repeat_window_s > 0)
     stats_.repeat_window_s = report.repeat_window_s;
+  stats_.reclaim_makes_room = engine.reclaim_makes_room();
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;

@@ -551,6 +551,8 @@ TEST_F(AttachLoopTest, AFullFastTierTheHintFaultSourceCannotSeeIsSaidOnce) {
     // the window is cut below the long window, not below the 1 s floor.
     ASSERT_FALSE(recorder_.published.empty());
     const double window = recorder_.published.back().stats.repeat_window_s;
+    EXPECT_EQ(recorder_.published.back().stats.reclaim_makes_room,
+              reclaim_makes_room_);
     if (reclaim_makes_room_) {
       EXPECT_GE(window, 1.0);
       EXPECT_LT(window, 10.0);
@@ -788,6 +790,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.reclaim_promotions = 6;
   s.reclaim_returns = 2;
   s.repeat_window_s = 3.25;
+  s.reclaim_makes_room = true;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
   s.migration_cost_ns = 2500;
@@ -853,6 +856,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "reclaim_promotions": 6,
   "reclaim_returns": 2,
   "repeat_window_s": 3.25,
+  "reclaim_makes_room": true,
   "untracked_victims": 9,
   "horizon_s": 6.5,
   "migration_cost_ns": 2500,
@@ -954,6 +958,9 @@ hotpage_reclaim_returns_total{workload="cache",pid="4242",cgroup="system.slice/m
 # HELP hotpage_repeat_window_seconds The window in which two hint faults make a page a candidate for a promotion left to reclaim, cut by the returns' ages (0: reclaim does not make room).
 # TYPE hotpage_repeat_window_seconds gauge
 hotpage_repeat_window_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3.25
+# HELP hotpage_reclaim_makes_room 1: the fast tier's victims are left to the kernel's reclaim (hint faults where demotion_enabled is true, followed as it changes).
+# TYPE hotpage_reclaim_makes_room gauge
+hotpage_reclaim_makes_room{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 # HELP hotpage_untracked_victims_total 4 KiB pages on the fast tier never sampled, offered as the coldest victims (sources that see every access: pebs, ibs, damon).
 # TYPE hotpage_untracked_victims_total counter
 hotpage_untracked_victims_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 9

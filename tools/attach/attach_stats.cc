@@ -152,6 +152,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.reclaim_returns);
   w.Key("repeat_window_s");
   w.Double(s.repeat_window_s);
+  w.Key("reclaim_makes_room");
+  w.Bool(s.reclaim_makes_room);
   w.Key("untracked_victims");
   w.Uint(s.untracked_victims);
   w.Key("horizon_s");
@@ -331,6 +333,10 @@ std::string AttachStatsProm(const AttachStats& s) {
       "promotion left to reclaim, cut by the returns' ages (0: reclaim does "
       "not make room).",
       s.repeat_window_s);
+  one("hotpage_reclaim_makes_room", "gauge",
+      "1: the fast tier's victims are left to the kernel's reclaim (hint "
+      "faults where demotion_enabled is true, followed as it changes).",
+      flag(s.reclaim_makes_room));
   one("hotpage_untracked_victims_total", "counter",
       "4 KiB pages on the fast tier never sampled, offered as the coldest "
       "victims (sources that see every access: pebs, ibs, damon).",
@@ -438,6 +444,14 @@ std::string AttachStatsProm(const AttachStats& s) {
     one("hotpage_hintfault_sysctl_overrides_total", "counter",
         "Times a changed sysctl was changed back by someone else.",
         hf.sysctl_overrides);
+    if (hf.demotion_known) {
+      one("hotpage_hintfault_demotion_enabled", "gauge",
+          "1: the kernel demotes on reclaim (demotion_enabled), as last read.",
+          flag(hf.demotion_enabled));
+    }
+    one("hotpage_hintfault_demotion_changes_total", "counter",
+        "Times demotion_enabled changed while hotpage ran.",
+        hf.demotion_changes);
     one("hotpage_hintfault_unscannable_slow_pages", "gauge",
         "Slower-tier pages the kernel never scans (explicit policies).",
         hf.unscannable_slow_pages);

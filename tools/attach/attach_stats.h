@@ -120,6 +120,10 @@ struct AttachStats {
   // characteristic time"; 0 without reclaim making room).
   uint64_t reclaim_returns = 0;
   double repeat_window_s = 0;
+  // The engine leaves the fast tier's victims to the kernel's reclaim now
+  // (EngineOptions::reclaim_makes_room: hint faults where demotion_enabled
+  // is true, followed while attach runs).
+  bool reclaim_makes_room = false;
   // Fast-tier pages the table never sampled, offered as the coldest
   // victims (EngineOptions::sweep_untracked_fast), summed over rounds.
   uint64_t untracked_victims = 0;

@@ -248,6 +248,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
              "0 777 0 0\n");
   tree.Write("/proc/4242/sched",
              "x (4242, #threads: 1)\n----\nmm->numa_scan_seq : 3\n");
+  tree.Write("/sys/kernel/mm/numa/demotion_enabled", "true\n");
   tree.Mkdir("/run");
   NumaBalancingOptions ho;
   ho.pid = 4242;
@@ -324,6 +325,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"reclaim_promotions", "hotpage_reclaim_promotions_total"},
       {"reclaim_returns", "hotpage_reclaim_returns_total"},
       {"repeat_window_s", "hotpage_repeat_window_seconds"},
+      {"reclaim_makes_room", "hotpage_reclaim_makes_room"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
       {"planned_sheds", "hotpage_planned_sheds_total"},
@@ -370,6 +372,9 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"hintfault.stall_episodes", "hotpage_hintfault_stall_episodes_total"},
       {"hintfault.sysctl_overrides",
        "hotpage_hintfault_sysctl_overrides_total"},
+      {"hintfault.demotion_enabled", "hotpage_hintfault_demotion_enabled"},
+      {"hintfault.demotion_changes",
+       "hotpage_hintfault_demotion_changes_total"},
       {"hintfault.unscannable_slow_pages",
        "hotpage_hintfault_unscannable_slow_pages"},
       {"hintfault.target_minor_faults",
