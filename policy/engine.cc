@@ -1287,6 +1287,14 @@ void PolicyEngine::NoteReturn(uint64_t key, uint64_t time_ns) {
   ++deaths_;
 }
 
+void PolicyEngine::SetReclaimMakesRoom(bool on) {
+  options_.reclaim_makes_room = on;
+  // The second faults' queue, as the constructor sizes it in this mode
+  // (bounded; a control path, between rounds).
+  if (ReclaimMakesRoom() && repeats_.capacity() < kMaxUnknownDemand)
+    repeats_.reserve(kMaxUnknownDemand);
+}
+
 void PolicyEngine::AdaptRepeatWindow(uint64_t prev_round_ns, uint64_t now_ns,
                                      RoundReport& report) {
   const uint64_t tau = options_.long_window_ns;

@@ -1319,7 +1319,7 @@ class PolicyEngine {
   // the hint-fault watchdog's readings: FollowKernelDemotion). Every rule
   // that reads it does so per round or per sample; the repeat window keeps
   // its state. Not during a round (the owner's thread, between rounds).
-  void SetReclaimMakesRoom(bool on) { options_.reclaim_makes_room = on; }
+  void SetReclaimMakesRoom(bool on);
   const PlacementConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
   HotnessTable& table() { return *table_; }

@@ -1168,14 +1168,20 @@ TEST(PolicyEngineTest, TheKernelsReclaimMakesRoomForPagesThatFaultTwice) {
 // not at the next round; its first is not (one fault, no room), nor its
 // third (back on the slow tier within the long window: held). Without
 // reclaim_makes_room no arrival is planned at all.
+// Switched on after the engine was made (SetReclaimMakesRoom: attach
+// following demotion_enabled), the same.
 TEST(PolicyEngineTest, ASecondFaultIsLeftToReclaimAsItArrives) {
   const Topology topo = ThreeNodes();
   const uint64_t kC = kBase + kPage;
-  for (const bool reclaim : {true, false}) {
-    SCOPED_TRACE(reclaim ? "reclaim_makes_room" : "off");
+  for (const int mode : {0, 1, 2}) {
+    const bool reclaim = mode != 1;
+    SCOPED_TRACE(mode == 0   ? "reclaim_makes_room"
+                 : mode == 1 ? "off"
+                             : "switched on");
     EngineOptions opt = HintFaultOptions();
-    opt.reclaim_makes_room = reclaim;
+    opt.reclaim_makes_room = mode == 0;
     auto engine = MakeEngine(topo, {}, opt);
+    if (mode == 2) engine->SetReclaimMakesRoom(true);
     MapView view;
     view.free = {{0, kGiB / 50}, {1, kGiB / 50}, {2, kGiB / 2}};
     view.node[kC] = 2;
