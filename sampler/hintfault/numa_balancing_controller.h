@@ -58,7 +58,8 @@
 // decimal values: a corrupt file is refused, not obeyed.
 //
 // Watchdog: a thread reads /proc/vmstat, the target's scan sequence and CPU
-// time, and the two sysctls every check_interval and hands each reading to a
+// time, the two sysctls and demotion_enabled every check_interval (attach:
+// its round interval) and hands each reading to a
 // HintFaultWatchdog (hintfault_watchdog.h), which says when the kernel stops
 // scanning, migrates pages itself, or someone else changes a sysctl;
 // hotpage does not fight such a change, and still restores the originals at
