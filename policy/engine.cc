@@ -536,7 +536,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
       demand_node = it->second.node;
       ++window_known_;
       window_fast_ += IsFastNode(it->second.node);
-      // A second fault within the long window, placed as it arrives (the
+      // A second fault within the repeat window, placed as it arrives (the
       // kernel promotes in the fault): reclaim takes the pages one by one
       // over the pass rather than in a round's burst.
       if (watch_repeats && a.kind == PageKind::k4K &&
@@ -959,9 +959,10 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     // candidate again.
     if (!arrived_.empty() && arrived_.contains(e.entry.key.Pack())) continue;
     PageHeat heat = to_heat(e);
-    // Two samples within the long window (the older weighs at least
-    // exp(-1)): what a promotion left to the kernel's reclaim needs, unless
-    // that reclaim sent the page back within a long window of the last.
+    // Two samples within the repeat window (the older weighs at least
+    // repeat_bar_): what a promotion left to the kernel's reclaim needs,
+    // unless that reclaim sent the page back within a long window of the
+    // last.
     heat.repeated = long_counts_now_[e.index] >= 1 + repeat_bar_ &&
                     !reclaim_held_until_.contains(e.entry.key.Pack());
     candidates.push_back(heat);

@@ -263,9 +263,10 @@
 // engine offers no victims and makes no watermark demotions; the sweep and
 // "A demotion a fault undoes" have nothing to do. A candidate that finds
 // no room is promoted into the full node anyway (PlacementInput::
-// reclaim_makes_room, trigger kReclaim) if it faulted twice within the long
-// window (PageHeat::repeated: its long count at least 1 + 1/e samples, the
-// older fault within 10 s): one fault is one pass's touch, and promoting on
+// reclaim_makes_room, trigger kReclaim) if it faulted twice within the
+// repeat window (PageHeat::repeated: its long count at least 1 + exp(-W /
+// 10 s), the older fault within W, which is 10 s until pages come back:
+// "The repeat window" below): one fault is one pass's touch, and promoting on
 // it made every lukewarm page a candidate (zipf_kv 1:4: 41,759 promotions,
 // 76,837 ping-pongs; the kernel's NUMA balancing asks for two consecutive
 // faults from a node before it migrates, for the same reason). The
@@ -1606,8 +1607,8 @@ class PolicyEngine {
   };
   std::vector<UnknownDemand> unknown_demand_;
   // reclaim_makes_room: keys placed by a round sampled again with a long
-  // count at least kRepeatBar (a second fault within the long window), for
-  // PlaceArrivals; bounded like unknown_demand_.
+  // count at least repeat_bar_ (a second fault within the repeat window),
+  // for PlaceArrivals; bounded like unknown_demand_.
   std::vector<uint64_t> repeats_;
   // The repeat window (file comment, "The repeat window follows the LRU's
   // characteristic time") and the fault's weight in the long count after

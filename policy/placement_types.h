@@ -99,8 +99,10 @@ struct PageHeat {
   // sampled): watermark demotions may take it even where they take no
   // tracked page (PlacementInput::watermark_demotions).
   bool untracked = false;
-  // A candidate sampled at least twice within the engine's long window
-  // (10 s): the evidence a promotion left to the kernel's reclaim needs
+  // A candidate sampled at least twice within the engine's repeat window
+  // (10 s, cut by the ages of pages reclaim sent back: policy/engine.h,
+  // "The repeat window"): the evidence a promotion left to the kernel's
+  // reclaim needs
   // (PlacementInput::reclaim_makes_room). One hint fault is one pass's
   // touch; a second pass's is repeated use.
   bool repeated = false;
