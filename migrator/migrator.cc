@@ -790,7 +790,11 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
         backoff = true;
         Fail(ENOMEM);
       } else if (s == -EACCES) {
+        // Mapped by other processes too: it will not move while they map
+        // it, so the policy is told (IsHeld) not to plan it again for a
+        // ping-pong hold's time.
         ++counters_.shared_skipped;
+        pingpong_.Hold(e.req.vaddr, after, options_.pingpong.hold);
         Fail(EACCES);
       } else if (s < 0) {
         Fail(-s);  // -EFAULT, -ENOENT, ...

@@ -480,6 +480,16 @@ TEST_F(MigratorTest, SharedPagesAreSkippedAndCounted) {
   EXPECT_EQ(s.failed(EACCES), 1u);
   EXPECT_EQ(s.retries, 0u);
   ExpectSettled(s);
+  // The shared page is held, so the policy does not plan it again (a daemon
+  // member's swaps picked the same four shared victims every round, and
+  // each round's promotions went through while their demotions failed);
+  // it is no ping-pong, and the hold ends like one.
+  EXPECT_TRUE(m->IsHeld(kBase + k4K));
+  EXPECT_FALSE(m->IsHeld(kBase));
+  EXPECT_EQ(s.pingpong_pages, 0u);
+  EXPECT_EQ(s.held_pages_now, 1u);
+  clock_.Advance(MigratorOptions().pingpong.hold);
+  EXPECT_FALSE(m->IsHeld(kBase + k4K));
 }
 
 TEST_F(MigratorTest, StaleAndAlreadyPlacedNeedNoMove) {

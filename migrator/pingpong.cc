@@ -97,6 +97,15 @@ bool PingPongTracker::RecordMove(uint64_t page_addr, int from, int to,
   return false;
 }
 
+void PingPongTracker::Hold(uint64_t page_addr, absl::Time now,
+                           absl::Duration hold) {
+  if (options_.max_reversals <= 0) return;
+  const uint64_t key = (page_addr >> kPageShift) + 1;
+  MutexLock lock(&mu_);
+  Slot* s = FindOrEvict(key, now);
+  s->held_until = std::max(s->held_until, now + hold);
+}
+
 bool PingPongTracker::IsHeld(uint64_t page_addr, absl::Time now) const {
   const uint64_t key = (page_addr >> kPageShift) + 1;
   MutexLock lock(&mu_);

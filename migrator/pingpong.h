@@ -58,6 +58,15 @@ class PingPongTracker {
   bool RecordMove(uint64_t page_addr, int from, int to, absl::Time now)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Puts the page on hold for `hold` from `now` without a move: a page the
+  // kernel refused to move (-EACCES: mapped by other processes too), which
+  // the policy would otherwise plan again every round (a victim that
+  // never leaves: each round's swap then promoted its partner into a full
+  // tier). Not counted in pingpong_pages(); ReleaseHolds() ends it like any
+  // hold. A no-op with holding disabled (max_reversals <= 0).
+  void Hold(uint64_t page_addr, absl::Time now, absl::Duration hold)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // True while the page is on hold.
   bool IsHeld(uint64_t page_addr, absl::Time now) const
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -73,6 +73,29 @@ TEST(PingPongTest, DisabledWithZeroThreshold) {
   EXPECT_FALSE(t.IsHeld(kPage, kT0));
 }
 
+TEST(PingPongTest, AHoldWithoutMovesIsNoPingPong) {
+  PingPongTracker t(Opts());
+  t.Hold(kPage, kT0, absl::Minutes(1));
+  EXPECT_TRUE(t.IsHeld(kPage, kT0));
+  EXPECT_EQ(t.pingpong_pages(), 0u);
+  EXPECT_EQ(t.HeldCount(kT0), 1u);
+  // A shorter second hold keeps the longer one.
+  t.Hold(kPage, kT0, absl::Seconds(1));
+  EXPECT_TRUE(t.IsHeld(kPage, kT0 + absl::Seconds(30)));
+  EXPECT_FALSE(t.IsHeld(kPage, kT0 + absl::Minutes(1)));
+  // Released like any hold.
+  t.Hold(kPage + 4096, kT0, absl::Minutes(1));
+  EXPECT_EQ(t.ReleaseHolds(kT0 + absl::Seconds(1)), 2u);
+  EXPECT_FALSE(t.IsHeld(kPage, kT0 + absl::Seconds(1)));
+  EXPECT_FALSE(t.IsHeld(kPage + 4096, kT0 + absl::Seconds(1)));
+  // Disabled holding holds nothing.
+  PingPongOptions o = Opts();
+  o.max_reversals = 0;
+  PingPongTracker off(o);
+  off.Hold(kPage, kT0, absl::Minutes(1));
+  EXPECT_FALSE(off.IsHeld(kPage, kT0));
+}
+
 TEST(PingPongTest, ReleaseHoldsEndsEveryHoldWithAFreshWindow) {
   PingPongTracker t(Opts());
   const uint64_t other = kPage + 4096, moved_once = kPage + 8192;

@@ -33,6 +33,71 @@ HotnessTableOptions TableOptionsFor(uint64_t fast_bytes,
 
 }  // namespace
 
+namespace {
+
+template <typename T>
+uint64_t VectorBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+template <typename M>
+uint64_t MapBytes(const M& m) {
+  // A Swiss table: one slot and one control byte per capacity, plus a
+  // group's worth of cloned control bytes.
+  return m.capacity() == 0
+             ? 0
+             : m.capacity() * (sizeof(typename M::value_type) + 1) + 16;
+}
+
+}  // namespace
+
+std::vector<PolicyEngine::MemoryPart> PolicyEngine::MemoryBreakdown() const {
+  std::vector<MemoryPart> parts = {
+      {"table", table_->memory_bytes()},
+      {"entries", VectorBytes(entries_)},
+      {"placement", MapBytes(placement_)},
+      {"key_counts", MapBytes(key_counts_)},
+      {"round_samples",
+       VectorBytes(round_samples_) + VectorBytes(long_counts_now_)},
+      {"lists", VectorBytes(candidates_) + VectorBytes(victims_) +
+                    VectorBytes(hot_on_fast_) + VectorBytes(shed_candidates_)},
+      {"since_change", MapBytes(since_change_)},
+      {"promoted", MapBytes(promoted_) + MapBytes(promoted_at_)},
+      {"demotions", MapBytes(demoted_at_) + MapBytes(protected_until_) +
+                        MapBytes(reclaim_held_until_) +
+                        MapBytes(demoted_keys_)},
+      {"locality", MapBytes(shared_seen_) + MapBytes(private_evidence_) +
+                       VectorBytes(private_samples_)},
+      {"arrivals", MapBytes(arrived_) + VectorBytes(arrival_pages_) +
+                       VectorBytes(arrival_nodes_) +
+                       VectorBytes(arrival_accessors_) +
+                       VectorBytes(arrival_heat_) +
+                       VectorBytes(unknown_demand_) + VectorBytes(repeats_)},
+      {"room", VectorBytes(room_victims_) + VectorBytes(room_keys_) +
+                   VectorBytes(room_pages_new_) +
+                   VectorBytes(room_counts_new_) +
+                   VectorBytes(room_accessors_new_) +
+                   VectorBytes(room_nodes_new_) + VectorBytes(room_pages_) +
+                   VectorBytes(room_seen_bits_) + VectorBytes(moved_scratch_)},
+      {"scratch", VectorBytes(batch_) + VectorBytes(sweep_pages_) +
+                      VectorBytes(sweep_status_) + VectorBytes(query_pages_) +
+                      VectorBytes(query_status_) + VectorBytes(swap_pairs_) +
+                      MapBytes(huge_chunks_) + VectorBytes(decayed_histogram_) +
+                      VectorBytes(prior_histogram_) +
+                      VectorBytes(long_histogram_)},
+  };
+  std::sort(parts.begin(), parts.end(),
+            [](const MemoryPart& a, const MemoryPart& b) {
+              return a.bytes > b.bytes;
+            });
+  return parts;
+}
+
+uint64_t PolicyEngine::MemoryBytes() const {
+  uint64_t total = 0;
+  for (const MemoryPart& p : MemoryBreakdown()) total += p.bytes;
+  return total;
+}
+
 absl::StatusOr<std::unique_ptr<PolicyEngine>> PolicyEngine::Create(
     const Topology& topology, const PlacementConfig& config,
     const EngineOptions& options) {

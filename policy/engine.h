@@ -1312,6 +1312,16 @@ class PolicyEngine {
   size_t table_capacity() const { return table_->capacity(); }
 
   const EngineCounters& counters() const { return counters_; }
+  // The bytes the engine holds, by part (the table's slots, and each
+  // container's capacity: a hash map's slots and control bytes), largest
+  // first. Its own memory on the machine it manages (attach and the daemon
+  // report it). Walks no entry; allocates the returned vector.
+  struct MemoryPart {
+    const char* name;
+    uint64_t bytes;
+  };
+  std::vector<MemoryPart> MemoryBreakdown() const;
+  uint64_t MemoryBytes() const;
   // EngineOptions::reclaim_makes_room in effect (it needs
   // slow_tier_samples).
   bool reclaim_makes_room() const { return ReclaimMakesRoom(); }

@@ -461,6 +461,44 @@ TEST(PolicyEngineTest, CountsHotPagesByNodeAndCapsPlacementQueries) {
   EXPECT_EQ(r.hot_pages_by_node.at(2), 3u);
 }
 
+// The engine's own memory by part: the table's slots and the containers
+// that grow with the pages it tracks, largest first, summing to
+// MemoryBytes (attach's engine_bytes).
+TEST(PolicyEngineTest, MemoryIsReportedByPart) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  const uint64_t before = engine->MemoryBytes();
+  std::vector<PolicyEngine::MemoryPart> parts = engine->MemoryBreakdown();
+  ASSERT_FALSE(parts.empty());
+  auto table = std::find_if(parts.begin(), parts.end(), [](const auto& p) {
+    return std::string(p.name) == "table";
+  });
+  ASSERT_NE(table, parts.end());
+  EXPECT_EQ(table->bytes, engine->table_capacity() * 16);
+  MapView view;
+  std::vector<Sample> samples;
+  constexpr int kPages = 5000;
+  for (int i = 0; i < kPages; ++i) {
+    view.node[kBase + i * kPage] = 2;
+    samples.push_back(At(kBase + i * kPage, 1));
+  }
+  engine->Ingest(samples);
+  engine->RunRound(view, kSec);
+  parts = engine->MemoryBreakdown();
+  uint64_t sum = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    sum += parts[i].bytes;
+    if (i > 0) {
+      EXPECT_GE(parts[i - 1].bytes, parts[i].bytes);
+    }
+  }
+  EXPECT_EQ(sum, engine->MemoryBytes());
+  // Each tracked page has its entry view and placement at least.
+  EXPECT_GE(engine->MemoryBytes(),
+            before + kPages * (sizeof(EntryView) + sizeof(uint64_t)));
+}
+
 // A round's placement queries go to the view in batches of
 // placement_query_batch_pages (default 1024), not one call per tracked
 // page: live, each call is a move_pages(2) with a fixed cost, and one per

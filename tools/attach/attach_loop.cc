@@ -12,8 +12,22 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "migrator/move_requests.h"
+#include "tools/base/status_macros.h"
 
 namespace hotpage {
+
+namespace {
+
+// " (EACCES 12, EBUSY 3)" for the summary; "" without failures.
+std::string FailedByErrno(const MigratorStats& m) {
+  std::string out;
+  for (const auto& [err, n] : m.failed_pages_by_errno) {
+    absl::StrAppend(&out, out.empty() ? " (" : ", ", ErrnoName(err), " ", n);
+  }
+  return out.empty() ? out : out + ")";
+}
+
+}  // namespace
 
 AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
     : options_(options), parts_(std::move(parts)) {
@@ -158,6 +172,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   if (report.repeat_window_s > 0)
     stats_.repeat_window_s = report.repeat_window_s;
   stats_.reclaim_makes_room = engine.reclaim_makes_room();
+  stats_.engine_bytes = engine.MemoryBytes();
   stats_.untracked_victims = c.untracked_victims;
   stats_.horizon_s = report.horizon_s;
   stats_.migration_cost_ns = report.migration_cost_ns;
@@ -274,14 +289,26 @@ void AttachLoop::Teardown() {
   log << options_.log_prefix
       << absl::StrFormat(
              "%s after %.1f s; promoted %d pages (planned by "
-             "--locality: %d), demoted %d, failed %d, ping-pong %d; %d "
+             "--locality: %d), demoted %d, failed %d%s, ping-pong %d; %d "
              "samples, %d "
              "rounds; hotpage CPU %.2f s (%.1f%% of one core)\n",
              stop_reason_, elapsed, stats_.migrator.promoted_pages,
              stats_.planned_locality, stats_.migrator.demoted_pages,
-             FailedTotal(stats_.migrator), stats_.migrator.pingpong_pages,
-             stats_.samples, stats_.rounds, stats_.cpu_seconds,
+             FailedTotal(stats_.migrator), FailedByErrno(stats_.migrator),
+             stats_.migrator.pingpong_pages, stats_.samples, stats_.rounds,
+             stats_.cpu_seconds,
              elapsed > 0 ? 100.0 * stats_.cpu_seconds / elapsed : 0.0);
+  {
+    uint64_t total = 0;
+    std::string parts;
+    for (const PolicyEngine::MemoryPart& p : parts_.engine->MemoryBreakdown()) {
+      total += p.bytes;
+      absl::StrAppendFormat(&parts, " %s=%.1f", p.name, p.bytes / 1048576.0);
+    }
+    log << options_.log_prefix
+        << absl::StrFormat("engine memory %.1f MiB:%s\n", total / 1048576.0,
+                           parts);
+  }
   if (const NumaBalancingController* hint = parts_.hintfault; hint != nullptr) {
     const HintFaultStats h = hint->stats();
     log << options_.log_prefix

@@ -790,6 +790,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.reclaim_promotions = 6;
   s.reclaim_returns = 2;
   s.repeat_window_s = 3.25;
+  s.engine_bytes = 25165824;
   s.reclaim_makes_room = true;
   s.untracked_victims = 9;
   s.horizon_s = 6.5;
@@ -856,6 +857,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "reclaim_promotions": 6,
   "reclaim_returns": 2,
   "repeat_window_s": 3.25,
+  "engine_bytes": 25165824,
   "reclaim_makes_room": true,
   "untracked_victims": 9,
   "horizon_s": 6.5,
@@ -958,6 +960,9 @@ hotpage_reclaim_returns_total{workload="cache",pid="4242",cgroup="system.slice/m
 # HELP hotpage_repeat_window_seconds The window in which two hint faults make a page a candidate for a promotion left to reclaim, cut by the returns' ages (0: reclaim does not make room).
 # TYPE hotpage_repeat_window_seconds gauge
 hotpage_repeat_window_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3.25
+# HELP hotpage_engine_bytes The policy engine's own memory: its hotness table and per-page state (capacities, as of the last round).
+# TYPE hotpage_engine_bytes gauge
+hotpage_engine_bytes{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 25165824
 # HELP hotpage_reclaim_makes_room 1: the fast tier's victims are left to the kernel's reclaim (hint faults where demotion_enabled is true, followed as it changes).
 # TYPE hotpage_reclaim_makes_room gauge
 hotpage_reclaim_makes_room{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1

@@ -152,6 +152,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.reclaim_returns);
   w.Key("repeat_window_s");
   w.Double(s.repeat_window_s);
+  w.Key("engine_bytes");
+  w.Uint(s.engine_bytes);
   w.Key("reclaim_makes_room");
   w.Bool(s.reclaim_makes_room);
   w.Key("untracked_victims");
@@ -333,6 +335,10 @@ std::string AttachStatsProm(const AttachStats& s) {
       "promotion left to reclaim, cut by the returns' ages (0: reclaim does "
       "not make room).",
       s.repeat_window_s);
+  one("hotpage_engine_bytes", "gauge",
+      "The policy engine's own memory: its hotness table and per-page "
+      "state (capacities, as of the last round).",
+      s.engine_bytes);
   one("hotpage_reclaim_makes_room", "gauge",
       "1: the fast tier's victims are left to the kernel's reclaim (hint "
       "faults where demotion_enabled is true, followed as it changes).",

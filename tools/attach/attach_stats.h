@@ -120,6 +120,9 @@ struct AttachStats {
   // characteristic time"; 0 without reclaim making room).
   uint64_t reclaim_returns = 0;
   double repeat_window_s = 0;
+  // The policy engine's own memory (PolicyEngine::MemoryBreakdown: its
+  // hotness table and per-page state), as of the last round.
+  uint64_t engine_bytes = 0;
   // The engine leaves the fast tier's victims to the kernel's reclaim now
   // (EngineOptions::reclaim_makes_room: hint faults where demotion_enabled
   // is true, followed while attach runs).

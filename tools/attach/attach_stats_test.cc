@@ -325,6 +325,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"reclaim_promotions", "hotpage_reclaim_promotions_total"},
       {"reclaim_returns", "hotpage_reclaim_returns_total"},
       {"repeat_window_s", "hotpage_repeat_window_seconds"},
+      {"engine_bytes", "hotpage_engine_bytes"},
       {"reclaim_makes_room", "hotpage_reclaim_makes_room"},
       {"untracked_victims", "hotpage_untracked_victims_total"},
       {"bandwidth_bound_rounds", "hotpage_bandwidth_bound_rounds_total"},
