@@ -210,6 +210,8 @@ if [ -n "$A" ]; then
     exit 1
   fi
   echo "guest: hotpage log:"; tail -n 4 /tmp/a.log
+  sj() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" /tmp/s.json | head -n 1; }
+  echo "guest: migrator waited for its rate limit $(sj rate_limit_wait_s) s, for its CPU budget $(sj cpu_budget_wait_s) s"
 fi
 if [ "$MECH" = damon-paddr ]; then
   echo off >$D/kdamonds/0/state 2>/dev/null

@@ -806,6 +806,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.migrator.failed_pages_by_errno = {{EBUSY, 1}};
   s.migrator.pingpong_pages = 1;
   s.migrator.hot_to_moved.Record(absl::Milliseconds(3));
+  s.migrator.rate_limit_wait = absl::Milliseconds(1500);
+  s.migrator.cpu_budget_wait = absl::Milliseconds(250);
   s.source = "pebs";
   s.damon_recovered = "kdamond 0 of pid 12";
   s.id.pid = 4242;
@@ -844,6 +846,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
     "p99": 3,
     "max": 3
   },
+  "rate_limit_wait_s": 1.5,
+  "cpu_budget_wait_s": 0.25,
   "planned_promotions": 12,
   "planned_demotions": 2,
   "planned_locality": 1,
@@ -921,6 +925,12 @@ hotpage_hot_to_moved_seconds_count{workload="cache",pid="4242",cgroup="system.sl
 # HELP hotpage_hot_to_moved_max_seconds The longest time from found hot to moved.
 # TYPE hotpage_hot_to_moved_max_seconds gauge
 hotpage_hot_to_moved_max_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.003
+# HELP hotpage_rate_limit_wait_seconds_total Time the migrator waited for the migration rate limit.
+# TYPE hotpage_rate_limit_wait_seconds_total counter
+hotpage_rate_limit_wait_seconds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1.5
+# HELP hotpage_cpu_budget_wait_seconds_total Time the migrator waited for its CPU budget.
+# TYPE hotpage_cpu_budget_wait_seconds_total counter
+hotpage_cpu_budget_wait_seconds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.25
 # HELP hotpage_planned_promotions_total 4 KiB pages the policy chose to promote.
 # TYPE hotpage_planned_promotions_total counter
 hotpage_planned_promotions_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 12

@@ -126,6 +126,10 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Key("max");
   w.Double(absl::ToDoubleMilliseconds(s.migrator.hot_to_moved.max()));
   w.EndObject();
+  w.Key("rate_limit_wait_s");
+  w.Double(absl::ToDoubleSeconds(s.migrator.rate_limit_wait));
+  w.Key("cpu_budget_wait_s");
+  w.Double(absl::ToDoubleSeconds(s.migrator.cpu_budget_wait));
   w.Key("planned_promotions");
   w.Uint(s.planned_promotions);
   w.Key("planned_demotions");
@@ -288,6 +292,12 @@ std::string AttachStatsProm(const AttachStats& s) {
   p.AddSuffixed(lat, "_count", who, absl::StrCat(h.count()));
   one("hotpage_hot_to_moved_max_seconds", "gauge",
       "The longest time from found hot to moved.", secs(h.max()));
+  one("hotpage_rate_limit_wait_seconds_total", "counter",
+      "Time the migrator waited for the migration rate limit.",
+      secs(s.migrator.rate_limit_wait));
+  one("hotpage_cpu_budget_wait_seconds_total", "counter",
+      "Time the migrator waited for its CPU budget.",
+      secs(s.migrator.cpu_budget_wait));
   one("hotpage_planned_promotions_total", "counter",
       "4 KiB pages the policy chose to promote.", s.planned_promotions);
   one("hotpage_planned_demotions_total", "counter",

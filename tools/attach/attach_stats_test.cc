@@ -311,6 +311,8 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"hot_to_moved_ms.p50", "hotpage_hot_to_moved_seconds"},
       {"hot_to_moved_ms.p99", "hotpage_hot_to_moved_seconds"},
       {"hot_to_moved_ms.max", "hotpage_hot_to_moved_max_seconds"},
+      {"rate_limit_wait_s", "hotpage_rate_limit_wait_seconds_total"},
+      {"cpu_budget_wait_s", "hotpage_cpu_budget_wait_seconds_total"},
       {"planned_promotions", "hotpage_planned_promotions_total"},
       {"planned_demotions", "hotpage_planned_demotions_total"},
       {"planned_locality", "hotpage_planned_locality_pages_total"},
