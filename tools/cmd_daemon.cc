@@ -87,6 +87,12 @@ constexpr char kDaemonExample[] = R"(Example /etc/hotpage/hotpage.toml:
   comm = "spark-worker"          # or cmdline = "REGEX", pid = N, all = true
   weights = "0:3,1:1"
   rate_share = 0.5
+
+Without PEBS or IBS, `source = "hintfault"` (with kernel_tiering =
+"take-over") samples the kernel's NUMA hint faults, as `hotpage attach
+--source hintfault` does: while the daemon runs, kernel.numa_balancing is 2
+and its promotion rate limit 0 (the kernel's scanner senses, hotpage alone
+moves), both restored at exit.
 )";
 
 // sd_notify(3): one datagram to $NOTIFY_SOCKET; nothing when unset.
@@ -152,8 +158,9 @@ int Check(const DaemonConfig& cfg, const KernelFs& fs) {
     std::cout << "\n";
   }
   if (!sel.ok()) std::cout << "  selection: " << sel.status().message() << "\n";
-  const TieringDecision d = DecideKernelTiering(DetectKernelMovers(fs, {}),
-                                                cfg.kernel_tiering, cfg.path);
+  const TieringDecision d =
+      DecideKernelTiering(DetectKernelMovers(fs, {}), cfg.kernel_tiering,
+                          cfg.path, UsesHintFaults(cfg));
   for (const std::string& m : d.messages) std::cout << "kernel: " << m << "\n";
   std::cout << (d.start ? "the daemon would start\n"
                         : "the daemon would refuse to start\n");
@@ -257,8 +264,9 @@ int RunDaemon(const std::vector<std::string>& args) {
   std::ostream& out = log.stream();
 
   // The kernel's own movers.
-  const TieringDecision d = DecideKernelTiering(DetectKernelMovers(*fs, {}),
-                                                cfg->kernel_tiering, cfg->path);
+  const TieringDecision d =
+      DecideKernelTiering(DetectKernelMovers(*fs, {}), cfg->kernel_tiering,
+                          cfg->path, UsesHintFaults(*cfg));
   for (const std::string& m : d.messages) {
     log.Log(d.start ? LogLevel::kWarning : LogLevel::kError,
             absl::StrCat("hotpage daemon: ", m));

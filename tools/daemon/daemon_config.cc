@@ -354,6 +354,13 @@ absl::StatusOr<WorkloadConfig> ParseWorkload(const Checker& ck,
 
 }  // namespace
 
+bool UsesHintFaults(const DaemonConfig& cfg) {
+  for (const WorkloadConfig& w : cfg.workloads) {
+    if (w.source == "hintfault") return true;
+  }
+  return false;
+}
+
 absl::string_view KernelTieringModeName(KernelTieringMode m) {
   switch (m) {
     case KernelTieringMode::kRefuse:
@@ -534,6 +541,15 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
       if (!names.insert(wc.name).second) {
         return ck.Error(t, "name",
                         absl::StrCat("'", wc.name, "' is used twice"));
+      }
+      if (wc.source == "hintfault" &&
+          cfg.kernel_tiering != KernelTieringMode::kTakeOver) {
+        return ck.Error(
+            t.as_table().at("source"), "source",
+            "hintfault needs kernel_tiering = \"take-over\" in [daemon]: "
+            "the daemon then sets kernel.numa_balancing to 2 and its "
+            "promotion rate limit to 0 while it runs (the kernel's scanner "
+            "senses, hotpage alone moves) and restores them at exit");
       }
       if (wc.fast_floor.set && wc.fast_floor.percent) {
         floor_pct += wc.fast_floor.value;

@@ -23,7 +23,8 @@
 //   [[workload]]
 //   name = "cache"                # unique; labels metrics and status
 //   cgroup = "system.slice/memcached.service"
-//   source = "auto"               # auto, pebs, ibs, pagefault, damon
+//   source = "auto"               # auto, pebs, ibs, pagefault, damon,
+//                                 # hintfault (needs take-over)
 //   write_faults = false          # with pagefault: attach's --write-faults
 //   promote_to = "0"              # node list, as --promote-to
 //   weights = "0:3,1:1"           # as --weights
@@ -121,6 +122,11 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
 // Reads `path` (at most kMaxDaemonConfigBytes; a regular file) and parses
 // it. NotFound when it does not exist.
 absl::StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path);
+
+// Some workload takes source "hintfault" (which only kernel_tiering =
+// "take-over" allows: the daemon then sets the sysctls for it,
+// tools/daemon/kernel_tiering.h).
+bool UsesHintFaults(const DaemonConfig& cfg);
 
 // "2GiB", "512 MiB", "4096", "1.5GiB" -> bytes. InvalidArgument otherwise.
 absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);

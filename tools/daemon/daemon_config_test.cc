@@ -99,6 +99,19 @@ TEST(DaemonConfigTest, DefaultsWithOneWorkload) {
   EXPECT_EQ(c->workloads[0].source, "auto");
 }
 
+// source hintfault under take-over: accepted, and UsesHintFaults says so.
+TEST(DaemonConfigTest, HintFaultsUnderTakeOver) {
+  absl::StatusOr<DaemonConfig> c = ParseDaemonConfig(
+      "[daemon]\nkernel_tiering=\"take-over\"\n[[workload]]\nname=\"a\"\n"
+      "pid=1\nsource=\"hintfault\"\n[[workload]]\nname=\"b\"\npid=2\n",
+      "h.toml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->workloads[0].source, "hintfault");
+  EXPECT_TRUE(UsesHintFaults(*c));
+  c->workloads[0].source = "pagefault";
+  EXPECT_FALSE(UsesHintFaults(*c));
+}
+
 // Each bad config is rejected with the file, the line and the key.
 TEST(DaemonConfigTest, RejectsWithLineAndReason) {
   struct Case {
@@ -149,6 +162,11 @@ TEST(DaemonConfigTest, RejectsWithLineAndReason) {
       {"[[workload]]\nname=\"a\"\npid=1\nwrite_faults=true\n",
        "h.toml:4: write_faults: needs source = \"pagefault\""},
       {"[daemon]\nlog_level=\"loud\"\n", "log_level: one of debug"},
+      {"[daemon]\nkernel_tiering=\"coexist\"\n[[workload]]\nname=\"a\"\n"
+       "pid=1\nsource=\"hintfault\"\n",
+       "h.toml:6: source: hintfault needs kernel_tiering = \"take-over\""},
+      {"[[workload]]\nname=\"a\"\npid=1\nsource=\"hintfault\"\n",
+       "hintfault needs kernel_tiering"},
       {"[daemon]\n", "no [[workload]]: nothing to manage"},
       {"workload = 3\n", "must be an array of tables"},
       {"[[workload]]\nname=\"a\"\npid=1\nlocality=1\n",

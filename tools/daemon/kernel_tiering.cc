@@ -9,6 +9,8 @@ namespace {
 
 constexpr char kNumaBalancing[] = "/proc/sys/kernel/numa_balancing";
 constexpr char kDemotion[] = "/sys/kernel/mm/numa/demotion_enabled";
+constexpr char kPromoteRateLimit[] =
+    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 constexpr char kDamonAdmin[] = "/sys/kernel/mm/damon/admin/kdamonds";
 
 std::string BalancingWhat(int64_t mode) {
@@ -20,12 +22,20 @@ std::string BalancingWhat(int64_t mode) {
 
 }  // namespace
 
-KernelMovers DetectKernelMovers(const KernelFs& fs,
-                                const std::set<std::string>& own_kdamonds) {
+KernelMovers ReadNumaBalancingSysctls(const KernelFs& fs) {
   KernelMovers m;
   if (absl::StatusOr<int64_t> v = fs.ReadInt(kNumaBalancing); v.ok()) {
     m.numa_balancing = *v;
   }
+  if (absl::StatusOr<int64_t> v = fs.ReadInt(kPromoteRateLimit); v.ok()) {
+    m.promote_rate_limit_mbps = *v;
+  }
+  return m;
+}
+
+KernelMovers DetectKernelMovers(const KernelFs& fs,
+                                const std::set<std::string>& own_kdamonds) {
+  KernelMovers m = ReadNumaBalancingSysctls(fs);
   if (absl::StatusOr<std::string> v = fs.ReadTrimmed(kDemotion); v.ok()) {
     m.demotion_enabled = (*v == "true" || *v == "1") ? 1 : 0;
   }
@@ -54,16 +64,48 @@ KernelMovers DetectKernelMovers(const KernelFs& fs,
   return m;
 }
 
+bool SysctlsSenseHintFaults(const KernelMovers& m) {
+  return m.numa_balancing == 2 && m.promote_rate_limit_mbps == 0;
+}
+
 TieringDecision DecideKernelTiering(const KernelMovers& m,
                                     KernelTieringMode mode,
-                                    const std::string& config_path) {
+                                    const std::string& config_path,
+                                    bool hint_faults) {
   TieringDecision d;
+  if (hint_faults && mode == KernelTieringMode::kTakeOver) {
+    if (m.numa_balancing < 0 || m.promote_rate_limit_mbps < 0) {
+      d.start = false;
+      d.messages.push_back(
+          "source hintfault needs kernel.numa_balancing and "
+          "kernel.numa_balancing_promote_rate_limit_MBps, which this kernel "
+          "does not have (CONFIG_NUMA_BALANCING, Linux 6.1 or later); fix: "
+          "another source for those workloads");
+      return d;
+    }
+    if (m.numa_balancing != 2) {
+      d.changes.push_back(
+          {kNumaBalancing, absl::StrCat(m.numa_balancing), "2"});
+    }
+    if (m.promote_rate_limit_mbps != 0) {
+      d.changes.push_back(
+          {kPromoteRateLimit, absl::StrCat(m.promote_rate_limit_mbps), "0"});
+    }
+    d.messages.push_back(absl::StrCat(
+        "source hintfault: kernel.numa_balancing = ", m.numa_balancing,
+        d.changes.empty() ? " and its promotion rate limit 0 MB/s already"
+                          : absl::StrCat(" -> 2 and its promotion rate limit ",
+                                         m.promote_rate_limit_mbps,
+                                         " -> 0 MB/s until hotpage stops"),
+        ": the kernel's scanner makes slow-tier pages take hint faults, "
+        "hotpage alone moves them"));
+  }
   const std::string other_modes = absl::StrCat(
       "or set kernel_tiering = \"coexist\" or \"take-over\" in ", config_path);
   const bool balancing = m.numa_balancing > 0;
   const bool demotion = m.demotion_enabled == 1;
 
-  if (balancing) {
+  if (balancing && !(hint_faults && mode == KernelTieringMode::kTakeOver)) {
     const std::string what = absl::StrCat(
         "kernel.numa_balancing = ", m.numa_balancing, ": ",
         BalancingWhat(m.numa_balancing), " moves pages hotpage places");

@@ -28,6 +28,15 @@
 //             restoring them is the daemon's, with the crash-recovery state
 //             the hint-fault source keeps); another DAMON user or numad
 //             cannot be taken over: those refuse, naming them.
+//             With `hint_faults` (a workload takes source "hintfault"):
+//             the kernel senses and hotpage moves, as `attach --source
+//             hintfault` sets it (sampler/hintfault/
+//             numa_balancing_controller.h): numa_balancing -> 2 (the
+//             tiering scanner alone: slow-tier pages take hint faults; the
+//             NORMAL bit, which moves pages, is cleared as above) and
+//             kernel.numa_balancing_promote_rate_limit_MBps -> 0 (the
+//             kernel promotes none of them itself). Without
+//             CONFIG_NUMA_BALANCING it refuses.
 
 #ifndef HOTPAGE_TOOLS_DAEMON_KERNEL_TIERING_H_
 #define HOTPAGE_TOOLS_DAEMON_KERNEL_TIERING_H_
@@ -47,6 +56,8 @@ namespace hotpage {
 struct KernelMovers {
   int64_t numa_balancing = -1;  // -1: file missing (no CONFIG_NUMA_BALANCING)
   int demotion_enabled = -1;    // -1 missing, 0 false, 1 true
+  // kernel.numa_balancing_promote_rate_limit_MBps; -1: file missing.
+  int64_t promote_rate_limit_mbps = -1;
   std::vector<std::string> busy_kdamonds;  // "kdamonds/0", state "on"
   std::vector<pid_t> numad_pids;
 };
@@ -68,9 +79,24 @@ struct TieringDecision {
   std::vector<SysctlChange> changes;  // take-over only
 };
 
+// `hint_faults`: some workload takes source "hintfault", which only
+// take-over allows (daemon_config.h); the sysctls are then set for it.
 TieringDecision DecideKernelTiering(const KernelMovers& movers,
                                     KernelTieringMode mode,
-                                    const std::string& config_path);
+                                    const std::string& config_path,
+                                    bool hint_faults = false);
+
+// The sysctls as hint-fault sensing needs them (the decision above with
+// hint_faults): the tiering bit set and the NORMAL bit clear
+// (numa_balancing 2), and a promotion rate limit of 0. A live member with
+// source "hintfault" checks this before it starts (a workload added by a
+// reload after a start without one finds them otherwise).
+bool SysctlsSenseHintFaults(const KernelMovers& movers);
+
+// numa_balancing and its promotion rate limit only (the rest of
+// KernelMovers left unknown): what SysctlsSenseHintFaults reads, without
+// DetectKernelMovers' walk of /proc.
+KernelMovers ReadNumaBalancingSysctls(const KernelFs& fs);
 
 }  // namespace hotpage
 

@@ -114,5 +114,51 @@ TEST(KernelTieringTest, TakeOverChangesSysctlsButNotOtherPrograms) {
   EXPECT_NE(All(d).find("systemctl stop numad"), std::string::npos);
 }
 
+// A hintfault workload under take-over: the kernel senses (tiering bit
+// alone, NORMAL cleared) and promotes nothing itself (rate limit 0); the
+// demotion take-over stays; a kernel without the files refuses.
+TEST(KernelTieringTest, TakeOverForHintFaultsSetsTheSensingSysctls) {
+  FakeTree t;
+  t.Write("/proc/sys/kernel/numa_balancing", "1\n");
+  t.Write("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps", "65536\n");
+  t.Write("/sys/kernel/mm/numa/demotion_enabled", "true\n");
+  KernelMovers m = Detect(t);
+  EXPECT_EQ(m.promote_rate_limit_mbps, 65536);
+  EXPECT_FALSE(SysctlsSenseHintFaults(m));
+  TieringDecision d = DecideKernelTiering(m, KernelTieringMode::kTakeOver,
+                                          "h.toml", /*hint_faults=*/true);
+  EXPECT_TRUE(d.start);
+  ASSERT_EQ(d.changes.size(), 3u);
+  EXPECT_EQ(d.changes[0].path, "/proc/sys/kernel/numa_balancing");
+  EXPECT_EQ(d.changes[0].from, "1");
+  EXPECT_EQ(d.changes[0].to, "2");
+  EXPECT_EQ(d.changes[1].path,
+            "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps");
+  EXPECT_EQ(d.changes[1].from, "65536");
+  EXPECT_EQ(d.changes[1].to, "0");
+  EXPECT_EQ(d.changes[2].path, "/sys/kernel/mm/numa/demotion_enabled");
+  EXPECT_EQ(d.changes[2].to, "false");
+  EXPECT_NE(All(d).find("hotpage alone moves them"), std::string::npos);
+  // Already so: nothing to change, and the member's check passes.
+  m.numa_balancing = 2;
+  m.promote_rate_limit_mbps = 0;
+  m.demotion_enabled = 0;
+  EXPECT_TRUE(SysctlsSenseHintFaults(m));
+  d = DecideKernelTiering(m, KernelTieringMode::kTakeOver, "h.toml", true);
+  EXPECT_TRUE(d.start);
+  EXPECT_TRUE(d.changes.empty());
+  // Read without the walk of /proc.
+  absl::StatusOr<KernelFs> fs = KernelFs::Open(t.root());
+  ASSERT_TRUE(fs.ok());
+  const KernelMovers r = ReadNumaBalancingSysctls(*fs);
+  EXPECT_EQ(r.numa_balancing, 1);
+  EXPECT_EQ(r.promote_rate_limit_mbps, 65536);
+  // No CONFIG_NUMA_BALANCING: refused, saying why.
+  d = DecideKernelTiering(KernelMovers(), KernelTieringMode::kTakeOver,
+                          "h.toml", true);
+  EXPECT_FALSE(d.start);
+  EXPECT_NE(All(d).find("another source"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hotpage

@@ -28,6 +28,7 @@
 #include "tools/base/kernel/proc_stat.h"
 #include "tools/base/mutex.h"
 #include "tools/base/parse.h"
+#include "tools/daemon/kernel_tiering.h"
 #include "tools/daemon/share_view.h"
 #include "tools/kernel_floor.h"
 #include "tools/live_memory_view.h"
@@ -135,9 +136,12 @@ class LiveMember : public DaemonMember {
     eopt.address_space = static_cast<uint32_t>(pid_);
     eopt.footprint_pages = footprint_pages_;
     eopt.table_by_footprint = true;
-    // Pages never sampled are swept for victims with a source that sees
-    // every access, also when "auto" chose it.
-    eopt.sweep_untracked_fast = SourceSeesEveryAccess(source_name_);
+    // As attach sets them for the source it runs (pages never sampled are
+    // swept for victims with a source that sees every access, also when
+    // "auto" chose it; hint faults are slow-tier samples, placed as they
+    // arrive, and leave the fast tier's victims to the kernel's reclaim
+    // where it demotes, which take-over turns off).
+    ApplySourceEngineOptions(source_name_, KernelDemotes(fs), &eopt);
     absl::StatusOr<std::unique_ptr<PolicyEngine>> engine =
         PolicyEngine::Create(*env_.topology, *rules, eopt);
     if (!engine.ok()) return engine.status();
@@ -266,10 +270,18 @@ class LiveMember : public DaemonMember {
  private:
   absl::Status StartSource(const WorkloadConfig& w, const ProcessKey& key) {
     if (w.source == "hintfault") {
-      return absl::FailedPreconditionError(
-          "source hintfault changes machine-wide sysctls and is not "
-          "available per workload; use kernel_tiering = \"take-over\" "
-          "with another source");
+      // The sysctls are the daemon's (kernel_tiering.h: take-over with a
+      // hintfault workload sets them at its start); a member only checks.
+      const KernelMovers k = ReadNumaBalancingSysctls(*env_.fs);
+      if (!SysctlsSenseHintFaults(k)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "source hintfault: kernel.numa_balancing is ", k.numa_balancing,
+            " and its promotion rate limit ", k.promote_rate_limit_mbps,
+            " MB/s, where hint faults without the kernel's own promotions "
+            "need 2 and 0; the daemon sets them when it starts with a "
+            "hintfault workload under kernel_tiering = \"take-over\" (one "
+            "added by a reload needs a restart)"));
+      }
     }
     if (w.source == "damon" && env_.damon != nullptr) {
       absl::StatusOr<std::unique_ptr<AttachSource>> d = env_.damon->Attach(key);
@@ -303,7 +315,9 @@ class LiveMember : public DaemonMember {
       source_ = std::move(*routed);
       return StartRearm(w);
     }
-    absl::StatusOr<SourceRequest> req = ParseSourceRequest(w.source);
+    const bool hint = w.source == "hintfault";
+    absl::StatusOr<SourceRequest> req =
+        ParseSourceRequest(hint ? "pagefault" : w.source);
     if (!req.ok()) return req.status();
     std::string why;
     absl::StatusOr<EventGroup> events =
@@ -316,9 +330,10 @@ class LiveMember : public DaemonMember {
     scfg.pids = {pid_};
     scfg.cpus = *cpus;
     IncludeExistingThreads(*env_.fs, &scfg);
-    if (w.write_faults) {
-      // Every written page faults within milliseconds of a re-arm: the
-      // rings attach uses for --write-faults (32768 samples per CPU).
+    if (w.write_faults || hint) {
+      // Every written page faults within milliseconds of a re-arm, and
+      // every touched slow-tier page within milliseconds of a scan pass:
+      // the rings attach uses for both (32768 samples per CPU).
       scfg.ring_data_pages = 512;
       scfg.budget_bytes_per_ring = size_t{2} << 20;
     }
@@ -329,7 +344,7 @@ class LiveMember : public DaemonMember {
     if (absl::Status st = sampler_->Enable(); !st.ok()) return st;
     source_ = std::make_unique<SamplerAttachSource>(sampler_.get());
     source_name_ =
-        events->events.empty()
+        events->events.empty() || hint
             ? w.source
             : std::string(SampleSourceName(events->events.front().source));
     return StartRearm(w);

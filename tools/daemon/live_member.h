@@ -15,10 +15,14 @@
 // process, members added and removed by commit); without it, a kdamond of
 // the member's own, which only one member can have (DamonSource takes the
 // machine's only hotpage kdamond and its lock).
-// `hintfault` is refused: it changes
-// machine-wide sysctls (sampler/hintfault/numa_balancing_controller.h),
-// which one workload must not do for the others; the daemon's
-// `kernel_tiering = "take-over"` is the machine-wide switch.
+// `hintfault`: the machine's page-fault sampler, whose faults are the
+// kernel's NUMA hint faults while the sysctls sense them
+// (sampler/hintfault/numa_balancing_controller.h). One workload must not
+// change machine-wide sysctls for the others: the daemon sets them at its
+// start (kernel_tiering = "take-over" with a hintfault workload,
+// kernel_tiering.h), and a member only checks them (a workload added by a
+// reload to a daemon started without one is refused, saying so). Its
+// engine takes attach's options for the source (ApplySourceEngineOptions).
 //
 // Threading: Run() on the member's thread; the setters and Snapshot() on
 // the daemon's (see DaemonMember).

@@ -357,8 +357,12 @@ absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
       *name = names_[id];
     }
   }
+  // Hint faults are page faults (sampler/hintfault/
+  // numa_balancing_controller.h), in bursts after each scan pass.
+  const bool hint = source == "hintfault";
   if (m == nullptr) {
-    absl::StatusOr<SourceRequest> req = ParseSourceRequest(source);
+    absl::StatusOr<SourceRequest> req =
+        ParseSourceRequest(hint ? "pagefault" : source);
     if (!req.ok()) return req.status();
     std::string why;
     absl::StatusOr<EventGroup> events =
@@ -372,9 +376,10 @@ absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
     c.all = true;  // IncludeExistingThreads: probe only, list no threads
     IncludeExistingThreads(*fs_, &c);
     c.all = false;
-    if (write_faults) {
-      // Every written page faults within milliseconds of a re-arm: the
-      // rings attach uses for --write-faults (32768 samples per CPU).
+    if (write_faults || hint) {
+      // Every written page faults within milliseconds of a re-arm, and
+      // every touched slow-tier page within milliseconds of a scan pass:
+      // the rings attach uses for both (32768 samples per CPU).
       c.ring_data_pages = 512;
       c.budget_bytes_per_ring = size_t{2} << 20;
     }
@@ -383,7 +388,7 @@ absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
     if (!made.ok()) return made.status();
     m = std::move(*made);
     const std::string n =
-        events->events.empty()
+        events->events.empty() || hint
             ? source
             : std::string(SampleSourceName(events->events.front().source));
     *name = n;

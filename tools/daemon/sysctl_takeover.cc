@@ -12,19 +12,30 @@ constexpr char kLock[] = "daemon-sysctls.lock";
 constexpr char kState[] = "daemon-sysctls";
 constexpr char kNumaBalancing[] = "/proc/sys/kernel/numa_balancing";
 constexpr char kDemotion[] = "/sys/kernel/mm/numa/demotion_enabled";
+constexpr char kPromoteRateLimit[] =
+    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
+
+bool Decimal(absl::string_view v, int64_t max) {
+  int64_t x;
+  return !v.empty() && v.size() <= 19 &&
+         v.find_first_not_of("0123456789") == absl::string_view::npos &&
+         absl::SimpleAtoi(v, &x) && x >= 0 && x <= max;
+}
 
 bool ValidValue(absl::string_view path, absl::string_view v) {
-  if (path == kNumaBalancing) {
-    int x;
-    return absl::SimpleAtoi(v, &x) && x >= 0 && x <= 3 &&
-           v.find_first_not_of("0123456789") == absl::string_view::npos;
-  }
+  if (path == kNumaBalancing) return Decimal(v, 3);
   if (path == kDemotion) return v == "true" || v == "false";
+  // The kernel keeps it as an unsigned int of MB/s.
+  if (path == kPromoteRateLimit) return Decimal(v, 0xffffffffLL);
   return false;
 }
 
 std::string ShortName(absl::string_view path) {
-  return path == kNumaBalancing ? "kernel.numa_balancing" : "demotion_enabled";
+  if (path == kNumaBalancing) return "kernel.numa_balancing";
+  if (path == kPromoteRateLimit) {
+    return "kernel.numa_balancing_promote_rate_limit_MBps";
+  }
+  return "demotion_enabled";
 }
 
 }  // namespace

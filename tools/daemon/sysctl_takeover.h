@@ -9,7 +9,7 @@
 //      restoring), restore what it says first;
 //   3. write the original values to STATE_DIR/daemon-sysctls atomically;
 //   4. only then write the new values.
-// Restore() writes the originals back and removes the file. Only the two
+// Restore() writes the originals back and removes the file. Only the three
 // known paths are ever written, with values of the form the kernel prints
 // (a decimal, or true/false): a state file with anything else is refused,
 // not obeyed, because root would act on it.
@@ -55,7 +55,7 @@ class SysctlTakeover {
   bool restored_ = false;
 };
 
-// The state file's strict parser: "path=value" lines of the two known
+// The state file's strict parser: "path=value" lines of the three known
 // paths. Exposed for the fuzzer and tests.
 absl::StatusOr<std::vector<SysctlChange>> ParseTakeoverState(
     absl::string_view text);

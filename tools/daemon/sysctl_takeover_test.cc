@@ -102,6 +102,47 @@ TEST(SysctlTakeoverTest, StateParserIsStrict) {
                                   "/proc/sys/kernel/numa_balancing=2\n")
                    .ok());
   EXPECT_FALSE(ParseTakeoverState("garbage").ok());
+  // The promotion rate limit (a hintfault workload's take-over): an
+  // unsigned int of MB/s, nothing else.
+  const std::string kRate =
+      "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps=";
+  EXPECT_TRUE(ParseTakeoverState(kRate + "65536\n").ok());
+  EXPECT_TRUE(ParseTakeoverState(kRate + "4294967295").ok());
+  EXPECT_FALSE(ParseTakeoverState(kRate + "4294967296").ok());
+  EXPECT_FALSE(ParseTakeoverState(kRate + "").ok());
+  EXPECT_FALSE(ParseTakeoverState(kRate + "-1").ok());
+  EXPECT_FALSE(ParseTakeoverState(kRate + "1e3").ok());
+  EXPECT_FALSE(
+      ParseTakeoverState("/proc/sys/kernel/numa_balancing_scan_delay_ms=1")
+          .ok());
+}
+
+TEST(SysctlTakeoverTest, TheRateLimitIsRestoredToo) {
+  FakeTree t;
+  t.Write("/proc/sys/kernel/numa_balancing", "0");
+  t.Write("/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps", "65536");
+  FakeSysfsLog log(&t);
+  auto writer = log.NewWriter();
+  auto dir = StateDir::Open(t.root() + "/state", "d", "p");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  std::string recovered;
+  auto tk = SysctlTakeover::Apply(
+      &*dir, writer.get(),
+      {{"/proc/sys/kernel/numa_balancing", "0", "2"},
+       {"/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps", "65536",
+        "0"}},
+      &recovered);
+  ASSERT_TRUE(tk.ok()) << tk.status();
+  EXPECT_EQ(Read(t, "/proc/sys/kernel/numa_balancing"), "2");
+  EXPECT_EQ(Read(t, "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
+            "0");
+  EXPECT_EQ((*tk)->Describe(),
+            "kernel.numa_balancing 0 -> 2, "
+            "kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0");
+  ASSERT_TRUE((*tk)->Restore().ok());
+  EXPECT_EQ(Read(t, "/proc/sys/kernel/numa_balancing"), "0");
+  EXPECT_EQ(Read(t, "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
+            "65536");
 }
 
 }  // namespace
