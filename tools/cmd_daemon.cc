@@ -430,6 +430,7 @@ int RunDaemon(const std::vector<std::string>& args) {
   bool ready = false;
   absl::Time last_notify = absl::Now();
   absl::Time next_movers_check = absl::Now() + absl::Minutes(1);
+  std::vector<std::string> takeover_drift;  // Drifted() at the last look
   while (!stop.load(std::memory_order_relaxed)) {
     if (reload.exchange(false)) {
       absl::StatusOr<DaemonConfig> next = LoadDaemonConfig(path);
@@ -463,6 +464,20 @@ int RunDaemon(const std::vector<std::string>& args) {
     Notify(ready ? "WATCHDOG=1" : "READY=1");
     last_notify = absl::Now();
     ready = true;
+    // Someone else changed a sysctl the take-over set (with hint faults:
+    // numa_balancing off stops the samples, a rate limit above 0 lets the
+    // kernel promote too): said at each change, not fought.
+    if (std::vector<std::string> drift = takeover->Drifted(*fs);
+        drift != takeover_drift) {
+      if (!drift.empty()) {
+        log.Log(LogLevel::kWarning,
+                absl::StrCat(
+                    "hotpage daemon: warning: ", absl::StrJoin(drift, ", "),
+                    ": changed by someone else; not fought, and "
+                    "the originals are still restored at exit"));
+      }
+      takeover_drift = std::move(drift);
+    }
     if (absl::Now() >= next_movers_check) {
       next_movers_check = absl::Now() + absl::Minutes(1);
       const TieringDecision again = DecideKernelTiering(

@@ -95,6 +95,14 @@ echo "MEASURE placement w1 $c1 (hot sets A+B 12288 pages); w2 $c2"
 # The kernel's own promotions while the daemon ran, read before it exits.
 kprom=$(( $(vmstat pgpromote_success) - prom0 )); hints=$(( $(vmstat numa_hint_faults) - hint0 ))
 [ "$kprom" -eq 0 ] && ok "the kernel promoted nothing itself ($hints hint faults)" || bad "the kernel promoted $kprom pages"
+# Someone else turns the scanner off: said within a round or two, not
+# fought; put back, the daemon restores the original at exit all the same.
+echo 0 >$NB
+for i in $(seq 1 50); do grep -q "kernel.numa_balancing is 0 (hotpage set 2): changed by someone else" /tmp/d.log && break; sleep 0.1; done
+grep -q "kernel.numa_balancing is 0 (hotpage set 2): changed by someone else" /tmp/d.log \
+  && ok "an outside change is said ($(grep -c 'changed by someone else' /tmp/d.log) line)" || bad "no warning of the outside change"
+[ "$(cat $NB)" = 0 ] && ok "and not fought" || bad "numa_balancing rewritten to $(cat $NB)"
+echo 2 >$NB
 hotpage status --socket /tmp/hh/hotpage.sock
 kill -TERM $D; wait $D; rc=$?
 [ $rc -eq 0 ] && ok "daemon: exit 0 on SIGTERM" || bad "daemon: exit $rc"

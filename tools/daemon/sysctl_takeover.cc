@@ -126,6 +126,19 @@ absl::StatusOr<std::unique_ptr<SysctlTakeover>> SysctlTakeover::Apply(
   return t;
 }
 
+std::vector<std::string> SysctlTakeover::Drifted(const KernelFs& fs) const {
+  std::vector<std::string> out;
+  if (restored_) return out;
+  for (const SysctlChange& c : changes_) {
+    absl::StatusOr<std::string> now = fs.ReadTrimmed(c.path);
+    // demotion_enabled reads "true"/"false", as written.
+    if (!now.ok() || *now == c.to) continue;
+    out.push_back(absl::StrCat(ShortName(c.path), " is ", *now,
+                               " (hotpage set ", c.to, ")"));
+  }
+  return out;
+}
+
 absl::Status SysctlTakeover::Restore() {
   if (restored_) return absl::OkStatus();
   absl::Status first;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/state_dir.h"
 #include "tools/daemon/kernel_tiering.h"
@@ -44,6 +45,12 @@ class SysctlTakeover {
   absl::Status Restore();
   // "kernel.numa_balancing 2 -> 0, demotion_enabled true -> false".
   std::string Describe() const;
+  // The changed sysctls someone else has set to another value since
+  // (read through `fs`), one "kernel.numa_balancing is 0 (hotpage set 2)"
+  // each; empty when every one is as set or could not be read. The daemon
+  // warns at each change of this list and does not fight it (Restore()
+  // still writes the originals).
+  std::vector<std::string> Drifted(const KernelFs& fs) const;
 
  private:
   SysctlTakeover(StateDir* dir, SysfsWriter* writer,

@@ -139,10 +139,19 @@ TEST(SysctlTakeoverTest, TheRateLimitIsRestoredToo) {
   EXPECT_EQ((*tk)->Describe(),
             "kernel.numa_balancing 0 -> 2, "
             "kernel.numa_balancing_promote_rate_limit_MBps 65536 -> 0");
+  // Someone else turns the scanner off: said, and still restored.
+  absl::StatusOr<KernelFs> fs = KernelFs::Open(t.root());
+  ASSERT_TRUE(fs.ok());
+  EXPECT_TRUE((*tk)->Drifted(*fs).empty());
+  t.Write("/proc/sys/kernel/numa_balancing", "0\n");
+  EXPECT_EQ(
+      (*tk)->Drifted(*fs),
+      std::vector<std::string>{"kernel.numa_balancing is 0 (hotpage set 2)"});
   ASSERT_TRUE((*tk)->Restore().ok());
   EXPECT_EQ(Read(t, "/proc/sys/kernel/numa_balancing"), "0");
   EXPECT_EQ(Read(t, "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
             "65536");
+  EXPECT_TRUE((*tk)->Drifted(*fs).empty());  // nothing of ours left
 }
 
 }  // namespace
