@@ -762,11 +762,16 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
   return d;
 }
 
-bool PolicyEngine::RoundWaitsForArrivals(uint64_t now_ns) const {
-  // The storm is still on only if this very step placed pages; a round
-  // due for longer than half an interval runs whatever comes.
-  return arrivals_placed_ns_ == now_ns &&
-         now_ns < next_round_ns_ + options_.interval_ns / 2;
+bool PolicyEngine::RoundWaitsForArrivals(uint64_t now_ns,
+                                         bool moves_queued) const {
+  // A round due for longer than half an interval runs whatever comes.
+  if (now_ns >= next_round_ns_ + options_.interval_ns / 2) return false;
+  // The storm is still on if this very step placed pages.
+  if (arrivals_placed_ns_ == now_ns) return true;
+  // Or its moves are still being copied (placed since the last round).
+  return moves_queued &&
+         arrivals_placed_ns_ != std::numeric_limits<uint64_t>::max() &&
+         arrivals_placed_ns_ >= last_round_ns_;
 }
 
 void PolicyEngine::RecordPromotion(uint64_t key, uint64_t now_ns) {

@@ -1446,6 +1446,16 @@ TEST(PolicyEngineTest, ARoundWaitsWhileArrivalsArePlaced) {
   EXPECT_FALSE(engine->RoundDue(kSec * 19 / 10));
   ASSERT_EQ(arrive(20, 5, kSec * 2), 5u);
   EXPECT_TRUE(engine->RoundWaitsForArrivals(kSec * 2));
+  // The burst is placed; while its moves are still queued the round waits
+  // too (it would share the CPU with their copies), within the same bound.
+  const uint64_t later = kSec * 2 + kSec / 20;
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(later));
+  EXPECT_TRUE(engine->RoundWaitsForArrivals(later, /*moves_queued=*/true));
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(kSec * 5 / 2, true));
+  // Moves queued with no arrival placed since the last round (a round's
+  // own moves): no wait.
+  engine->RunRound(view, later);
+  EXPECT_FALSE(engine->RoundWaitsForArrivals(kSec * 3, true));
 }
 
 // The first round: nothing is known at the start (no placement, no share

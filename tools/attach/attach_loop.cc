@@ -75,10 +75,10 @@ absl::Status AttachLoop::Run() {
     if (parts_.engine->ArrivalsPending()) Arrivals(now);
     // A round blocks the loop (no samples are read, no arrivals placed)
     // and shares the CPU with the migrator's copies: while a burst of new
-    // pages is still being placed it waits (PolicyEngine::
-    // RoundWaitsForArrivals), then sees the whole burst.
+    // pages is still being placed, or their moves copied, it waits
+    // (PolicyEngine::RoundWaitsForArrivals), then sees the whole burst.
     if (parts_.engine->RoundDue(now)) {
-      if (parts_.engine->RoundWaitsForArrivals(now)) {
+      if (parts_.engine->RoundWaitsForArrivals(now, MovesQueued())) {
         round_waited_ = true;
       } else {
         if (round_waited_) ++stats_.rounds_waited_for_arrivals;
@@ -246,6 +246,13 @@ void AttachLoop::Round(uint64_t now_ns) {
   } else if (options_.round_lines) {
     *parts_.log << options_.log_prefix << line << "\n";
   }
+}
+
+bool AttachLoop::MovesQueued() const {
+  for (const NodeQueued& q : parts_.view->QueuedMoves()) {
+    if (q.in_bytes > 0 || q.out_bytes > 0) return true;
+  }
+  return false;
 }
 
 void AttachLoop::Arrivals(uint64_t now_ns) {

@@ -212,6 +212,8 @@ class AttachLoop {
   bool Step(uint64_t* now_ns);
   // Between rounds: the engine's promotions of pages that just arrived
   // (PolicyEngine::PlaceArrivals), handed to the migrator at once.
+  // The view's migrator still holds moves to do (MemoryView::QueuedMoves).
+  bool MovesQueued() const;
   void Arrivals(uint64_t now_ns);
   void Round(uint64_t now_ns);
   void Teardown();
