@@ -480,6 +480,9 @@ class ArrivalStreamTest : public AttachLoopTest {
     mover_.AddPages(kBase + kHotPages * kPage, kPages - kHotPages, kPage, 2);
     slow_tier_samples_ = true;
     source_.hook = [this, last](int poll) {
+      // The migrator keeps up: what the last poll queued is moved before
+      // this one (a round also waits while arrivals' moves are queued).
+      migrator_->WaitUntilIdle(absl::Seconds(5));
       source_.pages = kPerPoll * std::min(poll, last);
       return absl::OkStatus();
     };
@@ -516,6 +519,44 @@ TEST_F(ArrivalStreamTest, ARoundWaitsAtMostHalfAnIntervalForArrivals) {
   // The next round, due at 400 ms, waits too: pages still come until
   // 500 ms.
   RunStream(/*last=*/10, absl::Milliseconds(300), /*expect_waited_rounds=*/2);
+}
+
+// The burst of ARoundWaitsUntilABurstOfArrivalsIsPlaced (placed by 150 ms,
+// the round then due at 200 ms), with the migrator's copies held until
+// the poll at 250 ms: the round also waits while the arrivals' moves are
+// queued (PolicyEngine::RoundWaitsForArrivals), and runs at 250 ms with
+// every page moved. Without that wait it ran at 200 ms beside the copies.
+TEST_F(AttachLoopTest, ARoundWaitsWhileTheArrivalsMovesAreQueued) {
+  constexpr int kPerPoll = 8, kLast = 3, kPages = 10 * kPerPoll;
+  mover_.AddPages(kBase + kHotPages * kPage, kPages - kHotPages, kPage, 2);
+  slow_tier_samples_ = true;
+  std::atomic<bool> copies{false};
+  mover_.SetCallHook([&copies](FakePageMover::Op op) {
+    if (op != FakePageMover::Op::kMove) return;
+    while (!copies.load())
+      std::this_thread::sleep_for(
+          absl::ToChronoMilliseconds(absl::Milliseconds(1)));
+  });
+  source_.hook = [&](int poll) {
+    if (poll >= 5) {
+      copies = true;
+      migrator_->WaitUntilIdle(absl::Seconds(5));
+    }
+    source_.pages = kPerPoll * std::min(poll, kLast);
+    return absl::OkStatus();
+  };
+  std::optional<absl::Duration> first_at;
+  before_round_ = [&] {
+    if (!first_at) first_at = clock_.Now() - start_;
+  };
+  const absl::Status s = Run(absl::Milliseconds(400));
+  copies = true;
+  mover_.SetCallHook(nullptr);  // `copies` ends with this scope
+  ASSERT_TRUE(s.ok()) << log_.str();
+  ASSERT_TRUE(first_at.has_value());
+  EXPECT_EQ(*first_at, absl::Milliseconds(250));
+  EXPECT_EQ(recorder_.published.back().stats.rounds_waited_for_arrivals, 1u);
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kPerPoll * kLast));
 }
 
 // The hint-fault source with both fast nodes full of pages it never saw:
