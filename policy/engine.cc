@@ -31,10 +31,6 @@ HotnessTableOptions TableOptionsFor(uint64_t fast_bytes,
   return topt;
 }
 
-}  // namespace
-
-namespace {
-
 template <typename T>
 uint64_t VectorBytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);

@@ -410,16 +410,7 @@ absl::Status StartSource(const AttachArgs& a, const KernelFs& fs,
     // The process's existing threads, each its own task for perf (inherit
     // follows only threads created later).
     IncludeExistingThreads(fs, &scfg);
-    if (hint || a.write_faults) {
-      // A kernel scan pass makes every accessed slow-tier page fault within
-      // milliseconds: 6144 samples in one burst in the test guest, while a
-      // policy round may keep the loop away from the ring for seconds. The
-      // default 256 KiB ring holds 4096 samples; 2 MiB per CPU holds 32768,
-      // and one poll may drain all of it. A write-fault re-arm makes every
-      // page the process writes fault within milliseconds, the same burst.
-      scfg.ring_data_pages = 512;
-      scfg.budget_bytes_per_ring = size_t{2} << 20;
-    }
+    if (hint || a.write_faults) SizeRingsForFaultBursts(&scfg);
     absl::StatusOr<std::unique_ptr<Sampler>> s = Sampler::Open(scfg, env.perf);
     if (!s.ok()) return s.status();
     out->sampler = std::move(*s);

@@ -53,6 +53,11 @@ void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config) {
   }
 }
 
+void SizeRingsForFaultBursts(SamplerConfig* config) {
+  config->ring_data_pages = 512;
+  config->budget_bytes_per_ring = size_t{2} << 20;
+}
+
 namespace {
 
 // One perf group of the plan: event indices (leader first) and the CPUs it

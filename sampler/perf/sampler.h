@@ -390,6 +390,15 @@ absl::StatusOr<std::vector<pid_t>> ListThreads(const KernelFs& fs, pid_t pid);
 // after pids and cpus are set.
 void IncludeExistingThreads(const KernelFs& fs, SamplerConfig* config);
 
+// Rings for page-fault sources whose faults come in bursts: a kernel scan
+// pass makes every accessed slow-tier page hint-fault within milliseconds
+// (6144 samples in one burst in the test guest), as a write-fault re-arm
+// makes every page the process writes, while a policy round may keep the
+// reader away from the ring for seconds. The default 256 KiB ring holds
+// 4096 samples; these 2 MiB per CPU hold 32768, and one pass may drain all
+// of it.
+void SizeRingsForFaultBursts(SamplerConfig* config);
+
 // The perf event descriptors `config` opens: tasks x (sum over perf groups
 // of the group's CPUs x its size), where tasks is 1 system-wide, else the
 // listed threads (or the pids when none are listed), and a group's CPUs are

@@ -3,14 +3,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sampler/hintfault/hintfault_watchdog.h"
+#include "sampler/recovery_state.h"
 
 namespace hotpage {
 namespace {
 
-constexpr char kNumaBalancing[] = "/proc/sys/kernel/numa_balancing";
-constexpr char kDemotion[] = "/sys/kernel/mm/numa/demotion_enabled";
-constexpr char kPromoteRateLimit[] =
-    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 constexpr char kDamonAdmin[] = "/sys/kernel/mm/damon/admin/kdamonds";
 
 std::string BalancingWhat(int64_t mode) {
@@ -24,10 +22,10 @@ std::string BalancingWhat(int64_t mode) {
 
 KernelMovers ReadNumaBalancingSysctls(const KernelFs& fs) {
   KernelMovers m;
-  if (absl::StatusOr<int64_t> v = fs.ReadInt(kNumaBalancing); v.ok()) {
+  if (absl::StatusOr<int64_t> v = fs.ReadInt(kNumaBalancingSysctl); v.ok()) {
     m.numa_balancing = *v;
   }
-  if (absl::StatusOr<int64_t> v = fs.ReadInt(kPromoteRateLimit); v.ok()) {
+  if (absl::StatusOr<int64_t> v = fs.ReadInt(kPromoteRateLimitSysctl); v.ok()) {
     m.promote_rate_limit_mbps = *v;
   }
   return m;
@@ -36,7 +34,8 @@ KernelMovers ReadNumaBalancingSysctls(const KernelFs& fs) {
 KernelMovers DetectKernelMovers(const KernelFs& fs,
                                 const std::set<std::string>& own_kdamonds) {
   KernelMovers m = ReadNumaBalancingSysctls(fs);
-  if (absl::StatusOr<std::string> v = fs.ReadTrimmed(kDemotion); v.ok()) {
+  if (absl::StatusOr<std::string> v = fs.ReadTrimmed(kDemotionEnabledPath);
+      v.ok()) {
     m.demotion_enabled = (*v == "true" || *v == "1") ? 1 : 0;
   }
   if (absl::StatusOr<std::vector<std::string>> ks = fs.ListDir(kDamonAdmin);
@@ -85,11 +84,11 @@ TieringDecision DecideKernelTiering(const KernelMovers& m,
     }
     if (m.numa_balancing != 2) {
       d.changes.push_back(
-          {kNumaBalancing, absl::StrCat(m.numa_balancing), "2"});
+          {kNumaBalancingSysctl, absl::StrCat(m.numa_balancing), "2"});
     }
     if (m.promote_rate_limit_mbps != 0) {
-      d.changes.push_back(
-          {kPromoteRateLimit, absl::StrCat(m.promote_rate_limit_mbps), "0"});
+      d.changes.push_back({kPromoteRateLimitSysctl,
+                           absl::StrCat(m.promote_rate_limit_mbps), "0"});
     }
     d.messages.push_back(absl::StrCat(
         "source hintfault: kernel.numa_balancing = ", m.numa_balancing,
@@ -124,7 +123,7 @@ TieringDecision DecideKernelTiering(const KernelMovers& m,
         break;
       case KernelTieringMode::kTakeOver:
         d.changes.push_back(
-            {kNumaBalancing, absl::StrCat(m.numa_balancing), "0"});
+            {kNumaBalancingSysctl, absl::StrCat(m.numa_balancing), "0"});
         d.messages.push_back(
             absl::StrCat(what, "; taking over: set to 0 until hotpage stops"));
         break;
@@ -135,7 +134,7 @@ TieringDecision DecideKernelTiering(const KernelMovers& m,
         "demotion_enabled = true: reclaim demotes fast-tier pages by its "
         "own LRU";
     if (mode == KernelTieringMode::kTakeOver) {
-      d.changes.push_back({kDemotion, "true", "false"});
+      d.changes.push_back({kDemotionEnabledPath, "true", "false"});
       d.messages.push_back(
           absl::StrCat(what, "; taking over: false until hotpage stops"));
     } else {
@@ -143,7 +142,7 @@ TieringDecision DecideKernelTiering(const KernelMovers& m,
       // blocks the start.
       d.messages.push_back(absl::StrCat(
           "note: ", what, "; it complements hotpage (set it to false in ",
-          kDemotion, " to leave demotion to hotpage alone)"));
+          kDemotionEnabledPath, " to leave demotion to hotpage alone)"));
     }
   }
   for (const std::string& k : m.busy_kdamonds) {

@@ -330,13 +330,7 @@ class LiveMember : public DaemonMember {
     scfg.pids = {pid_};
     scfg.cpus = *cpus;
     IncludeExistingThreads(*env_.fs, &scfg);
-    if (w.write_faults || hint) {
-      // Every written page faults within milliseconds of a re-arm, and
-      // every touched slow-tier page within milliseconds of a scan pass:
-      // the rings attach uses for both (32768 samples per CPU).
-      scfg.ring_data_pages = 512;
-      scfg.budget_bytes_per_ring = size_t{2} << 20;
-    }
+    if (w.write_faults || hint) SizeRingsForFaultBursts(&scfg);
     absl::StatusOr<std::unique_ptr<Sampler>> s =
         Sampler::Open(scfg, &perf_sys_);
     if (!s.ok()) return s.status();

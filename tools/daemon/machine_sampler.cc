@@ -376,13 +376,7 @@ absl::StatusOr<std::unique_ptr<RoutedAttachSource>> MachineSamplerSet::Attach(
     c.all = true;  // IncludeExistingThreads: probe only, list no threads
     IncludeExistingThreads(*fs_, &c);
     c.all = false;
-    if (write_faults || hint) {
-      // Every written page faults within milliseconds of a re-arm, and
-      // every touched slow-tier page within milliseconds of a scan pass:
-      // the rings attach uses for both (32768 samples per CPU).
-      c.ring_data_pages = 512;
-      c.budget_bytes_per_ring = size_t{2} << 20;
-    }
+    if (write_faults || hint) SizeRingsForFaultBursts(&c);
     absl::StatusOr<std::unique_ptr<MachineSampler>> made =
         MachineSampler::Create(c, fs_, sys_, log_);
     if (!made.ok()) return made.status();

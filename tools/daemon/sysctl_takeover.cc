@@ -4,16 +4,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "sampler/hintfault/hintfault_watchdog.h"
+#include "sampler/recovery_state.h"
 
 namespace hotpage {
 namespace {
 
 constexpr char kLock[] = "daemon-sysctls.lock";
 constexpr char kState[] = "daemon-sysctls";
-constexpr char kNumaBalancing[] = "/proc/sys/kernel/numa_balancing";
-constexpr char kDemotion[] = "/sys/kernel/mm/numa/demotion_enabled";
-constexpr char kPromoteRateLimit[] =
-    "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps";
 
 bool Decimal(absl::string_view v, int64_t max) {
   int64_t x;
@@ -23,16 +21,16 @@ bool Decimal(absl::string_view v, int64_t max) {
 }
 
 bool ValidValue(absl::string_view path, absl::string_view v) {
-  if (path == kNumaBalancing) return Decimal(v, 3);
-  if (path == kDemotion) return v == "true" || v == "false";
+  if (path == kNumaBalancingSysctl) return Decimal(v, 3);
+  if (path == kDemotionEnabledPath) return v == "true" || v == "false";
   // The kernel keeps it as an unsigned int of MB/s.
-  if (path == kPromoteRateLimit) return Decimal(v, 0xffffffffLL);
+  if (path == kPromoteRateLimitSysctl) return Decimal(v, 0xffffffffLL);
   return false;
 }
 
 std::string ShortName(absl::string_view path) {
-  if (path == kNumaBalancing) return "kernel.numa_balancing";
-  if (path == kPromoteRateLimit) {
+  if (path == kNumaBalancingSysctl) return "kernel.numa_balancing";
+  if (path == kPromoteRateLimitSysctl) {
     return "kernel.numa_balancing_promote_rate_limit_MBps";
   }
   return "demotion_enabled";
