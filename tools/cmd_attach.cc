@@ -48,6 +48,7 @@
 #include "tools/base/clock.h"
 #include "tools/base/kernel/capabilities.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/metrics_server.h"
 #include "tools/base/parse.h"
 #include "tools/base/status_macros.h"
@@ -608,6 +609,8 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   // starts before the engine is made: its sample weight depends on the
   // source auto takes.
   LiveSource src;
+  // Before the source: the first-touch filter's baseline (attach_loop.h).
+  const uint64_t resident_before_source = ResidentPages4K(*fs, a.pid);
   if (absl::Status s = StartChosenSource(*fs, *topo, *handle, env, &a, &src);
       !s.ok())
     return Fail(s);
@@ -646,6 +649,13 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
       .stop = &stop,
       .rearm = src.rearm.get(),
       .hintfault = src.hint.get(),
+      // Hint faults: the first-touch filter's budget (attach_loop.h).
+      .resident_pages = src.hint != nullptr
+                            ? std::function<uint64_t()>([fs, pid = a.pid] {
+                                return ResidentPages4K(*fs, pid);
+                              })
+                            : nullptr,
+      .resident_before_source = resident_before_source,
       .damon_recovered = src.damon ? src.damon->recovered() : std::string(),
       .log = &std::cerr,
       // The table grows with the process (tools/attach/attach_engine.h).

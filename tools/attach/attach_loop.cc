@@ -44,9 +44,26 @@ AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
   if (!parts_.wall_ns) {
     parts_.wall_ns = [] { return static_cast<int64_t>(RealtimeNs()); };
   }
-  sink_ = [this](absl::Span<const Sample> samples) {
-    parts_.engine->Ingest(samples);
-  };
+  if (parts_.resident_pages) {
+    first_touch_ = std::make_unique<FirstTouchFilter>();
+    sink_ = [this](absl::Span<const Sample> samples) {
+      const uint64_t now = NowNs();
+      // Before the batch: its first touches are in the growth read now.
+      // The first read (resident_read_ns_ 0) sets the filter's baseline.
+      if (resident_read_ns_ == 0 || now - resident_read_ns_ >= 10'000'000) {
+        first_touch_->NoteResident(now, parts_.resident_pages());
+        resident_read_ns_ = now;
+      }
+      first_touch_->Filter(now, samples, &kept_);
+      stats_.first_touches_dropped = first_touch_->dropped();
+      stats_.resident_growth_pages = first_touch_->growth_pages();
+      parts_.engine->Ingest(kept_);
+    };
+  } else {
+    sink_ = [this](absl::Span<const Sample> samples) {
+      parts_.engine->Ingest(samples);
+    };
+  }
 }
 
 uint64_t AttachLoop::NowNs() const {
@@ -67,6 +84,15 @@ absl::Status AttachLoop::Run() {
   }
   start_ns_ = NowNs();
   parts_.engine->Start(start_ns_);
+  if (first_touch_ != nullptr) {
+    // The baseline: what the target had before the source started is no
+    // growth seen here; what it gained since is (its samples may be queued).
+    if (parts_.resident_before_source > 0) {
+      first_touch_->NoteResident(start_ns_, parts_.resident_before_source);
+    }
+    first_touch_->NoteResident(start_ns_, parts_.resident_pages());
+    resident_read_ns_ = start_ns_;
+  }
   cpu_start_ = CpuTime();
   uint64_t now = start_ns_;
   while (Step(&now)) {
@@ -327,6 +353,13 @@ void AttachLoop::Teardown() {
                h.scan_seq_known ? absl::StrCat(h.scan_passes)
                                 : std::string("unknown"),
                h.longest_scan_gap_s, h.kernel_migrated_pages);
+  }
+  if (first_touch_ != nullptr) {
+    log << options_.log_prefix
+        << absl::StrFormat(
+               "first touches: %d fault samples dropped while the resident "
+               "set grew by %d pages (4 KiB)\n",
+               first_touch_->dropped(), first_touch_->growth_pages());
   }
   if (const WriteFaultRearm* rearm = parts_.rearm; rearm != nullptr) {
     const WriteFaultRearmStats& r = rearm->stats();

@@ -95,6 +95,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -103,6 +104,7 @@
 #include "absl/status/status.h"
 #include "migrator/migrator.h"
 #include "policy/engine.h"
+#include "sampler/hintfault/first_touch_filter.h"
 #include "sampler/hintfault/numa_balancing_controller.h"
 #include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
@@ -166,6 +168,16 @@ struct AttachLoopParts {
   WriteFaultRearm* rearm = nullptr;
   // Optional: --source hintfault; stopped (sysctls restored) at the end.
   NumaBalancingController* hintfault = nullptr;
+  // Optional, hint faults: the target's resident set in 4 KiB pages (0:
+  // unknown). Set, the loop filters the samples for first touches before
+  // the engine sees them (sampler/hintfault/first_touch_filter.h), reading
+  // it at most every 10 ms, before the batch it filters.
+  std::function<uint64_t()> resident_pages;
+  // With resident_pages: the resident set read before the source started
+  // (0: unknown, read at Run's start instead). The filter's baseline: the
+  // first touches whose samples wait in the source's ring or inbox when
+  // the loop starts are growth since this reading.
+  uint64_t resident_before_source = 0;
   // --source damon: the stale kdamond removed at start, for the stats.
   std::string damon_recovered;
   // Status lines and the summary.
@@ -222,6 +234,11 @@ class AttachLoop {
   AttachLoopParts parts_;
   AttachStats stats_;
   SampleSink sink_;
+  // With parts_.resident_pages: the filter, the samples it kept (reused),
+  // and when the resident set was last read.
+  std::unique_ptr<FirstTouchFilter> first_touch_;
+  std::vector<Sample> kept_;
+  uint64_t resident_read_ns_ = 0;
   std::vector<MoveRequest> requests_;  // one round's, reused
   // The due round has waited for arrivals at least once
   // (AttachStats::rounds_waited_for_arrivals).

@@ -94,9 +94,10 @@ class ScriptedSource : public AttachSource {
     const uint64_t now =
         static_cast<uint64_t>(absl::ToUnixNanos(clock_->Now()));
     batch_.clear();
-    for (int i = 0; i < pages; ++i) {
+    for (int i = first; i < first + pages; ++i) {
       Sample s;
       s.time_ns = now;
+      s.source = kind;
       s.vaddr = kBase + i * kPage + 64;
       s.pid = pid_;
       s.tid = pid_;
@@ -113,6 +114,8 @@ class ScriptedSource : public AttachSource {
   // A perf source's throttle and loss counts (unset: not a perf source).
   std::optional<PerfSourceStats> perf;
   int pages = kHotPages;  // distinct pages sampled each poll
+  int first = 0;          // from this one on
+  SampleSource kind = SampleSource::kUnknown;
   // Called with the poll's number (1 for the first) after the clock moved.
   std::function<absl::Status(int)> hook;
   int polls = 0;
@@ -209,6 +212,8 @@ class AttachLoopTest : public ::testing::Test {
     parts.before_round = before_round_;
     parts.cpu_time = cpu_time_;
     parts.wall_ns = wall_ns_;
+    parts.resident_pages = resident_pages_;
+    parts.resident_before_source = resident_before_source_;
     loop_ = std::make_unique<AttachLoop>(options_, std::move(parts));
     start_ = clock_.Now();
     return loop_->Run();
@@ -249,6 +254,8 @@ class AttachLoopTest : public ::testing::Test {
   bool migrator_external_ = false;
   std::function<absl::Duration()> cpu_time_;  // empty: the loop's default
   std::function<int64_t()> wall_ns_;          // empty: CLOCK_REALTIME
+  std::function<uint64_t()> resident_pages_;  // empty: no first-touch filter
+  uint64_t resident_before_source_ = 0;
   AttachLoopOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<Migrator> migrator_;
@@ -462,6 +469,87 @@ TEST_F(AttachLoopTest, ArrivalsReachTheMigratorBeforeTheFirstRound) {
   EXPECT_EQ(engine_->counters().arrival_promotions,
             static_cast<uint64_t>(kHotPages));
   EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
+}
+
+// Hint faults from a process that grows (sampler/hintfault/
+// first_touch_filter.h): in its first 3 polls it first-touches 16 new
+// slow-tier pages each (pages 16-63), its resident set growing by as many;
+// from then on its hot pages 0-15 take hint faults. With the filter the
+// first touches are dropped and only the hot pages promoted; without it
+// every page is an arrival and all 64 are.
+class GrowingProcessTest : public AttachLoopTest {
+ protected:
+  void RunGrowing(bool filter) {
+    constexpr int kNew = 16, kGrowPolls = 3;
+    mover_.AddPages(kBase + kHotPages * kPage, kNew * kGrowPolls, kPage, 2);
+    slow_tier_samples_ = true;
+    source_.kind = SampleSource::kPageFault;
+    options_.source_name = "hintfault";
+    options_.duration_s = 1;
+    uint64_t resident = 1000;
+    if (filter) resident_pages_ = [&resident] { return resident; };
+    source_.hook = [&](int poll) {
+      if (poll <= kGrowPolls) {
+        source_.first = kHotPages + kNew * (poll - 1);
+        source_.pages = kNew;
+        resident += kNew;
+      } else {
+        source_.first = 0;
+        source_.pages = kHotPages;
+      }
+      return absl::OkStatus();
+    };
+    ASSERT_TRUE(Run().ok()) << log_.str();
+    migrator_->WaitUntilIdle(absl::Seconds(5));
+  }
+};
+
+TEST_F(GrowingProcessTest, FirstTouchesAreDroppedAndOnlyHotPagesPromoted) {
+  RunGrowing(/*filter=*/true);
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
+  for (int i = 0; i < kHotPages; ++i) {
+    EXPECT_EQ(mover_.NodeOf(kBase + i * kPage), std::optional<int>(0)) << i;
+  }
+  const AttachStats& end = recorder_.published.back().stats;
+  EXPECT_EQ(end.first_touches_dropped, 48u);
+  EXPECT_EQ(end.resident_growth_pages, 48u);
+  EXPECT_EQ(end.arrival_promotions, static_cast<uint64_t>(kHotPages));
+  EXPECT_TRUE(absl::StrContains(log_.str(),
+                                "first touches: 48 fault samples dropped "
+                                "while the resident set grew by 48 pages"))
+      << log_.str();
+}
+
+// First touches made after the source started but before the loop did:
+// their samples wait in the ring, and the growth since the reading before
+// the source is their budget. Read only at the loop's start, that growth
+// would be baseline and the 16 pages of the first poll promoted.
+TEST_F(GrowingProcessTest, FirstTouchesQueuedBeforeTheLoopAreDroppedToo) {
+  constexpr int kNew = 16;
+  mover_.AddPages(kBase + kHotPages * kPage, kNew, kPage, 2);
+  slow_tier_samples_ = true;
+  source_.kind = SampleSource::kPageFault;
+  options_.source_name = "hintfault";
+  options_.duration_s = 1;
+  resident_before_source_ = 1000;
+  resident_pages_ = [] { return uint64_t{1000 + kNew}; };
+  source_.hook = [&](int poll) {
+    source_.first = poll == 1 ? kHotPages : 0;
+    source_.pages = poll == 1 ? kNew : kHotPages;
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run().ok()) << log_.str();
+  migrator_->WaitUntilIdle(absl::Seconds(5));
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages));
+  EXPECT_EQ(recorder_.published.back().stats.first_touches_dropped,
+            static_cast<uint64_t>(kNew));
+}
+
+TEST_F(GrowingProcessTest, WithoutTheFilterEveryFirstTouchIsPromoted) {
+  RunGrowing(/*filter=*/false);
+  EXPECT_EQ(mover_.CountOn(0), static_cast<size_t>(kHotPages + 48));
+  EXPECT_EQ(recorder_.published.back().stats.first_touches_dropped, 0u);
+  EXPECT_FALSE(absl::StrContains(log_.str(), "first touches:"));
 }
 
 // A round waits while arrivals are still being placed
@@ -827,6 +915,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.short_window_held_rounds = 2;
   s.arrival_promotions = 40;
   s.rounds_waited_for_arrivals = 3;
+  s.first_touches_dropped = 11;
+  s.resident_growth_pages = 13;
   s.refault_protections = 5;
   s.reclaim_promotions = 6;
   s.reclaim_returns = 2;
@@ -898,6 +988,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "short_window_held_rounds": 2,
   "arrival_promotions": 40,
   "rounds_waited_for_arrivals": 3,
+  "first_touches_dropped": 11,
+  "resident_growth_pages": 13,
   "refault_protections": 5,
   "reclaim_promotions": 6,
   "reclaim_returns": 2,
@@ -999,6 +1091,12 @@ hotpage_arrival_promotions_total{workload="cache",pid="4242",cgroup="system.slic
 # HELP hotpage_rounds_waited_for_arrivals_total Rounds that waited, at most half an interval, while a burst of arriving pages was being placed.
 # TYPE hotpage_rounds_waited_for_arrivals_total counter
 hotpage_rounds_waited_for_arrivals_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 3
+# HELP hotpage_first_touches_dropped_total Fault samples dropped as possible first touches while the process's resident set grew (hint faults: the page-fault event counts both).
+# TYPE hotpage_first_touches_dropped_total counter
+hotpage_first_touches_dropped_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 11
+# HELP hotpage_resident_growth_pages_total Growth of the process's resident set seen by the first-touch filter, in 4 KiB pages (hint faults).
+# TYPE hotpage_resident_growth_pages_total counter
+hotpage_resident_growth_pages_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 13
 # HELP hotpage_refault_protections_total Demoted pages that faulted back within the long window (10 s), each then kept from being a victim for one (hint faults: the only evidence of a page on the fast tier).
 # TYPE hotpage_refault_protections_total counter
 hotpage_refault_protections_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 5

@@ -148,6 +148,10 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.arrival_promotions);
   w.Key("rounds_waited_for_arrivals");
   w.Uint(s.rounds_waited_for_arrivals);
+  w.Key("first_touches_dropped");
+  w.Uint(s.first_touches_dropped);
+  w.Key("resident_growth_pages");
+  w.Uint(s.resident_growth_pages);
   w.Key("refault_protections");
   w.Uint(s.refault_protections);
   w.Key("reclaim_promotions");
@@ -327,6 +331,14 @@ std::string AttachStatsProm(const AttachStats& s) {
       "Rounds that waited, at most half an interval, while a burst of "
       "arriving pages was being placed.",
       s.rounds_waited_for_arrivals);
+  one("hotpage_first_touches_dropped_total", "counter",
+      "Fault samples dropped as possible first touches while the process's "
+      "resident set grew (hint faults: the page-fault event counts both).",
+      s.first_touches_dropped);
+  one("hotpage_resident_growth_pages_total", "counter",
+      "Growth of the process's resident set seen by the first-touch filter, "
+      "in 4 KiB pages (hint faults).",
+      s.resident_growth_pages);
   one("hotpage_refault_protections_total", "counter",
       "Demoted pages that faulted back within the long window (10 s), each "
       "then kept from being a victim for one (hint faults: the only evidence "

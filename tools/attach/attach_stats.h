@@ -105,6 +105,11 @@ struct AttachStats {
   // arrivals are placed").
   uint64_t arrival_promotions = 0;
   uint64_t rounds_waited_for_arrivals = 0;
+  // --source hintfault: fault samples dropped as possible first touches
+  // while the process's resident set grew, and that growth in 4 KiB pages
+  // (sampler/hintfault/first_touch_filter.h).
+  uint64_t first_touches_dropped = 0;
+  uint64_t resident_growth_pages = 0;
   // --source hintfault: pages hotpage demoted that faulted back within the
   // long window, then no victim for one (policy/engine.h, "A demotion a
   // fault undoes").

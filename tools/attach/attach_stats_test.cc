@@ -323,6 +323,8 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"arrival_promotions", "hotpage_arrival_promotions_total"},
       {"rounds_waited_for_arrivals",
        "hotpage_rounds_waited_for_arrivals_total"},
+      {"first_touches_dropped", "hotpage_first_touches_dropped_total"},
+      {"resident_growth_pages", "hotpage_resident_growth_pages_total"},
       {"refault_protections", "hotpage_refault_protections_total"},
       {"reclaim_promotions", "hotpage_reclaim_promotions_total"},
       {"reclaim_returns", "hotpage_reclaim_returns_total"},

@@ -196,6 +196,11 @@ class LiveMember : public DaemonMember {
     parts.stop = stop;
     parts.damon_recovered = damon_ ? damon_->recovered() : std::string();
     parts.rearm = rearm_.get();
+    // Hint faults: the first-touch filter's budget (attach_loop.h).
+    if (source_name_ == "hintfault") {
+      parts.resident_pages = [this] { return FootprintPages(); };
+      parts.resident_before_source = footprint_pages_;  // read before it
+    }
     parts.log = env_.log;
     parts.before_round = [this] {
       ApplyPending();

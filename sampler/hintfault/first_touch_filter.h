@@ -1,0 +1,119 @@
+// FirstTouchFilter: drops the page-fault samples of the hint-fault source
+// that may be a process's first touches of its pages.
+//
+// Under NUMA balancing's tiering mode hotpage senses the accesses to
+// slow-tier pages as the faults on the PROT_NONE PTEs the kernel's scanner
+// leaves (numa_balancing_controller.h), read by the page-fault software
+// event (sampler/perf). That event counts every fault the task takes, and a
+// first touch -- a page the process never had: new anonymous memory, a file
+// page not yet mapped -- is one too. Nothing in the sample tells them
+// apart: both are minor faults at a user address; x86's error code reports
+// the PROT_NONE PTE as not present, as it reports a PTE never filled
+// (arch/x86/mm/fault.c: no X86_PF_PROT for either); the event fires in
+// do_user_addr_fault before either is resolved, so a physical address is
+// known for neither. A first touch is no evidence of heat (a process that
+// allocates 192 MiB faults every page of it once), but read as a hint fault
+// it is a slow-tier page to promote at once (hint faults are placed as they
+// arrive: tools/attach/attach_engine.h). In daemon_hint_vm_test a process
+// started after the daemon, whose first touches landed on the slow node, had
+// 42-47k pages promoted where the three hot sets have 18,432.
+//
+// What does tell them apart is the resident set: a first touch adds a page
+// to it (512 with a transparent huge page), a hint fault does not. So the
+// filter keeps a budget, the growth of the process's resident set (statm)
+// over the last `growth_window_ns`, in 4 KiB pages, and remembers the pages
+// it saw (a hashed bitmap per generation, two generations). A sample on a
+// page not seen in either generation, while budget remains, is taken for a
+// first touch: dropped, and a page of the budget spent. Everything else
+// passes: a page seen before (its second fault is no first touch, unless
+// the page was freed and touched anew), and every sample once the budget is
+// spent (the growth is accounted for). Every sample's page is remembered.
+//
+// So at most as many samples are dropped as the process gained pages: a
+// process whose resident set does not grow loses nothing (`hotpage attach`
+// on a running service), and a hot page whose hint fault was taken for a
+// first touch is promoted at its next fault, the scanner's next pass over
+// it (numa_balancing_scan_period_min_ms, 1 s, to _max_ms, 60 s). A huge
+// page's first touch spends one page of the 512 it adds; the rest of that
+// budget lapses with the window. Generations turn every `generation_ns`, so
+// a page is remembered for one to two of them: a first touch and the hint
+// fault of the scanner's pass after it fall in the same or adjacent ones.
+//
+// A bitmap, not a set: fixed memory (2 x 2^bits_log2 bits), no allocation
+// per sample. A false positive (another page's bit) lets a first touch
+// through, as without the filter; with 2^21 bits that is ~2% of them at
+// 48k pages remembered. A process that first-touches many more pages than
+// the bitmap has bits per generation saturates it, and the filter then
+// drops less, never more.
+//
+// Not thread-safe: one owner, the attach loop's thread.
+
+#ifndef HOTPAGE_SAMPLER_HINTFAULT_FIRST_TOUCH_FILTER_H_
+#define HOTPAGE_SAMPLER_HINTFAULT_FIRST_TOUCH_FILTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "sampler/sample.h"
+
+namespace hotpage {
+
+struct FirstTouchFilterOptions {
+  // Bits per generation's bitmap: 2^bits_log2, in [10, 28].
+  int bits_log2 = 21;
+  // How long growth stays budget: the samples of a first touch may reach the
+  // filter after the resident set that counts it was read (the rings are
+  // drained every 50 ms; a round blocks them for up to a second).
+  uint64_t growth_window_ns = 2'000'000'000;
+  // A generation's length.
+  uint64_t generation_ns = 30'000'000'000;
+};
+
+class FirstTouchFilter {
+ public:
+  explicit FirstTouchFilter(const FirstTouchFilterOptions& options = {});
+
+  // The process's resident set now, in 4 KiB pages (0: unknown, ignored).
+  // Its growth since the previous reading is added to the budget; budget
+  // older than growth_window_ns lapses. The first reading sets the baseline
+  // and adds nothing: what the process had before the filter started is
+  // not growth it saw.
+  void NoteResident(uint64_t now_ns, uint64_t resident_pages);
+
+  // Writes the samples that pass to `kept` (cleared first; its capacity is
+  // reused, so a caller that keeps the vector allocates only when a batch
+  // is larger than any before) and returns how many were dropped.
+  size_t Filter(uint64_t now_ns, absl::Span<const Sample> samples,
+                std::vector<Sample>* kept);
+
+  // Samples dropped as possible first touches, and the resident growth seen
+  // (4 KiB pages), since construction.
+  uint64_t dropped() const { return dropped_; }
+  uint64_t growth_pages() const { return growth_pages_; }
+  // Pages of budget left now (tests).
+  uint64_t budget() const { return budget_; }
+
+ private:
+  void MaybeTurn(uint64_t now_ns);
+  size_t Bit(uint64_t vaddr) const;
+  bool Test(const std::vector<uint64_t>& bits, size_t bit) const {
+    return (bits[bit >> 6] >> (bit & 63)) & 1;
+  }
+
+  const FirstTouchFilterOptions options_;
+  std::vector<uint64_t> current_, previous_;  // bitmaps, 2^bits_log2 bits
+  uint64_t generation_start_ns_ = 0;
+  bool started_ = false;
+  bool have_resident_ = false;
+  uint64_t last_resident_ = 0;
+  uint64_t budget_ = 0;
+  uint64_t last_growth_ns_ = 0;
+  uint64_t dropped_ = 0;
+  uint64_t growth_pages_ = 0;
+};
+
+}  // namespace hotpage
+
+#endif  // HOTPAGE_SAMPLER_HINTFAULT_FIRST_TOUCH_FILTER_H_

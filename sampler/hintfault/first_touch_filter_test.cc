@@ -1,0 +1,143 @@
+#include "sampler/hintfault/first_touch_filter.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hotpage {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kBase = 0x7f0000000000;
+
+Sample Fault(uint64_t page) {
+  Sample s;
+  s.vaddr = kBase + page * 4096 + 123;
+  s.source = SampleSource::kPageFault;
+  return s;
+}
+
+std::vector<Sample> Faults(uint64_t first, uint64_t n) {
+  std::vector<Sample> out;
+  for (uint64_t p = first; p < first + n; ++p) out.push_back(Fault(p));
+  return out;
+}
+
+TEST(FirstTouchFilterTest, NothingIsDroppedWhileTheResidentSetDoesNotGrow) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1000);
+  f.NoteResident(50 * kMs, 1000);
+  EXPECT_EQ(f.Filter(50 * kMs, Faults(0, 100), &kept), 0u);
+  EXPECT_EQ(kept.size(), 100u);
+  // Shrinking is no growth either.
+  f.NoteResident(100 * kMs, 900);
+  EXPECT_EQ(f.Filter(100 * kMs, Faults(100, 100), &kept), 0u);
+  EXPECT_EQ(kept.size(), 100u);
+  EXPECT_EQ(f.dropped(), 0u);
+  EXPECT_EQ(f.growth_pages(), 0u);
+}
+
+TEST(FirstTouchFilterTest, TheFirstReadingIsTheBaseline) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  f.NoteResident(0, 50000);  // what the process had before: not growth
+  EXPECT_EQ(f.budget(), 0u);
+  EXPECT_EQ(f.Filter(0, Faults(0, 10), &kept), 0u);
+  EXPECT_EQ(kept.size(), 10u);
+}
+
+TEST(FirstTouchFilterTest, AsManyUnseenPagesAreDroppedAsTheProcessGained) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1000);
+  f.NoteResident(50 * kMs, 1030);  // 30 first touches
+  // 40 faults on pages never seen: 30 are taken for the first touches.
+  EXPECT_EQ(f.Filter(50 * kMs, Faults(0, 40), &kept), 30u);
+  ASSERT_EQ(kept.size(), 10u);
+  EXPECT_EQ(kept.front().vaddr, Fault(30).vaddr);  // in order
+  EXPECT_EQ(f.budget(), 0u);
+  EXPECT_EQ(f.dropped(), 30u);
+  EXPECT_EQ(f.growth_pages(), 30u);
+}
+
+TEST(FirstTouchFilterTest, APageSeenBeforeAlwaysPasses) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1000);
+  f.NoteResident(10 * kMs, 1100);
+  // The first touches of pages 0-99: all dropped.
+  EXPECT_EQ(f.Filter(10 * kMs, Faults(0, 100), &kept), 100u);
+  // The process grows on, and the scanner's pass reaches pages 0-49: their
+  // hint faults are second faults, kept although budget remains.
+  f.NoteResident(20 * kMs, 1200);
+  EXPECT_EQ(f.Filter(1000 * kMs, Faults(0, 50), &kept), 0u);
+  EXPECT_EQ(kept.size(), 50u);
+  // Pages the filter let through are remembered too.
+  f.NoteResident(1010 * kMs, 1000);
+  f.NoteResident(1020 * kMs, 1400);
+  EXPECT_EQ(f.Filter(1020 * kMs, Faults(0, 50), &kept), 0u);
+}
+
+TEST(FirstTouchFilterTest, GrowthLapsesAfterItsWindow) {
+  FirstTouchFilterOptions o;
+  o.growth_window_ns = 100 * kMs;
+  FirstTouchFilter f(o);
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1000);
+  f.NoteResident(10 * kMs, 1512);  // a huge page's first touch: 512 pages
+  EXPECT_EQ(f.Filter(20 * kMs, Faults(0, 1), &kept), 1u);
+  EXPECT_EQ(f.budget(), 511u);
+  // Long after: the hint faults of hot pages pass.
+  EXPECT_EQ(f.Filter(500 * kMs, Faults(1000, 20), &kept), 0u);
+  EXPECT_EQ(kept.size(), 20u);
+  EXPECT_EQ(f.budget(), 0u);
+}
+
+TEST(FirstTouchFilterTest, PagesAreRememberedForOneToTwoGenerations) {
+  FirstTouchFilterOptions o;
+  o.generation_ns = 1000 * kMs;
+  o.growth_window_ns = 100'000 * kMs;  // budget never lapses here
+  FirstTouchFilter f(o);
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1);
+  f.NoteResident(0, 100001);
+  EXPECT_EQ(f.Filter(0, Faults(0, 10), &kept), 10u);  // generation 0
+  // Generation 1: pages 0-9 are in the previous one: they pass.
+  EXPECT_EQ(f.Filter(1500 * kMs, Faults(0, 10), &kept), 0u);
+  // Generation 2 still has them: they were seen in generation 1.
+  EXPECT_EQ(f.Filter(2500 * kMs, Faults(0, 5), &kept), 0u);
+  // Generation 4: pages 5-9 were last seen in generation 1: forgotten.
+  EXPECT_EQ(f.Filter(3500 * kMs, Faults(100, 1), &kept), 1u);
+  EXPECT_EQ(f.Filter(4500 * kMs, Faults(5, 5), &kept), 5u);
+}
+
+TEST(FirstTouchFilterTest, OtherSourcesPassAndUnknownResidentIsIgnored) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1000);
+  f.NoteResident(10 * kMs, 0);  // unreadable: no growth, baseline kept
+  EXPECT_EQ(f.budget(), 0u);
+  f.NoteResident(20 * kMs, 1010);
+  std::vector<Sample> in = Faults(0, 20);
+  for (Sample& s : in) s.source = SampleSource::kPebsLoad;
+  EXPECT_EQ(f.Filter(20 * kMs, in, &kept), 0u);
+  EXPECT_EQ(kept.size(), 20u);
+  EXPECT_EQ(f.budget(), 10u);
+}
+
+TEST(FirstTouchFilterTest, AFullBitmapDropsLessNeverMore) {
+  FirstTouchFilterOptions o;
+  o.bits_log2 = 10;  // 1024 bits
+  FirstTouchFilter f(o);
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1);
+  f.NoteResident(10 * kMs, 100001);
+  const size_t dropped = f.Filter(10 * kMs, Faults(0, 100000), &kept);
+  EXPECT_LE(dropped, 1024u);  // at most one per bit
+  EXPECT_EQ(dropped + kept.size(), 100000u);
+}
+
+}  // namespace
+}  // namespace hotpage
