@@ -99,6 +99,36 @@ case "$c" in *"node0=0 "*) ok "dry run: nothing moved ($c)" ;; *) bad "dry run: 
 [ "$(sysctls)" = "$ORIG" ] && ok "restored after the dry run" || bad "after the dry run: $(sysctls)"
 kill -TERM $W; wait $W
 
+# 1c. A process that grows while attach watches it: its first touches (on
+# node 1, its policy then) are page faults as the hint faults are, and are
+# dropped while its resident set grows (sampler/hintfault/
+# first_touch_filter.h), not promoted: what moves is its hot set.
+hot_set_workload --mib=192 --shape=interleaved --thp=never --prefer_node=1 --then_default \
+  --start_delay_ms=5000 --layout=/tmp/lg &
+W=$!
+hotpage attach --pid $W --source hintfault --allow-sysctl-changes --interval-ms 500 \
+  --stats-json /tmp/sg.json --quiet 2>/tmp/ag.log &
+A=$!
+wait_file $STATE
+[ ! -e /tmp/lg ] && ok "attach took over before the workload's first touch" \
+  || bad "the workload touched its memory before attach started"
+wait_file /tmp/lg || bad "growing workload started"
+if r=$(attach_vm_check wait90 $W /tmp/lg 0 120); then ok "grown process: hot set A on node 0: $r"; else bad "grown process, hot set A: $r"; fi
+echo "MEASURE grown start $r"
+sleep 2
+kill -TERM $A; wait $A; rc=$?
+[ $rc -eq 0 ] && ok "attach exits 0" || bad "attach exit status $rc"
+promoted=$(json_num /tmp/sg.json promoted_pages)
+dropped=$(json_num /tmp/sg.json first_touches_dropped)
+growth=$(json_num /tmp/sg.json resident_growth_pages)
+echo "MEASURE grown promoted=$promoted first_touches_dropped=$dropped resident_growth_pages=$growth (49152 pages, hot set 6144)"
+[ "${dropped:-0}" -ge 40000 ] && ok "first touches dropped: $dropped of 49152 pages" || bad "first touches dropped: ${dropped:-none}"
+[ "${promoted:-999999}" -le $((6144 * 105 / 100)) ] && ok "promoted $promoted pages, at most 1.05x the hot set's 6144" \
+  || bad "promoted ${promoted:-?} pages, more than 1.05x the hot set's 6144"
+grep "first touches:" /tmp/ag.log
+kill -TERM $W; wait $W; rc=$?
+[ $rc -eq 0 ] && ok "grown workload data intact" || bad "grown workload exit status $rc"
+
 # 2. The target exits: attach ends by itself and restores.
 hot_set_workload --mib=64 --shape=interleaved --thp=never --prefer_node=1 --then_default --duration_ms=5000 --layout=/tmp/l2 &
 W=$!

@@ -59,6 +59,9 @@
 //   them, but the kernel's NUMA balancing scans the range again -- it skips
 //   every VMA whose policy lacks MPOL_F_MOF, which an mbind without
 //   MPOL_F_NUMA_BALANCING never has; for hint-fault tests)
+//   --start_delay_ms=0 (sleep this long before mapping and touching
+//   anything: a process that grows while a tool already watches it; the
+//   layout file comes after the first touch, as always)
 //   --trace_out=FILE --trace_period=N (N >= 1) write the workload's own
 //   access stream, sampled like PEBS, as an .hpt trace (sampler/trace/
 //   trace_format.h): every Nth access of each touching thread to the area
@@ -135,6 +138,7 @@ struct Options {
   uint64_t switch_after_ms = 0;
   uint64_t duration_ms = 0;
   uint64_t pass_sleep_ms = 0;
+  uint64_t start_delay_ms = 0;
   bool sleep_on_usr2 = false;
   std::string thp = "default";
   int bind_node = -1;
@@ -553,6 +557,9 @@ int main(int argc, char** argv) {
     } else if (ParseFlag(a, "--trace_max_samples", &v)) {
       if (!ParseU64(v, &o.trace_max_samples) || o.trace_max_samples == 0)
         Usage("bad --trace_max_samples");
+    } else if (ParseFlag(a, "--start_delay_ms", &v)) {
+      if (!ParseU64(v, &o.start_delay_ms) || o.start_delay_ms > 600000)
+        Usage("bad --start_delay_ms");
     } else if (ParseFlag(a, "--prefer_node", &v)) {
       uint64_t n;
       if (!ParseU64(v, &n) || n > 63) Usage("bad --prefer_node");
@@ -568,6 +575,13 @@ int main(int argc, char** argv) {
     Usage("--mib / --clusters must be at least 4 x --cluster_mib");
   }
 
+  if (o.start_delay_ms != 0) {
+    struct timespec ts;
+    ts.tv_sec = static_cast<time_t>(o.start_delay_ms / 1000);
+    ts.tv_nsec = static_cast<long>(o.start_delay_ms % 1000) * 1000000;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !g_stop) {
+    }
+  }
   const uint64_t bytes = o.mib * kMiB;
   const uint64_t align = 2 * kMiB;
   void* raw = mmap(nullptr, bytes + align, PROT_READ | PROT_WRITE,
