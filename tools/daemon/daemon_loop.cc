@@ -34,6 +34,7 @@ MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
   a.failed_pages += b.failed_pages;
   a.promoted_entries += b.promoted_entries;
   a.yield_hits += b.yield_hits;
+  a.first_touches_dropped += b.first_touches_dropped;
   a.cpu_seconds += b.cpu_seconds;
   return a;
 }
@@ -448,6 +449,10 @@ void DaemonLoop::Publish() {
       {"hotpage_workload_cpu_seconds_total", "counter",
        "CPU time of the workload's members: their loop threads and their "
        "migrators' rounds (ended members included)."});
+  const size_t kWFirstTouches = prom.Declare(
+      {"hotpage_workload_first_touches_dropped_total", "counter",
+       "Hint-fault samples dropped as possible first touches while a "
+       "process of the workload grew (ended members included)."});
   double live_cpu = 0;
   for (const WorkloadConfig& w : config_.workloads) {
     const WorkloadState& st = state_[w.name];
@@ -500,6 +505,8 @@ void DaemonLoop::Publish() {
       j.Uint(s.demoted_pages);
       j.Key("failed_pages");
       j.Uint(s.failed_pages);
+      j.Key("first_touches_dropped");
+      j.Uint(s.first_touches_dropped);
       j.Key("cpu_seconds");
       j.Double(s.cpu_seconds);
       j.EndObject();
@@ -547,6 +554,8 @@ void DaemonLoop::Publish() {
     j.Uint(total.demoted_pages);
     j.Key("failed_pages");
     j.Uint(total.failed_pages);
+    j.Key("first_touches_dropped");
+    j.Uint(total.first_touches_dropped);
     j.Key("yield");
     j.Double(total.promoted_entries
                  ? static_cast<double>(total.yield_hits) /
@@ -568,6 +577,7 @@ void DaemonLoop::Publish() {
     series(kWFailed, l, total.failed_pages);
     series(kWSamples, l, total.samples);
     prom.Add(kWCpu, l, total.cpu_seconds);
+    prom.Add(kWFirstTouches, l, total.first_touches_dropped);
   }
   j.EndArray();
   PublishMachine(live_cpu, &j, &prom);

@@ -64,6 +64,7 @@ class FakeMember : public DaemonMember {
     snap.hot_bytes = hot;
     snap.samples = samples;
     snap.promoted_pages = samples / 10;
+    snap.first_touches_dropped = samples / 4;
     snap.source = "pagefault";
   }
   void SetHotSlow(uint64_t bytes) {
@@ -515,6 +516,13 @@ TEST_F(DaemonLoopTest, StatusAndLabelledMetrics) {
   EXPECT_NE(prom.find("cgroup=\"svc/a/x\\\"y\""), std::string::npos) << prom;
   EXPECT_NE(prom.find("hotpage_workload_promoted_pages_total{workload=\"a\"} "
                       "100"),
+            std::string::npos)
+      << prom;
+  // Hint faults' first touches, per process and per workload.
+  EXPECT_NE(status.find("\"first_touches_dropped\": 250"), std::string::npos)
+      << status;
+  EXPECT_NE(prom.find("hotpage_workload_first_touches_dropped_total{workload="
+                      "\"a\"} 250"),
             std::string::npos)
       << prom;
 }

@@ -266,6 +266,7 @@ class LiveMember : public DaemonMember {
     m.failed_pages = FailedTotal(s.migrator);
     m.promoted_entries = s.promoted_entries;
     m.yield_hits = s.yield_hits;
+    m.first_touches_dropped = s.first_touches_dropped;
     // Every thread the member runs: the loop's and the migrator's.
     m.cpu_seconds = s.cpu_seconds + absl::ToDoubleSeconds(s.migrator.cpu_time);
     m.source = source_name_;
