@@ -199,6 +199,16 @@ struct HotnessTable::BatchStats {
 
 void HotnessTable::Ingest(absl::Span<const AccessSample> batch) {
   if (batch.empty()) return;
+  // The batch's time span, from its ends: a ring drain is in time order
+  // per CPU, and the rate window needs no more precision (a min/max over
+  // every sample measured 3% of the ingest rate).
+  IngestPart(batch, std::min(batch.front().time_ns, batch.back().time_ns),
+             std::max(batch.front().time_ns, batch.back().time_ns));
+}
+
+void HotnessTable::IngestPart(absl::Span<const AccessSample> batch,
+                              uint64_t min_ns, uint64_t max_ns) {
+  if (batch.empty()) return;
   // relaxed: the epoch publishes nothing but itself. A writer holding a
   // stale epoch takes the CAS path for entries already in the new epoch,
   // and DecayTo() never moves an entry's epoch backwards; the next batch
@@ -208,11 +218,6 @@ void HotnessTable::Ingest(absl::Span<const AccessSample> batch) {
   BatchStats st;
   uint64_t weight = 0;
   uint64_t period_sum = 0;
-  // The batch's time span, from its ends: a ring drain is in time order
-  // per CPU, and the rate window needs no more precision (a min/max over
-  // every sample measured 3% of the ingest rate).
-  const uint64_t min_ns = std::min(batch.front().time_ns, batch.back().time_ns);
-  const uint64_t max_ns = std::max(batch.front().time_ns, batch.back().time_ns);
   uint64_t keys[kChunk];
   Slot* sets[kChunk];
   uint8_t starts[kChunk];

@@ -393,6 +393,17 @@ class HotnessTable {
   // of threads at once. Larger batches overlap more cache misses; a ring
   // drain (tens to hundreds of samples) is the intended size.
   void Ingest(absl::Span<const AccessSample> batch);
+  // Counts `part`, one piece of a larger batch whose sample times lie in
+  // [min_ns, max_ns] (the bounds Ingest() takes from the batch's first and
+  // last samples), so that a caller need not hold the whole batch at once.
+  // Pieces of a multiple of kChunk samples (any size for the last), handed
+  // over in order each with the whole batch's bounds, count exactly as
+  // Ingest() of the batch: the same chunks in the same order, the same
+  // rate-window bounds, the same statistics (sums), as long as no epoch
+  // starts meanwhile: with epoch_samples or epoch_ns one may start at a
+  // piece's end instead of the batch's (as a concurrent AdvanceEpoch may).
+  void IngestPart(absl::Span<const AccessSample> part, uint64_t min_ns,
+                  uint64_t max_ns);
 
   // Starts a new epoch now (`now_ns`: sample-clock time, for rate windows).
   void AdvanceEpoch(uint64_t now_ns);

@@ -433,6 +433,57 @@ TEST(HotnessTableTest, EvictionKeepsHotPagesAndConservesCounts) {
   }
 }
 
+// A batch handed over in pieces of whole chunks, each with the batch's time
+// bounds (IngestPart), counts exactly as the batch in one Ingest: every
+// slot, the statistics and the rate window. The batch displaces (a full
+// table), mixes nodes and weights, and its times are not in order (its
+// middle is earlier than both ends, so the bounds cannot come from a
+// piece's ends).
+TEST(HotnessTableTest, PiecesOfWholeChunksCountAsTheBatch) {
+  std::mt19937_64 rng(5);
+  std::vector<AccessSample> v;
+  for (int i = 0; i < 5000; ++i) {
+    const uint64_t page = rng() % 10 < 3 ? rng() % 16 : 1000 + rng() % 3000;
+    const uint64_t t =
+        i == 0 || i == 4999 ? 5 * kSecond : kSecond + rng() % (3 * kSecond);
+    v.push_back(Sample(2, page, static_cast<int>(rng() % 3) - 1, t,
+                       static_cast<uint16_t>(1 + rng() % 3)));
+  }
+  auto whole = MakeTable(256);
+  auto pieces = MakeTable(256);
+  whole->Ingest(v);
+  const size_t piece = 2 * HotnessTable::kChunk;
+  for (size_t i = 0; i < v.size(); i += piece) {
+    pieces->IngestPart(
+        absl::MakeConstSpan(v.data() + i, std::min(piece, v.size() - i)),
+        5 * kSecond, 5 * kSecond);
+  }
+  const HotnessTable::Stats a = whole->stats();
+  const HotnessTable::Stats b = pieces->stats();
+  EXPECT_GT(a.displaced, 1000u);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_EQ(a.weight, b.weight);
+  EXPECT_EQ(a.inserted, b.inserted);
+  EXPECT_EQ(a.displaced, b.displaced);
+  EXPECT_EQ(a.displaced_weight, b.displaced_weight);
+  EXPECT_EQ(a.dropped, b.dropped);
+  EXPECT_EQ(whole->now_ns(), pieces->now_ns());
+  EXPECT_EQ(whole->rate_window().window_ns, pieces->rate_window().window_ns);
+  EXPECT_EQ(whole->rate_window().sample_period,
+            pieces->rate_window().sample_period);
+  for (size_t i = 0; i < whole->capacity(); ++i) {
+    EntryView x, y;
+    ASSERT_EQ(whole->ReadSlot(i, &x, /*normalize=*/false),
+              pieces->ReadSlot(i, &y, /*normalize=*/false));
+    EXPECT_EQ(x.key.Pack(), y.key.Pack()) << "slot " << i;
+    EXPECT_EQ(x.count, y.count) << "slot " << i;
+    EXPECT_EQ(x.node, y.node) << "slot " << i;
+    EXPECT_EQ(x.foreign, y.foreign) << "slot " << i;
+    EXPECT_EQ(x.sharing, y.sharing) << "slot " << i;
+    EXPECT_EQ(x.last_seen_ns, y.last_seen_ns) << "slot " << i;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Accessor nodes and last seen.
 

@@ -244,7 +244,7 @@ PolicyEngine::PolicyEngine(const Topology& topology,
       }
     }
   }
-  batch_.reserve(4096);
+  batch_.reserve(kIngestPieceSamples);
   latency_model_ = LoadedLatencyModel::FromTopology(topology_);
   latency_gap_ns_ = LatencyGapNs(topology_, latency_model_);
   int max_node = 0;
@@ -556,12 +556,25 @@ void PolicyEngine::RememberSwapPairs(const PlacementDecision& d) {
 }
 
 void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
+  if (samples.empty()) return;
   batch_.clear();
+  // The table counts the converted samples in pieces of kIngestPieceSamples
+  // (HotnessTable::IngestPart, with the whole batch's time bounds: exactly
+  // as one batch), so batch_ stays at that size whatever the caller hands
+  // over: nothing below reads the table.
+  const uint64_t min_ns =
+      std::min(samples.front().time_ns, samples.back().time_ns);
+  const uint64_t max_ns =
+      std::max(samples.front().time_ns, samples.back().time_ns);
   // A promoted page sampled again came back to the slow tier (the source
   // sees no other): with reclaim making room, the kernel demoted it.
   const bool watch_returns = ReclaimMakesRoom() && !promoted_at_.empty();
   const bool watch_repeats = ReclaimMakesRoom();
   for (const Sample& s : samples) {
+    if (batch_.size() == kIngestPieceSamples) {
+      table_->IngestPart(batch_, min_ns, max_ns);
+      batch_.clear();
+    }
     AccessSample a;
     a.vaddr = s.vaddr;
     a.time_ns = s.time_ns;
@@ -624,8 +637,8 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     }
   }
   counters_.samples += samples.size();
-  table_->Ingest(absl::MakeConstSpan(batch_));
-  if (!samples.empty()) CheckShift(samples.back().time_ns);
+  table_->IngestPart(batch_, min_ns, max_ns);
+  CheckShift(samples.back().time_ns);
 }
 
 void PolicyEngine::RefreshPlacement(MemoryView& view) {

@@ -1668,6 +1668,13 @@ class PolicyEngine {
   double exposure_s_ = 0;  // promoted pages' time on the fast tier so far
   uint64_t deaths_ = 0;    // promoted pages demoted since
   EngineCounters counters_;
+  // Ingest's converted samples, handed to the table in pieces of at most
+  // kIngestPieceSamples (128 KiB; a multiple of the table's chunk, so the
+  // pieces count as one batch: HotnessTable::IngestPart). Before, it grew
+  // to the caller's largest batch and kept that: 128 bytes per entry in
+  // attach_round_benchmark, whose 4 samples per entry come in one call.
+  static constexpr size_t kIngestPieceSamples = 4096;
+  static_assert(kIngestPieceSamples % HotnessTable::kChunk == 0);
   std::vector<AccessSample> batch_;
   absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
   absl::flat_hash_set<uint64_t> huge_chunks_;  // THP-backed 2 MiB chunk starts
