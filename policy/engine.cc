@@ -50,8 +50,7 @@ std::vector<PolicyEngine::MemoryPart> PolicyEngine::MemoryBreakdown() const {
   std::vector<MemoryPart> parts = {
       {"table", table_->memory_bytes()},
       {"entries", VectorBytes(entries_)},
-      {"placement", MapBytes(placement_)},
-      {"key_counts", MapBytes(key_counts_)},
+      {"keys", MapBytes(keys_)},
       {"round_samples",
        VectorBytes(round_samples_) + VectorBytes(long_counts_now_)},
       {"lists", VectorBytes(candidates_) + VectorBytes(victims_) +
@@ -493,8 +492,9 @@ uint32_t PolicyEngine::CountSinceChange(uint64_t key) const {
 }
 
 uint32_t PolicyEngine::RoundSamples(uint64_t key) const {
-  auto it = key_counts_.find(key);
-  return it == key_counts_.end() || it->second.round != counted_round_
+  auto it = keys_.find(key);
+  return it == keys_.end() || !it->second.has_counts() ||
+                 it->second.round != counted_round_
              ? 0
              : it->second.samples;
 }
@@ -606,17 +606,16 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     // sampling CPU's node (the kernel's default local policy).
     int demand_node =
         a.node >= 0 ? a.node : (fast_nodes_.empty() ? -1 : fast_nodes_[0]);
-    if (auto it = placement_.find(key); it != placement_.end()) {
-      demand_node = it->second.node;
+    if (KeyState* placed = FindPlaced(key)) {
+      demand_node = placed->node;
       ++window_known_;
-      window_fast_ += IsFastNode(it->second.node);
+      window_fast_ += IsFastNode(placed->node);
       // A second fault within the repeat window, placed as it arrives (the
       // kernel promotes in the fault): reclaim takes the pages one by one
       // over the pass rather than in a round's burst.
       if (watch_repeats && a.kind == PageKind::k4K &&
           repeats_.size() < repeats_.capacity()) {
-        auto kc = key_counts_.find(key);
-        if (kc != key_counts_.end() && kc->second.long_count >= repeat_bar_ &&
+        if (placed->has_counts() && placed->long_count >= repeat_bar_ &&
             !reclaim_held_until_.contains(key)) {
           repeats_.push_back(key);
         }
@@ -643,12 +642,17 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
 
 void PolicyEngine::RefreshPlacement(MemoryView& view) {
   // The map is updated in place, not rebuilt (absl's clear() frees a large
-  // table): the keys found this round are stamped with it, and the rest
-  // are erased after the queries.
+  // table): the keys found this round are stamped with it; after the
+  // queries the rest are no longer placed (stamped with the round before,
+  // which the next round's stamp is not) and erased if they have no
+  // counts either.
   ++placement_round_;
   QueryPlacement(view);
-  absl::erase_if(placement_, [this](const auto& kv) {
-    return kv.second.round != placement_round_;
+  absl::erase_if(keys_, [this](auto& kv) {
+    KeyState& k = kv.second;
+    if (k.placed_round == placement_round_) return false;
+    k.placed_round = placement_round_ - 1;
+    return !k.has_counts();
   });
 }
 
@@ -684,7 +688,9 @@ void PolicyEngine::QueryPlacement(MemoryView& view) {
         at += n;
         if (n == 1) {
           if (st[0] >= 0) {
-            placement_[k.Pack()] = Placed{st[0], placement_round_};
+            KeyState& placed = keys_[k.Pack()];
+            placed.node = st[0];
+            placed.placed_round = placement_round_;
             nodes_[j] = st[0];
           }
           continue;
@@ -699,7 +705,9 @@ void PolicyEngine::QueryPlacement(MemoryView& view) {
         auto best = std::max_element(
             votes.begin(), votes.end(),
             [](const auto& a, const auto& b) { return a.second < b.second; });
-        placement_[k.Pack()] = Placed{best->first, placement_round_};
+        KeyState& placed = keys_[k.Pack()];
+        placed.node = best->first;
+        placed.placed_round = placement_round_;
         nodes_[j] = best->first;
       }
     }
@@ -723,7 +731,7 @@ PlacementDecision PolicyEngine::PlaceArrivals(MemoryView& view,
     const PageKey k = PageKey::Unpack(u.key);
     // A 2 MiB entry (a THP chunk) and a page a round placed wait for the
     // round; a page is planned once between rounds.
-    if (k.kind != PageKind::k4K || placement_.contains(u.key)) continue;
+    if (k.kind != PageKind::k4K || IsPlaced(u.key)) continue;
     if (!arrived_.insert(u.key).second) continue;
     arrival_pages_.push_back(k.vaddr());
     arrival_accessors_.push_back(u.fallback_node);
@@ -1270,7 +1278,7 @@ void PolicyEngine::AddNewPageVictims(MemoryView& view, uint64_t now_ns) {
            room_keys_[end].first == room_keys_[i].first) {
       ++end;
     }
-    if (!placement_.contains(room_keys_[i].first)) {
+    if (!IsPlaced(room_keys_[i].first)) {
       room_pages_new_.push_back(PageKey::Unpack(room_keys_[i].first).vaddr());
       room_counts_new_.push_back(static_cast<uint32_t>(end - i));
       room_accessors_new_.push_back(room_keys_[i].second);
@@ -1439,8 +1447,7 @@ void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
     // The planned move's target stands for its node until the next round
     // queries it (the shift detector would otherwise count samples on a
     // just-promoted page as slow).
-    if (auto it = placement_.find(key); it != placement_.end())
-      it->second.node = m.to_node;
+    if (KeyState* placed = FindPlaced(key)) placed->node = m.to_node;
     if (!promote && options_.slow_tier_samples && options_.refault_protects) {
       for (uint64_t b = 0; b < m.page_bytes; b += 4096)
         demoted_at_[(m.vaddr + b) >> 12] = now_ns;
@@ -1596,8 +1603,8 @@ void PolicyEngine::AttributeUnknownDemand(absl::Span<const NodeFree> free) {
       if (end - i == 1) {
         node = FirstTouchNode(u.fallback_node, free);
       } else {
-        auto it = placement_.find(u.key);
-        node = it != placement_.end() ? it->second.node : u.fallback_node;
+        const KeyState* placed = FindPlaced(u.key);
+        node = placed != nullptr ? placed->node : u.fallback_node;
       }
       if (node >= 0 && static_cast<size_t>(node) < window_accesses_.size())
         window_accesses_[node] += u.accesses;
@@ -1764,17 +1771,26 @@ void PolicyEngine::SweepKeyCounts(uint64_t now_ns, uint64_t prev_round_ns) {
   // old (e^-4.6 = 1%): forgotten, so the map holds only keys with recent
   // samples (or a count at the last counted round).
   constexpr float kForget = 0.01f;
-  for (auto it = key_counts_.begin(); it != key_counts_.end();) {
-    KeyCounts& c = it->second;
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    KeyState& c = it->second;
+    if (!c.has_counts()) {  // placed, without counts
+      ++it;
+      continue;
+    }
     if (decay && c.long_count >= 0) {
       c.long_count = static_cast<float>(c.long_count * f);
       if (c.long_count < kForget) {
-        c.long_count = KeyCounts::kNoLongCount;
+        c.long_count = KeyState::kNoLongCount;
         --long_keys_;
       }
     }
     if (c.long_count < 0 && c.round != counted_round_) {
-      key_counts_.erase(it++);
+      if (c.placed_round == placement_round_) {
+        c.DropCounts();
+        ++it;
+      } else {
+        keys_.erase(it++);
+      }
     } else {
       ++it;
     }
@@ -1799,7 +1815,10 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   const uint32_t lag = table_->epoch() - prev_epoch_;
   const size_t cap = table_->capacity();
   const uint32_t hot_threshold = report.hot_threshold;
-  const auto round = static_cast<uint32_t>(counters_.rounds);
+  // Never kNoRound, which marks a key without counts: the round 2^32 - 1
+  // counts as round 0 (stamps 2^32 rounds apart alias either way).
+  uint32_t round = static_cast<uint32_t>(counters_.rounds);
+  if (round == KeyState::kNoRound) round = 0;
   prior_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   long_histogram_.assign(CountPrior::kMaxCount + 1, 0);
   uint64_t prior_samples = 0;
@@ -1818,16 +1837,17 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
     const EntryView& e = entries_[j];
     const uint64_t key = e.key.Pack();
     const uint32_t count = e.count;
-    float long_count = KeyCounts::kNoLongCount;
+    float long_count = KeyState::kNoLongCount;
     bool long_looked_up = false;
     if (count > 0) {
       // One lookup: the count at the previous round (none if the key had
       // none then) is replaced by the count now, and the long count
       // updated.
-      auto [it, inserted] = key_counts_.try_emplace(key);
-      KeyCounts& kc = it->second;
-      const uint32_t before = inserted || kc.round != counted_round_ ? 0
-                              : lag >= 32                            ? 0
+      auto [it, inserted] = keys_.try_emplace(key);
+      KeyState& kc = it->second;
+      if (inserted) kc.placed_round = placement_round_ - 1;  // not placed
+      const uint32_t before = !kc.has_counts() || kc.round != counted_round_ ? 0
+                              : lag >= 32                                    ? 0
                                           : kc.count >> lag;
       const uint32_t d = count > before ? count - before : 0;
       kc.count = count;
@@ -1885,8 +1905,9 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
     if (trial && long_window_s_ > 0 && nodes_[j] >= 0 &&
         IsFastNode(nodes_[j])) {
       if (!long_looked_up) {
-        auto it = key_counts_.find(key);
-        if (it != key_counts_.end()) long_count = it->second.long_count;
+        auto it = keys_.find(key);
+        if (it != keys_.end() && it->second.has_counts())
+          long_count = it->second.long_count;
         long_looked_up = true;
       }
       // The long count before this round's samples (FastTierCooling takes
@@ -1902,8 +1923,9 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
       // weighted count's variance is below its mean: rounding and the
       // Poisson model are conservative, as in ApplyLongWindow).
       if (!long_looked_up) {
-        auto it = key_counts_.find(key);
-        if (it != key_counts_.end()) long_count = it->second.long_count;
+        auto it = keys_.find(key);
+        if (it != keys_.end() && it->second.has_counts())
+          long_count = it->second.long_count;
       }
       if (long_count >= 0) long_counts_now_[j] = long_count;
       const double c = long_counts_now_[j];

@@ -1350,8 +1350,8 @@ class PolicyEngine {
                const EngineOptions& options,
                std::unique_ptr<TargetStrategy> strategy,
                std::unique_ptr<HotnessTable> table, uint64_t fast_bytes);
-  // Queries where entries_ live (nodes_, placement_; the budget and batches
-  // in EngineOptions); placement_ then holds exactly the keys found.
+  // Queries where entries_ live (nodes_, keys_' placement; the budget and
+  // batches in EngineOptions); then exactly the keys found are placed.
   void RefreshPlacement(MemoryView& view);
   void QueryPlacement(MemoryView& view);
   bool IsFastNode(int node) const {
@@ -1417,8 +1417,8 @@ class PolicyEngine {
   // A key's samples since the change point, in count units (the sum of its
   // per-round samples since then: since_change_).
   uint32_t CountSinceChange(uint64_t key) const;
-  // A key's samples in the round CountRound last counted (key_counts_), 0
-  // if it had none.
+  // A key's samples in the round CountRound last counted (keys_' counts),
+  // 0 if it had none.
   uint32_t RoundSamples(uint64_t key) const;
   // Swaps that do not pay (file comment): adds the samples the last full
   // round's swap pairs drew in the round just counted (after CountRound)
@@ -1430,11 +1430,11 @@ class PolicyEngine {
   // The long window (file comment): decays every key's long count to
   // `now_ns` (forgetting those below 1%) and sets the effective window
   // (long_window_s_); erases the keys left with neither a long count nor a
-  // count at the last counted round. One walk over key_counts_.
+  // count at the last counted round. One walk over keys_.
   void SweepKeyCounts(uint64_t now_ns, uint64_t prev_round_ns);
   // The round's per-key work, one walk over entries_ (after the placement
   // query and the scan; report.hot_threshold set), each key looked up once
-  // per map: its samples since the previous round (key_counts_: the
+  // per map: its samples since the previous round (keys_' counts: the
   // count now less the previous round's, halved by the epochs between;
   // exact: the table's decay is the same integer halving; 0 if not more; a
   // displaced and re-inserted entry undercounts; the short window) into the
@@ -1687,11 +1687,6 @@ class PolicyEngine {
   // by index into entries_, and its tier (the scanner's pass). Kept across
   // rounds so that a round allocates only when the table holds more.
   std::vector<EntryView> entries_;
-  struct Placed {
-    int node = -1;
-    uint32_t round = 0;  // placement_round_ when found (RefreshPlacement)
-  };
-  absl::flat_hash_map<uint64_t, Placed> placement_;
   uint32_t placement_round_ = 0;
   std::vector<int> nodes_;
   std::vector<Tier> tiers_;
@@ -1703,22 +1698,58 @@ class PolicyEngine {
   // The round's lists for placement (PlacementInput), kept across rounds.
   std::vector<PageHeat> candidates_, victims_, hot_on_fast_, shed_candidates_;
   // Per key, in one map (a key is looked up once a round; no map is
-  // rebuilt): its count at the round CountRound last counted
-  // (counted_round_, a round number, truncated) and the samples it added in
-  // that round (the short window), valid if `round` is that round; and its
-  // long window count: its samples, exponentially weighted by age, in
-  // samples (kNoLongCount: none; at most one per table slot: long_keys_
-  // counts them). A key with neither is erased by SweepKeyCounts. The
-  // table epoch at the last counted round; the effective long window this
-  // round (0: none yet, or off).
-  struct KeyCounts {
+  // rebuilt), two records that were two maps (a placement map and a counts
+  // map, with the same keys in the main: one 32-byte slot instead of a 16-
+  // and a 24-byte one, 66 bytes per tracked key instead of 84 at absl's
+  // load after growth).
+  //
+  // Its placement (placed(): what a placement map held): where the last
+  // RefreshPlacement found the entry (the node of the majority of its
+  // 4 KiB pages; a planned move's target until the next round queries it),
+  // valid if `placed_round` is that round's placement_round_.
+  // RefreshPlacement sets every other key's placed_round to the round
+  // before, so a stale stamp never comes round again.
+  //
+  // Its counts (has_counts(): what a counts map held; kNoRound: none): its
+  // count at the round CountRound last counted (counted_round_, a round
+  // number, truncated, never kNoRound) and the samples it added in that
+  // round (the short window), valid if `round` is that round; and its long
+  // window count: its samples, exponentially weighted by age, in samples
+  // (kNoLongCount: none; at most one per table slot: long_keys_ counts
+  // them). SweepKeyCounts drops the counts of a key with neither.
+  //
+  // A key with neither placement nor counts is erased (RefreshPlacement,
+  // SweepKeyCounts). The table epoch at the last counted round; the
+  // effective long window this round (0: none yet, or off).
+  struct KeyState {
     static constexpr float kNoLongCount = -1;
+    static constexpr uint32_t kNoRound = UINT32_MAX;
     uint32_t count = 0;
     uint32_t samples = 0;
-    uint32_t round = 0;
+    uint32_t round = kNoRound;
     float long_count = kNoLongCount;
+    int node = -1;
+    uint32_t placed_round = 0;
+    bool has_counts() const { return round != kNoRound; }
+    // Drops the counts (their long count is already none).
+    void DropCounts() {
+      count = samples = 0;
+      round = kNoRound;
+    }
   };
-  absl::flat_hash_map<uint64_t, KeyCounts> key_counts_;
+  static_assert(sizeof(std::pair<const uint64_t, KeyState>) == 32);
+  absl::flat_hash_map<uint64_t, KeyState> keys_;
+  // The key's state if the last RefreshPlacement placed it, else null.
+  KeyState* FindPlaced(uint64_t key) {
+    auto it = keys_.find(key);
+    return it != keys_.end() && it->second.placed_round == placement_round_
+               ? &it->second
+               : nullptr;
+  }
+  bool IsPlaced(uint64_t key) const {
+    auto it = keys_.find(key);
+    return it != keys_.end() && it->second.placed_round == placement_round_;
+  }
   uint32_t counted_round_ = 0;
   size_t long_keys_ = 0;
   uint32_t prev_epoch_ = 0;
