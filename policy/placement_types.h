@@ -41,14 +41,13 @@ class CountPrior;  // policy/count_prior.h: the swap test's pair form
 //   rate, rate_lo, rate_hi = e.rate.per_sec, e.rate.lo_per_sec,
 //                            e.rate.hi_per_sec
 struct PageHeat {
+  // The fields are ordered by size (the flags last, in one padded word):
+  // 112 bytes, not the 128 of an order with a bool between wider fields;
+  // a round's lists hold up to top_k each (policy/engine.h).
   uint64_t vaddr = 0;          // aligned to page_bytes
   uint32_t page_bytes = 4096;  // a power of two >= 4096 (4 KiB, 2 MiB)
   int current_node = -1;       // -1: unknown (never moved)
   int accessor_node = -1;      // dominant accessing CPUs' node; -1: unknown
-  bool shared = false;         // accessed from several nodes
-  double rate = 0;             // accesses per second, point estimate
-  double rate_lo = 0;          // confidence bounds of `rate`
-  double rate_hi = 0;
   // Rule L's evidence that the page is private to accessor_node, in
   // samples: the engine's sequential test over every sample since the
   // table homed the page (policy/engine.h, "Evidence that a page is
@@ -58,12 +57,9 @@ struct PageHeat {
   // rate. Without --locality (nothing reads it then) the entry's decayed
   // count in samples. Only rule L reads it.
   uint32_t samples = 0;
-  // The entry is evidence over a range of 4 KiB pages, not one page: a
-  // 2 MiB entry of region evidence (DAMON) whose chunk is not backed by a
-  // transparent huge page. Rule W may split a divisible page's base pages
-  // over several nodes by weight (parts: PlannedMove::entry_bytes); a page
-  // that is not divisible (a THP, a 4 KiB page) always moves whole.
-  bool divisible = false;
+  double rate = 0;     // accesses per second, point estimate
+  double rate_lo = 0;  // confidence bounds of `rate`
+  double rate_hi = 0;
   // A second pair of bounds from another model of the same evidence (the
   // engine's empirical-Bayes prior, policy/count_prior.h): a candidate is
   // provably hotter than a victim when rate_lo > rate_hi, or prior_lo >
@@ -87,6 +83,9 @@ struct PageHeat {
   // both sides, as above); victims also rank by long_prior_hi.
   double long_prior_lo = 0;
   double long_prior_hi = std::numeric_limits<double>::infinity();
+  // A victim's long-window Poisson lower bound (0: none): only the
+  // victims' order reads it (rank_by_long_window, ShowedCooling).
+  double long_lo = 0;
   // The counts the two priors' bounds above came from (in samples; -1:
   // that prior gave this page no bound). With PlacementInput::prior or
   // long_prior, the swap test also asks the prior for the pair's joint
@@ -95,6 +94,13 @@ struct PageHeat {
   // one prior, which every pair with lo > hi under it passes too.
   int32_t prior_count = -1;
   int32_t long_prior_count = -1;
+  bool shared = false;  // accessed from several nodes
+  // The entry is evidence over a range of 4 KiB pages, not one page: a
+  // 2 MiB entry of region evidence (DAMON) whose chunk is not backed by a
+  // transparent huge page. Rule W may split a divisible page's base pages
+  // over several nodes by weight (parts: PlannedMove::entry_bytes); a page
+  // that is not divisible (a THP, a 4 KiB page) always moves whole.
+  bool divisible = false;
   // A victim the table does not track (the engine's sweep of pages never
   // sampled): watermark demotions may take it even where they take no
   // tracked page (PlacementInput::watermark_demotions).
@@ -106,18 +112,17 @@ struct PageHeat {
   // (PlacementInput::reclaim_makes_room). One hint fault is one pass's
   // touch; a second pass's is repeated use.
   bool repeated = false;
-  // A victim's long-window Poisson lower bound (0: none), and whether it
-  // ranks by its long-window bounds alone (long_hi, long_prior_hi): its
-  // recent upper bound rate_hi is not below long_lo, so nothing shows it
-  // cooled (policy/engine.h, "The long window ranks a victim"). Only the
-  // victims' order reads them.
-  double long_lo = 0;
+  // Whether a victim ranks by its long-window bounds alone (long_hi,
+  // long_prior_hi): its recent upper bound rate_hi is not below long_lo,
+  // so nothing shows it cooled (policy/engine.h, "The long window ranks a
+  // victim"). Only the victims' order reads it.
   bool rank_by_long_window = false;
   // The recent evidence shows the page cooled: its recent upper bound is
   // below its long window's lower bound (the one test of the rule, for the
   // full round and the room round alike).
   bool ShowedCooling() const { return rate_hi < long_lo; }
 };
+static_assert(sizeof(PageHeat) <= 112, "see the field order's comment");
 
 struct NodeFree {
   int node = -1;
