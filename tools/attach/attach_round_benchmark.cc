@@ -17,10 +17,16 @@
 //   256k   -        443-665 ms     195-199 ms
 //   1M     ~0.5 s   1471-1563 ms   613-629 ms
 //
-// engine_bytes_per_entry (2026-12-06, 2 shared cores): 1476 / 610 / 353
-// bytes at 64k / 256k / 1M entries: the 4M-slot table (64 MiB) and, per
-// entry, the entries' views, the placement and counts maps and the round's
-// lists of PageHeat (about 250 bytes together).
+// engine_bytes_per_entry at 64k / 256k / 1M entries: the 4M-slot table
+// (64 MiB) and, per entry, the entries' views, the keys' map and the
+// round's lists of PageHeat. 1476 / 610 / 353 bytes before 4699380..78de37c
+// (Ingest's batch_ had kept the largest batch a caller handed over, 128
+// bytes per entry here; placement and counts were two maps, 84 bytes per
+// key; PageHeat was 128 bytes), 1316 / 456 / 206 after (medians of 4
+// interleaved runs each, base and final; rounds 0.92-0.97x). The untimed
+// ingest_ms at 64k rose 15 -> 26 ms (the one 256k-sample call now goes to
+// the table in 4096-sample pieces, and the keys' map has 32-byte slots);
+// BM_Ingest, the per-sample path, 59.2M -> 58.2M samples/s.
 //
 // No O(n log n) or O(n^2) piece had crept in: the round stayed linear,
 // but at 016ae3e it read the table twice (pass 1 for the keys, pass 2 for
@@ -33,8 +39,8 @@
 // one read of the table (HotnessTable::ReadSlots, HotnessScanner::Pass),
 // one walk over its entries with one lookup per key per map (CountRound),
 // dense arrays by entry index for the listed pages, and maps updated in
-// place. What is left at 1M is mostly those lookups per key (key_counts_,
-// placement_); at 64k, the read of the 4M-slot table (sized for the 16 GiB
+// place. What is left at 1M is mostly those lookups per key (keys_); at
+// 64k, the read of the 4M-slot table (sized for the 16 GiB
 // fast tier) and placement's sorts of its 32k-page lists.
 
 #include <algorithm>
