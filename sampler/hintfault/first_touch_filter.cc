@@ -56,13 +56,15 @@ void FirstTouchFilter::MaybeTurn(uint64_t now_ns) {
 
 size_t FirstTouchFilter::Filter(uint64_t now_ns,
                                 absl::Span<const Sample> samples,
-                                std::vector<Sample>* kept) {
+                                std::vector<Sample>* kept,
+                                const std::function<uint64_t()>& resident) {
   kept->clear();
   MaybeTurn(now_ns);
   if (budget_ > 0 && now_ns - last_growth_ns_ > options_.growth_window_ns) {
     budget_ = 0;
   }
   size_t dropped = 0;
+  bool read = false;
   for (const Sample& s : samples) {
     if (s.source != SampleSource::kPageFault) {
       kept->push_back(s);
@@ -71,6 +73,10 @@ size_t FirstTouchFilter::Filter(uint64_t now_ns,
     const size_t bit = Bit(s.vaddr);
     const bool seen = Test(current_, bit) || Test(previous_, bit);
     current_[bit >> 6] |= uint64_t{1} << (bit & 63);
+    if (!seen && budget_ == 0 && resident && !read) {
+      read = true;
+      NoteResident(now_ns, resident());
+    }
     if (!seen && budget_ > 0) {
       --budget_;
       ++dropped;

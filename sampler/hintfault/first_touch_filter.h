@@ -53,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -85,8 +86,17 @@ class FirstTouchFilter {
   // Writes the samples that pass to `kept` (cleared first; its capacity is
   // reused, so a caller that keeps the vector allocates only when a batch
   // is larger than any before) and returns how many were dropped.
+  //
+  // `resident`, if set, reads the resident set now (as NoteResident
+  // takes it). It is called at most once per call, when a sample on an
+  // unseen page meets an empty budget: the growth of first touches made
+  // while the caller drained its rings (after its last reading) then
+  // becomes budget before their samples are judged. (Read only every
+  // 10 ms before each batch, a process growing while attach drained let
+  // 0.8% of its first touches through in a CI guest, 401 of 49,152.)
   size_t Filter(uint64_t now_ns, absl::Span<const Sample> samples,
-                std::vector<Sample>* kept);
+                std::vector<Sample>* kept,
+                const std::function<uint64_t()>& resident = nullptr);
 
   // Samples dropped as possible first touches, and the resident growth seen
   // (4 KiB pages), since construction.

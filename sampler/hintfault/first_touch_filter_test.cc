@@ -1,6 +1,7 @@
 #include "sampler/hintfault/first_touch_filter.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -78,6 +79,30 @@ TEST(FirstTouchFilterTest, APageSeenBeforeAlwaysPasses) {
   f.NoteResident(1010 * kMs, 1000);
   f.NoteResident(1020 * kMs, 1400);
   EXPECT_EQ(f.Filter(1020 * kMs, Faults(0, 50), &kept), 0u);
+}
+
+// The first touches made while the caller drained its rings, after its
+// last reading: an unseen page meeting an empty budget reads the resident
+// set again, once per call.
+TEST(FirstTouchFilterTest, AnEmptyBudgetReadsTheResidentSetOncePerCall) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  f.NoteResident(0, 1000);
+  uint64_t resident = 1010;
+  int reads = 0;
+  const std::function<uint64_t()> read = [&] {
+    ++reads;
+    return resident;
+  };
+  EXPECT_EQ(f.Filter(10 * kMs, Faults(0, 15), &kept, read), 10u);
+  EXPECT_EQ(reads, 1);  // not again for the 5 left over
+  EXPECT_EQ(kept.size(), 5u);
+  // Pages seen before never read it.
+  EXPECT_EQ(f.Filter(20 * kMs, Faults(0, 15), &kept, read), 0u);
+  EXPECT_EQ(reads, 1);
+  // A process that does not grow: one read, nothing dropped.
+  EXPECT_EQ(f.Filter(30 * kMs, Faults(100, 5), &kept, read), 0u);
+  EXPECT_EQ(reads, 2);
 }
 
 TEST(FirstTouchFilterTest, GrowthLapsesAfterItsWindow) {

@@ -47,14 +47,10 @@ AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
   if (parts_.resident_pages) {
     first_touch_ = std::make_unique<FirstTouchFilter>();
     sink_ = [this](absl::Span<const Sample> samples) {
-      const uint64_t now = NowNs();
-      // Before the batch: its first touches are in the growth read now.
-      // The first read (resident_read_ns_ 0) sets the filter's baseline.
-      if (resident_read_ns_ == 0 || now - resident_read_ns_ >= 10'000'000) {
-        first_touch_->NoteResident(now, parts_.resident_pages());
-        resident_read_ns_ = now;
-      }
-      first_touch_->Filter(now, samples, &kept_);
+      // The resident set is read when a sample on an unseen page meets an
+      // empty budget (FirstTouchFilter::Filter), once per batch at most:
+      // the first touches of the batch are in the growth read then.
+      first_touch_->Filter(NowNs(), samples, &kept_, parts_.resident_pages);
       stats_.first_touches_dropped = first_touch_->dropped();
       stats_.resident_growth_pages = first_touch_->growth_pages();
       parts_.engine->Ingest(kept_);
@@ -91,7 +87,6 @@ absl::Status AttachLoop::Run() {
       first_touch_->NoteResident(start_ns_, parts_.resident_before_source);
     }
     first_touch_->NoteResident(start_ns_, parts_.resident_pages());
-    resident_read_ns_ = start_ns_;
   }
   cpu_start_ = CpuTime();
   uint64_t now = start_ns_;

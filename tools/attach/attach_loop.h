@@ -170,8 +170,8 @@ struct AttachLoopParts {
   NumaBalancingController* hintfault = nullptr;
   // Optional, hint faults: the target's resident set in 4 KiB pages (0:
   // unknown). Set, the loop filters the samples for first touches before
-  // the engine sees them (sampler/hintfault/first_touch_filter.h), reading
-  // it at most every 10 ms, before the batch it filters.
+  // the engine sees them (sampler/hintfault/first_touch_filter.h), which
+  // reads it when a batch's unseen pages meet an empty budget.
   std::function<uint64_t()> resident_pages;
   // With resident_pages: the resident set read before the source started
   // (0: unknown, read at Run's start instead). The filter's baseline: the
@@ -234,11 +234,10 @@ class AttachLoop {
   AttachLoopParts parts_;
   AttachStats stats_;
   SampleSink sink_;
-  // With parts_.resident_pages: the filter, the samples it kept (reused),
-  // and when the resident set was last read.
+  // With parts_.resident_pages: the filter and the samples it kept
+  // (reused).
   std::unique_ptr<FirstTouchFilter> first_touch_;
   std::vector<Sample> kept_;
-  uint64_t resident_read_ns_ = 0;
   std::vector<MoveRequest> requests_;  // one round's, reused
   // The due round has waited for arrivals at least once
   // (AttachStats::rounds_waited_for_arrivals).
