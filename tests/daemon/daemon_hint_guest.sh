@@ -22,7 +22,8 @@
 # filter (2026-12-06): 18,672 promoted (1.01x), workload 2's 48,940 first
 # touches of its 49,152 pages dropped, its hot set at 90% 1.61 s after its
 # start (2.04-2.95 s before: its promotions had waited behind 24-29k
-# first-touched pages).
+# first-touched pages); with the resident set read when needed (68932b3),
+# 17,870-18,434 promoted in four runs.
 . /guest_checks.sh  # fails, ok, bad, wait_file, json_num, free0 (tests/vm)
 vmstat() { sed -n "s/^$1 //p" /proc/vmstat; }
 NB=/proc/sys/kernel/numa_balancing
