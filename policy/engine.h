@@ -1301,6 +1301,11 @@ class PolicyEngine {
   // first round.
   void RefreshHugeChunks(MemoryView& view);
   size_t huge_chunks() const { return huge_chunks_.size(); }
+  // Whether `vaddr` lies in a chunk the last refresh found THP-backed.
+  bool InHugeChunk(uint64_t vaddr) const {
+    return !huge_chunks_.empty() &&
+           huge_chunks_.contains(vaddr & ~((uint64_t{1} << 21) - 1));
+  }
 
   // Replaces the placement rules between rounds (the daemon's SIGHUP), the
   // hotness table and every learned estimate kept. Validated as Create()

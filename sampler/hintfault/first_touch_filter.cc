@@ -3,6 +3,12 @@
 #include <algorithm>
 
 namespace hotpage {
+namespace {
+uint64_t PageKeyOf(uint64_t vaddr) { return vaddr >> 12; }
+// Chunk numbers live apart from page numbers (bit 63: no user page number
+// has it).
+uint64_t ChunkKeyOf(uint64_t vaddr) { return (vaddr >> 21) | (1ull << 63); }
+}  // namespace
 
 FirstTouchFilter::FirstTouchFilter(const FirstTouchFilterOptions& options)
     : options_([&] {
@@ -34,10 +40,9 @@ void FirstTouchFilter::NoteResident(uint64_t now_ns, uint64_t resident_pages) {
   last_resident_ = resident_pages;
 }
 
-size_t FirstTouchFilter::Bit(uint64_t vaddr) const {
-  // Fibonacci hashing of the 4 KiB page number: the top bits_log2 bits.
-  const uint64_t page = vaddr >> 12;
-  return static_cast<size_t>((page * 0x9E3779B97F4A7C15ull) >>
+size_t FirstTouchFilter::Bit(uint64_t key) const {
+  // Fibonacci hashing: the top bits_log2 bits.
+  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >>
                              (64 - options_.bits_log2));
 }
 
@@ -70,9 +75,12 @@ size_t FirstTouchFilter::Filter(uint64_t now_ns,
       kept->push_back(s);
       continue;
     }
-    const size_t bit = Bit(s.vaddr);
-    const bool seen = Test(current_, bit) || Test(previous_, bit);
-    current_[bit >> 6] |= uint64_t{1} << (bit & 63);
+    const size_t page_bit = Bit(PageKeyOf(s.vaddr));
+    const size_t chunk_bit = Bit(ChunkKeyOf(s.vaddr));
+    const bool huge = in_huge_chunk_ && in_huge_chunk_(s.vaddr);
+    const bool seen = Seen(huge ? chunk_bit : page_bit);
+    Mark(page_bit);
+    Mark(chunk_bit);
     if (!seen && budget_ == 0 && resident && !read) {
       read = true;
       NoteResident(now_ns, resident());

@@ -27,7 +27,18 @@
 // first touch: dropped, and a page of the budget spent. Everything else
 // passes: a page seen before (its second fault is no first touch, unless
 // the page was freed and touched anew), and every sample once the budget is
-// spent (the growth is accounted for). Every sample's page is remembered.
+// spent (the growth is accounted for). Every sample's page is remembered,
+// and its 2 MiB chunk too.
+//
+// Transparent huge pages: a huge page takes its first touch at one address
+// and each hint fault after at whichever of its 512 pages is touched first,
+// so its 4 KiB pages are not what identifies it. Given the engine's THP-
+// backed chunks (SetHugeChunks; refreshed each round), a sample in such a
+// chunk is judged by its chunk: seen if any sample in the chunk was. (Its
+// first touch came before the chunk was known huge, and is judged by its
+// page, which is new.) Without that, while a process grew by huge pages
+// every hint fault of every huge page was a page never seen, dropped while
+// the budget (512 pages per first touch) lasted.
 //
 // So at most as many samples are dropped as the process gained pages: a
 // process whose resident set does not grow loses nothing (`hotpage attach`
@@ -41,10 +52,11 @@
 //
 // A bitmap, not a set: fixed memory (2 x 2^bits_log2 bits), no allocation
 // per sample. A false positive (another page's bit) lets a first touch
-// through, as without the filter; with 2^21 bits that is ~2% of them at
-// 48k pages remembered. A process that first-touches many more pages than
-// the bitmap has bits per generation saturates it, and the filter then
-// drops less, never more.
+// through, as without the filter: at most ~2% of them at 48k pages
+// remembered in 2^21 bits (Fibonacci hashing spreads consecutive pages
+// without collisions, so a sequential first touch has far fewer). A
+// process that first-touches many more pages than the bitmap has bits per
+// generation saturates it, and the filter then drops less, never more.
 //
 // Not thread-safe: one owner, the attach loop's thread.
 
@@ -54,6 +66,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -98,6 +111,12 @@ class FirstTouchFilter {
                 std::vector<Sample>* kept,
                 const std::function<uint64_t()>& resident = nullptr);
 
+  // Whether an address lies in a THP-backed 2 MiB chunk (the file comment;
+  // empty: none is). Called once per page-fault sample.
+  void SetHugeChunks(std::function<bool(uint64_t)> in_huge_chunk) {
+    in_huge_chunk_ = std::move(in_huge_chunk);
+  }
+
   // Samples dropped as possible first touches, and the resident growth seen
   // (4 KiB pages), since construction.
   uint64_t dropped() const { return dropped_; }
@@ -107,12 +126,19 @@ class FirstTouchFilter {
 
  private:
   void MaybeTurn(uint64_t now_ns);
-  size_t Bit(uint64_t vaddr) const;
+  // The bit of a 4 KiB page number, or of a 2 MiB chunk number (salted
+  // apart from the pages).
+  size_t Bit(uint64_t key) const;
+  bool Seen(size_t bit) const {
+    return Test(current_, bit) || Test(previous_, bit);
+  }
+  void Mark(size_t bit) { current_[bit >> 6] |= uint64_t{1} << (bit & 63); }
   bool Test(const std::vector<uint64_t>& bits, size_t bit) const {
     return (bits[bit >> 6] >> (bit & 63)) & 1;
   }
 
   const FirstTouchFilterOptions options_;
+  std::function<bool(uint64_t)> in_huge_chunk_;
   std::vector<uint64_t> current_, previous_;  // bitmaps, 2^bits_log2 bits
   uint64_t generation_start_ns_ = 0;
   bool started_ = false;

@@ -120,6 +120,39 @@ TEST(FirstTouchFilterTest, GrowthLapsesAfterItsWindow) {
   EXPECT_EQ(f.budget(), 0u);
 }
 
+// A process growing by transparent huge pages: each first touch adds 512
+// pages of budget and one sample. The hint faults that follow come at other
+// addresses of the same huge pages: judged by their chunk (known huge once
+// the engine refreshed its chunks) they pass; judged by their 4 KiB pages,
+// all new, the budget would drop them.
+TEST(FirstTouchFilterTest, AHugePagesFaultsAreJudgedByItsChunk) {
+  constexpr uint64_t k2M = uint64_t{1} << 21;
+  for (bool chunks : {true, false}) {
+    FirstTouchFilter f;
+    if (chunks) {
+      f.SetHugeChunks([](uint64_t vaddr) { return vaddr >= kBase; });
+    }
+    std::vector<Sample> kept;
+    f.NoteResident(0, 1000);
+    std::vector<Sample> touches, faults;
+    for (uint64_t c = 0; c < 4; ++c) {
+      Sample t = Fault(0);
+      t.vaddr = kBase + c * k2M;  // the first touch writes the first byte
+      touches.push_back(t);
+      Sample h = Fault(0);
+      h.vaddr = kBase + c * k2M + 37 * 4096 + 8;  // a later access elsewhere
+      faults.push_back(h);
+    }
+    // The first touches come before the chunks are known huge (the
+    // predicate is consulted per sample; here it says huge already, and the
+    // chunk is new all the same).
+    f.NoteResident(10 * kMs, 1000 + 4 * 512);
+    EXPECT_EQ(f.Filter(10 * kMs, touches, &kept), 4u);
+    EXPECT_EQ(f.budget(), 4u * 511);
+    EXPECT_EQ(f.Filter(500 * kMs, faults, &kept), chunks ? 0u : 4u) << chunks;
+  }
+}
+
 TEST(FirstTouchFilterTest, PagesAreRememberedForOneToTwoGenerations) {
   FirstTouchFilterOptions o;
   o.generation_ns = 1000 * kMs;

@@ -46,6 +46,10 @@ AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
   }
   if (parts_.resident_pages) {
     first_touch_ = std::make_unique<FirstTouchFilter>();
+    // A huge page's faults are judged by its chunk (first_touch_filter.h).
+    first_touch_->SetHugeChunks([engine = parts_.engine](uint64_t vaddr) {
+      return engine->InHugeChunk(vaddr);
+    });
     sink_ = [this](absl::Span<const Sample> samples) {
       // The resident set is read when a sample on an unseen page meets an
       // empty budget (FirstTouchFilter::Filter), once per batch at most:
