@@ -584,9 +584,7 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     a.cpu = static_cast<uint16_t>(s.cpu);
     const bool region = (s.flags & kSampleRegion) != 0;
     a.node = region || s.cpu >= node_of_cpu_.size() ? -1 : node_of_cpu_[s.cpu];
-    const bool huge =
-        !region && !huge_chunks_.empty() &&
-        huge_chunks_.contains(s.vaddr & ~((uint64_t{1} << 21) - 1));
+    const bool huge = !region && InHugeChunk(s.vaddr);
     a.kind = region || huge ? PageKind::k2M : PageKind::k4K;
     a.weight = options_.sample_weight;
     // Branch-free: two compares and an or per sample.

@@ -23,14 +23,13 @@ FirstTouchFilter::FirstTouchFilter(const FirstTouchFilterOptions& options)
 
 void FirstTouchFilter::NoteResident(uint64_t now_ns, uint64_t resident_pages) {
   if (resident_pages == 0) return;  // unreadable: no growth known
+  last_read_ns_ = now_ns;
   if (!have_resident_) {
     have_resident_ = true;
     last_resident_ = resident_pages;
     return;
   }
-  if (budget_ > 0 && now_ns - last_growth_ns_ > options_.growth_window_ns) {
-    budget_ = 0;
-  }
+  LapseBudget(now_ns);
   if (resident_pages > last_resident_) {
     const uint64_t growth = resident_pages - last_resident_;
     growth_pages_ += growth;
@@ -38,6 +37,12 @@ void FirstTouchFilter::NoteResident(uint64_t now_ns, uint64_t resident_pages) {
     last_growth_ns_ = now_ns;
   }
   last_resident_ = resident_pages;
+}
+
+void FirstTouchFilter::LapseBudget(uint64_t now_ns) {
+  if (budget_ > 0 && now_ns - last_growth_ns_ > options_.growth_window_ns) {
+    budget_ = 0;
+  }
 }
 
 size_t FirstTouchFilter::Bit(uint64_t key) const {
@@ -65,11 +70,16 @@ size_t FirstTouchFilter::Filter(uint64_t now_ns,
                                 const std::function<uint64_t()>& resident) {
   kept->clear();
   MaybeTurn(now_ns);
-  if (budget_ > 0 && now_ns - last_growth_ns_ > options_.growth_window_ns) {
-    budget_ = 0;
-  }
-  size_t dropped = 0;
+  // A reading at least every kReadEveryNs keeps the growth's time true,
+  // whether or not the budget runs out: growth read late would be budget
+  // later than the first touches it counts.
   bool read = false;
+  if (resident && (!have_resident_ || now_ns - last_read_ns_ >= kReadEveryNs)) {
+    read = true;
+    NoteResident(now_ns, resident());
+  }
+  LapseBudget(now_ns);
+  size_t dropped = 0;
   for (const Sample& s : samples) {
     if (s.source != SampleSource::kPageFault) {
       kept->push_back(s);

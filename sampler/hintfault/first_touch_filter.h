@@ -101,7 +101,9 @@ class FirstTouchFilter {
   // is larger than any before) and returns how many were dropped.
   //
   // `resident`, if set, reads the resident set now (as NoteResident
-  // takes it). It is called at most once per call, when a sample on an
+  // takes it). It is called at most once per call: at its start if the
+  // last reading is kReadEveryNs old (so growth becomes budget when it
+  // happened, not when the budget next runs out), else when a sample on an
   // unseen page meets an empty budget: the growth of first touches made
   // while the caller drained its rings (after its last reading) then
   // becomes budget before their samples are judged. (Read only every
@@ -125,7 +127,10 @@ class FirstTouchFilter {
   uint64_t budget() const { return budget_; }
 
  private:
+  static constexpr uint64_t kReadEveryNs = 10'000'000;
   void MaybeTurn(uint64_t now_ns);
+  // Budget older than growth_window_ns lapses.
+  void LapseBudget(uint64_t now_ns);
   // The bit of a 4 KiB page number, or of a 2 MiB chunk number (salted
   // apart from the pages).
   size_t Bit(uint64_t key) const;
@@ -144,6 +149,7 @@ class FirstTouchFilter {
   bool started_ = false;
   bool have_resident_ = false;
   uint64_t last_resident_ = 0;
+  uint64_t last_read_ns_ = 0;
   uint64_t budget_ = 0;
   uint64_t last_growth_ns_ = 0;
   uint64_t dropped_ = 0;

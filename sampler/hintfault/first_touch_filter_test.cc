@@ -97,12 +97,39 @@ TEST(FirstTouchFilterTest, AnEmptyBudgetReadsTheResidentSetOncePerCall) {
   EXPECT_EQ(f.Filter(10 * kMs, Faults(0, 15), &kept, read), 10u);
   EXPECT_EQ(reads, 1);  // not again for the 5 left over
   EXPECT_EQ(kept.size(), 5u);
-  // Pages seen before never read it.
-  EXPECT_EQ(f.Filter(20 * kMs, Faults(0, 15), &kept, read), 0u);
+  // Within 10 ms of the last reading, pages seen before do not read it.
+  EXPECT_EQ(f.Filter(15 * kMs, Faults(0, 15), &kept, read), 0u);
   EXPECT_EQ(reads, 1);
-  // A process that does not grow: one read, nothing dropped.
-  EXPECT_EQ(f.Filter(30 * kMs, Faults(100, 5), &kept, read), 0u);
+  // An unseen page with the budget empty does: a process that does not
+  // grow, one read, nothing dropped.
+  EXPECT_EQ(f.Filter(18 * kMs, Faults(100, 5), &kept, read), 0u);
   EXPECT_EQ(reads, 2);
+  // 10 ms after the last reading a call reads it at its start, seen pages
+  // or not.
+  EXPECT_EQ(f.Filter(28 * kMs, Faults(0, 5), &kept, read), 0u);
+  EXPECT_EQ(reads, 3);
+}
+
+// Growth is read when it happens, not when the budget next runs out: a
+// reading older than 10 ms is taken at a call's start. Here the process
+// gains 4096 pages by 500 ms (say, file pages no fault sample stands for)
+// while 511 pages of a huge page's budget remain. At 3 s that growth is
+// 2.5 s old and lapsed; read only then, it would be fresh budget and drop
+// the fault of page B.
+TEST(FirstTouchFilterTest, StaleGrowthDoesNotBecomeFreshBudget) {
+  FirstTouchFilter f;
+  std::vector<Sample> kept;
+  uint64_t resident = 1000;
+  const std::function<uint64_t()> read = [&] { return resident; };
+  f.NoteResident(0, resident);
+  resident += 512;
+  EXPECT_EQ(f.Filter(10 * kMs, Faults(0, 1), &kept, read), 1u);
+  EXPECT_EQ(f.budget(), 511u);
+  resident += 4096;
+  EXPECT_EQ(f.Filter(500 * kMs, Faults(0, 1), &kept, read), 0u);  // seen
+  EXPECT_EQ(f.growth_pages(), 512u + 4096u);
+  EXPECT_EQ(f.Filter(3000 * kMs, Faults(7, 1), &kept, read), 0u);
+  EXPECT_EQ(kept.size(), 1u);
 }
 
 TEST(FirstTouchFilterTest, GrowthLapsesAfterItsWindow) {

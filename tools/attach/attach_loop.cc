@@ -51,9 +51,9 @@ AttachLoop::AttachLoop(const AttachLoopOptions& options, AttachLoopParts parts)
       return engine->InHugeChunk(vaddr);
     });
     sink_ = [this](absl::Span<const Sample> samples) {
-      // The resident set is read when a sample on an unseen page meets an
-      // empty budget (FirstTouchFilter::Filter), once per batch at most:
-      // the first touches of the batch are in the growth read then.
+      // The filter reads the resident set, once per batch at most: every
+      // 10 ms, or when a sample on an unseen page meets an empty budget
+      // (FirstTouchFilter::Filter).
       first_touch_->Filter(NowNs(), samples, &kept_, parts_.resident_pages);
       stats_.first_touches_dropped = first_touch_->dropped();
       stats_.resident_growth_pages = first_touch_->growth_pages();

@@ -171,7 +171,8 @@ struct AttachLoopParts {
   // Optional, hint faults: the target's resident set in 4 KiB pages (0:
   // unknown). Set, the loop filters the samples for first touches before
   // the engine sees them (sampler/hintfault/first_touch_filter.h), which
-  // reads it when a batch's unseen pages meet an empty budget.
+  // reads it every 10 ms and when a batch's unseen pages meet an empty
+  // budget.
   std::function<uint64_t()> resident_pages;
   // With resident_pages: the resident set read before the source started
   // (0: unknown, read at Run's start instead). The filter's baseline: the
