@@ -639,6 +639,25 @@ TEST(HotpagePolicyTest, RoundsPromoteThroughTheRateLimitedMigrator) {
   EXPECT_EQ(t.bytes_migrated, (t.promoted_pages + t.demoted_pages) * kPage);
 }
 
+// A perf.data file whose samples carry no data address (a `perf record`
+// without -d: these are real files from perf 3.4-4.4) has nothing to
+// replay; the error says so and how to record one, rather than only that
+// the trace is empty.
+TEST(SurveyTraceTest, APerfDataFileWithoutAddressesSaysWhy) {
+  for (const char* f : {"perf.data.throttle-3.8", "perf.data.lost_samples-4.4",
+                        "perf.data.piped.target.throttled-3.4"}) {
+    SCOPED_TRACE(f);
+    const std::string path = std::string("sampler/perf/testdata/") + f;
+    absl::StatusOr<TraceSurvey> s = SurveyTrace(path, nullptr);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    const absl::string_view m = s.status().message();
+    EXPECT_TRUE(absl::StrContains(m, "holds no samples")) << m;
+    EXPECT_TRUE(absl::StrContains(m, "had no data address")) << m;
+    EXPECT_TRUE(absl::StrContains(m, "perf record -d")) << m;
+  }
+}
+
 // `hotpage simulate` of a perf.data recording of page faults (read through
 // TraceSource, as the simulator reads it; an .hpt from `hotpage import`
 // keeps the same per-sample source) feeds the engine fault samples: their

@@ -52,6 +52,21 @@ class PerfSource : public TraceSource {
   }
   uint64_t bytes_read() const override { return offset_; }
   void set_total(uint64_t b) { total_bytes_ = b; }
+  std::string EmptyReason() const override {
+    const PerfDataStats& st = reader_.stats();
+    std::string why;
+    if (st.skipped_no_addr > 0) {
+      absl::StrAppend(&why, st.skipped_no_addr,
+                      " samples had no data address (record with `perf "
+                      "record -d`, on a memory-access event: `hotpage "
+                      "record` or `perf mem record`)");
+    }
+    if (st.skipped_unknown_id > 0) {
+      absl::StrAppend(&why, why.empty() ? "" : "; ", st.skipped_unknown_id,
+                      " samples named no event of the file");
+    }
+    return why;
+  }
 
  private:
   PerfDataReader reader_;
@@ -221,8 +236,10 @@ absl::StatusOr<TraceSurvey> SurveyTrace(
   }
   if (progress) progress((*src)->total_bytes(), (*src)->total_bytes());
   if (survey.samples == 0) {
+    const std::string why = (*src)->EmptyReason();
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": the trace holds no samples"));
+        absl::StrCat(path, ": the trace holds no samples",
+                     why.empty() ? "" : absl::StrCat(": ", why)));
   }
   return survey;
 }

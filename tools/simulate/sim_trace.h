@@ -56,6 +56,10 @@ class TraceSource {
   virtual uint64_t bytes_read() const = 0;
   uint64_t total_bytes() const { return total_bytes_; }
   const std::string& format() const { return format_; }  // "hpt", "perf.data"
+  // Why the source handed out no sample, once Next() came back empty with
+  // none: what it skipped and how to record what it needs; "" if nothing
+  // was skipped (the file holds no sample records).
+  virtual std::string EmptyReason() const { return ""; }
 
  protected:
   uint64_t total_bytes_ = 0;
