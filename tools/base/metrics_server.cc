@@ -58,9 +58,10 @@ struct Client {
   uint64_t deadline_ns = 0;
 };
 
-// The response to a complete request head `head` (up to the blank line).
-std::string Answer(absl::string_view head,
-                   const std::function<std::string()>& body) {
+}  // namespace
+
+std::string MetricsHttpAnswer(absl::string_view head,
+                              const std::function<std::string()>& body) {
   absl::string_view line = head.substr(0, head.find('\n'));
   if (absl::EndsWith(line, "\r")) line.remove_suffix(1);
   std::vector<absl::string_view> parts = absl::StrSplit(line, ' ');
@@ -80,12 +81,9 @@ std::string Answer(absl::string_view head,
   return Response("200 OK", kContentType, body(), head_only);
 }
 
-// The end of the request head: the blank line after the headers.
-bool HeadComplete(absl::string_view in) {
+bool MetricsHttpHeadComplete(absl::string_view in) {
   return absl::StrContains(in, "\r\n\r\n") || absl::StrContains(in, "\n\n");
 }
-
-}  // namespace
 
 absl::StatusOr<MetricsListenAddress> ParseMetricsListen(
     absl::string_view spec) {
@@ -296,8 +294,8 @@ void MetricsServer::Serve() {
       if (c.state == Client::State::kDraining) continue;
       c.in.append(buf, static_cast<size_t>(n));
       std::string response;
-      if (HeadComplete(c.in)) {
-        response = Answer(c.in, body_);
+      if (MetricsHttpHeadComplete(c.in)) {
+        response = MetricsHttpAnswer(c.in, body_);
       } else if (c.in.size() > options_.max_request_bytes) {
         response = TextResponse("431 Request Header Fields Too Large",
                                 "request too large\n");

@@ -65,6 +65,16 @@ struct MetricsListenAddress {
 // with why and what to use instead.
 absl::StatusOr<MetricsListenAddress> ParseMetricsListen(absl::string_view spec);
 
+// The request parser, exposed for its fuzzer (metrics_http_fuzz.cc):
+// whether `in` holds a whole request head (up to the blank line after the
+// headers), and the response to one: 200 with body() for GET or HEAD of
+// /metrics (a query string is ignored) over HTTP/1.x, else 400 (a bad
+// request line), 404 (another path) or 405 (another method). Only the
+// request line is read; body() is called only for a 200.
+bool MetricsHttpHeadComplete(absl::string_view in);
+std::string MetricsHttpAnswer(absl::string_view head,
+                              const std::function<std::string()>& body);
+
 struct MetricsServerOptions {
   size_t max_request_bytes = 8192;
   int max_clients = 16;

@@ -1,8 +1,14 @@
-// Fuzz target for ParseProcStat (tools/base/kernel/proc_stat.h). Two checks
-// per input: the raw bytes never crash the parser, and, used as a process's
-// comm inside an otherwise valid stat line, they never confuse it: the
-// parser must return exactly that comm, the line's counters and its start
-// time, whatever parentheses, spaces or fake fields the comm holds.
+// Fuzz target for the parsers of a process's /proc files: ParseProcStat and
+// ParseStatmResident (tools/base/kernel/proc_stat.h) and CgroupV2Path
+// (proc_cgroup.h). For ParseProcStat, two checks per input: the raw bytes
+// never crash the parser, and, used as a process's comm inside an otherwise
+// valid stat line, they never confuse it: the parser must return exactly
+// that comm, the line's counters and its start time, whatever parentheses,
+// spaces or fake fields the comm holds. For CgroupV2Path, the bytes as a
+// cgroup's name (a delegated owner chooses it) after a v1 line: the path
+// returned is the v2 line's up to the name's first newline, so a name can
+// shorten its own path to an ancestor within the same subtree but never
+// name a cgroup outside it.
 
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tools/base/kernel/proc_cgroup.h"
 #include "tools/base/kernel/proc_stat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -34,5 +41,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
+  // statm: any bytes; a well-formed text gives its second number.
+  (void)hotpage::ParseStatmResident(text);
+  const std::optional<uint64_t> rss = hotpage::ParseStatmResident(
+      absl::StrCat("2000 ", 1000 + size, " 300 4 0 500 0\n"));
+  if (!rss.has_value() || *rss != 1000 + size) std::abort();
+  // /proc/PID/cgroup.
+  if (std::optional<std::string> p = hotpage::CgroupV2Path(text)) {
+    if (p->size() > text.size() || text.find(*p) == absl::string_view::npos)
+      std::abort();
+  }
+  const std::string cg =
+      absl::StrCat("1:name=systemd:/v1\n0::/user.slice/u/", text, "\n");
+  const std::optional<std::string> path = hotpage::CgroupV2Path(cg);
+  const absl::string_view name = text.substr(0, text.find('\n'));
+  if (!path.has_value() || *path != absl::StrCat("user.slice/u/", name))
+    std::abort();
   return 0;
 }
