@@ -50,7 +50,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       {"source", "SRC",
        "what the hotpage policy sees of the trace: trace (every sample, the "
        "default), hintfault (only the NUMA hint faults the kernel's scanner "
-       "would cause, as `attach --source hintfault` sees them) or "
+       "would cause and the first touches, as `attach --source hintfault` "
+       "sees them, through attach's first-touch filter) or "
        "writefault (only the first store to a page after each soft-dirty "
        "re-arm, as `attach --source pagefault --write-faults`)"},
       {"kernel-demotion", "",

@@ -10,7 +10,10 @@
 //               of 0 (no fault promotes, so the period never doubles),
 //               arms the slow-tier pages (sim_numa_scanner.h); the first
 //               access of an armed page is a fault, which the sampler
-//               reads;
+//               reads; so is a page's first access, its first touch (the
+//               page-fault event counts every fault: first_touch_filter.h),
+//               unless the trace's pages were present at its start
+//               (NumaScannerOptions::present_at_start);
 //   writefault  `hotpage attach --source pagefault --write-faults`: the
 //               re-arm (sampler/write_fault_rearm.h, the same class attach
 //               runs, its clear_refs write a generation counter here)
@@ -27,10 +30,11 @@
 //
 // The model's limits, stated: the first SAMPLED access of an armed page
 // stands for its first access (one sample per `period` accesses, so the
-// fault comes up to a period's accesses late); page faults other than
-// these (first touches, the kernel's own hint faults on pages placed
-// before the trace) are not in a trace; the scanner's limits are
-// sim_numa_scanner.h's; the faults' cost to the workload is not charged.
+// fault comes up to a period's accesses late), and a page's first sample
+// for its first touch; page faults other than these (the kernel's own hint
+// faults on pages placed before the trace, file pages mapped again) are not
+// in a trace; the scanner's limits are sim_numa_scanner.h's; the faults'
+// cost to the workload is not charged.
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_FAULT_SOURCE_H_
 #define HOTPAGE_TOOLS_SIMULATE_SIM_FAULT_SOURCE_H_

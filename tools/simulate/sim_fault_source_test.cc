@@ -245,6 +245,71 @@ TEST(HintFaultSourceTest, TheKernelsReclaimMakesRoomBeforeTheSweepCould) {
   EXPECT_GT(Detail(*h, "reclaim_promotions"), 0u);
 }
 
+// A process that grows while it runs: every page's first access is a first
+// touch, which the page-fault event counts as it counts a hint fault
+// (sampler/hintfault/first_touch_filter.h). 100 hot pages, sampled every
+// 10 ms, and 2000 cold ones touched once each over 2 s, all first placed
+// on CXL. Attach's first-touch filter, fed the simulated resident set,
+// drops the first touches: the hot pages reach DRAM by their hint faults
+// after the scanner's passes, the cold ones stay on CXL. Without the filter
+// each first touch is a fault placed as it arrives: the cold pages are
+// promoted too. With the trace's pages present at its start there are no
+// first touches.
+TEST(HintFaultSourceTest, FirstTouchesFaultAndTheFilterDropsThem) {
+  struct Case {
+    const char* name;
+    bool filter;
+    bool present_at_start;
+  };
+  for (const Case c :
+       {Case{"filter", true, false}, Case{"no filter", false, false},
+        Case{"present at start", true, true}}) {
+    SCOPED_TRACE(c.name);
+    const SimMachine m = Machine();
+    HotpagePolicyOptions o;
+    o.engine.interval_ns = 500 * kMs;
+    o.engine.address_space = 7;
+    o.source = SimSource::kHintFault;
+    o.first_touch_filter = c.filter;
+    o.fault.scanner.present_at_start = c.present_at_start;
+    absl::StatusOr<std::unique_ptr<HotpagePolicy>> hp =
+        HotpagePolicy::Create(m.topology, SlowFirst(m), o);
+    ASSERT_TRUE(hp.ok()) << hp.status();
+    HotpagePolicy* h = hp->get();
+    std::vector<std::unique_ptr<SimPolicy>> p;
+    p.push_back(std::move(*hp));
+    Simulation sim(std::move(p), kSec);
+    // Every 100 us a hot page; every 1 ms for the first 2 s a new cold one.
+    for (uint64_t t = 0; t < 4 * kSec; t += 100 * kUs) {
+      const uint64_t k = t / (100 * kUs);
+      sim.Feed(At(k % 100, t));
+      if (k % 10 == 5 && k / 10 < 2000)
+        sim.Feed(At(1000 + k / 10, t + 50 * kUs));
+    }
+    sim.Finish();
+    uint64_t hot_on_dram = 0, cold_on_dram = 0;
+    for (uint64_t i = 0; i < 100; ++i)
+      hot_on_dram += h->memory().NodeOf(A(i)) == 0;
+    for (uint64_t i = 1000; i < 3000; ++i)
+      cold_on_dram += h->memory().NodeOf(A(i)) == 0;
+    if (c.present_at_start) {
+      EXPECT_EQ(Detail(*h, "first_touch_faults"), 0u);
+      EXPECT_EQ(Detail(*h, "first_touches_dropped"), 0u);
+      EXPECT_EQ(hot_on_dram, 100u);
+      continue;
+    }
+    EXPECT_EQ(Detail(*h, "first_touch_faults"), 2100u);
+    if (c.filter) {
+      EXPECT_GE(Detail(*h, "first_touches_dropped"), 2090u);
+      EXPECT_EQ(Detail(*h, "resident_growth_pages"), 2100u);
+      EXPECT_EQ(hot_on_dram, 100u);
+      EXPECT_LE(cold_on_dram, 10u);
+    } else {
+      EXPECT_GE(cold_on_dram, 1900u);
+    }
+  }
+}
+
 // 50 pages stored to and 50 only loaded, every 10 ms each, for 2 s: the
 // re-arm (attach's WriteFaultRearm, every 200 ms at this fault rate) makes
 // each stored page fault once per re-arm, on whichever node it is; the

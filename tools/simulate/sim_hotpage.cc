@@ -43,6 +43,13 @@ HotpagePolicy::HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
   batch_.reserve(kBatch);
   fault_ =
       SimFaultSource::Create(options_.source, this->memory(), options_.fault);
+  if (options_.source == SimSource::kHintFault && options_.first_touch_filter) {
+    // As attach's loop (tools/attach/attach_loop.cc), huge chunks included.
+    first_touch_ = std::make_unique<FirstTouchFilter>();
+    first_touch_->SetHugeChunks([engine = engine_.get()](uint64_t vaddr) {
+      return engine->InHugeChunk(vaddr);
+    });
+  }
   const PlacementConfig& c = options_.placement;
   flag_details_ = !c.promote_to.empty() ||
                   c.weights.source != WeightsConfig::Source::kNone ||
@@ -60,6 +67,15 @@ void HotpagePolicy::Start(uint64_t start_ns) {
     fault_->Start(start_ns);
     next_poll_ns_ = start_ns;
   }
+  if (first_touch_) first_touch_->NoteResident(start_ns, ResidentPages());
+}
+
+uint64_t HotpagePolicy::ResidentPages() {
+  // A process's resident set is never empty (its text and stack: one page
+  // stands for them), and 0 tells the filter it is unknown. Pages present
+  // at the trace's start were resident before it: the set does not grow.
+  if (options_.fault.scanner.present_at_start) return 0;
+  return 1 + memory().pages();
 }
 
 uint64_t HotpagePolicy::next_event_ns() const {
@@ -78,12 +94,18 @@ void HotpagePolicy::Access(const Sample& s, int node) {
   }
   batch_.push_back(s);
   if (batch_.size() >= kBatch || s.time_ns - batch_.front().time_ns >= kBatchNs)
-    Flush();
+    Flush(s.time_ns);
 }
 
-void HotpagePolicy::Flush() {
+void HotpagePolicy::Flush(uint64_t now_ns) {
   if (batch_.empty()) return;
-  engine_->Ingest(batch_);
+  if (first_touch_) {
+    first_touch_->Filter(now_ns, batch_, &kept_,
+                         [this] { return ResidentPages(); });
+    engine_->Ingest(kept_);
+  } else {
+    engine_->Ingest(batch_);
+  }
   batch_.clear();
 }
 
@@ -118,7 +140,7 @@ void HotpagePolicy::Advance(uint64_t now_ns) {
 void HotpagePolicy::Poll(uint64_t t) {
   next_poll_ns_ = t + kPollNs;
   memory().set_now(t);
-  Flush();
+  Flush(t);
   fault_->Poll(t, engine_->counters().samples);
   if (engine_->ArrivalsPending()) {
     const PlacementDecision d = engine_->PlaceArrivals(memory(), t);
@@ -140,7 +162,7 @@ void HotpagePolicy::Poll(uint64_t t) {
 }
 
 void HotpagePolicy::Round(uint64_t t) {
-  Flush();  // every sample before t (the loop never feeds later ones)
+  Flush(t);  // every sample before t (the loop never feeds later ones)
   memory().set_now(t);
   // The cost of a move, as attach measures it: the migrator's time over
   // the pages it moved (here the modelled time).
@@ -214,6 +236,10 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
     }
     out.push_back({"polls_round_waited", rounds_waited_});
     fault_->AppendDetails(&out);
+    if (first_touch_) {
+      out.push_back({"first_touches_dropped", first_touch_->dropped()});
+      out.push_back({"resident_growth_pages", first_touch_->growth_pages()});
+    }
   }
   if (flag_details_) {
     for (const auto& [node, pages] : planned_promotions_to_)

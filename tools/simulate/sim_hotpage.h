@@ -29,7 +29,10 @@
 // places the pages that arrived (PolicyEngine::PlaceArrivals, hint faults)
 // and then runs a round that is due unless it waits for arrivals
 // (RoundWaitsForArrivals). A round thus runs at the first poll at or after
-// its time.
+// its time. With the hint-fault source the faults pass attach's
+// FirstTouchFilter first (sampler/hintfault/first_touch_filter.h), fed the
+// simulated process's resident set: the pages first touched so far (none
+// grow when the trace's pages were present at its start).
 
 #ifndef HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
 #define HOTPAGE_TOOLS_SIMULATE_SIM_HOTPAGE_H_
@@ -43,6 +46,7 @@
 #include "migrator/migrator.h"
 #include "policy/engine.h"
 #include "policy/placement.h"
+#include "sampler/hintfault/first_touch_filter.h"
 #include "tools/simulate/sim_fault_source.h"
 #include "tools/simulate/sim_migration.h"
 #include "tools/simulate/sim_policy.h"
@@ -71,6 +75,10 @@ struct HotpagePolicyOptions {
   // ApplySourceEngineOptions.
   bool kernel_demotion = false;
   SimFaultSourceOptions fault;
+  // The hint-fault source's faults pass attach's first-touch filter (the
+  // header). false: every fault reaches the engine, as before the filter
+  // (tests, to show what it changes).
+  bool first_touch_filter = true;
 };
 
 class HotpagePolicy : public MemoryPolicy {
@@ -99,7 +107,12 @@ class HotpagePolicy : public MemoryPolicy {
   HotpagePolicy(std::unique_ptr<SimulatedMemory> memory,
                 std::unique_ptr<PolicyEngine> engine,
                 const HotpagePolicyOptions& options);
-  void Flush();
+  // Hands the batch to the engine at `now_ns` (through the first-touch
+  // filter, if any).
+  void Flush(uint64_t now_ns);
+  // The simulated process's resident set for the filter (4 KiB pages; 0:
+  // unknown).
+  uint64_t ResidentPages();
   void Round(uint64_t t);
   // With a fault source: one poll of attach's loop at `t` (the header).
   void Poll(uint64_t t);
@@ -107,7 +120,9 @@ class HotpagePolicy : public MemoryPolicy {
   const HotpagePolicyOptions options_;
   std::unique_ptr<PolicyEngine> engine_;
   std::unique_ptr<SimMigration> migration_;
-  std::unique_ptr<SimFaultSource> fault_;  // null: every sample
+  std::unique_ptr<SimFaultSource> fault_;          // null: every sample
+  std::unique_ptr<FirstTouchFilter> first_touch_;  // hint faults only
+  std::vector<Sample> kept_;                       // what the filter passed
   uint64_t next_poll_ns_ = UINT64_MAX;
   uint64_t rounds_waited_ = 0;  // polls at which a due round waited
   std::vector<Sample> batch_;
