@@ -59,6 +59,7 @@
 #include "tools/kernel_floor.h"
 #include "tools/live_memory_view.h"
 #include "tools/print_events.h"
+#include "tools/self_memory.h"
 #include "tools/version.h"
 
 namespace hotpage {
@@ -87,6 +88,7 @@ struct AttachArgs {
   PlacementConfig pcfg;
   std::optional<std::string> workload;                 // --workload
   std::optional<MetricsListenAddress> metrics_listen;  // --metrics-listen
+  SelfMemoryRequest self_memory;                       // --self-memory
 };
 
 // Parses `args` into `a`. Returns the exit code when the command ends here
@@ -141,6 +143,7 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
             {"quiet", "",
              "no per-round status lines (start-up, warnings and the summary "
              "stay)"},
+            {"self-memory", "WHERE", kSelfMemoryFlagHelp},
         });
     return v;
   }();
@@ -242,7 +245,20 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
       "collector reads *.prom; the file is replaced atomically). Two\n"
       "--metrics-listen endpoints need two ports (or PORT 0 each). "
       "cpu_seconds\n"
-      "is every hotpage thread's CPU time (the process CPU clock).";
+      "is every hotpage thread's CPU time (the process CPU clock).\n"
+      "\n"
+      "hotpage's own memory (the hotness table and the engine's state, about "
+      "200 bytes\n"
+      "per tracked page) is kept off the fast tier: --self-memory slow, the "
+      "default,\n"
+      "prefers the slowest tier's nodes (MPOL_PREFERRED_MANY, or "
+      "MPOL_PREFERRED on\n"
+      "its first node before Linux 5.15) for every hotpage thread; the kernel "
+      "falls\n"
+      "back to other nodes when they are full. A policy hotpage was started "
+      "with\n"
+      "(numactl) is kept unless slow is named. One start-up line says what is "
+      "in force.";
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return UsageError(flags.status().message());
   if (flags->Has("help")) {
@@ -309,6 +325,13 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
     absl::StatusOr<MetricsListenAddress> addr = ParseMetricsListen(*l);
     if (!addr.ok()) return UsageError(addr.status().message());
     a->metrics_listen = *addr;
+  }
+  if (std::optional<std::string> m = flags->Get("self-memory")) {
+    absl::StatusOr<SelfMemoryRequest> req = ParseSelfMemory(*m);
+    if (!req.ok())
+      return UsageError(
+          absl::StrCat("--self-memory: ", req.status().message()));
+    a->self_memory = *req;
   }
   a->flags = std::move(*flags);
   a->pid = *pid;
@@ -527,7 +550,7 @@ absl::Status StartChosenSource(const KernelFs& fs, const Topology& topo,
 // The start-up lines on stderr: what runs, and a warning when --locality
 // cannot work with the chosen source.
 void PrintStartup(const AttachArgs& a, const LiveSource& src,
-                  const Topology& topo) {
+                  const Topology& topo, const SelfMemoryReport& self_memory) {
   // --locality judges pages already on the fast tier by who accesses them:
   // DAMON samples carry no CPU, and page faults without the re-arm stop once
   // a page is resident (hint faults once it is on the top tier).
@@ -547,29 +570,54 @@ void PrintStartup(const AttachArgs& a, const LiveSource& src,
             << (src.why.empty() ? "" : ")") << ", fast nodes "
             << FormatKernelList(topo.FastNodes())
             << (a.dry_run ? ", dry run: nothing will be moved" : "") << "\n";
+  std::cerr << "hotpage attach: " << self_memory.line << "\n";
 }
 
 int RunAttach(const std::vector<std::string>& args) {
   absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
   if (!fs.ok()) return Fail(fs.status());
   LinuxPerfEventSystem perf;
-  return AttachMain(args, CommandEnv{&*fs, &perf, {}});
+  return AttachMain(args, CommandEnv{&*fs, &perf, {}, nullptr});
 }
 
 int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   AttachArgs a;
   if (std::optional<int> done = ParseAttachArgs(args, &a)) return *done;
-  // Signals first: TerminationSignalThread blocks SIGINT/SIGTERM in this
-  // thread, and threads started later (migrator, DAMON helpers) inherit the
-  // mask, so the signal can only reach the signalfd.
+  const KernelFs* fs = env.fs;
+  if (absl::Status s = CheckPrivileges(*fs, a); !s.ok()) return Fail(s);
+  absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
+  if (!topo.ok()) return Fail(topo.status());
+  // hotpage's own memory policy (tools/self_memory.h), before the first
+  // thread: set_mempolicy sets this thread's, and every thread started
+  // from here on (signals, metrics, migrator, hint-fault watchdog, write-
+  // fault re-arm, DAMON helpers) inherits it. DiscoverTiers' mempolicy
+  // probe thread has been joined.
+  SelfMemoryReport self_memory;
+  {
+    absl::StatusOr<SelfMemoryPolicy> policy =
+        ChooseSelfMemoryPolicy(a.self_memory, *topo);
+    if (!policy.ok())
+      return UsageError(
+          absl::StrCat("--self-memory: ", policy.status().message()));
+    SyscallSelfMempolicy live;
+    absl::StatusOr<SelfMemoryReport> r = ApplySelfMemoryPolicy(
+        a.self_memory, *policy,
+        env.self_mempolicy != nullptr ? *env.self_mempolicy : live);
+    if (!r.ok()) return Fail(r.status());
+    self_memory = std::move(*r);
+    if (!self_memory.warning.empty())
+      std::cerr << "hotpage attach: warning: " << self_memory.warning << "\n";
+  }
+  // Signals next, before any other thread: TerminationSignalThread blocks
+  // SIGINT/SIGTERM in this thread, and threads started later (migrator,
+  // DAMON helpers) inherit the mask, so the signal can only reach the
+  // signalfd.
   std::atomic<bool> stop{false};
   absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
       TerminationSignalThread::Start(
           [&stop](int) { stop.store(true, std::memory_order_relaxed); },
           {SIGINT, SIGTERM, SIGHUP});
   if (!signals.ok()) return Fail(signals.status());
-  const KernelFs* fs = env.fs;
-  if (absl::Status s = CheckPrivileges(*fs, a); !s.ok()) return Fail(s);
   // The stats files, and the endpoint serving the last Prometheus text
   // (started here, after the signal thread, so that its thread inherits the
   // blocked signals, and before any source changes the machine, so that a
@@ -585,8 +633,6 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
     metrics_server = std::move(*m);
     std::cerr << "hotpage attach: metrics on " << metrics_server->url() << "\n";
   }
-  absl::StatusOr<Topology> topo = DiscoverTiers(*fs);
-  if (!topo.ok()) return Fail(topo.status());
   if (absl::Status s = ApplyMachineEngineFlags(a.flags, *topo, &a.pcfg);
       !s.ok())
     return UsageError(s.message());
@@ -633,7 +679,7 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
                       a.dry_run ? nullptr : &migrator);
   // THP-backed chunks, before the first samples.
   (*engine)->RefreshHugeChunks(view);
-  PrintStartup(a, src, *topo);
+  PrintStartup(a, src, *topo, self_memory);
   AttachLoopOptions lopt;
   lopt.dry_run = a.dry_run;
   lopt.duration_s = a.duration;

@@ -1,17 +1,18 @@
 // `hotpage daemon`: the machine's agent (tools/daemon/daemon_loop.h), and
 // `hotpage status`, which asks it (tools/daemon/status_socket.h).
 //
-// Start-up, in order: signals (SIGINT/SIGTERM stop, SIGHUP reloads; before
-// any other thread, see termination_signals.h), the config (rejected with
-// FILE:LINE: KEY: reason), the kernel's own movers against
-// `kernel_tiering` (refuse: exit 1 saying what to change), the machine
-// (at least two memory tiers), the take-over of the movers' sysctls, the
-// status socket (one daemon per socket), then one supervisor tick per
-// interval until a stop signal. SIGHUP re-reads the file: a bad one is
-// rejected with its line and the running config stays. Every minute the
-// kernel's movers are checked again and a new one is reported. At the end
-// every member is stopped and joined, the sysctls restored, the socket
-// removed.
+// Start-up, in order: the config (rejected with FILE:LINE: KEY: reason),
+// the kernel's own movers against `kernel_tiering` (refuse: exit 1 saying
+// what to change), the machine (at least two memory tiers), the daemon's
+// own memory policy (tools/self_memory.h; on this thread before any other
+// starts, so that every thread has it), signals (SIGINT/SIGTERM stop,
+// SIGHUP reloads; before any other thread, see termination_signals.h), the
+// take-over of the movers' sysctls, the status socket (one daemon per
+// socket), then one supervisor tick per interval until a stop signal. SIGHUP
+// re-reads the file: a bad one is rejected with its line and the running config
+// stays. Every minute the kernel's movers are checked again and a new one is
+// reported. At the end every member is stopped and joined, the sysctls
+// restored, the socket removed.
 //
 // systemd (Type=notify): READY=1 once the first tick ran, WATCHDOG=1 every
 // tick, STOPPING=1 at the end, through $NOTIFY_SOCKET as sd_notify(3)
@@ -65,6 +66,7 @@
 #include "tools/daemon/sysctl_takeover.h"
 #include "tools/daemon/workload_select.h"
 #include "tools/kernel_floor.h"
+#include "tools/self_memory.h"
 
 namespace hotpage {
 namespace {
@@ -186,10 +188,15 @@ int RunDaemon(const std::vector<std::string>& args) {
        "serve the metrics (the prom_file text) at http://ADDR/metrics; ADDR "
        "is 127.0.0.1:PORT or [::1]:PORT (loopback only: others are "
        "refused), PORT 0 picks a free port (logged)"},
+      {"self-memory", "WHERE",
+       absl::StrCat(kSelfMemoryFlagHelp,
+                    "; the config's self_memory "
+                    "otherwise")},
   };
   const std::string synopsis =
       "[--config FILE] [--check] [--dry-run] "
-      "[--log-level L] [--quiet] [--metrics-listen ADDR]";
+      "[--log-level L] [--quiet] [--metrics-listen ADDR] "
+      "[--self-memory WHERE]";
   const std::string description = absl::StrCat(
       "Manages every workload the config selects (cgroups, process names,\n"
       "command-line patterns, pids, or every process above a size): each\n"
@@ -209,7 +216,20 @@ int RunDaemon(const std::vector<std::string>& args) {
       "daemons\n"
       "writing to node_exporter's textfile collector need their own files\n"
       "(prom_file = \"/var/lib/prometheus/node-exporter/hotpage-NAME.prom\")\n"
-      "and distinct workload names, and two endpoints two ports.\n\n",
+      "and distinct workload names, and two endpoints two ports.\n\n"
+      "The daemon's own memory (each workload's tables and engine state, "
+      "about 200\n"
+      "bytes per tracked page) is kept off the fast tier: self_memory = "
+      "\"slow\" (the\n"
+      "default) prefers the slowest tier's nodes for every daemon thread "
+      "(the kernel\n"
+      "falls back to other nodes when they are full); \"local\" leaves it "
+      "to first\n"
+      "touch, a node number prefers that node. It is set at start-up (a "
+      "reload\n"
+      "that changes it is rejected) and shown in the log and under "
+      "\"machine\" in\n"
+      "`hotpage status --json`.\n\n",
       kDaemonExample);
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return Usage("daemon", flags.status().message());
@@ -234,21 +254,15 @@ int RunDaemon(const std::vector<std::string>& args) {
     if (!addr.ok()) return Usage("daemon", addr.status().message());
     metrics_listen = *addr;
   }
-
-  // Signals before any other thread (termination_signals.h).
-  std::atomic<bool> stop{false};
-  std::atomic<bool> reload{false};
-  absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
-      TerminationSignalThread::Start(
-          [&](int signo) {
-            if (signo == SIGHUP) {
-              reload.store(true, std::memory_order_relaxed);
-            } else {
-              stop.store(true, std::memory_order_relaxed);
-            }
-          },
-          {SIGINT, SIGTERM, SIGHUP});
-  if (!signals.ok()) return Fail("daemon", signals.status().message());
+  std::optional<SelfMemoryRequest> self_memory_flag;
+  if (std::optional<std::string> m = flags->Get("self-memory")) {
+    absl::StatusOr<SelfMemoryRequest> req = ParseSelfMemory(*m);
+    if (!req.ok()) {
+      return Usage("daemon",
+                   absl::StrCat("--self-memory: ", req.status().message()));
+    }
+    self_memory_flag = *req;
+  }
 
   const std::string path =
       flags->Get("config").value_or(kDefaultDaemonConfigPath);
@@ -283,6 +297,53 @@ int RunDaemon(const std::vector<std::string>& args) {
                              "faster or slower memory to place pages on (see "
                              "`hotpage topology`)"));
   }
+
+  // The daemon's own memory (tools/self_memory.h): on this thread, before
+  // the first thread starts (the signal thread, next), so that every
+  // thread (members, migrator pool, machine samplers and DAMON, the status
+  // and metrics servers) inherits it. DiscoverTopology's mempolicy probe
+  // thread has been joined. The flag, else the config's.
+  const SelfMemoryRequest self_request =
+      self_memory_flag.value_or(cfg->self_memory);
+  SelfMemoryReport self_memory;
+  {
+    absl::StatusOr<SelfMemoryPolicy> policy =
+        ChooseSelfMemoryPolicy(self_request, *topo);
+    if (!policy.ok()) {
+      if (self_memory_flag) {
+        return Usage("daemon", absl::StrCat("--self-memory: ",
+                                            policy.status().message()));
+      }
+      return Fail("daemon", absl::StrCat(cfg->path, ": self_memory: ",
+                                         policy.status().message()));
+    }
+    SyscallSelfMempolicy live;
+    absl::StatusOr<SelfMemoryReport> r =
+        ApplySelfMemoryPolicy(self_request, *policy, live);
+    if (!r.ok()) return Fail("daemon", r.status().message());
+    self_memory = std::move(*r);
+    if (!self_memory.warning.empty()) {
+      log.Log(LogLevel::kWarning,
+              absl::StrCat("hotpage daemon: warning: ", self_memory.warning));
+    }
+    log.Log(LogLevel::kInfo,
+            absl::StrCat("hotpage daemon: ", self_memory.line));
+  }
+
+  // Signals before any other thread (termination_signals.h).
+  std::atomic<bool> stop{false};
+  std::atomic<bool> reload{false};
+  absl::StatusOr<std::unique_ptr<TerminationSignalThread>> signals =
+      TerminationSignalThread::Start(
+          [&](int signo) {
+            if (signo == SIGHUP) {
+              reload.store(true, std::memory_order_relaxed);
+            } else {
+              stop.store(true, std::memory_order_relaxed);
+            }
+          },
+          {SIGINT, SIGTERM, SIGHUP});
+  if (!signals.ok()) return Fail("daemon", signals.status().message());
 
   absl::StatusOr<StateDir> state =
       StateDir::Open(cfg->state_dir, "the daemon's state directory",
@@ -385,8 +446,10 @@ int RunDaemon(const std::vector<std::string>& args) {
     return absl::ToDoubleSeconds(absl::Now() - started);
   };
   // The machine's own counters and threads, once (machine_report.h).
-  parts.machine = [&samplers, &migrators] {
+  parts.machine = [&samplers, &migrators, &self_memory] {
     MachineReport m;
+    m.self_memory = MachineSelfMemory{self_memory.requested, self_memory.mode,
+                                      self_memory.nodes};
     // Called by Tick, on this (the supervisor's) thread.
     m.threads.push_back({"supervisor", ThreadCpuSeconds()});
     m.threads.push_back(
@@ -441,11 +504,14 @@ int RunDaemon(const std::vector<std::string>& args) {
                              next.status().message()));
       } else if (next->socket != loop.config().socket ||
                  next->state_dir != loop.config().state_dir ||
-                 next->kernel_tiering != loop.config().kernel_tiering) {
+                 next->kernel_tiering != loop.config().kernel_tiering ||
+                 (!self_memory_flag &&
+                  SelfMemoryRequestName(next->self_memory) !=
+                      SelfMemoryRequestName(loop.config().self_memory))) {
         log.Log(LogLevel::kError,
-                "hotpage daemon: reload rejected: socket, state_dir and "
-                "kernel_tiering change only with a restart; the running "
-                "config stays");
+                "hotpage daemon: reload rejected: socket, state_dir, "
+                "kernel_tiering and self_memory change only with a restart; "
+                "the running config stays");
       } else {
         migrators.SetRateLimit(static_cast<double>(next->rate_limit_mbps) *
                                1e6);
@@ -600,6 +666,29 @@ int RunStatus(const std::vector<std::string>& args) {
     std::cout << absl::StrFormat("daemon CPU %.2f s (machine threads %.2f s)\n",
                                  num(*doc, "cpu_seconds"),
                                  num(*m, "cpu_seconds"));
+    // Where the daemon's own memory goes (cmd_daemon's start-up).
+    if (const Json* self = JsonMember(*m, "self_memory");
+        self != nullptr && self->is_object()) {
+      const Json* mode = JsonMember(*self, "mode");
+      const Json* nodes = JsonMember(*self, "nodes");
+      const Json* requested = JsonMember(*self, "requested");
+      std::vector<int> ids;
+      if (nodes != nullptr && nodes->is_array()) {
+        for (const Json& n : *nodes) {
+          if (n.is_number_integer()) ids.push_back(n.get<int>());
+        }
+      }
+      std::cout << "daemon memory: "
+                << (mode != nullptr && mode->is_string()
+                        ? mode->get<std::string>()
+                        : std::string("?"))
+                << (ids.empty() ? "" : " on node(s) ")
+                << absl::StrJoin(ids, ",") << " (self_memory "
+                << (requested != nullptr && requested->is_string()
+                        ? requested->get<std::string>()
+                        : std::string("?"))
+                << ")\n";
+    }
     const Json* samplers = JsonMember(*m, "samplers");
     if (samplers != nullptr && samplers->is_array()) {
       for (const Json& r : *samplers) {

@@ -5,9 +5,10 @@
 // with the live machine: KernelFs at "/" and LinuxPerfEventSystem.
 //
 // Only the kernel seams are injected (every sysfs/procfs read, every
-// perf_event_open/mmap/ioctl, and attach's hint-fault sysctl take-over,
-// which writes the live /proc/sys); the process's own system calls (fork,
-// signals, pidfd, the trace file) stay real.
+// perf_event_open/mmap/ioctl, attach's hint-fault sysctl take-over, which
+// writes the live /proc/sys, and attach's own memory policy); the
+// process's other system calls (fork, signals, pidfd, the trace file) stay
+// real.
 
 #ifndef HOTPAGE_TOOLS_CMD_ENV_H_
 #define HOTPAGE_TOOLS_CMD_ENV_H_
@@ -21,6 +22,7 @@
 #include "sampler/hintfault/numa_balancing_controller.h"
 #include "sampler/perf/perf_event_system.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/self_memory.h"
 
 namespace hotpage {
 
@@ -35,6 +37,9 @@ struct CommandEnv {
   PerfEventSystem* perf = nullptr;  // perf events
   // Empty: NumaBalancingController::Start.
   HintFaultStart start_hintfault;
+  // hotpage's own memory policy (tools/self_memory.h); null:
+  // SyscallSelfMempolicy, which sets the calling process's.
+  SelfMempolicy* self_mempolicy = nullptr;
 };
 
 // `hotpage record` (cmd_record.cc) on `env`; args as RunRecord's.

@@ -84,7 +84,7 @@ int RunRecord(const std::vector<std::string>& args) {
     return kExitFailure;
   }
   LinuxPerfEventSystem sys;
-  return RecordMain(args, CommandEnv{&*fs, &sys, {}});
+  return RecordMain(args, CommandEnv{&*fs, &sys, {}, nullptr});
 }
 
 int RecordMain(const std::vector<std::string>& args, const CommandEnv& env) {

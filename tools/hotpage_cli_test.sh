@@ -112,12 +112,20 @@ check "attach --metrics-listen bad port: exit 2" test $rc -eq 2
 check "attach --metrics-listen bad port: says the range" contains "$out" "PORT is 0 to 65535"
 out=$("$HOTPAGE" attach --pid 1 --workload "" 2>&1); rc=$?
 check "attach --workload empty: exit 2" test $rc -eq 2
+# --self-memory: slow, local or a node number, checked before the machine.
+for v in fast -1 1024 "1,2"; do
+  out=$("$HOTPAGE" attach --pid 1 --self-memory="$v" 2>&1); rc=$?
+  check "attach --self-memory=$v: exit 2" test $rc -eq 2
+  check "attach --self-memory=$v: names the values" contains "$out" "--self-memory: '$v' is not slow, local or a node number"
+done
 out=$("$HOTPAGE" attach --help); rc=$?
 check "attach --help has --metrics-listen" contains "$out" "--metrics-listen ADDR"
 check "attach --help says how to share a textfile directory" contains "$out" "hotpage-PID.prom"
 check "attach --help lists hintfault and the consent flag" contains "$out" "--allow-sysctl-changes"
 check "attach --help explains --write-faults" contains "$out" "/proc/PID/clear_refs"
 check "attach --help gives auto's order" contains "$out" "hint faults where permitted, write faults, page faults, then damon"
+check "attach --help has --self-memory" contains "$out" "--self-memory WHERE"
+check "attach --help says the default keeps hotpage off the fast tier" contains "$out" "slow (default: preferred on the slowest tier's nodes)"
 for src in damon pebs auto; do
   out=$("$HOTPAGE" attach --pid 1 --source $src --write-faults 2>&1); rc=$?
   check "--write-faults with --source $src: exit 2" test $rc -eq 2

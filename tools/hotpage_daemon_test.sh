@@ -69,6 +69,15 @@ check "daemon --metrics-listen non-loopback: usage error" test $rc -eq 2
 check "daemon --metrics-listen non-loopback: refused" contains "$out" "refused: only loopback addresses"
 out=$("$HOTPAGE" daemon --help)
 check "daemon --help has --metrics-listen" contains "$out" "--metrics-listen ADDR"
+check "daemon --help has --self-memory" contains "$out" "--self-memory WHERE"
+check "daemon --help explains self_memory" contains "$out" "self_memory = \"slow\""
+out=$("$HOTPAGE" daemon --self-memory fast 2>&1); rc=$?
+check "daemon --self-memory fast: usage error" test $rc -eq 2
+check "daemon --self-memory fast: names the values" contains "$out" "--self-memory: 'fast' is not slow, local or a node number"
+printf '[daemon]\nself_memory = "fast"\n[[workload]]\nname = "a"\npid = 1\n' >"$tmp/sm.toml"
+out=$("$HOTPAGE" daemon --config "$tmp/sm.toml" --check 2>&1); rc=$?
+check "self_memory = \"fast\": refused" test $rc -eq 1
+check "self_memory = \"fast\": with its line" contains "$out" "sm.toml:2: self_memory: 'fast' is not slow"
 out=$("$HOTPAGE" daemon extra 2>&1); rc=$?
 check "stray argument: usage error" test $rc -eq 2
 

@@ -12,11 +12,21 @@
 //       prints "COUNT node0=A node1=B other=C" over the whole area.
 //   attach_vm_check counthot PID LAYOUT
 //       the same over the current hot set only.
+//   attach_vm_check selfmem PID NODE
+//       where PID's own anonymous memory is (/proc/PID/numa_maps, the
+//       ranges with anonymous pages and no file: heap, stacks, mmaps) and
+//       which policy each of its threads has (/proc/PID/task/TID/
+//       numa_maps: its first range, which has no range policy, shows the
+//       thread's). Prints "SELFMEM anon_pages=T on_node=M fraction=F
+//       by_node=0:A,1:B threads=K threads_preferring=J policies=P": J
+//       threads have a policy whose nodes include NODE; P lists each
+//       thread's policy once ("prefer:1*9" for nine threads).
 //   attach_vm_check fill NODE LEAVE_MB
 //       another process's memory: binds (MPOL_BIND) and touches all but
 //       LEAVE_MB of NODE's free memory, prints "FILLED N MiB", then sleeps
 //       until killed. Makes a fast node short of memory on purpose.
 
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -29,11 +39,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "tools/base/clock.h"
+#include "tools/base/kernel/numa_maps.h"
 
 using hotpage::MonotonicNs;
 
@@ -97,7 +110,81 @@ uint64_t NodeFreeKb(int node) {
   return 0;
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The policy as numa_maps prints it ("prefer (many):1", "default").
+std::string PolicyText(const hotpage::NumaMapsRange& r) {
+  std::string out = hotpage::MempolicyModeName(r.mode);
+  if (!r.nodes.empty()) {
+    out += ':';
+    for (size_t i = 0; i < r.nodes.size(); ++i)
+      out += (i ? "," : "") + std::to_string(r.nodes[i]);
+  }
+  return out;
+}
+
+int SelfMem(int pid, int node) {
+  absl::StatusOr<std::vector<hotpage::NumaMapsRange>> ranges =
+      hotpage::ParseNumaMaps(
+          ReadAll("/proc/" + std::to_string(pid) + "/numa_maps"));
+  if (!ranges.ok() || ranges->empty()) {
+    std::printf("SELFMEM unreadable\n");
+    return 2;
+  }
+  std::map<int, uint64_t> by_node;
+  uint64_t total = 0;
+  for (const hotpage::NumaMapsRange& r : *ranges) {
+    if (!r.anon || !r.file.empty()) continue;
+    for (auto [n, pages] : r.pages_on_node) {
+      const uint64_t small = pages * (r.page_size / 4096);
+      by_node[n] += small;
+      total += small;
+    }
+  }
+  int threads = 0, preferring = 0;
+  std::map<std::string, int> policies;
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = opendir(task_dir.c_str())) {
+    while (const dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      absl::StatusOr<std::vector<hotpage::NumaMapsRange>> t =
+          hotpage::ParseNumaMaps(
+              ReadAll(task_dir + "/" + e->d_name + "/numa_maps"));
+      if (!t.ok() || t->empty()) continue;
+      ++threads;
+      const hotpage::NumaMapsRange& first = t->front();
+      ++policies[PolicyText(first)];
+      if (std::find(first.nodes.begin(), first.nodes.end(), node) !=
+          first.nodes.end())
+        ++preferring;
+    }
+    closedir(d);
+  }
+  std::string nodes, pols;
+  for (auto [n, pages] : by_node)
+    nodes += (nodes.empty() ? "" : ",") + std::to_string(n) + ":" +
+             std::to_string(pages);
+  for (const auto& [p, k] : policies)
+    pols += (pols.empty() ? "" : ";") + p + "*" + std::to_string(k);
+  const uint64_t on = by_node.count(node) ? by_node[node] : 0;
+  std::printf(
+      "SELFMEM anon_pages=%llu on_node=%llu fraction=%.3f by_node=%s "
+      "threads=%d threads_preferring=%d policies=%s\n",
+      static_cast<unsigned long long>(total),
+      static_cast<unsigned long long>(on),
+      total ? static_cast<double>(on) / static_cast<double>(total) : 0.0,
+      nodes.c_str(), threads, preferring, pols.c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 4 && std::strcmp(argv[1], "selfmem") == 0)
+    return SelfMem(std::atoi(argv[2]), std::atoi(argv[3]));
   if (argc >= 4 && std::strcmp(argv[1], "fill") == 0) {
     const int node = std::atoi(argv[2]);
     const uint64_t leave = std::strtoull(argv[3], nullptr, 10) << 20;
@@ -180,8 +267,10 @@ int main(int argc, char** argv) {
     std::printf("COUNT node0=%zu node1=%zu other=%zu\n", n0, n1, other);
     return 0;
   }
-  std::fprintf(stderr,
-               "usage: attach_vm_check wait90 PID LAYOUT NODE[,NODE] TIMEOUT_S "
-               "| count PID LAYOUT | counthot PID LAYOUT\n");
+  std::fprintf(
+      stderr,
+      "usage: attach_vm_check wait90 PID LAYOUT NODE[,NODE] TIMEOUT_S "
+      "| count PID LAYOUT | counthot PID LAYOUT | selfmem PID NODE | fill "
+      "NODE LEAVE_MB\n");
   return 2;
 }

@@ -3,7 +3,8 @@
 # PATH: `complete -p hotpage` names its function; `hotpage at<TAB>` gives
 # attach, `hotpage attach --so<TAB>` gives --source, every command
 # completes, and every option of every command's --help completes after
-# `hotpage COMMAND --`; values for --source, --policy and file options.
+# `hotpage COMMAND --`; values for --source, --policy, --self-memory and
+# file options.
 set -u
 R="$TEST_SRCDIR/$TEST_WORKSPACE"
 COMPLETION="$R/dist/bash-completion/hotpage"
@@ -64,6 +65,8 @@ out=$(complete_words hotpage record --source h)
 check "record has no hintfault source (got: $out)" test -z "$out"
 out=$(complete_words hotpage simulate --policy tpp | sort | tr '\n' ' ')
 check "simulate --policy tpp (got: $out)" test "$out" = "tpp tpp-ideal "
+out=$(complete_words hotpage daemon --self-memory "" | sort | tr '\n' ' ')
+check "daemon --self-memory -> local slow (got: $out)" test "$out" = "local slow "
 mkdir -p "$BIN_DIR/trace_dir" && touch "$BIN_DIR/trace_dir/a.hpt"
 out=$(cd "$BIN_DIR" && complete_words hotpage dump trace_dir/)
 check "dump FILE completes files (got: $out)" test "$out" = trace_dir/a.hpt

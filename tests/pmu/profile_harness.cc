@@ -120,7 +120,17 @@ RecordResult ProfileRun::Run(Main main, const std::vector<std::string>& args,
   const int errfd = open(err_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
   dup2(errfd, 2);
   close(errfd);
-  r.exit_code = main(args, CommandEnv{&*fs_, kernel_.get(), start_hintfault_});
+  // The threads the command starts: this process's, less those it had.
+  SyscallSelfMempolicy live;
+  const absl::StatusOr<int> before = live.Threads();
+  self_mempolicy_.threads_fn = [&live, before]() -> absl::StatusOr<int> {
+    absl::StatusOr<int> now = live.Threads();
+    if (!now.ok() || !before.ok()) return now;
+    return *now - *before + 1;
+  };
+  r.exit_code = main(args, CommandEnv{&*fs_, kernel_.get(), start_hintfault_,
+                                      &self_mempolicy_});
+  self_mempolicy_.threads_fn = nullptr;
   fflush(stderr);
   dup2(saved, 2);
   close(saved);

@@ -26,6 +26,7 @@
 #include "tools/base/kernel/fake_tree.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/cmd_env.h"
+#include "tools/self_memory_fake.h"
 
 namespace hotpage {
 
@@ -59,6 +60,10 @@ class ProfileRun {
   void set_start_hintfault(HintFaultStart f) {
     start_hintfault_ = std::move(f);
   }
+  // attach's own memory policy (CommandEnv::self_mempolicy): records the
+  // Set calls; its Threads() counts the threads of this process that the
+  // command started (1 while it has started none).
+  FakeSelfMempolicy& self_mempolicy() { return self_mempolicy_; }
   FakeTree& tree() { return tree_; }
   // Re-reads the tree (after tests changed files in it).
   void Reload();
@@ -86,6 +91,7 @@ class ProfileRun {
   std::optional<KernelFs> fs_;
   std::unique_ptr<FakePerfKernel> kernel_;
   HintFaultStart start_hintfault_;
+  FakeSelfMempolicy self_mempolicy_;
 
   template <typename Main>
   RecordResult Run(Main main, const std::vector<std::string>& args,

@@ -467,8 +467,9 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
     const Value& t = d->second;
     if (!t.is_table()) return ck.Error(t, "daemon", "must be a table");
     static const std::set<std::string> kKnown = {
-        "interval_ms", "rate_limit_mbps", "kernel_tiering", "socket",
-        "state_dir",   "prom_file",       "log_level",      "min_rss"};
+        "interval_ms", "rate_limit_mbps", "kernel_tiering",
+        "socket",      "state_dir",       "prom_file",
+        "log_level",   "min_rss",         "self_memory"};
     if (absl::Status s = ck.OnlyKnown(t, "[daemon]", kKnown); !s.ok()) {
       return s;
     }
@@ -509,6 +510,17 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
             cfg.log_level != "warning" && cfg.log_level != "error") {
           return ck.Error(v, k, "one of debug, info, warning, error");
         }
+      } else if (k == "self_memory") {
+        // "slow", "local" or a node: a number, or its decimal string.
+        std::string text;
+        if (v.is_integer()) {
+          text = absl::StrCat(v.as_integer());
+        } else {
+          HP_ASSIGN_OR_RETURN_CFG(text, ck.String(v, k));
+        }
+        absl::StatusOr<SelfMemoryRequest> req = ParseSelfMemory(text);
+        if (!req.ok()) return ck.Error(v, k, req.status().message());
+        cfg.self_memory = *req;
       } else if (k == "min_rss") {
         if (v.is_integer() && v.as_integer() >= 0) {
           cfg.min_rss_bytes = static_cast<uint64_t>(v.as_integer());

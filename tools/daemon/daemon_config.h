@@ -19,6 +19,8 @@
 //   state_dir = "/run/hotpage"
 //   prom_file = "/var/lib/prometheus/node-exporter/hotpage.prom"
 //   log_level = "info"            # debug | info | warning | error
+//   self_memory = "slow"          # slow | local | NODE: hotpage's own
+//                                 # memory (tools/self_memory.h)
 //
 //   [[workload]]
 //   name = "cache"                # unique; labels metrics and status
@@ -58,6 +60,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "policy/placement.h"
+#include "tools/self_memory.h"
 
 namespace hotpage {
 
@@ -111,6 +114,9 @@ struct DaemonConfig {
   std::string prom_file;  // empty: none
   std::string log_level = "info";
   uint64_t min_rss_bytes = 64ull << 20;  // for `all = true`
+  // Where the daemon's own memory goes (`--self-memory` overrides it); a
+  // node is checked against the machine at start-up. Given = in the file.
+  SelfMemoryRequest self_memory;
   std::vector<WorkloadConfig> workloads;
 };
 

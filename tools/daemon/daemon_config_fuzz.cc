@@ -6,7 +6,7 @@
 // its first bytes (so a gcc run without coverage guidance still reaches the
 // parser's deep paths). Properties: an accepted config has 1 to
 // kMaxWorkloads workloads with unique names, one selector each, floors not
-// above caps.
+// above caps, a self_memory node in the kernel's range.
 
 #include <algorithm>
 #include <cstddef>
@@ -26,6 +26,7 @@ interval_ms = 500
 rate_limit_mbps = 128
 kernel_tiering = "coexist"
 min_rss = "1GiB"
+self_memory = "slow"
 
 [[workload]]
 name = "cache"
@@ -46,6 +47,11 @@ void Check(absl::string_view text) {
   if (!cfg.ok()) return;
   if (cfg->workloads.empty() ||
       cfg->workloads.size() > hotpage::kMaxWorkloads) {
+    std::abort();
+  }
+  if (cfg->self_memory.choice == hotpage::SelfMemoryChoice::kNode &&
+      (cfg->self_memory.node < 0 ||
+       cfg->self_memory.node > hotpage::kMaxSelfMemoryNode)) {
     std::abort();
   }
   std::set<std::string> names;

@@ -18,6 +18,7 @@ state_dir = "/run/hotpage"
 prom_file = "/var/lib/node-exporter/hotpage.prom"
 log_level = "warning"
 min_rss = "1GiB"
+self_memory = "local"
 
 [[workload]]
 name = "cache"
@@ -62,10 +63,12 @@ TEST(DaemonConfigTest, ParsesEveryKey) {
   EXPECT_EQ(c->prom_file, "/var/lib/node-exporter/hotpage.prom");
   EXPECT_EQ(c->log_level, "warning");
   EXPECT_EQ(c->min_rss_bytes, 1ull << 30);
+  EXPECT_EQ(c->self_memory.choice, SelfMemoryChoice::kLocal);
+  EXPECT_TRUE(c->self_memory.given);
   ASSERT_EQ(c->workloads.size(), 5u);
   const WorkloadConfig& w = c->workloads[0];
   EXPECT_EQ(w.name, "cache");
-  EXPECT_EQ(w.line, 12);
+  EXPECT_EQ(w.line, 13);
   EXPECT_EQ(w.selector, SelectorKind::kCgroup);
   EXPECT_EQ(w.match, "system.slice/memcached.service");  // leading '/' gone
   EXPECT_EQ(w.source, "damon");
@@ -97,6 +100,27 @@ TEST(DaemonConfigTest, DefaultsWithOneWorkload) {
   EXPECT_EQ(c->kernel_tiering, KernelTieringMode::kRefuse);
   EXPECT_EQ(c->socket, "/run/hotpage/hotpage.sock");
   EXPECT_EQ(c->workloads[0].source, "auto");
+  EXPECT_EQ(c->self_memory.choice, SelfMemoryChoice::kSlow);
+  EXPECT_FALSE(c->self_memory.given);
+}
+
+// self_memory: slow, local or a node, as a string or a number (checked
+// against the machine when the daemon starts, not here).
+TEST(DaemonConfigTest, SelfMemory) {
+  for (const char* value : {"\"slow\"", "\"3\"", "3"}) {
+    absl::StatusOr<DaemonConfig> c = ParseDaemonConfig(
+        absl::StrCat("[daemon]\nself_memory = ", value,
+                     "\n[[workload]]\nname = \"a\"\npid = 1\n"),
+        "h.toml");
+    ASSERT_TRUE(c.ok()) << value << ": " << c.status();
+    EXPECT_TRUE(c->self_memory.given);
+    if (value[0] != '"' || value[1] == '3') {
+      EXPECT_EQ(c->self_memory.choice, SelfMemoryChoice::kNode);
+      EXPECT_EQ(c->self_memory.node, 3);
+    } else {
+      EXPECT_EQ(c->self_memory.choice, SelfMemoryChoice::kSlow);
+    }
+  }
 }
 
 // source hintfault under take-over: accepted, and UsesHintFaults says so.
@@ -162,6 +186,11 @@ TEST(DaemonConfigTest, RejectsWithLineAndReason) {
       {"[[workload]]\nname=\"a\"\npid=1\nwrite_faults=true\n",
        "h.toml:4: write_faults: needs source = \"pagefault\""},
       {"[daemon]\nlog_level=\"loud\"\n", "log_level: one of debug"},
+      {"[daemon]\nself_memory=\"fast\"\n",
+       "h.toml:2: self_memory: 'fast' is not slow, local or a node number"},
+      {"[daemon]\nself_memory=-1\n", "self_memory: '-1' is not slow"},
+      {"[daemon]\nself_memory=1024\n", "(0 to 1023)"},
+      {"[daemon]\nself_memory=true\n", "self_memory: must be a string"},
       {"[daemon]\nkernel_tiering=\"coexist\"\n[[workload]]\nname=\"a\"\n"
        "pid=1\nsource=\"hintfault\"\n",
        "h.toml:6: source: hintfault needs kernel_tiering = \"take-over\""},

@@ -691,6 +691,17 @@ void DaemonLoop::PublishMachine(double live_member_cpu, JsonWriter* j,
     j->EndObject();
   }
   j->EndArray();
+  if (m.self_memory) {
+    j->Key("self_memory");
+    j->BeginObject();
+    j->Key("requested");
+    j->String(m.self_memory->requested);
+    j->Key("mode");
+    j->String(m.self_memory->mode);
+    j->Key("nodes");
+    j->IntArray(m.self_memory->nodes);
+    j->EndObject();
+  }
   j->EndObject();
   prom->Add(kDCpu, d, total_cpu);
 }

@@ -580,6 +580,7 @@ TEST_F(DaemonLoopTest, MachineSeriesAndTheDaemonsTotalCpu) {
               samplers->size() == 1);
   EXPECT_EQ(JsonMember((*samplers)[0], "throttle")->get<double>(), 7);
   EXPECT_EQ(JsonMember((*samplers)[0], "unmapped")->get<double>(), 11);
+  EXPECT_EQ(JsonMember(*machine, "self_memory"), nullptr);
   const Json* w = JsonMember(*doc, "workloads");
   EXPECT_DOUBLE_EQ(JsonMember((*w)[0], "cpu_seconds")->get<double>(), 1.0);
 
@@ -618,6 +619,31 @@ TEST_F(DaemonLoopTest, MachineSeriesAndTheDaemonsTotalCpu) {
   doc = ParseJson(loop->StatusJson());
   ASSERT_TRUE(doc.ok());
   EXPECT_DOUBLE_EQ(JsonMember(*doc, "cpu_seconds")->get<double>(), 3.75);
+}
+
+// Where the daemon's own memory goes (cmd_daemon sets it at start-up,
+// tools/self_memory.h) is in the machine object, once (absent when unset:
+// MachineSeriesAndTheDaemonsTotalCpu).
+TEST_F(DaemonLoopTest, TheMachineSaysWhereTheDaemonsOwnMemoryGoes) {
+  machine_ = [] {
+    MachineReport m;
+    m.self_memory = MachineSelfMemory{"slow", "preferred-many", {2, 3}};
+    return m;
+  };
+  auto loop = Make(kTwo);
+  loop->Tick();
+  absl::StatusOr<Json> doc = ParseJson(loop->StatusJson());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const Json* machine = JsonMember(*doc, "machine");
+  ASSERT_NE(machine, nullptr);
+  const Json* self = JsonMember(*machine, "self_memory");
+  ASSERT_TRUE(self != nullptr && self->is_object()) << loop->StatusJson();
+  EXPECT_EQ(JsonMember(*self, "requested")->get<std::string>(), "slow");
+  EXPECT_EQ(JsonMember(*self, "mode")->get<std::string>(), "preferred-many");
+  const Json* nodes = JsonMember(*self, "nodes");
+  ASSERT_TRUE(nodes != nullptr && nodes->is_array() && nodes->size() == 2);
+  EXPECT_EQ((*nodes)[0].get<int>(), 2);
+  EXPECT_EQ((*nodes)[1].get<int>(), 3);
 }
 
 // With the process's CPU known, what no member and no machine thread

@@ -3,13 +3,14 @@
 // series, daemon_loop.h), apart from any member's numbers: the machine
 // sampler's routing counters and its kernel throttle and loss records
 // (machine_sampler.h; a member reports none of them, so a sum over
-// members never counts them twice), and the CPU time of the threads that
-// no member's cpu_seconds holds.
+// members never counts them twice), the CPU time of the threads that
+// no member's cpu_seconds holds, and where the daemon's own memory goes.
 
 #ifndef HOTPAGE_TOOLS_DAEMON_MACHINE_REPORT_H_
 #define HOTPAGE_TOOLS_DAEMON_MACHINE_REPORT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,19 @@ struct MachineThreadReport {
   double cpu_seconds = 0;
 };
 
+// The daemon's own memory policy, as start-up left it (tools/self_memory.h
+// SelfMemoryReport): for every thread of the daemon.
+struct MachineSelfMemory {
+  std::string requested;  // "slow", "local" or a node number
+  // "preferred-many", "preferred", "default" (first touch) or "inherited"
+  std::string mode;
+  std::vector<int> nodes;  // preferred-many's and preferred's nodes
+};
+
 struct MachineReport {
   std::vector<MachineSamplerReport> samplers;
   std::vector<MachineThreadReport> threads;
+  std::optional<MachineSelfMemory> self_memory;  // "self_memory" when set
 };
 
 }  // namespace hotpage
