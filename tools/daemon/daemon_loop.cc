@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/base/json_writer.h"
+#include "tools/base/kernel/proc_stat.h"
 #include "tools/base/prom_text.h"
 #include "tools/daemon/fair_share.h"
 
@@ -108,6 +109,14 @@ void DaemonLoop::StopMember(Running* r) {
   state_[r->workload].retired.hot_bytes = 0;
 }
 
+bool DaemonLoop::ProcessLives(const ProcessKey& k) const {
+  absl::StatusOr<std::string> stat =
+      parts_.fs->ReadFile(absl::StrCat("/proc/", k.pid, "/stat"));
+  if (!stat.ok()) return false;
+  const std::optional<ProcStat> st = ParseProcStat(*stat);
+  return st.has_value() && st->start_time_ticks == k.start_time_ticks;
+}
+
 void DaemonLoop::ReapFinished() {
   for (auto it = running_.begin(); it != running_.end();) {
     Running* r = it->get();
@@ -149,7 +158,13 @@ void DaemonLoop::Tick() {
         st.failed.erase(k);
         for (auto it = running_.begin(); it != running_.end(); ++it) {
           if ((*it)->workload == w.name && (*it)->process.key == k) {
+            // The selection can see a process's exit before its member
+            // does (the member reads it at its next poll): said as
+            // ReapFinished says it, not silently.
             StopMember(it->get());
+            *parts_.log << "hotpage daemon: " << w.name << ": pid " << k.pid
+                        << (ProcessLives(k) ? " left the workload" : " ended")
+                        << "\n";
             running_.erase(it);
             break;
           }

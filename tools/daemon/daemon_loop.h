@@ -250,6 +250,9 @@ class DaemonLoop {
 
   void StartMember(const WorkloadConfig& w, const SelectedProcess& p);
   void StopMember(Running* r);
+  // Whether the process `k` names still runs (its pid's start time): a
+  // process that left the selection either ended or left the workload.
+  bool ProcessLives(const ProcessKey& k) const;
   void ReapFinished();
   void ApplyShares();
   void Publish() ABSL_LOCKS_EXCLUDED(mu_);

@@ -215,6 +215,27 @@ TEST_F(DaemonLoopTest, ALaterProcessIsPickedUpAndAnExitedOneDropped) {
       << log_.str();
 }
 
+// The selection can see a process leave before its member does (the
+// member reads the exit at its next poll): the loop stops the member and
+// says why, "ended" when the pid no longer names the process, "left the
+// workload" when it moved out of the workload's cgroup.
+TEST_F(DaemonLoopTest, ALeaverTheSelectionSeesFirstIsSaidToEndOrLeave) {
+  auto loop = Make(kTwo);
+  loop->Tick();
+  AddProcess(tree_, 150, "cache2", "svc/a/child", 3000);
+  AddProcess(tree_, 160, "cache3", "svc/a/child", 4000);
+  loop->Tick();
+  ASSERT_EQ(loop->members(), 4u);
+  tree_.Remove("/proc/150/stat");                       // ended
+  AddProcess(tree_, 160, "cache3", "svc/other", 4000);  // moved away
+  loop->Tick();  // the members never exit by themselves here
+  EXPECT_EQ(loop->members(), 2u);
+  EXPECT_NE(log_.str().find("a: pid 150 ended"), std::string::npos)
+      << log_.str();
+  EXPECT_NE(log_.str().find("a: pid 160 left the workload"), std::string::npos)
+      << log_.str();
+}
+
 TEST_F(DaemonLoopTest, AReusedPidIsANewProcess) {
   auto loop = Make(kTwo);
   loop->Tick();
