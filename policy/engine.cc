@@ -945,12 +945,28 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // still one (at twice the tail: a union bound).
   const uint64_t table_now = table_->now_ns();
   const double period = scan.window.sample_period;
-  auto recency_bound = [&](PageHeat& h, const PageEstimate& e) {
+  auto silence_hi = [&](const PageEstimate& e) {
     const uint64_t seen_end = e.entry.last_seen_ns + kLastSeenTickNs;
-    if (table_now <= seen_end) return;
+    if (table_now <= seen_end) return std::numeric_limits<double>::infinity();
     const double gap_s = static_cast<double>(table_now - seen_end) / 1e9;
-    h.rate_hi = std::min(h.rate_hi, zero_count_hi_ * period / gap_s);
+    return zero_count_hi_ * period / gap_s;
+  };
+  auto recency_bound = [&](PageHeat& h, const PageEstimate& e) {
+    h.rate_hi = std::min(h.rate_hi, silence_hi(e));
     h.rate = std::min(h.rate, h.rate_hi);
+  };
+  // A candidate that stopped (engine.h): its silence since its last sample
+  // bounds its rate below what its counts' lower bounds claim, so those
+  // bounds (the decayed count's or the short window's, and the count
+  // prior's) are capped by it, and its count takes no part in the pair test.
+  auto stopped_bound = [&](PageHeat& h, const PageEstimate& e) {
+    const double hi = silence_hi(e);
+    if (!(hi < h.rate_lo || hi < h.prior_lo)) return;
+    h.rate_lo = std::min(h.rate_lo, hi);
+    h.prior_lo = std::min(h.prior_lo, hi);
+    h.rate = std::min(h.rate, hi);
+    h.prior_count = -1;
+    ++counters_.stopped_candidates;
   };
   // Every key's count now (the next round's short window), its samples
   // since the previous round into the long and change windows, both
@@ -1060,6 +1076,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     recency_bound(recent, e);
     ApplyLongPrior(long_counts_now_[e.index], period, /*candidate=*/true,
                    recent.rate_hi, candidates.back());
+    stopped_bound(candidates.back(), e);
   }
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));

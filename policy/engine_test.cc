@@ -659,6 +659,42 @@ TEST(PolicyEngineTest, StoppedHotPagesAreDisplacedByRecentlyHotOnes) {
   EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
 }
 
+// The mirror image (engine.h, "A candidate that stopped"): a page hot for
+// 0.3 s and silent since is no candidate, however high its decayed count.
+// `stopped` (slow node 2) drew 60 samples in 0-0.3 s, `steady` (fast node
+// 0, between its watermarks) one every 0.1 s over 0.4-0.9 s. At the round
+// of 1 s the counts alone put stopped's lower bound far above steady's
+// upper one and swapped them; stopped's 0.7 s of silence bounds its rate
+// below steady's. The same page sampled just before the round is promoted.
+TEST(PolicyEngineTest, AStoppedPageIsNoCandidate) {
+  const Topology topo = ThreeNodes();
+  const uint64_t stopped = kBase, steady = kBase + kPage;
+  for (const bool sampled_late : {false, true}) {
+    auto engine = MakeEngine(topo);
+    engine->Start(0);
+    MapView view;
+    view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+    view.node[stopped] = 2;
+    view.node[steady] = 0;
+    std::vector<Sample> samples;
+    for (int i = 0; i < 60; ++i)
+      samples.push_back(At(stopped, i * 5000000));  // 0-0.3 s
+    for (int i = 0; i < 6; ++i)
+      samples.push_back(At(steady, 400000000 + i * 100000000));  // 0.4-0.9 s
+    if (sampled_late) samples.push_back(At(stopped, 950000000));
+    engine->Ingest(samples);
+    const RoundReport r = engine->RunRound(view, kSec);
+    if (sampled_late) {
+      ASSERT_EQ(r.decision.promoted_pages, 1u) << DecisionToString(r.decision);
+      EXPECT_EQ(r.decision.moves.back().vaddr, stopped);
+      EXPECT_EQ(engine->counters().stopped_candidates, 0u);
+    } else {
+      EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
+      EXPECT_EQ(engine->counters().stopped_candidates, 1u);
+    }
+  }
+}
+
 // The short window: a page cold until now and sampled twice in the last
 // second beats a fast-tier page last sampled 8 s ago. The decayed count
 // alone (2 samples over W = 4 s: lower bound 0.60 / 4 = 0.15/s) does not beat
