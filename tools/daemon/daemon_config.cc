@@ -31,6 +31,46 @@ using Value = toml::value;
 // Bounds what toml11 is handed: its parser recurses once per nested array
 // or inline table, so depth is checked here first, skipping strings and
 // comments (a '[' inside a string is not nesting).
+// The line of the first byte that is not part of valid UTF-8 (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or 0 if every
+// byte is.
+int FirstInvalidUtf8Line(absl::string_view text) {
+  int line = 1;
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      line += c == '\n';
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return line;
+    }
+    if (i + len > n) return line;
+    const unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
+    if (c1 < lo || c1 > hi) return line;
+    for (size_t k = 2; k < len; ++k) {
+      const unsigned char ck = static_cast<unsigned char>(text[i + k]);
+      if (ck < 0x80 || ck > 0xbf) return line;
+    }
+    i += len;
+  }
+  return 0;
+}
+
 absl::Status CheckShape(absl::string_view text) {
   if (text.size() > kMaxDaemonConfigBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -38,6 +78,14 @@ absl::Status CheckShape(absl::string_view text) {
   }
   if (text.find('\0') != absl::string_view::npos) {
     return absl::InvalidArgumentError("contains a NUL byte");
+  }
+  // TOML documents are UTF-8. Checked here, before toml11 (Debian's 3.7):
+  // its error path for an invalid sequence inside a literal string reads
+  // past the end of its buffer (found by daemon_config_fuzz_test under
+  // ASan).
+  if (const int bad = FirstInvalidUtf8Line(text); bad != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", bad, ": not valid UTF-8 (TOML files are UTF-8)"));
   }
   int depth = 0;
   int line = 1;

@@ -259,3 +259,33 @@ TEST(DaemonConfigTest, LoadNamesTheFile) {
 
 }  // namespace
 }  // namespace hotpage
+
+namespace hotpage {
+namespace {
+
+// TOML files are UTF-8: an invalid sequence is refused with its line before
+// the TOML parser sees it (toml11's error path for one inside a literal
+// string read past its buffer: daemon_config_fuzz_test under ASan).
+TEST(DaemonConfigUtf8Test, InvalidUtf8IsRefusedWithItsLine) {
+  for (const char* bad :
+       {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    const std::string text =
+        absl::StrCat("[daemon]\ninterval_ms = 500\n[[workload]]\nname = 'a",
+                     bad, "'\ncgroup = \"svc\"\n");
+    absl::StatusOr<DaemonConfig> c = ParseDaemonConfig(text, "x.toml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().message(),
+              "x.toml: line 4: not valid UTF-8 (TOML files are UTF-8)");
+  }
+  // Valid multi-byte text passes the check (a name in it is the parser's to
+  // judge).
+  absl::StatusOr<DaemonConfig> ok = ParseDaemonConfig(
+      "[daemon]\n# caf\xc3\xa9 \xe2\x82\xac "
+      "\xf0\x9f\x98\x80\n[[workload]]\nname = "
+      "\"a\"\ncgroup = \"svc\"\n",
+      "x.toml");
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+}  // namespace
+}  // namespace hotpage
