@@ -9,12 +9,7 @@
 #include "absl/strings/str_format.h"
 
 namespace hotpage {
-namespace {
 
-// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629,
-// Table 3-7 of the Unicode standard: no overlongs, no surrogates, nothing
-// above U+10FFFF), or 0 with *bad set to the length of its longest valid
-// prefix (at least 1): what one U+FFFD replaces ("maximal subpart").
 size_t Utf8Sequence(absl::string_view s, size_t* bad) {
   const unsigned char c = s[0];
   if (c < 0x80) return 1;
@@ -43,8 +38,6 @@ size_t Utf8Sequence(absl::string_view s, size_t* bad) {
   }
   return len;
 }
-
-}  // namespace
 
 void JsonWriter::Newline() {
   if (indent_ <= 0) return;

@@ -18,6 +18,7 @@
 #ifndef HOTPAGE_TOOLS_BASE_JSON_WRITER_H_
 #define HOTPAGE_TOOLS_BASE_JSON_WRITER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,14 @@
 #include "absl/strings/string_view.h"
 
 namespace hotpage {
+
+// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629,
+// Table 3-7 of the Unicode standard: no overlongs, no surrogates, nothing
+// above U+10FFFF), or 0 with *bad set to the length of its longest valid
+// prefix (at least 1): what one U+FFFD replaces ("maximal subpart"). `s`
+// must not be empty. JsonWriter escapes by it; the daemon's config reader
+// checks its input with it.
+size_t Utf8Sequence(absl::string_view s, size_t* bad);
 
 class JsonWriter {
  public:

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "policy/placement_weights.h"
+#include "tools/base/json_writer.h"
 #include "tools/base/parse.h"
 
 namespace hotpage {
@@ -31,41 +32,15 @@ using Value = toml::value;
 // Bounds what toml11 is handed: its parser recurses once per nested array
 // or inline table, so depth is checked here first, skipping strings and
 // comments (a '[' inside a string is not nesting).
-// The line of the first byte that is not part of valid UTF-8 (RFC 3629:
-// no overlong forms, no surrogates, nothing above U+10FFFF), or 0 if every
-// byte is.
+// The line of the first byte that is not part of valid UTF-8
+// (Utf8Sequence), or 0 if every byte is.
 int FirstInvalidUtf8Line(absl::string_view text) {
   int line = 1;
-  const size_t n = text.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      line += c == '\n';
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0) lo = 0xa0;
-      if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0) lo = 0x90;
-      if (c == 0xf4) hi = 0x8f;
-    } else {
-      return line;
-    }
-    if (i + len > n) return line;
-    const unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
-    if (c1 < lo || c1 > hi) return line;
-    for (size_t k = 2; k < len; ++k) {
-      const unsigned char ck = static_cast<unsigned char>(text[i + k]);
-      if (ck < 0x80 || ck > 0xbf) return line;
-    }
+  for (size_t i = 0; i < text.size();) {
+    size_t bad = 0;
+    const size_t len = Utf8Sequence(text.substr(i), &bad);
+    if (len == 0) return line;
+    line += text[i] == '\n';
     i += len;
   }
   return 0;
