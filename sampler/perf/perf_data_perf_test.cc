@@ -411,7 +411,18 @@ Recording Record(Mode mode, int pages, int threads) {
   return rec;
 }
 
-void CheckTouchedPages(const Recording& rec, const ReadResult& got) {
+// `allowed_missing`: how many touched pages may have no sample at all.
+// 0 for plain files and pipes. perf record -z has lost the samples of a
+// few hundred faults near the end of a run without a LOST record and
+// without a partial record to show for it (page 19667 of 20000, a CI run
+// under ASan, after 636b431 handled the partial-record case): its
+// compressing writer falls behind under load and what it drops is not
+// counted anywhere, so no check here can tell it from a reader error.
+// What tells them apart is CompareWithScript and CompareWithDump, which
+// run first and require the reader to produce exactly perf's own samples;
+// this check then bounds how much perf may have dropped.
+void CheckTouchedPages(const Recording& rec, const ReadResult& got,
+                       int allowed_missing) {
   // touch_pages's pid: the one that touched page 0.
   uint32_t pid = 0;
   for (const Sample& s : got.samples) {
@@ -432,6 +443,8 @@ void CheckTouchedPages(const Recording& rec, const ReadResult& got) {
   // checked separately (CompareWithScript), so a repeat here is not a
   // reader error.
   int repeated = 0;
+  int missing = 0;
+  std::string missing_list;
   for (int i = 0; i < rec.pages; ++i) {
     const uint64_t addr = rec.base + 4096ULL * i + (64ULL * i) % 4096;
     int seen[2] = {0, 0};
@@ -440,11 +453,28 @@ void CheckTouchedPages(const Recording& rec, const ReadResult& got) {
         ++seen[got.origins[k].event % 2];
       }
     }
-    ASSERT_GE(seen[0], 1) << "no page-faults sample for page " << i << " at "
-                          << absl::StrCat("0x", absl::Hex(addr));
-    ASSERT_GE(seen[1], 1) << "no minor-faults sample for page " << i << " at "
-                          << absl::StrCat("0x", absl::Hex(addr));
+    if (seen[0] == 0 || seen[1] == 0) {
+      ++missing;
+      if (missing <= 8) {
+        absl::StrAppend(&missing_list, " ", i,
+                        seen[0] == 0 ? " (page-faults)" : "",
+                        seen[1] == 0 ? " (minor-faults)" : "");
+      }
+      EXPECT_LE(missing, allowed_missing)
+          << "no sample for page " << i << " at "
+          << absl::StrCat("0x", absl::Hex(addr)) << " on"
+          << (seen[0] == 0 ? " page-faults" : "")
+          << (seen[1] == 0 ? " minor-faults" : "");
+      if (missing > allowed_missing) return;
+      continue;
+    }
     if (seen[0] > 1 || seen[1] > 1) ++repeated;
+  }
+  if (missing > 0) {
+    std::printf(
+        "%d of %d pages have no sample in perf's own output (perf script "
+        "agrees), first:%s\n",
+        missing, rec.pages, missing_list.c_str());
   }
   EXPECT_LE(repeated, rec.pages / 100 + 1)
       << "more pages faulted twice than page-table races explain";
@@ -497,11 +527,17 @@ TEST_P(PerfRecordTest, ReaderAgreesWithPerfScript) {
     std::printf(
         "perf dropped the rest of its last COMPRESSED record: the per-page "
         "check is skipped\n");
-  } else {
-    CheckTouchedPages(rec, got);
   }
+  // The reader must produce exactly perf's samples before the per-page
+  // check may excuse what perf itself dropped.
   CompareWithScript(rec.path, got);
+  if (HasFatalFailure()) return;
   CompareWithDump(rec.path, got, GetParam() == Mode::kPipe ? 16 : 0);
+  if (HasFatalFailure()) return;
+  if (!perf_lost && !got.perf_tail_dropped) {
+    // -z: up to 5% of the pages (see CheckTouchedPages).
+    CheckTouchedPages(rec, got, GetParam() == Mode::kZstd ? pages / 20 : 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, PerfRecordTest,
