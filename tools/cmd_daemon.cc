@@ -51,6 +51,7 @@
 #include "tools/base/kernel/node_meminfo.h"
 #include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/metrics_server.h"
+#include "tools/base/parse.h"
 #include "tools/base/state_dir.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
@@ -59,6 +60,7 @@
 #include "tools/daemon/kernel_tiering.h"
 #include "tools/daemon/line_log.h"
 #include "tools/daemon/live_member.h"
+#include "tools/daemon/machine_check.h"
 #include "tools/daemon/machine_damon.h"
 #include "tools/daemon/machine_sampler.h"
 #include "tools/daemon/migrator_pool.h"
@@ -134,9 +136,12 @@ uint64_t FastCapacity(const Topology& topo) {
   return bytes;
 }
 
-// `--check`: the config, what each workload selects now, and what the
-// kernel's movers mean under it. Exit 0 when the daemon would start.
-int Check(const DaemonConfig& cfg, const KernelFs& fs) {
+// `--check`: the config, what each workload selects now, what the kernel's
+// movers mean under it, and the machine: its tiers, the nodes the config
+// names (machine_check.h) and where hotpage's own memory would go. Exit 0
+// when the daemon would start.
+int Check(const DaemonConfig& cfg, const KernelFs& fs,
+          const std::optional<SelfMemoryRequest>& self_memory_flag) {
   std::cout << "config " << cfg.path << ": OK, " << cfg.workloads.size()
             << " workload(s)\n";
   absl::StatusOr<std::vector<std::vector<SelectedProcess>>> sel =
@@ -164,9 +169,48 @@ int Check(const DaemonConfig& cfg, const KernelFs& fs) {
       DecideKernelTiering(DetectKernelMovers(fs, {}), cfg.kernel_tiering,
                           cfg.path, UsesHintFaults(cfg));
   for (const std::string& m : d.messages) std::cout << "kernel: " << m << "\n";
-  std::cout << (d.start ? "the daemon would start\n"
-                        : "the daemon would refuse to start\n");
-  return d.start ? kExitOk : kExitFailure;
+  // The machine, as start-up reads it (machine_check.h): its tiers, the
+  // workloads' rules and hotpage's own memory against its nodes.
+  bool start = d.start;
+  SyscallMempolicyProbe probe;
+  absl::StatusOr<Topology> topo = DiscoverTopology(fs, &probe);
+  if (!topo.ok()) {
+    std::cout << "machine: " << topo.status().message() << "\n";
+    start = false;
+  } else {
+    // A second problem is worth knowing with the first: the config's are
+    // checked on a machine of one tier too.
+    if (absl::Status tiers = CheckTiers(*topo); !tiers.ok()) {
+      std::cout << "machine: " << tiers.message() << "\n";
+      start = false;
+    } else {
+      std::cout << "machine: " << DescribeTiers(*topo) << "\n";
+    }
+    std::vector<NodeFloor> floors;
+    if (absl::StatusOr<std::vector<NodeFloor>> f = ReadKernelFloors(fs);
+        f.ok()) {
+      floors = std::move(*f);
+    }
+    for (const std::string& p :
+         ConfigProblemsOnMachine(cfg, *topo, floors, self_memory_flag)) {
+      std::cout << "config: " << p << "\n";
+      start = false;
+    }
+    if (absl::StatusOr<SelfMemoryPolicy> self = ChooseSelfMemoryPolicy(
+            self_memory_flag.value_or(cfg.self_memory), *topo);
+        self.ok()) {
+      std::cout << "hotpage's own memory: "
+                << (self->mode == kMpolDefault
+                        ? self->why
+                        : absl::StrCat("preferred on node(s) ",
+                                       FormatKernelList(self->nodes), " (",
+                                       self->why, ")"))
+                << "\n";
+    }
+  }
+  std::cout << (start ? "the daemon would start\n"
+                      : "the daemon would refuse to start\n");
+  return start ? kExitOk : kExitFailure;
 }
 
 }  // namespace
@@ -177,7 +221,8 @@ int RunDaemon(const std::vector<std::string>& args) {
        absl::StrCat("the configuration (default ", kDefaultDaemonConfigPath,
                     ")")},
       {"check", "",
-       "check the config, show what each workload selects now and what the "
+       "check the config against this machine (its tiers, the nodes the "
+       "config names), show what each workload selects now and what the "
        "kernel's own tiering means for it, then exit (0: it would start)"},
       {"dry-run", "", "decide and report, move nothing"},
       {"log-level", "L",
@@ -270,7 +315,7 @@ int RunDaemon(const std::vector<std::string>& args) {
   if (!cfg.ok()) return Fail("daemon", cfg.status().message());
   absl::StatusOr<KernelFs> fs = KernelFs::Open("/");
   if (!fs.ok()) return Fail("daemon", fs.status().message());
-  if (flags->Has("check")) return Check(*cfg, *fs);
+  if (flags->Has("check")) return Check(*cfg, *fs, self_memory_flag);
 
   absl::StatusOr<LogLevel> cfg_level = ParseLogLevel(cfg->log_level);
   LineLog log(level.value_or(cfg_level.ok() ? *cfg_level : LogLevel::kInfo),
@@ -290,12 +335,19 @@ int RunDaemon(const std::vector<std::string>& args) {
   SyscallMempolicyProbe probe;
   absl::StatusOr<Topology> topo = DiscoverTopology(*fs, &probe);
   if (!topo.ok()) return Fail("daemon", topo.status().message());
-  if (topo->tiers.size() < 2) {
-    return Fail("daemon",
-                absl::StrCat("this machine has ", topo->nodes.size(),
-                             " NUMA node(s) in one memory tier: there is no "
-                             "faster or slower memory to place pages on (see "
-                             "`hotpage topology`)"));
+  if (absl::Status tiers = CheckTiers(*topo); !tiers.ok())
+    return Fail("daemon", tiers.message());
+  // No node's low watermark below the kernel's own floor there
+  // (tools/kernel_floor.h), read once: the members' engines
+  // (LiveMemberEnv::kernel_floors) and the fast tier's free memory below
+  // (fast_free) compare against the same watermarks.
+  std::vector<NodeFloor> kernel_floors;
+  absl::Status floors_status;
+  if (absl::StatusOr<std::vector<NodeFloor>> f = ReadKernelFloors(*fs);
+      f.ok()) {
+    kernel_floors = std::move(*f);
+  } else {
+    floors_status = f.status();
   }
 
   // The daemon's own memory (tools/self_memory.h): on this thread, before
@@ -328,6 +380,15 @@ int RunDaemon(const std::vector<std::string>& args) {
     }
     log.Log(LogLevel::kInfo,
             absl::StrCat("hotpage daemon: ", self_memory.line));
+  }
+
+  // Every workload's rules against this machine (machine_check.h): a node
+  // it names that the machine lacks is refused now, not found out process
+  // by process. The self-memory problems returned above.
+  if (absl::Status s =
+          CheckConfigOnMachine(*cfg, *topo, kernel_floors, self_memory_flag);
+      !s.ok()) {
+    return Fail("daemon", s.message());
   }
 
   // Signals before any other thread (termination_signals.h).
@@ -386,19 +447,11 @@ int RunDaemon(const std::vector<std::string>& args) {
   MigratorPool migrators(static_cast<double>(cfg->rate_limit_mbps) * 1e6,
                          RealClock::Get());
   migrators.Start();
-  // No node's low watermark below the kernel's own floor there
-  // (tools/kernel_floor.h), read once: the members' engines
-  // (LiveMemberEnv::kernel_floors) and the fast tier's free memory below
-  // (fast_free) compare against the same watermarks.
-  std::vector<NodeFloor> kernel_floors;
-  if (absl::StatusOr<std::vector<NodeFloor>> f = ReadKernelFloors(*fs);
-      f.ok()) {
-    kernel_floors = std::move(*f);
-  } else {
+  if (!floors_status.ok()) {
     log.Log(LogLevel::kWarning,
             absl::StrCat("hotpage daemon: watermarks from the fractions "
                          "alone, without the kernel's floor: ",
-                         f.status().message()));
+                         floors_status.message()));
   }
   PlacementConfig watermarks;
   for (const std::string& line :
@@ -512,6 +565,13 @@ int RunDaemon(const std::vector<std::string>& args) {
                 "hotpage daemon: reload rejected: socket, state_dir, "
                 "kernel_tiering and self_memory change only with a restart; "
                 "the running config stays");
+      } else if (absl::Status s = CheckConfigOnMachine(
+                     *next, *topo, kernel_floors, self_memory_flag);
+                 !s.ok()) {
+        log.Log(LogLevel::kError,
+                absl::StrCat("hotpage daemon: reload rejected, the running "
+                             "config stays: ",
+                             s.message()));
       } else {
         migrators.SetRateLimit(static_cast<double>(next->rate_limit_mbps) *
                                1e6);

@@ -15,6 +15,7 @@ check() {  # check NAME CONDITION...
   if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
 }
 contains() { grep -qF -- "$2" <<<"$1"; }
+not_contains() { ! grep -qF -- "$2" <<<"$1"; }
 
 out=$("$HOTPAGE" --help); check "daemon in the command list" contains "$out" "daemon"
 check "status in the command list" contains "$out" "status"
@@ -50,11 +51,39 @@ name = "nobody"
 comm = "no-such-comm"
 TOML
 out=$("$HOTPAGE" daemon --config "$tmp/ok.toml" --check 2>&1); rc=$?
-check "--check: exit 0 (coexist always starts)" test $rc -eq 0
 check "--check: the config is OK" contains "$out" "ok.toml: OK, 2 workload(s)"
-check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto; selects 1 process(es) now $$("
+check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto; selects 1 process(es) now ${$}("
 check "--check: nothing for an unknown comm" contains "$out" "nobody: comm no-such-comm, source auto; selects 0 process(es) now"
-check "--check: says it would start" contains "$out" "the daemon would start"
+check "--check: names the machine" contains "$out" "machine: "
+# coexist starts whatever the kernel's movers do; the machine decides the
+# rest, as the daemon itself would (CI's machine has one node).
+if [[ "$out" == *"in one memory tier"* ]]; then
+  check "--check: one tier: exit 1" test $rc -eq 1
+  check "--check: one tier: says it would refuse" contains "$out" "the daemon would refuse to start"
+else
+  check "--check: tiers: exit 0" test $rc -eq 0
+  check "--check: tiers: says it would start" contains "$out" "the daemon would start"
+fi
+check "--check: hotpage's own memory" contains "$out" "hotpage's own memory: "
+
+# A node this machine lacks, in a workload's rules and for hotpage's own
+# memory: every one named with its file and line, and it would not start.
+cat >"$tmp/nodes.toml" <<TOML
+[daemon]
+kernel_tiering = "coexist"
+self_memory = "1000"
+[[workload]]
+name = "me"
+pid = $$
+promote_to = "1001"
+TOML
+out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check 2>&1); rc=$?
+check "--check: missing nodes: exit 1" test $rc -eq 1
+check "--check: self_memory's node" contains "$out" "config: $tmp/nodes.toml: self_memory: node 1000 is not an online node with memory"
+check "--check: promote_to's node, with its line" contains "$out" "config: $tmp/nodes.toml:4: workload me: promote_to: node 1001 is not on this machine (nodes: "
+check "--check: missing nodes: would refuse" contains "$out" "the daemon would refuse to start"
+out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check --self-memory local 2>&1)
+check "--check: --self-memory replaces the file's" not_contains "$out" "self_memory: node 1000"
 
 # The example config the package installs parses.
 example="$TEST_SRCDIR/$TEST_WORKSPACE/dist/hotpage.toml"

@@ -4,8 +4,10 @@
 # of node 0: each keeps its floor; a workload started after the daemon is
 # picked up; SIGHUP with a new cap takes effect without restarting the
 # workload's member (its hotness kept); a broken file is rejected and the
-# running config stays; `hotpage status --json`; the daemon's own memory
-# (and a dry-run attach's) on the slow node; SIGTERM leaves nothing.
+# running config stays, as it does for a node the machine lacks, which
+# also refuses a start; `--check` on two tiers; `hotpage status --json`;
+# the daemon's own memory (and a dry-run attach's) on the slow node;
+# SIGTERM leaves nothing.
 . /daemon_guest_lib.sh  # ok, bad, wait_file, free0, hot0, W_ARGS, MiB; cgroups a and b
 # Leave ~140 MiB of node 0 free: after the high watermark (~33 MiB: the
 # kernel's floor on node 0, 21-23 MiB, plus 2%; tools/kernel_floor.h) and
@@ -137,6 +139,15 @@ sleep 2
 fb=$(fast b)
 [ "${fb:-0}" -le $((30 << 20)) ] && ok "old config still in force: b $((fb >> 20)) MiB" || bad "after a rejected reload: b $((${fb:-0} >> 20)) MiB"
 kill -0 $D && ok "daemon still running" || bad "daemon died on a bad reload"
+# A node the machine lacks (tools/daemon/machine_check.h): rejected with its
+# file and line; the running config stays.
+sed -i '$d' /tmp/h.toml
+echo 'promote_to = "7"' >>/tmp/h.toml
+kill -HUP $D
+for i in $(seq 1 30); do grep -q "workload b: promote_to" /tmp/d.log && break; sleep 0.1; done
+grep -q "reload rejected, the running config stays: /tmp/h.toml:[0-9]*: workload b: promote_to: node 7 is not on this machine (nodes: 0-1)" /tmp/d.log \
+  && ok "a node the machine lacks: reload rejected with its line" || bad "promote_to 7 on reload: $(tail -3 /tmp/d.log)"
+kill -0 $D && ok "daemon still running after it" || bad "daemon died on a reload naming node 7"
 
 # What the daemon costs with two workloads: CPU, memory, descriptors.
 cpu_ticks=$(awk '{print $14 + $15}' /proc/$D/stat)
@@ -193,6 +204,27 @@ kill -TERM $T; wait $T
 nb=$(cat /proc/sys/kernel/numa_balancing)
 [ "$nb" = 2 ] && ok "take-over: restored to 2 at exit" || bad "take-over: $nb after exit"
 echo 0 >/proc/sys/kernel/numa_balancing
+
+# --check on two tiers; a start refused, before anything runs, for a node
+# the machine lacks.
+cat >/tmp/c.toml <<'TOML'
+[daemon]
+kernel_tiering = "coexist"
+socket = "/tmp/hc/hotpage.sock"
+state_dir = "/tmp/hc"
+[[workload]]
+name = "x"
+comm = "no-such-comm"
+TOML
+out=$(hotpage daemon --config /tmp/c.toml --check 2>&1); rc=$?
+[ $rc = 0 ] && echo "$out" | grep -q "^machine: 2 node(s) with memory in 2 tier(s): fast 0, then 1" \
+  && echo "$out" | grep -q "^hotpage's own memory: preferred on node(s) 1 (" \
+  && ok "--check: two tiers, the daemon's memory on node 1, would start" || bad "--check: rc $rc: $out"
+echo 'promote_to = "7"' >>/tmp/c.toml
+hotpage daemon --config /tmp/c.toml 2>/tmp/c.log; rc=$?
+[ $rc = 1 ] && grep -q "/tmp/c.toml:5: workload x: promote_to: node 7 is not on this machine (nodes: 0-1)" /tmp/c.log \
+  && [ ! -e /tmp/hc/hotpage.sock ] \
+  && ok "a node the machine lacks: refused at start with its line" || bad "promote_to 7 at start: rc $rc: $(cat /tmp/c.log)"
 
 echo "daemon VM test: $fails failed"
 exit $fails

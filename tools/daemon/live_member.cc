@@ -27,8 +27,8 @@
 #include "tools/base/clock.h"
 #include "tools/base/kernel/proc_stat.h"
 #include "tools/base/mutex.h"
-#include "tools/base/parse.h"
 #include "tools/daemon/kernel_tiering.h"
+#include "tools/daemon/machine_check.h"
 #include "tools/daemon/share_view.h"
 #include "tools/kernel_floor.h"
 #include "tools/live_memory_view.h"
@@ -36,29 +36,6 @@
 namespace hotpage {
 namespace {
 
-// The workload's rules with its promote_to resolved and checked against
-// the machine, its watermarks raised to the kernel's floor (`floors`).
-absl::StatusOr<PlacementConfig> RulesFor(const WorkloadConfig& w,
-                                         const Topology& topo,
-                                         absl::Span<const NodeFloor> floors) {
-  PlacementConfig cfg = w.placement;
-  ApplyKernelFloors(floors, topo, &cfg);
-  if (!w.promote_to.empty()) {
-    absl::StatusOr<std::vector<int>> nodes = ParseKernelList(w.promote_to);
-    if (!nodes.ok()) return nodes.status();
-    for (int n : *nodes) {
-      if (topo.FindNode(n) == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("promote_to: node ", n, " is not on this machine"));
-      }
-    }
-    cfg.promote_to = *nodes;
-  }
-  if (absl::Status s = ValidatePlacementConfig(cfg, topo); !s.ok()) return s;
-  return cfg;
-}
-
-// Keeps the last stats the loop published (AttachStatsSink).
 // Keeps the last stats the loop published (AttachStatsSink), and the
 // working set: the most pages any of the last kDemandRounds rounds saw
 // sampled. One round's window can miss a hot page that is sampled only
@@ -122,7 +99,7 @@ class LiveMember : public DaemonMember {
     }
 
     absl::StatusOr<PlacementConfig> rules =
-        RulesFor(w, *env_.topology, env_.kernel_floors);
+        WorkloadRules(w, *env_.topology, env_.kernel_floors);
     if (!rules.ok()) return rules.status();
     // Sized by the process's footprint, not the whole fast tier (a small
     // process's member stays small), and grown with it (MaybeGrow).
@@ -233,7 +210,7 @@ class LiveMember : public DaemonMember {
 
   absl::Status Reconfigure(const WorkloadConfig& w) override {
     absl::StatusOr<PlacementConfig> rules =
-        RulesFor(w, *env_.topology, env_.kernel_floors);
+        WorkloadRules(w, *env_.topology, env_.kernel_floors);
     if (!rules.ok()) return rules.status();
     const PlacementConfig& now = engine_->config();
     if (rules->locality != now.locality ||
