@@ -115,6 +115,8 @@ grep -q "hotpage daemon: hotpage's own memory: preferred on node 1 (the slowest 
   && ok "the start-up log says where the daemon's memory goes" || bad "no self-memory line: $(grep "own memory" /tmp/d.log)"
 echo '{"machine": {"self_memory": {"requested": "slow", "mode": "preferred", "nodes": [1]}}}' >/tmp/self.json
 json_expect /tmp/self.json /tmp/s.json && ok "status --json: machine.self_memory" || bad "status --json: self_memory"
+grep -q 'hotpage_daemon_self_memory_info{daemon="[^"]*",requested="slow",mode="preferred",nodes="1"} 1' /tmp/hotpage.prom \
+  && ok "prom_file: hotpage_daemon_self_memory_info" || bad "prom_file: no self-memory series: $(grep self_memory /tmp/hotpage.prom)"
 grep -q "^daemon memory: preferred on node(s) 1 (self_memory slow)" /tmp/st.txt && ok "status says where its memory goes" || bad "status: no daemon memory line"
 
 # SIGHUP: b loses its floor and gets a 20 MiB cap; its member stays.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "tools/base/json_writer.h"
 #include "tools/base/kernel/proc_stat.h"
+#include "tools/base/parse.h"
 #include "tools/base/prom_text.h"
 #include "tools/daemon/fair_share.h"
 
@@ -707,6 +708,18 @@ void DaemonLoop::PublishMachine(double live_member_cpu, JsonWriter* j,
   }
   j->EndArray();
   if (m.self_memory) {
+    const size_t kSelf = prom->Declare(
+        {"hotpage_daemon_self_memory_info", "gauge",
+         "Always 1; the labels say where the daemon's own memory goes "
+         "(--self-memory / self_memory): requested slow, local or a node; "
+         "mode preferred-many, preferred, default (first touch) or inherited; "
+         "nodes as a kernel list."});
+    prom->Add(
+        kSelf,
+        PromAddLabels(d, {{"requested", m.self_memory->requested},
+                          {"mode", m.self_memory->mode},
+                          {"nodes", FormatKernelList(m.self_memory->nodes)}}),
+        uint64_t{1});
     j->Key("self_memory");
     j->BeginObject();
     j->Key("requested");

@@ -665,6 +665,16 @@ TEST_F(DaemonLoopTest, TheMachineSaysWhereTheDaemonsOwnMemoryGoes) {
   ASSERT_TRUE(nodes != nullptr && nodes->is_array() && nodes->size() == 2);
   EXPECT_EQ((*nodes)[0].get<int>(), 2);
   EXPECT_EQ((*nodes)[1].get<int>(), 3);
+  // And for Prometheus, one info series.
+  const std::string prom = loop->MetricsProm();
+  EXPECT_TRUE(
+      absl::StrContains(prom, "# TYPE hotpage_daemon_self_memory_info gauge"))
+      << prom;
+  EXPECT_TRUE(absl::StrContains(
+      prom,
+      "hotpage_daemon_self_memory_info{daemon=\"\",requested=\"slow\","
+      "mode=\"preferred-many\",nodes=\"2-3\"} 1"))
+      << prom;
 }
 
 // With the process's CPU known, what no member and no machine thread
