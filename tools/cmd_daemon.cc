@@ -272,9 +272,14 @@ int RunDaemon(const std::vector<std::string>& args) {
       "to first\n"
       "touch, a node number prefers that node. It is set at start-up (a "
       "reload\n"
-      "that changes it is rejected) and shown in the log and under "
+      "that changes it is rejected) and shown in the log, under "
       "\"machine\" in\n"
-      "`hotpage status --json`.\n\n",
+      "`hotpage status --json` and as hotpage_daemon_self_memory_info.\n\n"
+      "A config is checked against this machine before anything runs, at "
+      "start,\n"
+      "on reload and by --check: a workload's promote_to or weights, or "
+      "self_memory,\n"
+      "naming a node the machine lacks is refused with its file and line.\n\n",
       kDaemonExample);
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs);
   if (!flags.ok()) return Usage("daemon", flags.status().message());
