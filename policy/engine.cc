@@ -1154,7 +1154,13 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     in.prior = &prior_;
     in.long_prior = &long_prior_;
     in.pair_tail = 0.5 * std::erfc(options_.z / std::sqrt(2.0));
+    // The odds suffice while a slower tier is saturated (engine.h).
+    if (bandwidth.next_saturated && !bandwidth_bound_) {
+      in.pair_tail = 0.5;
+      ++counters_.odds_pair_rounds;
+    }
     report.pair_test = true;
+    report.pair_tail = in.pair_tail;
   }
   report.decision = DecideMoves(in, config_, *strategy_);
   RememberSwapPairs(report.decision);

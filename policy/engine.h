@@ -735,6 +735,29 @@
 // test). Tested in
 // engine_test ASaturatedSlowerTierBringsTheNextRoundForward.
 //
+// The odds suffice while a slower tier is saturated. The pair test (policy/
+// count_prior.h) accepts a swap when the posterior puts at most the bounds'
+// tail (12% at z = 1.163) on the candidate not being hotter than the
+// victim: a swap must be likely right, because a wrong one costs its two
+// moves and, by the same latency gap, what the displaced page loses. While
+// a node of the next tier is saturated (as above: past the curve's cap,
+// promotions not held) every access it serves pays the cap's latency, 5x
+// its idle one, so the gap a right swap closes dwarfs the moves' cost
+// (the benefit-against-cost margin, which still applies, falls by the
+// same factor), and a swap that is more likely right than wrong gains in
+// expectation: the tail is 1/2 (a tie never passes: a shared grid value
+// counts as not hotter). Colloid swaps by rank with no confidence test at
+// all; the 12% tail held stream_mix 1:8's first second at 300-800
+// candidates "lacking evidence" per round (1-2 samples a stream page, 0.25
+// s apart) while CXL sat at its cap. Only the pair form is relaxed: the
+// Poisson bounds keep their z, and a round outside saturation is as before.
+// stream_mix 1:8 190.5 -> 187.2 ns (its first second 281.8 -> 247.0 ns,
+// the second 234.4 -> 204.3; colloid 184.5: 222.2 and 204.8), stream_grow
+// 1:4 / 1:8 206.3 / 497.4 -> 201.6 / 494.6 ns, no row without a saturated
+// round changed (tools/simulate/README.md). Counted in
+// EngineCounters::odds_pair_rounds; RoundReport::pair_tail. Tested in
+// engine_test ASaturatedSlowerTierTakesTheOdds.
+//
 // New pages use up the room. A round demotes a fast node below its low
 // watermark back to its high one, and the room it leaves is for the pages
 // first touched before the next round: first touch puts a new page on the
@@ -1166,8 +1189,12 @@ struct RoundReport {
   // source or DAMON, SamplesCountAccesses): the margin is 0, no move gated.
   bool rates_bound_accesses = false;
   // The swap test had its pair form this round (EngineOptions::pair_test,
-  // and samples that count accesses).
+  // and samples that count accesses), and the largest posterior probability
+  // of a candidate not being hotter that it accepted: the bounds' tail, or
+  // 1/2 while a slower tier is saturated (file comment, "The odds suffice
+  // while a slower tier is saturated").
   bool pair_test = false;
+  double pair_tail = 0;
   // Bandwidth (file comment): the loaded latencies of the fastest tier and
   // the next from this round's samples, and whether promotions were held.
   double fast_loaded_latency_ns = 0;
@@ -1236,6 +1263,10 @@ struct EngineCounters {
   // Rounds whose candidates were ranked without the short window: the
   // last rounds' swaps did not pay (RoundReport::short_window_held).
   uint64_t short_window_held_rounds = 0;
+  // Rounds whose pair test accepted odds (tail 1/2): a slower tier was
+  // saturated (file comment, "The odds suffice while a slower tier is
+  // saturated").
+  uint64_t odds_pair_rounds = 0;
   // Candidates whose lower bound came from the short window (since the
   // previous round) rather than the decayed count.
   uint64_t short_window_candidates = 0;

@@ -2814,6 +2814,16 @@ class BandwidthShedTest : public ::testing::Test {
     return r;
   }
 
+  // One round with the cold pages sampled twice a second (2 * kCold
+  // samples of 64 B): with them on node 2 of 100 MB/s that is 0.96 of its
+  // peak, past the curve's cap, while node 0 is at 38% of its own; of 100
+  // GB/s, 1% of it.
+  RoundReport SaturatedRound(PolicyEngine& engine) {
+    const uint64_t period =
+        static_cast<uint64_t>(0.96 * 100e6 / 64 / (2 * kCold));
+    return Round(engine, period, /*extra_cold=*/kCold);
+  }
+
   std::unique_ptr<PolicyEngine> Make() {
     EngineOptions opt;
     opt.shift_z = 0;
@@ -3021,21 +3031,16 @@ TEST_F(BandwidthShedTest, APageSampledOnceCountsWhereFirstTouchPutsANewPage) {
 }
 
 // A saturated slower tier brings the next round forward (engine.h): the
-// cold pages live on node 2, here of 100 MB/s, and their samples (two per
-// page a second) put it past the curve's cap while node 0 is at 38% of its
-// peak. The next round comes a quarter interval after this one, not at the
-// schedule, and is reported as early; with node 2 of 100 GB/s (the same
-// demand, 1% of its peak) the schedule holds.
+// next round comes a quarter interval after this one, not at the schedule,
+// and is reported as early; with node 2 of 100 GB/s (the same demand, 1%
+// of its peak) the schedule holds.
 TEST_F(BandwidthShedTest, ASaturatedSlowerTierBringsTheNextRoundForward) {
   for (const bool saturated : {true, false}) {
     SetUp();
     topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
     for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
     auto engine = Make();
-    // 2 * kCold samples of 64 B a second at 0.96 of 100 MB/s.
-    const uint64_t period =
-        static_cast<uint64_t>(0.96 * 100e6 / 64 / (2 * kCold));
-    const RoundReport r = Round(*engine, period, /*extra_cold=*/kCold);
+    const RoundReport r = SaturatedRound(*engine);
     EXPECT_FALSE(r.bandwidth_bound);
     if (saturated) {
       EXPECT_GT(r.next_loaded_latency_ns, 4.9 * 300);
@@ -3045,6 +3050,30 @@ TEST_F(BandwidthShedTest, ASaturatedSlowerTierBringsTheNextRoundForward) {
     } else {
       EXPECT_LT(r.next_loaded_latency_ns, 1.1 * 300);
       EXPECT_EQ(engine->next_round_ns(), now_ + kSec);
+    }
+  }
+}
+
+// The odds suffice while a slower tier is saturated (engine.h): in the same
+// setting the saturated round's pair test accepts a posterior of up to 1/2
+// on a candidate not being hotter (placement_test
+// TheOddsSufficeAtATailOfOneHalf shows what that swaps); with node 2 of
+// 100 GB/s the tail is the bounds' 12%.
+TEST_F(BandwidthShedTest, ASaturatedSlowerTierTakesTheOdds) {
+  const double bounds_tail = 0.5 * std::erfc(1.163 / std::sqrt(2.0));
+  for (const bool saturated : {true, false}) {
+    SetUp();
+    topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
+    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
+    auto engine = Make();
+    const RoundReport r = SaturatedRound(*engine);
+    EXPECT_TRUE(r.pair_test);
+    if (saturated) {
+      EXPECT_EQ(r.pair_tail, 0.5);
+      EXPECT_EQ(engine->counters().odds_pair_rounds, 1u);
+    } else {
+      EXPECT_NEAR(r.pair_tail, bounds_tail, 1e-12);
+      EXPECT_EQ(engine->counters().odds_pair_rounds, 0u);
     }
   }
 }

@@ -675,16 +675,9 @@ TEST(Placement, PromotionIntoDemotedRoomByThePrior) {
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 1u);
 }
 
-// The pair form of the swap test (policy/count_prior.h, "The pair test"):
-// a prior fitted to a hot set (2.2 samples a window) and a cold rest (0.1),
-// a candidate of count 1 and a victim of count 0 under it. Their bounds
-// overlap; their joint posterior says the candidate is hotter (P(not) =
-// 0.10 <= a = 0.12). With the prior given, the pair swaps, under either
-// prior's counts; without it, or with a victim that has no count under
-// that prior, or at a tighter tail, it does not. Rule 2b holds the same
-// way: after a watermark demotion of a count-0 page, a count-1 candidate
-// takes the room; after one of a count-1 page, it does not.
-TEST(Placement, PairFormOfTheSwapTest) {
+// A prior fitted to a hot set (3000 pages at 2.2 samples a window) and a
+// cold rest (6000 at 0.1), their expected count histograms.
+CountPrior HotSetAndColdRestPrior() {
   std::vector<uint64_t> h(CountPrior::kMaxCount + 1, 0);
   auto add = [&](double pages, double mean) {
     double p = std::exp(-mean);
@@ -697,6 +690,20 @@ TEST(Placement, PairFormOfTheSwapTest) {
   add(3000, 2.2);
   CountPrior prior;
   prior.Fit(h, 1.163);
+  return prior;
+}
+
+// The pair form of the swap test (policy/count_prior.h, "The pair test"):
+// a prior fitted to a hot set (2.2 samples a window) and a cold rest (0.1),
+// a candidate of count 1 and a victim of count 0 under it. Their bounds
+// overlap; their joint posterior says the candidate is hotter (P(not) =
+// 0.10 <= a = 0.12). With the prior given, the pair swaps, under either
+// prior's counts; without it, or with a victim that has no count under
+// that prior, or at a tighter tail, it does not. Rule 2b holds the same
+// way: after a watermark demotion of a count-0 page, a count-1 candidate
+// takes the room; after one of a count-1 page, it does not.
+TEST(Placement, PairFormOfTheSwapTest) {
+  const CountPrior prior = HotSetAndColdRestPrior();
   ASSERT_TRUE(prior.fitted());
   const double a = 0.5 * std::erfc(1.163 / std::sqrt(2.0));
   const PoissonBounds b0 = *prior.Bounds(0), b1 = *prior.Bounds(1);
@@ -753,6 +760,45 @@ TEST(Placement, PairFormOfTheSwapTest) {
   d = w.Decide();
   ASSERT_EQ(d.moves.size(), 1u) << DecisionToString(d);
   EXPECT_EQ(d.promote_skipped[SkipReason::kNotEnoughEvidence], 1u);
+}
+
+// A tail of 1/2 (policy/engine.h, "The odds suffice while a slower tier is
+// saturated"): under the prior of PairFormOfTheSwapTest a candidate of count
+// 2 against a victim of count 1 is more likely hotter than not (P(not
+// hotter) = 0.35): no swap at the bounds' tail, a swap at 1/2. Equal counts
+// never pass (a shared grid value counts as not hotter).
+TEST(Placement, TheOddsSufficeAtATailOfOneHalf) {
+  const CountPrior prior = HotSetAndColdRestPrior();
+  ASSERT_TRUE(prior.fitted());
+  const double a = 0.5 * std::erfc(1.163 / std::sqrt(2.0));
+  const double p21 = *prior.ProbNotHotter(2, 1);
+  ASSERT_GT(p21, a);
+  ASSERT_LT(p21, 0.5);
+  ASSERT_GT(*prior.ProbNotHotter(2, 2), 0.5);
+  Round r;
+  r.SetFree(0, 200);
+  r.SetFree(1, 200);
+  PageHeat c = Page(A(1), 2, 1, 80, 0);  // Poisson: not hotter (1 < 40)
+  PageHeat v = Page(A(100), 0, 1, 40);
+  c.prior_lo = prior.Bounds(2)->lo;
+  c.prior_count = 2;
+  v.prior_hi = prior.Bounds(1)->hi;
+  v.prior_count = 1;
+  r.candidates = {c};
+  r.victims = {v};
+  r.prior = &prior;
+  r.pair_tail = a;
+  PlacementDecision d = r.Decide();
+  EXPECT_TRUE(d.moves.empty()) << DecisionToString(d);
+  EXPECT_EQ(d.promote_skipped[SkipReason::kNotHotterThanVictim], 1u);
+  r.pair_tail = 0.5;
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].vaddr, A(100));
+  EXPECT_EQ(d.moves[1].vaddr, A(1));
+  r.victims[0].prior_count = 2;  // a tie
+  r.victims[0].prior_hi = prior.Bounds(2)->hi;
+  EXPECT_TRUE(r.Decide().moves.empty());
 }
 
 TEST(Placement, FullTargetsWithoutVictimsIsNoRoom) {

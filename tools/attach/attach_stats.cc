@@ -144,6 +144,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.room_rounds);
   w.Key("short_window_held_rounds");
   w.Uint(s.short_window_held_rounds);
+  w.Key("odds_pair_rounds");
+  w.Uint(s.odds_pair_rounds);
   w.Key("arrival_promotions");
   w.Uint(s.arrival_promotions);
   w.Key("rounds_waited_for_arrivals");
@@ -323,6 +325,10 @@ std::string AttachStatsProm(const AttachStats& s) {
       "round: the last rounds' swaps displaced pages that then drew more "
       "samples than the pages promoted.",
       s.short_window_held_rounds);
+  one("hotpage_odds_pair_rounds_total", "counter",
+      "Rounds whose swap test took the odds (a candidate more likely hotter "
+      "than its victim than not): a slower tier was saturated.",
+      s.odds_pair_rounds);
   one("hotpage_arrival_promotions_total", "counter",
       "Pages promoted as they arrived, between rounds (hint faults: the "
       "kernel's tiering mode scans slow-tier pages only).",

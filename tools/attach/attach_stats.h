@@ -99,6 +99,10 @@ struct AttachStats {
   // rounds' swaps displaced pages that then drew more samples than the
   // pages promoted (policy/engine.h, "Swaps that do not pay").
   uint64_t short_window_held_rounds = 0;
+  // Rounds whose swap test took the odds (a posterior of up to 1/2 on a
+  // candidate not being hotter): a slower tier was saturated (policy/
+  // engine.h, "The odds suffice while a slower tier is saturated").
+  uint64_t odds_pair_rounds = 0;
   // --source hintfault: pages promoted as they arrived, between rounds
   // (policy/engine.h, "Arrivals"), and the rounds that waited for a burst
   // of arrivals to be placed before they ran ("A round waits while
