@@ -84,6 +84,14 @@ check "--check: promote_to's node, with its line" contains "$out" "config: $tmp/
 check "--check: missing nodes: would refuse" contains "$out" "the daemon would refuse to start"
 out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check --self-memory local 2>&1)
 check "--check: --self-memory replaces the file's" not_contains "$out" "self_memory: node 1000"
+# Where its memory would go, in the start-up line's words
+# (DescribeSelfMemoryPolicy): a node named is preferred there.
+node=0
+if [ -r /sys/devices/system/node/has_memory ]; then
+  node=$(cut -d, -f1 /sys/devices/system/node/has_memory | cut -d- -f1)
+fi
+out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check --self-memory "$node" 2>&1)
+check "--check: --self-memory $node: as the start-up line says it" contains "$out" "hotpage's own memory: preferred on node $node (as asked"
 
 # The example config the package installs parses.
 example="$TEST_SRCDIR/$TEST_WORKSPACE/dist/hotpage.toml"

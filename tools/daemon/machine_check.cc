@@ -66,27 +66,39 @@ absl::StatusOr<PlacementConfig> WorkloadRules(
   return cfg;
 }
 
-std::vector<std::string> ConfigProblemsOnMachine(
+std::vector<std::string> ConfigOnMachine::Problems() const {
+  std::vector<std::string> problems;
+  if (!self_memory.ok()) {
+    problems.emplace_back(self_memory.status().message());
+  }
+  problems.insert(problems.end(), workload_problems.begin(),
+                  workload_problems.end());
+  return problems;
+}
+
+ConfigOnMachine ResolveConfigOnMachine(
     const DaemonConfig& cfg, const Topology& topology,
     absl::Span<const NodeFloor> floors,
     const std::optional<SelfMemoryRequest>& self_memory_flag) {
-  std::vector<std::string> problems;
-  const SelfMemoryRequest self = self_memory_flag.value_or(cfg.self_memory);
-  if (absl::StatusOr<SelfMemoryPolicy> p =
-          ChooseSelfMemoryPolicy(self, topology);
-      !p.ok()) {
-    problems.push_back(absl::StrCat(
-        self_memory_flag ? "--self-memory" : cfg.path + ": self_memory", ": ",
-        p.status().message()));
+  ConfigOnMachine out;
+  out.self_memory = ChooseSelfMemoryPolicy(
+      self_memory_flag.value_or(cfg.self_memory), topology);
+  if (!out.self_memory.ok()) {
+    out.self_memory =
+        absl::Status(out.self_memory.status().code(),
+                     absl::StrCat(self_memory_flag ? "--self-memory"
+                                                   : cfg.path + ": self_memory",
+                                  ": ", out.self_memory.status().message()));
   }
   for (const WorkloadConfig& w : cfg.workloads) {
     absl::StatusOr<PlacementConfig> rules = WorkloadRules(w, topology, floors);
     if (!rules.ok()) {
-      problems.push_back(absl::StrCat(cfg.path, ":", w.line, ": workload ",
-                                      w.name, ": ", rules.status().message()));
+      out.workload_problems.push_back(absl::StrCat(cfg.path, ":", w.line,
+                                                   ": workload ", w.name, ": ",
+                                                   rules.status().message()));
     }
   }
-  return problems;
+  return out;
 }
 
 absl::Status CheckConfigOnMachine(
@@ -94,7 +106,8 @@ absl::Status CheckConfigOnMachine(
     absl::Span<const NodeFloor> floors,
     const std::optional<SelfMemoryRequest>& self_memory_flag) {
   const std::vector<std::string> problems =
-      ConfigProblemsOnMachine(cfg, topology, floors, self_memory_flag);
+      ResolveConfigOnMachine(cfg, topology, floors, self_memory_flag)
+          .Problems();
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
 }
