@@ -86,7 +86,7 @@ absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
                          [&](const NodeWeight& o) { return o.node == g.node; });
         if (it == out.end()) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "--weights: node ", g.node,
+              "node ", g.node,
               " is not an online memory node; see `hotpage topology`"));
         }
         it->weight = g.weight;
@@ -100,9 +100,10 @@ absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
       for (const NodeInfo& n : topology.nodes) {
         if (!n.hmat.read_bandwidth_mbps || *n.hmat.read_bandwidth_mbps <= 0) {
           return absl::FailedPreconditionError(absl::StrCat(
-              "--weights auto: node ", n.id,
+              "auto: node ", n.id,
               " has no HMAT read bandwidth (access0/initiators/"
-              "read_bandwidth); give weights as --weights NODE:WEIGHT,..."));
+              "read_bandwidth); give the weights as NODE:WEIGHT,... "
+              "instead"));
         }
         sum += static_cast<uint64_t>(*n.hmat.read_bandwidth_mbps);
       }

@@ -25,7 +25,8 @@ absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text);
 // scaled to at most 32 total before reducing by the GCD, each at least 1
 // (as the kernel's reduce_interleave_weights); an error names a memory node
 // without HMAT read bandwidth. kGiven: an error names a node not in the
-// topology. kNone: all 1.
+// topology. kNone: all 1. Errors do not name the option (the caller does:
+// ValidatePlacementConfig's "weights: ...").
 absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
     const WeightsConfig& weights, const Topology& topology);
 

@@ -1,10 +1,8 @@
 #include "tools/daemon/machine_check.h"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "policy/placement.h"
@@ -49,19 +47,9 @@ absl::StatusOr<PlacementConfig> WorkloadRules(
     }
     cfg.promote_to = *nodes;
   }
+  // Its messages name an option by its config key ("weights: ...").
   if (absl::Status s = ValidatePlacementConfig(cfg, topology); !s.ok()) {
-    // Its messages name attach's flags ("--weights: ..."); a config names
-    // the same option by its key (weights, keep_interleave).
-    std::string m(s.message());
-    if (absl::StartsWith(m, "--")) {
-      const size_t colon = m.find(':');
-      if (colon != std::string::npos) {
-        std::string key = m.substr(2, colon - 2);
-        std::replace(key.begin(), key.end(), '-', '_');
-        m = key + m.substr(colon);
-      }
-    }
-    return absl::Status(s.code(), m);
+    return s;
   }
   return cfg;
 }

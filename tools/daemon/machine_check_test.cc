@@ -121,6 +121,37 @@ weights = "0:3,9:1"
       << s;
 }
 
+// A workload's problems name the config's keys, never attach's flags:
+// ValidatePlacementConfig names the option ("weights: ..."), only attach
+// and simulate spell it "--weights".
+TEST(MachineCheckTest, ProblemsNameTheKeysNotTheFlags) {
+  const DaemonConfig cfg = Parse(R"([[workload]]
+name = "given"
+comm = "a"
+weights = "0:1,9:1"
+
+[[workload]]
+name = "hmat"
+comm = "b"
+weights = "auto"
+)");
+  // Make's nodes have no HMAT bandwidth: auto cannot resolve.
+  const std::vector<std::string> p =
+      ResolveConfigOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt)
+          .Problems();
+  ASSERT_EQ(p.size(), 2u) << absl::StrJoin(p, "\n");
+  EXPECT_EQ(p[0],
+            "/etc/h.toml:1: workload given: weights: node 9 is not an online "
+            "memory node; see `hotpage topology`");
+  EXPECT_EQ(p[1],
+            "/etc/h.toml:6: workload hmat: weights: auto: node 0 has no HMAT "
+            "read bandwidth (access0/initiators/read_bandwidth); give the "
+            "weights as NODE:WEIGHT,... instead");
+  for (const std::string& m : p) {
+    EXPECT_FALSE(absl::StrContains(m, "--")) << m;
+  }
+}
+
 // --self-memory replaces the file's value, and a problem with it names the
 // flag.
 TEST(MachineCheckTest, TheSelfMemoryFlagReplacesTheFilesValue) {
