@@ -16,7 +16,9 @@
 namespace hotpage {
 
 // Parses --weights: "auto", "kernel", or "N:W[,N:W...]" (node ids >= 0,
-// weights 1..255, each node once). Errors quote the offending item.
+// weights 1..255, each node once). Errors quote the offending item and do
+// not name the option: the caller does (attach "--weights: ", the daemon's
+// config "FILE:LINE: weights: ").
 absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text);
 
 // The weight of every topology node under `weights` (index: position in

@@ -78,6 +78,9 @@ TEST(PlacementWeighted, ParseWeights) {
     EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(e.status().message().find(want), absl::string_view::npos)
         << text << ": " << e.status().message();
+    // The caller names the option (as a flag or a config key).
+    EXPECT_EQ(e.status().message().find("weights"), absl::string_view::npos)
+        << text << ": " << e.status().message();
   }
 }
 
