@@ -1213,7 +1213,7 @@ absl::Status ValidatePlacementConfig(const PlacementConfig& config,
   for (int n : config.promote_to) {
     if (topology.FindNode(n) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--promote-to: node ", n,
+          "promote_to: node ", n,
           " is not an online memory node; see `hotpage topology`"));
     }
   }
@@ -1227,11 +1227,16 @@ absl::Status ValidatePlacementConfig(const PlacementConfig& config,
   }
   if (!(config.interleave_tolerance <= 1)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "interleave tolerance %g: need a fraction <= 1 (negative: off)",
+        "keep_interleave: tolerance %g: need a fraction <= 1 (negative: off)",
         config.interleave_tolerance));
   }
   if (config.weights.source != WeightsConfig::Source::kNone) {
-    HOTPAGE_RETURN_IF_ERROR(ResolveWeights(config.weights, topology).status());
+    if (absl::StatusOr<std::vector<NodeWeight>> w =
+            ResolveWeights(config.weights, topology);
+        !w.ok()) {
+      return absl::Status(w.status().code(),
+                          absl::StrCat("weights: ", w.status().message()));
+    }
   }
   for (const NodeWatermarks& w : config.watermarks) {
     if (topology.FindNode(w.node) == nullptr) {

@@ -213,7 +213,11 @@
 namespace hotpage {
 
 // Checks config against the machine: promote_to and watermark nodes exist,
-// fractions in [0, 1], low <= high. Messages name the node or value.
+// fractions in [0, 1], low <= high, the weights resolve. Messages name the
+// node or value, and a user's option by its name without a flag's spelling
+// ("weights: node 9 is not an online memory node; ...", "promote_to: ...",
+// "keep_interleave: ..."): the daemon's config keys. A command with flags
+// spells it as its flag (tools/engine_flags.h: "--weights: ...").
 absl::Status ValidatePlacementConfig(const PlacementConfig& config,
                                      const Topology& topology);
 

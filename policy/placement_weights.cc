@@ -26,8 +26,7 @@ absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text) {
   }
   if (t.empty()) {
     return absl::InvalidArgumentError(
-        "--weights: empty; want auto, kernel or NODE:WEIGHT[,...] (e.g. "
-        "0:3,1:1)");
+        "empty; want auto, kernel or NODE:WEIGHT[,...] (e.g. 0:3,1:1)");
   }
   w.source = WeightsConfig::Source::kGiven;
   for (absl::string_view item : absl::StrSplit(t, ',')) {
@@ -38,23 +37,23 @@ absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text) {
         !absl::SimpleAtoi(item.substr(0, colon), &node) ||
         !absl::SimpleAtoi(item.substr(colon + 1), &weight)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--weights: \"", item,
+          "\"", item,
           "\" is not NODE:WEIGHT (e.g. 0:3); want auto, kernel or a list"));
     }
     if (node < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--weights: \"", item, "\": node must be >= 0"));
+          absl::StrCat("\"", item, "\": node must be >= 0"));
     }
     if (weight < 1 || weight > 255) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--weights: \"", item,
+          absl::StrCat("\"", item,
                        "\": weight must be 1..255 (as the kernel's "
                        "weighted_interleave/nodeN)"));
     }
     for (const NodeWeight& g : w.given) {
       if (g.node == node) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--weights: node ", node, " given twice (\"", item, "\")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", node, " given twice (\"", item, "\")"));
       }
     }
     w.given.push_back({node, weight});
@@ -86,7 +85,7 @@ absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
                          [&](const NodeWeight& o) { return o.node == g.node; });
         if (it == out.end()) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "--weights: node ", g.node,
+              "node ", g.node,
               " is not an online memory node; see `hotpage topology`"));
         }
         it->weight = g.weight;
@@ -100,9 +99,10 @@ absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
       for (const NodeInfo& n : topology.nodes) {
         if (!n.hmat.read_bandwidth_mbps || *n.hmat.read_bandwidth_mbps <= 0) {
           return absl::FailedPreconditionError(absl::StrCat(
-              "--weights auto: node ", n.id,
+              "auto: node ", n.id,
               " has no HMAT read bandwidth (access0/initiators/"
-              "read_bandwidth); give weights as --weights NODE:WEIGHT,..."));
+              "read_bandwidth); give the weights as NODE:WEIGHT,... "
+              "instead"));
         }
         sum += static_cast<uint64_t>(*n.hmat.read_bandwidth_mbps);
       }

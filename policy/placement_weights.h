@@ -16,7 +16,9 @@
 namespace hotpage {
 
 // Parses --weights: "auto", "kernel", or "N:W[,N:W...]" (node ids >= 0,
-// weights 1..255, each node once). Errors quote the offending item.
+// weights 1..255, each node once). Errors quote the offending item and do
+// not name the option: the caller does (attach "--weights: ", the daemon's
+// config "FILE:LINE: weights: ").
 absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text);
 
 // The weight of every topology node under `weights` (index: position in
@@ -25,7 +27,8 @@ absl::StatusOr<WeightsConfig> ParseWeights(absl::string_view text);
 // scaled to at most 32 total before reducing by the GCD, each at least 1
 // (as the kernel's reduce_interleave_weights); an error names a memory node
 // without HMAT read bandwidth. kGiven: an error names a node not in the
-// topology. kNone: all 1.
+// topology. kNone: all 1. Errors do not name the option (the caller does:
+// ValidatePlacementConfig's "weights: ...").
 absl::StatusOr<std::vector<NodeWeight>> ResolveWeights(
     const WeightsConfig& weights, const Topology& topology);
 

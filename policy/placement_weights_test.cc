@@ -78,6 +78,9 @@ TEST(PlacementWeighted, ParseWeights) {
     EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(e.status().message().find(want), absl::string_view::npos)
         << text << ": " << e.status().message();
+    // The caller names the option (as a flag or a config key).
+    EXPECT_EQ(e.status().message().find("weights"), absl::string_view::npos)
+        << text << ": " << e.status().message();
   }
 }
 
@@ -117,6 +120,38 @@ TEST(PlacementWeighted, ResolveWeightsFromKernelHmatOrGiven) {
   EXPECT_TRUE(ValidatePlacementConfig(c, t).ok());
   c.interleave_tolerance = 1.5;
   EXPECT_FALSE(ValidatePlacementConfig(c, t).ok());
+}
+
+// ValidatePlacementConfig names an option as the daemon's config does,
+// without a flag's "--"; attach and simulate spell it as their flag
+// (engine_flags_test).
+TEST(PlacementWeighted, ValidateNamesTheOptionWithoutAFlag) {
+  const Topology t = ThreeNodes();  // no HMAT bandwidth
+  PlacementConfig c;
+  c.weights = Weights("0:2,7:1");
+  absl::Status s = ValidatePlacementConfig(c, t);
+  EXPECT_EQ(s.message(),
+            "weights: node 7 is not an online memory node; see `hotpage "
+            "topology`");
+  c.weights = Weights("auto");
+  s = ValidatePlacementConfig(c, t);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "weights: auto: node 0 has no HMAT read bandwidth "
+            "(access0/initiators/read_bandwidth); give the weights as "
+            "NODE:WEIGHT,... instead");
+  c = PlacementConfig{};
+  c.promote_to = {0, 5};
+  s = ValidatePlacementConfig(c, t);
+  EXPECT_EQ(s.message(),
+            "promote_to: node 5 is not an online memory node; see `hotpage "
+            "topology`");
+  c = PlacementConfig{};
+  c.interleave_tolerance = 1.5;
+  s = ValidatePlacementConfig(c, t);
+  EXPECT_EQ(s.message(),
+            "keep_interleave: tolerance 1.5: need a fraction <= 1 (negative: "
+            "off)");
 }
 
 }  // namespace

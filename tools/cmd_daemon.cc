@@ -51,7 +51,6 @@
 #include "tools/base/kernel/node_meminfo.h"
 #include "tools/base/kernel/sysfs_writer.h"
 #include "tools/base/metrics_server.h"
-#include "tools/base/parse.h"
 #include "tools/base/state_dir.h"
 #include "tools/base/termination_signals.h"
 #include "tools/cli.h"
@@ -191,21 +190,15 @@ int Check(const DaemonConfig& cfg, const KernelFs& fs,
         f.ok()) {
       floors = std::move(*f);
     }
-    for (const std::string& p :
-         ConfigProblemsOnMachine(cfg, *topo, floors, self_memory_flag)) {
+    const ConfigOnMachine on_machine =
+        ResolveConfigOnMachine(cfg, *topo, floors, self_memory_flag);
+    for (const std::string& p : on_machine.Problems()) {
       std::cout << "config: " << p << "\n";
       start = false;
     }
-    if (absl::StatusOr<SelfMemoryPolicy> self = ChooseSelfMemoryPolicy(
-            self_memory_flag.value_or(cfg.self_memory), *topo);
-        self.ok()) {
+    if (on_machine.self_memory.ok()) {
       std::cout << "hotpage's own memory: "
-                << (self->mode == kMpolDefault
-                        ? self->why
-                        : absl::StrCat("preferred on node(s) ",
-                                       FormatKernelList(self->nodes), " (",
-                                       self->why, ")"))
-                << "\n";
+                << DescribeSelfMemoryPolicy(*on_machine.self_memory) << "\n";
     }
   }
   std::cout << (start ? "the daemon would start\n"
@@ -355,28 +348,26 @@ int RunDaemon(const std::vector<std::string>& args) {
     floors_status = f.status();
   }
 
+  // The config against this machine (machine_check.h), resolved once: the
+  // policy for the daemon's own memory (the flag's, else the config's) is
+  // set next, the workloads' problems are refused after it.
+  const ConfigOnMachine on_machine =
+      ResolveConfigOnMachine(*cfg, *topo, kernel_floors, self_memory_flag);
   // The daemon's own memory (tools/self_memory.h): on this thread, before
   // the first thread starts (the signal thread, next), so that every
   // thread (members, migrator pool, machine samplers and DAMON, the status
   // and metrics servers) inherits it. DiscoverTopology's mempolicy probe
-  // thread has been joined. The flag, else the config's.
-  const SelfMemoryRequest self_request =
-      self_memory_flag.value_or(cfg->self_memory);
+  // thread has been joined.
   SelfMemoryReport self_memory;
   {
-    absl::StatusOr<SelfMemoryPolicy> policy =
-        ChooseSelfMemoryPolicy(self_request, *topo);
-    if (!policy.ok()) {
-      if (self_memory_flag) {
-        return Usage("daemon", absl::StrCat("--self-memory: ",
-                                            policy.status().message()));
-      }
-      return Fail("daemon", absl::StrCat(cfg->path, ": self_memory: ",
-                                         policy.status().message()));
+    if (!on_machine.self_memory.ok()) {
+      const absl::string_view m = on_machine.self_memory.status().message();
+      return self_memory_flag ? Usage("daemon", m) : Fail("daemon", m);
     }
     SyscallSelfMempolicy live;
     absl::StatusOr<SelfMemoryReport> r =
-        ApplySelfMemoryPolicy(self_request, *policy, live);
+        ApplySelfMemoryPolicy(self_memory_flag.value_or(cfg->self_memory),
+                              *on_machine.self_memory, live);
     if (!r.ok()) return Fail("daemon", r.status().message());
     self_memory = std::move(*r);
     if (!self_memory.warning.empty()) {
@@ -387,13 +378,11 @@ int RunDaemon(const std::vector<std::string>& args) {
             absl::StrCat("hotpage daemon: ", self_memory.line));
   }
 
-  // Every workload's rules against this machine (machine_check.h): a node
-  // it names that the machine lacks is refused now, not found out process
-  // by process. The self-memory problems returned above.
-  if (absl::Status s =
-          CheckConfigOnMachine(*cfg, *topo, kernel_floors, self_memory_flag);
-      !s.ok()) {
-    return Fail("daemon", s.message());
+  // Every workload's rules against this machine: a node it names that the
+  // machine lacks is refused now, not found out process by process. The
+  // self-memory problem returned above.
+  if (!on_machine.workload_problems.empty()) {
+    return Fail("daemon", absl::StrJoin(on_machine.workload_problems, "; "));
   }
 
   // Signals before any other thread (termination_signals.h).

@@ -3,11 +3,30 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "tools/base/parse.h"
 
 namespace hotpage {
+namespace {
+
+// ValidatePlacementConfig names an option by its config key ("weights:
+// node 9 ...", "promote_to: ..."); here it is given as a flag ("--weights:
+// node 9 ...", "--promote-to: ...").
+std::string SpellAsFlag(absl::string_view message) {
+  for (const FlagSpec& spec : EngineFlagSpecs()) {
+    const std::string key =
+        absl::StrCat(absl::StrReplaceAll(spec.name, {{"-", "_"}}), ":");
+    if (absl::StartsWith(message, key)) {
+      return absl::StrCat("--", spec.name, ":", message.substr(key.size()));
+    }
+  }
+  return std::string(message);
+}
+
+}  // namespace
 
 const std::vector<FlagSpec>& EngineFlagSpecs() {
   static const std::vector<FlagSpec>* const specs = new std::vector<FlagSpec>{
@@ -72,7 +91,7 @@ absl::Status ApplyMachineEngineFlags(const ParsedFlags& flags,
     config->promote_to = *nodes;
   }
   absl::Status s = ValidatePlacementConfig(*config, topology);
-  if (!s.ok()) return absl::InvalidArgumentError(s.message());
+  if (!s.ok()) return absl::InvalidArgumentError(SpellAsFlag(s.message()));
   return absl::OkStatus();
 }
 

@@ -76,14 +76,28 @@ self_memory = "1000"
 name = "me"
 pid = $$
 promote_to = "1001"
+[[workload]]
+name = "weighted"
+pid = $$
+weights = "1001:1"
 TOML
 out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check 2>&1); rc=$?
 check "--check: missing nodes: exit 1" test $rc -eq 1
 check "--check: self_memory's node" contains "$out" "config: $tmp/nodes.toml: self_memory: node 1000 is not an online node with memory"
 check "--check: promote_to's node, with its line" contains "$out" "config: $tmp/nodes.toml:4: workload me: promote_to: node 1001 is not on this machine (nodes: "
+check "--check: weights' node, by its key" contains "$out" "config: $tmp/nodes.toml:8: workload weighted: weights: node 1001 is not an online memory node"
+check "--check: no flag spelling for a config's key" not_contains "$out" "--weights"
 check "--check: missing nodes: would refuse" contains "$out" "the daemon would refuse to start"
 out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check --self-memory local 2>&1)
 check "--check: --self-memory replaces the file's" not_contains "$out" "self_memory: node 1000"
+# Where its memory would go, in the start-up line's words
+# (DescribeSelfMemoryPolicy): a node named is preferred there.
+node=0
+if [ -r /sys/devices/system/node/has_memory ]; then
+  node=$(cut -d, -f1 /sys/devices/system/node/has_memory | cut -d- -f1)
+fi
+out=$("$HOTPAGE" daemon --config "$tmp/nodes.toml" --check --self-memory "$node" 2>&1)
+check "--check: --self-memory $node: as the start-up line says it" contains "$out" "hotpage's own memory: preferred on node $node (as asked"
 
 # The example config the package installs parses.
 example="$TEST_SRCDIR/$TEST_WORKSPACE/dist/hotpage.toml"

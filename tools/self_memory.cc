@@ -172,6 +172,14 @@ absl::StatusOr<SelfMemoryPolicy> ChooseSelfMemoryPolicy(
   return p;
 }
 
+std::string DescribeSelfMemoryPolicy(const SelfMemoryPolicy& policy) {
+  if (policy.mode == kMpolDefault) return policy.why;
+  return absl::StrCat(
+      "preferred on ", NodeWord(policy.nodes), " ",
+      FormatKernelList(policy.nodes), " (", policy.why,
+      policy.mode == kMpolPreferredMany ? ", MPOL_PREFERRED_MANY" : "", ")");
+}
+
 absl::StatusOr<int> SyscallSelfMempolicy::Threads() {
   int count = 0;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -234,7 +242,7 @@ absl::StatusOr<SelfMemoryReport> ApplySelfMemoryPolicy(
   const std::string prefix = "hotpage's own memory: ";
   if (policy.mode == kMpolDefault) {
     r.mode = "default";
-    r.line = absl::StrCat(prefix, policy.why);
+    r.line = absl::StrCat(prefix, DescribeSelfMemoryPolicy(policy));
     return r;
   }
   // A policy hotpage was started with (numactl, systemd's NUMAPolicy=) was
@@ -266,10 +274,7 @@ absl::StatusOr<SelfMemoryReport> ApplySelfMemoryPolicy(
   }
   r.mode = ModeName(policy.mode);
   r.nodes = policy.nodes;
-  r.line = absl::StrCat(
-      prefix, "preferred on ", NodeWord(policy.nodes), " ",
-      FormatKernelList(policy.nodes), " (", policy.why,
-      policy.mode == kMpolPreferredMany ? ", MPOL_PREFERRED_MANY" : "", ")");
+  r.line = absl::StrCat(prefix, DescribeSelfMemoryPolicy(policy));
   return r;
 }
 

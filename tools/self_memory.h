@@ -91,6 +91,13 @@ struct SelfMemoryPolicy {
 absl::StatusOr<SelfMemoryPolicy> ChooseSelfMemoryPolicy(
     const SelfMemoryRequest& request, const Topology& topology);
 
+// The policy in words, the one wording of `hotpage daemon --check` and of
+// the start-up line (SelfMemoryReport::line): "preferred on node 1 (the
+// slowest tier)", "preferred on nodes 2-3 (the slowest tier,
+// MPOL_PREFERRED_MANY)", or its `why` when it sets nothing ("first touch:
+// one memory tier, no slower memory to prefer").
+std::string DescribeSelfMemoryPolicy(const SelfMemoryPolicy& policy);
+
 // The kernel interface: the calling thread's memory policy, and this
 // process's thread count. Nothing here can touch another process.
 class SelfMempolicy {
@@ -125,8 +132,9 @@ struct SelfMemoryReport {
   // (the policy hotpage was started with, kept).
   std::string mode;
   std::vector<int> nodes;  // of preferred-many and preferred
-  // For the start-up summary: "hotpage's own memory: preferred on node 1
-  // (the slowest tier)".
+  // For the start-up summary: "hotpage's own memory: " and
+  // DescribeSelfMemoryPolicy ("preferred on node 1 (the slowest tier)"), or
+  // what was kept or failed instead.
   std::string line;
   // Set when the default's set_mempolicy failed and hotpage goes on with
   // first touch: a warning for the log.

@@ -217,6 +217,44 @@ TEST(SelfMemoryTest, AppliesAndReports) {
   EXPECT_TRUE(r->warning.empty());
 }
 
+// One wording for `hotpage daemon --check` and the start-up line: the
+// nodes ("node" or "nodes"), the reason, and MPOL_PREFERRED_MANY for that
+// mode; a policy that sets nothing is its reason alone. The start-up line
+// (what Apply reports when the policy was set) is the same words.
+TEST(SelfMemoryTest, DescribesThePolicyAsTheStartUpLineDoes) {
+  struct Case {
+    SelfMemoryRequest request;
+    Topology topology;
+    std::string want;
+  };
+  const Case cases[] = {
+      {Default(), Make({{0}, {1}}), "preferred on node 1 (the slowest tier)"},
+      {Default(), Make({{0, 1}, {2, 3}}),
+       "preferred on nodes 2-3 (the slowest tier, MPOL_PREFERRED_MANY)"},
+      {Default(), Make({{0, 1}, {3, 2}}, false),
+       "preferred on node 2 (the slowest tier's first node; this kernel has "
+       "no MPOL_PREFERRED_MANY for all of 2-3)"},
+      {Parsed("0"), Make({{0}, {1}}),
+       "preferred on node 0 (as asked; tier 0 "
+       "of 2)"},
+      {Default(), Make({{0}}),
+       "first touch: one memory tier, no slower memory to prefer"},
+      {Parsed("local"), Make({{0}, {1}}),
+       "first touch, where its threads run (local)"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<SelfMemoryPolicy> p =
+        ChooseSelfMemoryPolicy(c.request, c.topology);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(DescribeSelfMemoryPolicy(*p), c.want);
+    FakeSelfMempolicy kernel;
+    absl::StatusOr<SelfMemoryReport> r =
+        ApplySelfMemoryPolicy(c.request, *p, kernel);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->line, absl::StrCat("hotpage's own memory: ", c.want));
+  }
+}
+
 // The contract: before any other thread. A second thread is a start-up
 // order bug and fails before anything is set.
 TEST(SelfMemoryTest, RefusesOnceAnotherThreadRuns) {

@@ -220,7 +220,7 @@ comm = "no-such-comm"
 TOML
 out=$(hotpage daemon --config /tmp/c.toml --check 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q "^machine: 2 node(s) with memory in 2 tier(s): fast 0, then 1" \
-  && echo "$out" | grep -q "^hotpage's own memory: preferred on node(s) 1 (" \
+  && echo "$out" | grep -q "^hotpage's own memory: preferred on node 1 (the slowest tier)$" \
   && ok "--check: two tiers, the daemon's memory on node 1, would start" || bad "--check: rc $rc: $out"
 echo 'promote_to = "7"' >>/tmp/c.toml
 hotpage daemon --config /tmp/c.toml 2>/tmp/c.log; rc=$?

@@ -163,7 +163,7 @@ TEST(DaemonConfigTest, RejectsWithLineAndReason) {
       {"[[workload]]\nname=\"a\"\npid=\"12\"\n", "pid: must be an integer"},
       {"[[workload]]\nname=\"a\"\nall=false\n", "only `all = true`"},
       {"[[workload]]\nname=\"a\"\npid=1\nweights=\"0:x\"\n",
-       "h.toml:4: weights:"},
+       "h.toml:4: weights: \"0:x\" is not NODE:WEIGHT"},
       {"[[workload]]\nname=\"a\"\npid=1\nkeep_interleave=2\n",
        "keep_interleave: must be in [0, 1]"},
       {"[[workload]]\nname=\"a\"\npid=1\nsource=\"pebbs\"\n",

@@ -1,10 +1,8 @@
 #include "tools/daemon/machine_check.h"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "policy/placement.h"
@@ -49,44 +47,46 @@ absl::StatusOr<PlacementConfig> WorkloadRules(
     }
     cfg.promote_to = *nodes;
   }
+  // Its messages name an option by its config key ("weights: ...").
   if (absl::Status s = ValidatePlacementConfig(cfg, topology); !s.ok()) {
-    // Its messages name attach's flags ("--weights: ..."); a config names
-    // the same option by its key (weights, keep_interleave).
-    std::string m(s.message());
-    if (absl::StartsWith(m, "--")) {
-      const size_t colon = m.find(':');
-      if (colon != std::string::npos) {
-        std::string key = m.substr(2, colon - 2);
-        std::replace(key.begin(), key.end(), '-', '_');
-        m = key + m.substr(colon);
-      }
-    }
-    return absl::Status(s.code(), m);
+    return s;
   }
   return cfg;
 }
 
-std::vector<std::string> ConfigProblemsOnMachine(
+std::vector<std::string> ConfigOnMachine::Problems() const {
+  std::vector<std::string> problems;
+  if (!self_memory.ok()) {
+    problems.emplace_back(self_memory.status().message());
+  }
+  problems.insert(problems.end(), workload_problems.begin(),
+                  workload_problems.end());
+  return problems;
+}
+
+ConfigOnMachine ResolveConfigOnMachine(
     const DaemonConfig& cfg, const Topology& topology,
     absl::Span<const NodeFloor> floors,
     const std::optional<SelfMemoryRequest>& self_memory_flag) {
-  std::vector<std::string> problems;
-  const SelfMemoryRequest self = self_memory_flag.value_or(cfg.self_memory);
-  if (absl::StatusOr<SelfMemoryPolicy> p =
-          ChooseSelfMemoryPolicy(self, topology);
-      !p.ok()) {
-    problems.push_back(absl::StrCat(
-        self_memory_flag ? "--self-memory" : cfg.path + ": self_memory", ": ",
-        p.status().message()));
+  ConfigOnMachine out;
+  out.self_memory = ChooseSelfMemoryPolicy(
+      self_memory_flag.value_or(cfg.self_memory), topology);
+  if (!out.self_memory.ok()) {
+    out.self_memory =
+        absl::Status(out.self_memory.status().code(),
+                     absl::StrCat(self_memory_flag ? "--self-memory"
+                                                   : cfg.path + ": self_memory",
+                                  ": ", out.self_memory.status().message()));
   }
   for (const WorkloadConfig& w : cfg.workloads) {
     absl::StatusOr<PlacementConfig> rules = WorkloadRules(w, topology, floors);
     if (!rules.ok()) {
-      problems.push_back(absl::StrCat(cfg.path, ":", w.line, ": workload ",
-                                      w.name, ": ", rules.status().message()));
+      out.workload_problems.push_back(absl::StrCat(cfg.path, ":", w.line,
+                                                   ": workload ", w.name, ": ",
+                                                   rules.status().message()));
     }
   }
-  return problems;
+  return out;
 }
 
 absl::Status CheckConfigOnMachine(
@@ -94,7 +94,8 @@ absl::Status CheckConfigOnMachine(
     absl::Span<const NodeFloor> floors,
     const std::optional<SelfMemoryRequest>& self_memory_flag) {
   const std::vector<std::string> problems =
-      ConfigProblemsOnMachine(cfg, topology, floors, self_memory_flag);
+      ResolveConfigOnMachine(cfg, topology, floors, self_memory_flag)
+          .Problems();
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
 }

@@ -43,18 +43,30 @@ absl::StatusOr<PlacementConfig> WorkloadRules(
     const WorkloadConfig& w, const Topology& topology,
     absl::Span<const NodeFloor> floors);
 
-// Every problem of `cfg` on `topology`, one line each, in file order:
-// "PATH:LINE: workload NAME: REASON" for a workload's rules,
-// "PATH: self_memory: REASON" (or "--self-memory: REASON" when
-// `self_memory_flag` is given, which then replaces the file's). Empty when
-// the daemon can run `cfg` here.
-std::vector<std::string> ConfigProblemsOnMachine(
+// What `cfg` comes to on `topology`, each part chosen once: start-up
+// applies `self_memory`, --check prints it, and both report the problems.
+struct ConfigOnMachine {
+  // hotpage's own memory: ChooseSelfMemoryPolicy's for `self_memory_flag`
+  // when given (it replaces the file's self_memory), else the file's.
+  // InvalidArgument "PATH: self_memory: REASON" ("--self-memory: REASON"
+  // for the flag) when it names a node that is not online with memory.
+  absl::StatusOr<SelfMemoryPolicy> self_memory;
+  // "PATH:LINE: workload NAME: REASON" for each workload whose rules
+  // (WorkloadRules) do not fit, in file order.
+  std::vector<std::string> workload_problems;
+
+  // Every problem, one line each: self_memory's first, then the
+  // workloads'. Empty when the daemon can run `cfg` here.
+  std::vector<std::string> Problems() const;
+};
+
+ConfigOnMachine ResolveConfigOnMachine(
     const DaemonConfig& cfg, const Topology& topology,
     absl::Span<const NodeFloor> floors,
     const std::optional<SelfMemoryRequest>& self_memory_flag);
 
-// ConfigProblemsOnMachine as one status: OK, or InvalidArgument with the
-// problems joined by "; ".
+// ResolveConfigOnMachine's problems as one status: OK, or InvalidArgument
+// with the problems joined by "; ".
 absl::Status CheckConfigOnMachine(
     const DaemonConfig& cfg, const Topology& topology,
     absl::Span<const NodeFloor> floors,

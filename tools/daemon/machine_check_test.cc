@@ -69,8 +69,13 @@ comm = "memcached"
 promote_to = "0"
 weights = "0:3,1:1"
 )");
-  EXPECT_TRUE(
-      ConfigProblemsOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt).empty());
+  const ConfigOnMachine on =
+      ResolveConfigOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt);
+  EXPECT_TRUE(on.Problems().empty());
+  // The policy start-up sets and --check describes, chosen here once.
+  ASSERT_TRUE(on.self_memory.ok()) << on.self_memory.status();
+  EXPECT_EQ(DescribeSelfMemoryPolicy(*on.self_memory),
+            "preferred on node 1 (as asked; tier 1 of 2)");
   EXPECT_TRUE(
       CheckConfigOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt).ok());
 }
@@ -95,8 +100,11 @@ name = "batch"
 comm = "spark"
 weights = "0:3,9:1"
 )");
-  const std::vector<std::string> p =
-      ConfigProblemsOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt);
+  const ConfigOnMachine on =
+      ResolveConfigOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt);
+  EXPECT_FALSE(on.self_memory.ok());
+  EXPECT_EQ(on.workload_problems.size(), 2u);
+  const std::vector<std::string> p = on.Problems();
   ASSERT_EQ(p.size(), 3u) << absl::StrJoin(p, "\n");
   EXPECT_TRUE(absl::StartsWith(p[0], "/etc/h.toml: self_memory: node 7"))
       << p[0];
@@ -113,6 +121,37 @@ weights = "0:3,9:1"
       << s;
 }
 
+// A workload's problems name the config's keys, never attach's flags:
+// ValidatePlacementConfig names the option ("weights: ..."), only attach
+// and simulate spell it "--weights".
+TEST(MachineCheckTest, ProblemsNameTheKeysNotTheFlags) {
+  const DaemonConfig cfg = Parse(R"([[workload]]
+name = "given"
+comm = "a"
+weights = "0:1,9:1"
+
+[[workload]]
+name = "hmat"
+comm = "b"
+weights = "auto"
+)");
+  // Make's nodes have no HMAT bandwidth: auto cannot resolve.
+  const std::vector<std::string> p =
+      ResolveConfigOnMachine(cfg, Make({{0}, {1}}), {}, std::nullopt)
+          .Problems();
+  ASSERT_EQ(p.size(), 2u) << absl::StrJoin(p, "\n");
+  EXPECT_EQ(p[0],
+            "/etc/h.toml:1: workload given: weights: node 9 is not an online "
+            "memory node; see `hotpage topology`");
+  EXPECT_EQ(p[1],
+            "/etc/h.toml:6: workload hmat: weights: auto: node 0 has no HMAT "
+            "read bandwidth (access0/initiators/read_bandwidth); give the "
+            "weights as NODE:WEIGHT,... instead");
+  for (const std::string& m : p) {
+    EXPECT_FALSE(absl::StrContains(m, "--")) << m;
+  }
+}
+
 // --self-memory replaces the file's value, and a problem with it names the
 // flag.
 TEST(MachineCheckTest, TheSelfMemoryFlagReplacesTheFilesValue) {
@@ -120,12 +159,15 @@ TEST(MachineCheckTest, TheSelfMemoryFlagReplacesTheFilesValue) {
       "[daemon]\nself_memory = \"7\"\n[[workload]]\nname = \"a\"\npid = 1\n");
   absl::StatusOr<SelfMemoryRequest> local = ParseSelfMemory("local");
   ASSERT_TRUE(local.ok());
-  EXPECT_TRUE(
-      ConfigProblemsOnMachine(cfg, Make({{0}, {1}}), {}, *local).empty());
+  const ConfigOnMachine on =
+      ResolveConfigOnMachine(cfg, Make({{0}, {1}}), {}, *local);
+  EXPECT_TRUE(on.Problems().empty());
+  ASSERT_TRUE(on.self_memory.ok());
+  EXPECT_EQ(on.self_memory->mode, kMpolDefault);
   absl::StatusOr<SelfMemoryRequest> three = ParseSelfMemory("3");
   ASSERT_TRUE(three.ok());
   const std::vector<std::string> p =
-      ConfigProblemsOnMachine(cfg, Make({{0}, {1}}), {}, *three);
+      ResolveConfigOnMachine(cfg, Make({{0}, {1}}), {}, *three).Problems();
   ASSERT_EQ(p.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(p[0], "--self-memory: node 3")) << p[0];
 }
