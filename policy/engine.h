@@ -575,8 +575,11 @@
 // samples count accesses (a fault source's zero is a page not re-armed).
 // On gups_shift 1:4 the shifts at 20 and 40 s gave O - E = 233 and 215 (z
 // 18 and 17); the detections of the fill and of noise in between gave -75
-// to +28 (z -5.6 to 2.2). Tested in engine_test
-// AFallWithoutCoolingOpensNoChangeWindow.
+// to +28 (z -5.6 to 2.2). A page with two samples predicts no sample for
+// the zeros (policy/fast_tier_cooling.h: its second sample selected it):
+// cold pages sampled twice by chance had made fills with other seeds of
+// packages_2pkg read as changes in 5 of 10 runs. Tested in engine_test
+// AFallWithoutCoolingOpensNoChangeWindow and fast_tier_cooling_test.
 // Swaps that do not pay hold the short window back. The short window (a
 // candidate's samples since the last round) lets a page that just turned
 // hot beat a victim within a round, on the premise that its rate over the
