@@ -2,8 +2,8 @@
 """Scores hotpage against every peer over the bundled traces (issue 13's table).
 
   python3 tools/simulate/score_table.py [--hotpage BIN] [--markdown]
-      [--set tuning|validation|all|variants] [--trace T ...] [--jobs N]
-      [--trace-gen BIN]
+      [--set tuning|validation|all|variants|seeds] [--seeds N-M|N,M,...]
+      [--trace T ...] [--jobs N] [--trace-gen BIN]
 
 Runs `BIN simulate tests/traces/T.hpt --ratio R --topology M --policy all
 --report FILE.json` for every trace of the set, at 1:2, 1:4 and 1:8, on
@@ -27,6 +27,10 @@ bazel-bin/tools/trace_gen/hotpage_trace_gen: `bazel build -c opt
 //tools/trace_gen:hotpage_trace_gen`) into a temporary directory, a check
 that a rule is not fitted to the bundled traces' particulars. The
 generator is deterministic: the same command makes the same file.
+`--set seeds` is a fourth: the six bundled generated traces' commands
+(tests/traces/generate.sh) with other seeds (`--seeds`, default 21-24),
+named SHAPE_sN: rows that a rule wins only for the bundled seed show up
+there.
 """
 
 import argparse
@@ -66,6 +70,47 @@ VARIANTS = [
                           "1024", "--hot-pages", "1536"]),
 ]
 PACKAGED_VARIANTS = {"packages_private"}
+# The seeds set: the bundled generated traces' commands (tests/traces/
+# generate.sh, which uses --seed 1) with the seed replaced.
+SEED_SHAPES = [
+    ("gups", []),
+    ("zipf", []),
+    ("scan", []),
+    ("packages", ["--topology-json", "tests/traces/2pkg-cxl.topology.json"]),
+    ("stream_mix", []),
+    ("stream_grow", []),
+]
+
+
+def parse_seeds(text):
+    """'21-24' or '3,5,8' -> a list of seeds (each >= 0, at most 1000)."""
+    seeds = []
+    try:
+        for part in text.split(","):
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                seeds.extend(range(lo, hi + 1))
+            else:
+                seeds.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not N-M or a comma-separated list" % text)
+    if not seeds or len(seeds) > 1000 or min(seeds) < 0:
+        raise argparse.ArgumentTypeError("%r: 1 to 1000 seeds, each >= 0" % text)
+    return seeds
+
+
+def seed_variants(seeds):
+    """The seeds set as (name, hotpage_trace_gen arguments), and its packaged names."""
+    out, packaged = [], set()
+    for shape, extra in SEED_SHAPES:
+        for n in seeds:
+            name = "%s_s%d" % (shape, n)
+            out.append((name, [shape, "--seed", str(n)] + extra))
+            if shape == "packages":
+                packaged.add(name)
+    return out, packaged
 # tpp-ideal is the old idealised model, kept for reference only.
 REFERENCE_ONLY = {"oracle", "tpp-ideal"}
 
@@ -100,22 +145,27 @@ def run_row(binary, root, trace, machine, ratio):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hotpage", default="bazel-bin/tools/hotpage")
-    ap.add_argument("--set", default="all", choices=["tuning", "validation", "all", "variants"])
+    ap.add_argument("--set", default="all",
+                    choices=["tuning", "validation", "all", "variants", "seeds"])
+    ap.add_argument("--seeds", type=parse_seeds, default=parse_seeds("21-24"),
+                    help="for --set seeds: N-M or N,M,... (default 21-24)")
     ap.add_argument("--trace", nargs="*", help="only these traces")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--markdown", action="store_true", help="rows as a markdown table")
     ap.add_argument("--trace-gen", default="bazel-bin/tools/trace_gen/hotpage_trace_gen",
-                    help="hotpage_trace_gen, for --set variants")
+                    help="hotpage_trace_gen, for --set variants and seeds")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if not os.access(args.hotpage, os.X_OK):
         sys.exit("score_table: no binary at %s (bazel build -c opt //tools:hotpage)" %
                  args.hotpage)
 
-    if args.set == "variants":
-        with tempfile.TemporaryDirectory(prefix="hotpage-variants-") as tmp:
-            generate_variants(args.trace_gen, root, tmp, args.trace)
-            score(args, tmp, [("variants", [v for v, _ in VARIANTS])], PACKAGED_VARIANTS)
+    if args.set in ("variants", "seeds"):
+        variants, packaged = ((VARIANTS, PACKAGED_VARIANTS) if args.set == "variants" else
+                              seed_variants(args.seeds))
+        with tempfile.TemporaryDirectory(prefix="hotpage-%s-" % args.set) as tmp:
+            generate_variants(args.trace_gen, root, tmp, args.trace, variants)
+            score(args, tmp, [(args.set, [v for v, _ in variants])], packaged)
         return
     sets = []
     if args.set in ("tuning", "all"):
@@ -125,17 +175,17 @@ def main():
     score(args, root, sets, PACKAGED)
 
 
-def generate_variants(trace_gen, root, out_root, only):
-    """Writes each variant to out_root/tests/traces/NAME.hpt."""
+def generate_variants(trace_gen, root, out_root, only, variants):
+    """Writes each of `variants` to out_root/tests/traces/NAME.hpt."""
     if not os.access(trace_gen, os.X_OK):
         sys.exit("score_table: no generator at %s (bazel build -c opt "
                  "//tools/trace_gen:hotpage_trace_gen)" % trace_gen)
     out = os.path.join(out_root, "tests/traces")
     os.makedirs(out)
-    for i, (name, gen_args) in enumerate(VARIANTS):
+    for i, (name, gen_args) in enumerate(variants):
         if only and name not in only:
             continue
-        print("score_table: generating %s (%d of %d)" % (name, i + 1, len(VARIANTS)),
+        print("score_table: generating %s (%d of %d)" % (name, i + 1, len(variants)),
               file=sys.stderr)
         cmd = [os.path.abspath(trace_gen)] + gen_args + ["-o", os.path.join(out, name + ".hpt")]
         res = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
