@@ -2832,6 +2832,18 @@ class BandwidthShedTest : public ::testing::Test {
     return engine;
   }
 
+  // Sets up afresh with node 2 of 100 MB/s (`saturated`: the round's
+  // demand is past its curve's cap) or 100 GB/s (1% of its peak), the cold
+  // pages on it, and runs SaturatedRound: the engine, its report in `r`.
+  std::unique_ptr<PolicyEngine> RoundWithNode2(bool saturated, RoundReport* r) {
+    SetUp();
+    topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
+    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
+    auto engine = Make();
+    *r = SaturatedRound(*engine);
+    return engine;
+  }
+
   Topology topo_;
   MapView view_;
   uint64_t now_ = 0;
@@ -3036,11 +3048,8 @@ TEST_F(BandwidthShedTest, APageSampledOnceCountsWhereFirstTouchPutsANewPage) {
 // of its peak) the schedule holds.
 TEST_F(BandwidthShedTest, ASaturatedSlowerTierBringsTheNextRoundForward) {
   for (const bool saturated : {true, false}) {
-    SetUp();
-    topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
-    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
-    auto engine = Make();
-    const RoundReport r = SaturatedRound(*engine);
+    RoundReport r;
+    auto engine = RoundWithNode2(saturated, &r);
     EXPECT_FALSE(r.bandwidth_bound);
     if (saturated) {
       EXPECT_GT(r.next_loaded_latency_ns, 4.9 * 300);
@@ -3062,11 +3071,8 @@ TEST_F(BandwidthShedTest, ASaturatedSlowerTierBringsTheNextRoundForward) {
 TEST_F(BandwidthShedTest, ASaturatedSlowerTierTakesTheOdds) {
   const double bounds_tail = 0.5 * std::erfc(1.163 / std::sqrt(2.0));
   for (const bool saturated : {true, false}) {
-    SetUp();
-    topo_.nodes[2].hmat.read_bandwidth_mbps = saturated ? 100 : 100000;
-    for (int i = 0; i < kCold; ++i) view_.node[kColdBase + i * kPage] = 2;
-    auto engine = Make();
-    const RoundReport r = SaturatedRound(*engine);
+    RoundReport r;
+    auto engine = RoundWithNode2(saturated, &r);
     EXPECT_TRUE(r.pair_test);
     if (saturated) {
       EXPECT_EQ(r.pair_tail, 0.5);
