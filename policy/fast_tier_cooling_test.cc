@@ -82,8 +82,9 @@ TEST(FastTierCooling, PagesWithTheirSecondSampleOnlyPredictNoSample) {
 // Nothing changes, the tier filling: every page keeps its rate, 80% cold
 // (0.05 samples/s) and 20% hot (1/s), each known since its first sample
 // and 2.6 s into the run (the long window so far), the round 0.25 s.
-// Both tests at z = 3.09 are to alarm in at most 0.2% of rounds; with the
-// second sample taken for a rate the zeros test alarmed in 65 of 200
+// Both tests at z = 3.09 are to alarm in at most 0.2% of rounds (this
+// seed: none; 2 of 200 allowed); with the second sample taken for a rate
+// the zeros test alarmed in 65 of 200
 // (as on packages_2pkg at 1:2 with other seeds: the fill read as a change).
 TEST(FastTierCooling, AFillWithoutAChangeRarelyAlarms) {
   std::mt19937_64 rng(13);

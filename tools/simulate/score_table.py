@@ -27,10 +27,10 @@ bazel-bin/tools/trace_gen/hotpage_trace_gen: `bazel build -c opt
 //tools/trace_gen:hotpage_trace_gen`) into a temporary directory, a check
 that a rule is not fitted to the bundled traces' particulars. The
 generator is deterministic: the same command makes the same file.
-`--set seeds` is a fourth: the six bundled generated traces' commands
-(tests/traces/generate.sh) with other seeds (`--seeds`, default 21-24),
-named SHAPE_sN: rows that a rule wins only for the bundled seed show up
-there.
+`--set seeds` is a fourth: the six bundled generated traces' own commands
+(as their .truth files record them) with other seeds (`--seeds`, default
+21-24), named TRACE_sN: rows that a rule wins only for the bundled seed
+show up there.
 """
 
 import argparse
@@ -70,16 +70,13 @@ VARIANTS = [
                           "1024", "--hot-pages", "1536"]),
 ]
 PACKAGED_VARIANTS = {"packages_private"}
-# The seeds set: the bundled generated traces' commands (tests/traces/
-# generate.sh, which uses --seed 1) with the seed replaced.
-SEED_SHAPES = [
-    ("gups", []),
-    ("zipf", []),
-    ("scan", []),
-    ("packages", ["--topology-json", "tests/traces/2pkg-cxl.topology.json"]),
-    ("stream_mix", []),
-    ("stream_grow", []),
-]
+# The seeds set: each bundled generated trace's own command, as its ground
+# truth file records it (tests/traces/T.truth, "command ..."; made by
+# tests/traces/generate.sh with --seed 1), with the seed replaced.
+SEED_TRACES = ["gups_shift", "zipf_kv", "scan_cold", "packages_2pkg", "stream_mix",
+               "stream_grow"]
+# tpp-ideal is the old idealised model, kept for reference only.
+REFERENCE_ONLY = {"oracle", "tpp-ideal"}
 
 
 def parse_seeds(text):
@@ -101,18 +98,25 @@ def parse_seeds(text):
     return seeds
 
 
-def seed_variants(seeds):
+def seed_variants(root, seeds):
     """The seeds set as (name, hotpage_trace_gen arguments), and its packaged names."""
     out, packaged = [], set()
-    for shape, extra in SEED_SHAPES:
+    for trace in SEED_TRACES:
+        truth = os.path.join(root, "tests/traces", trace + ".truth")
+        with open(truth) as f:
+            command = next((line.split()[2:] for line in f if line.startswith("command ")),
+                           None)
+        if not command or "--seed" not in command[:-1]:
+            sys.exit("score_table: %s records no 'command ... --seed N ...' line" % truth)
+        at = command.index("--seed") + 1
         for n in seeds:
-            name = "%s_s%d" % (shape, n)
-            out.append((name, [shape, "--seed", str(n)] + extra))
-            if shape == "packages":
+            name = "%s_s%d" % (trace, n)
+            out.append((name, command[:at] + [str(n)] + command[at + 1:]))
+            if trace in PACKAGED:
                 packaged.add(name)
     return out, packaged
-# tpp-ideal is the old idealised model, kept for reference only.
-REFERENCE_ONLY = {"oracle", "tpp-ideal"}
+
+
 
 
 def run_row(binary, root, trace, machine, ratio):
@@ -162,7 +166,7 @@ def main():
 
     if args.set in ("variants", "seeds"):
         variants, packaged = ((VARIANTS, PACKAGED_VARIANTS) if args.set == "variants" else
-                              seed_variants(args.seeds))
+                              seed_variants(root, args.seeds))
         with tempfile.TemporaryDirectory(prefix="hotpage-%s-" % args.set) as tmp:
             generate_variants(args.trace_gen, root, tmp, args.trace, variants)
             score(args, tmp, [(args.set, [v for v, _ in variants])], packaged)
