@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "tools/engine_flags.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
+#include "tools/simulate/sim_rounds.h"
 #include "tools/simulate/sim_run.h"
 #include "tools/simulate/svg/sim_svg.h"
 
@@ -67,6 +69,11 @@ int RunSimulate(const std::vector<std::string>& args) {
       specs.end(),
       {
           {"report", "FILE", "write the per-interval and total report as JSON"},
+          {"rounds", "FILE",
+           "write each round of the hotpage policy as a JSON line: what its "
+           "engine saw (fast-tier share and baseline, change window, "
+           "latencies), why candidates stayed (skip reasons) and every move "
+           "it planned (tools/simulate/sim_rounds.h)"},
           {"svg", "FILE",
            "write a picture: accesses over address and time, the hotpage "
            "policy's "
@@ -245,6 +252,20 @@ int RunSimulate(const std::vector<std::string>& args) {
     svg = std::make_unique<SvgObserver>(*topology, opt.interval_ms);
     opt.observer = svg.get();
   }
+  // --rounds: the hotpage policy's rounds, formatted once the trace's start
+  // is known (after the run).
+  std::optional<std::string> rounds_path = flags->Get("rounds");
+  std::vector<RoundReport> rounds;
+  if (rounds_path) {
+    if (opt.policy != "all" && opt.policy != "hotpage") {
+      return usage_error(
+          absl::StrCat("--rounds records the hotpage policy; --policy ",
+                       opt.policy, " does not run it"));
+    }
+    opt.hotpage_rounds = [&rounds](const RoundReport& report) {
+      rounds.push_back(report);
+    };
+  }
   const double start = MonotonicSeconds();
   absl::StatusOr<SimulateResult> r = SimulateTrace(opt);
   if (progress) std::fputs("\r\033[K", stderr);
@@ -257,6 +278,13 @@ int RunSimulate(const std::vector<std::string>& args) {
     if (absl::Status s =
             WriteFileAtomically(*path, ReportJson(r->info, *r->sim));
         !s.ok())
+      return fail(s);
+  }
+  if (rounds_path) {
+    std::string text;
+    for (const RoundReport& report : rounds)
+      AppendRoundLine(report, r->sim->start_ns(), &text);
+    if (absl::Status s = WriteFileAtomically(*rounds_path, text); !s.ok())
       return fail(s);
   }
   if (svg) {

@@ -55,6 +55,21 @@ if ! grep -q '"kernel_demotion": true' "$tmp/kd.json" || ! grep -q '"reclaim_pro
 else
   echo "ok: --kernel-demotion in the report"
 fi
+# --rounds: one JSON line per round of the hotpage policy (sim_rounds.h),
+# as many as the report counts, each with its decision and moves.
+expect 0 "^ +--rounds FILE +write each round of the hotpage policy" -- --help
+expect 2 "--rounds records the hotpage policy; --policy memtis" -- "$trace" --policy memtis --rounds "$tmp/r.jsonl"
+expect 0 "^hotpage +[0-9.]+%" -- "$trace" --policy hotpage --quiet --rounds "$tmp/rounds.jsonl" --report "$tmp/rounds.json"
+lines=$(wc -l < "$tmp/rounds.jsonl")
+want=$(grep -oE '"rounds": [0-9]+' "$tmp/rounds.json" | grep -oE '[0-9]+$')
+bad=$(grep -cvE '^\{"t_s":[-0-9.e]+,"round":[0-9]+,.*"promote_skipped":\{.*\},"moves":\[.*\]\}$' "$tmp/rounds.jsonl")
+moves=$(grep -oE '"(promote|demote)","(room|swap|watermark|bandwidth|locality|reclaim)"' "$tmp/rounds.jsonl" | wc -l)
+if [[ -z $want || $lines != "$want" || $bad != 0 || $moves == 0 ]]; then
+  echo "FAIL: --rounds: $lines lines for $want rounds, $bad malformed, $moves moves"; head -c 400 "$tmp/rounds.jsonl"; fail=1
+else
+  echo "ok: --rounds: $lines rounds, $moves moves"
+fi
+expect 1 "nonexistent" -- "$trace" --policy hotpage --quiet --rounds "$tmp/nonexistent/r.jsonl"
 # The engine flags, as attach takes them (tools/engine_flags.h).
 for flag in --promote-to --weights --package-aware --keep-interleave --huge-strict --locality; do
   expect 0 "^ +$flag" -- --help

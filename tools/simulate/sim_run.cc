@@ -107,6 +107,8 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       absl::StatusOr<std::unique_ptr<HotpagePolicy>> p =
           HotpagePolicy::Create(machine.topology, std::move(*mem), h);
       if (!p.ok()) return p.status();
+      if (options.hotpage_rounds)
+        (*p)->set_round_listener(options.hotpage_rounds);
       out.push_back(std::move(*p));
     } else if (name == "first-touch") {
       out.push_back(std::make_unique<FirstTouchPolicy>(std::move(*mem)));

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "policy/engine.h"
 #include "policy/placement.h"
 #include "tools/simulate/sim_driver.h"
 #include "tools/simulate/sim_fault_source.h"
@@ -57,6 +58,9 @@ struct SimulateOptions {
   // and attach's engine options follow (ApplySourceEngineOptions).
   bool kernel_demotion = false;
   SimObserver* observer = nullptr;
+  // Each round of the hotpage policy's engine, as it ends (`--rounds`,
+  // sim_rounds.h); may be null.
+  std::function<void(const RoundReport&)> hotpage_rounds;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;
 };

@@ -1,0 +1,102 @@
+#include "tools/simulate/sim_rounds.h"
+
+#include <string>
+
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "policy/engine.h"
+#include "policy/placement_types.h"
+#include "tools/base/json.h"
+
+namespace hotpage {
+namespace {
+
+RoundReport SampleReport() {
+  RoundReport r;
+  r.round = 9;
+  r.time_ns = 1'002'250'000'000;
+  r.early = true;
+  r.change_window_s = 0.5;
+  r.fast_share = 0.75;
+  r.fast_share_baseline = 0.875;
+  r.fast_loaded_latency_ns = 121;
+  r.next_loaded_latency_ns = 416;
+  r.decision.promoted_pages = 1;
+  r.decision.demoted_pages = 2;
+  r.decision.promote_skipped[SkipReason::kNotEnoughEvidence] = 484;
+  r.decision.promote_skipped[SkipReason::kHeld] = 3;
+  PlannedMove demote;
+  demote.vaddr = 0x7f3a00001000;
+  demote.page_bytes = 4096;
+  demote.from_node = 0;
+  demote.to_node = 2;
+  demote.reason = PlacementReason::kDemote;
+  demote.trigger = PlacementTrigger::kSwap;
+  PlannedMove promote;
+  promote.vaddr = 0x7f3600042000;
+  promote.page_bytes = 4096;
+  promote.from_node = 2;
+  promote.to_node = 0;
+  promote.reason = PlacementReason::kPromote;
+  promote.trigger = PlacementTrigger::kSwap;
+  promote.paired_vaddr = demote.vaddr;
+  PlannedMove watermark = demote;
+  watermark.vaddr = 0x7f3a00200000;
+  watermark.page_bytes = 2 << 20;
+  watermark.trigger = PlacementTrigger::kWatermark;
+  r.decision.moves = {demote, promote, watermark};
+  return r;
+}
+
+TEST(SimRoundsTest, OneParsableLinePerRoundWithTheDecisionAndItsMoves) {
+  std::string out;
+  AppendRoundLine(SampleReport(), 1'000'000'000'000, &out);
+  AppendRoundLine(RoundReport{}, 0, &out);  // appends, never replaces
+  std::vector<std::string> lines = absl::StrSplit(out, '\n');
+  ASSERT_EQ(lines.size(), 3u) << out;
+  EXPECT_EQ(lines[2], "");  // each line ends with '\n'
+  absl::StatusOr<Json> j = ParseJson(lines[0]);
+  ASSERT_TRUE(j.ok()) << j.status() << "\n" << lines[0];
+  EXPECT_DOUBLE_EQ((*j)["t_s"].get<double>(), 2.25);
+  EXPECT_EQ((*j)["round"].get<int>(), 9);
+  EXPECT_TRUE((*j)["early"].get<bool>());
+  EXPECT_FALSE((*j)["room_round"].get<bool>());
+  EXPECT_DOUBLE_EQ((*j)["change_window_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ((*j)["fast_share"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ((*j)["fast_share_baseline"].get<double>(), 0.875);
+  EXPECT_DOUBLE_EQ((*j)["next_loaded_latency_ns"].get<double>(), 416);
+  EXPECT_EQ((*j)["promoted_pages"].get<int>(), 1);
+  EXPECT_EQ((*j)["demoted_pages"].get<int>(), 2);
+  // Only the reasons that held pages back, by their names.
+  const Json& skipped = (*j)["promote_skipped"];
+  ASSERT_EQ(skipped.size(), 2u) << skipped.dump();
+  EXPECT_EQ(skipped["not_enough_evidence"].get<int>(), 484);
+  EXPECT_EQ(skipped["held"].get<int>(), 3);
+  // The moves in the decision's order; a swap's promotion names its victim.
+  const Json& moves = (*j)["moves"];
+  ASSERT_EQ(moves.size(), 3u);
+  EXPECT_EQ(moves[0].dump(),
+            R"(["0x7f3a00001000",4096,0,2,"demote","swap",null])");
+  EXPECT_EQ(moves[1].dump(),
+            R"(["0x7f3600042000",4096,2,0,"promote","swap","0x7f3a00001000"])");
+  EXPECT_EQ(moves[2].dump(),
+            R"(["0x7f3a00200000",2097152,0,2,"demote","watermark",null])");
+  // A round with nothing decided is still a line.
+  absl::StatusOr<Json> empty = ParseJson(lines[1]);
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE((*empty)["moves"].empty());
+  EXPECT_TRUE((*empty)["promote_skipped"].empty());
+}
+
+TEST(SimRoundsTest, ARoundBeforeTheStartHasANegativeTime) {
+  RoundReport r;
+  r.time_ns = 500'000'000;
+  std::string out;
+  AppendRoundLine(r, 1'000'000'000, &out);
+  absl::StatusOr<Json> j = ParseJson(out);
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_DOUBLE_EQ((*j)["t_s"].get<double>(), -0.5);
+}
+
+}  // namespace
+}  // namespace hotpage
