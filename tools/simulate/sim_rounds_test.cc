@@ -11,6 +11,20 @@
 namespace hotpage {
 namespace {
 
+PlannedMove Move(uint64_t vaddr, uint32_t bytes, int from, int to,
+                 PlacementReason reason, PlacementTrigger trigger,
+                 uint64_t paired) {
+  PlannedMove m;
+  m.vaddr = vaddr;
+  m.page_bytes = bytes;
+  m.from_node = from;
+  m.to_node = to;
+  m.reason = reason;
+  m.trigger = trigger;
+  m.paired_vaddr = paired;
+  return m;
+}
+
 RoundReport SampleReport() {
   RoundReport r;
   r.round = 9;
@@ -25,25 +39,15 @@ RoundReport SampleReport() {
   r.decision.demoted_pages = 2;
   r.decision.promote_skipped[SkipReason::kNotEnoughEvidence] = 484;
   r.decision.promote_skipped[SkipReason::kHeld] = 3;
-  PlannedMove demote;
-  demote.vaddr = 0x7f3a00001000;
-  demote.page_bytes = 4096;
-  demote.from_node = 0;
-  demote.to_node = 2;
-  demote.reason = PlacementReason::kDemote;
-  demote.trigger = PlacementTrigger::kSwap;
-  PlannedMove promote;
-  promote.vaddr = 0x7f3600042000;
-  promote.page_bytes = 4096;
-  promote.from_node = 2;
-  promote.to_node = 0;
-  promote.reason = PlacementReason::kPromote;
-  promote.trigger = PlacementTrigger::kSwap;
-  promote.paired_vaddr = demote.vaddr;
-  PlannedMove watermark = demote;
-  watermark.vaddr = 0x7f3a00200000;
-  watermark.page_bytes = 2 << 20;
-  watermark.trigger = PlacementTrigger::kWatermark;
+  const PlannedMove demote =
+      Move(0x7f3a00001000, 4096, 0, 2, PlacementReason::kDemote,
+           PlacementTrigger::kSwap, 0);
+  const PlannedMove promote =
+      Move(0x7f3600042000, 4096, 2, 0, PlacementReason::kPromote,
+           PlacementTrigger::kSwap, demote.vaddr);
+  const PlannedMove watermark =
+      Move(0x7f3a00200000, 2 << 20, 0, 2, PlacementReason::kDemote,
+           PlacementTrigger::kWatermark, 0);
   r.decision.moves = {demote, promote, watermark};
   return r;
 }
