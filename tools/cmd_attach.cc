@@ -45,6 +45,7 @@
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
 #include "tools/attach/source_choice.h"
+#include "tools/base/atomic_file.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel/capabilities.h"
 #include "tools/base/kernel/kernel_fs.h"
@@ -130,6 +131,10 @@ std::optional<int> ParseAttachArgs(const std::vector<std::string>& args,
             {"stats-json", "FILE",
              "rewrite FILE (atomically) with JSON stats every round and at "
              "exit"},
+            {"rounds", "FILE",
+             "append each round to FILE (created new, mode 0600) as a JSON "
+             "line: what the engine saw, why hot pages stayed, every move it "
+             "planned (planned, not their outcome: the stats have that)"},
             {"prom-file", "FILE",
              "the same in Prometheus text format (node_exporter textfile), "
              "every series labelled workload, pid and cgroup"},
@@ -625,6 +630,16 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   AttachStatsFiles stats_files(a.flags.Get("stats-json"),
                                a.flags.Get("prom-file"), &std::cerr,
                                /*keep_prom=*/a.metrics_listen.has_value());
+  // --rounds: created now, before anything changes the machine, so that a
+  // bad path fails the run with nothing to undo. 0600: it lists the
+  // process's addresses.
+  std::unique_ptr<AppendOnlyFile> rounds_file;
+  if (std::optional<std::string> path = a.flags.Get("rounds")) {
+    absl::StatusOr<std::unique_ptr<AppendOnlyFile>> f =
+        AppendOnlyFile::Create(*path, 0600);
+    if (!f.ok()) return Fail(f.status());
+    rounds_file = std::move(*f);
+  }
   std::unique_ptr<MetricsServer> metrics_server;
   if (a.metrics_listen) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> m = MetricsServer::Start(
@@ -709,6 +724,7 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
       .resident_before_source = resident_before_source,
       .damon_recovered = src.damon ? src.damon->recovered() : std::string(),
       .log = &std::cerr,
+      .rounds = rounds_file.get(),
       // The table grows with the process (tools/attach/attach_engine.h).
       // and follows demotion_enabled (FollowKernelDemotion: the hint-fault
       // watchdog reads it every check and says on stderr when it changes).

@@ -20,9 +20,9 @@
 #include "tools/base/clock.h"
 #include "tools/cli.h"
 #include "tools/engine_flags.h"
+#include "tools/round_log.h"
 #include "tools/simulate/sim_machine.h"
 #include "tools/simulate/sim_report.h"
-#include "tools/simulate/sim_rounds.h"
 #include "tools/simulate/sim_run.h"
 #include "tools/simulate/svg/sim_svg.h"
 
@@ -73,7 +73,7 @@ int RunSimulate(const std::vector<std::string>& args) {
            "write each round of the hotpage policy as a JSON line: what its "
            "engine saw (fast-tier share and baseline, change window, "
            "latencies), why candidates stayed (skip reasons) and every move "
-           "it planned (tools/simulate/sim_rounds.h)"},
+           "it planned (tools/round_log.h)"},
           {"svg", "FILE",
            "write a picture: accesses over address and time, the hotpage "
            "policy's "

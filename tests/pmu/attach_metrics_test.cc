@@ -6,6 +6,8 @@
 // version) and when; every series of the Prometheus file carries the
 // workload, pid and cgroup labels; the endpoint's URL is logged.
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -76,6 +78,39 @@ TEST(AttachMetricsTest, StatsSayWhoAndEverySeriesIsLabelled) {
                                ",comm=\"hp-target\",source=\"pebs\",version=\"",
                                VersionNumber(), "\"} 1\n")))
       << text.str();
+}
+
+// --rounds FILE: one JSON line per round (tools/round_log.h), as many as
+// the stats count, created 0600; a path that cannot be created fails the
+// run (exit 1, the path in the message).
+TEST(AttachMetricsTest, RoundsAreRecordedOneJsonLineEach) {
+  ProfileRun m("skylake_sp");
+  const std::string path = m.tree().root() + "/rounds.jsonl";
+  const std::vector<FakeAccess> script =
+      LoadsOnCpus(m.target(), {0, 1, 2, 3}, 8);
+  RecordResult r = m.Attach({"--rounds", path}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<Json> stats = ParseJson(r.stats_json);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const uint64_t rounds = (*stats)["rounds"].get<uint64_t>();
+  ASSERT_GT(rounds, 0u);
+  std::ifstream in(path);
+  uint64_t lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    absl::StatusOr<Json> j = ParseJson(line);
+    ASSERT_TRUE(j.ok()) << j.status() << "\n" << line;
+    EXPECT_EQ((*j)["round"].get<uint64_t>(), ++lines);
+    EXPECT_TRUE((*j)["moves"].is_array());
+  }
+  EXPECT_EQ(lines, rounds);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  RecordResult bad =
+      m.Attach({"--rounds", m.tree().root() + "/no/such/dir/r.jsonl"}, script);
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_TRUE(absl::StrContains(bad.err, "no/such/dir/r.jsonl")) << bad.err;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "migrator/move_requests.h"
 #include "tools/base/status_macros.h"
+#include "tools/round_log.h"
 
 namespace hotpage {
 
@@ -181,6 +182,15 @@ void AttachLoop::Round(uint64_t now_ns) {
   // Relaxed: the flag carries no data.
   if (report.interrupted || parts_.stop->load(std::memory_order_relaxed)) {
     return;
+  }
+  if (parts_.rounds != nullptr && !rounds_failed_) {
+    round_line_.clear();
+    AppendRoundLine(report, start_ns_, &round_line_);
+    if (absl::Status s = parts_.rounds->Append(round_line_); !s.ok()) {
+      rounds_failed_ = true;
+      *parts_.log << options_.log_prefix << "warning: --rounds: " << s.message()
+                  << "; no further round is recorded\n";
+    }
   }
   const PlacementDecision& d = report.decision;
   const EngineCounters& c = engine.counters();

@@ -109,6 +109,7 @@
 #include "sampler/perf/sampler.h"
 #include "sampler/write_fault_rearm.h"
 #include "tools/attach/attach_stats.h"
+#include "tools/base/atomic_file.h"
 #include "tools/base/clock.h"
 
 namespace hotpage {
@@ -183,6 +184,10 @@ struct AttachLoopParts {
   std::string damon_recovered;
   // Status lines and the summary.
   std::ostream* log = &std::cerr;
+  // Optional (--rounds): each round that ends with a decision appended as
+  // a JSON line (tools/round_log.h; its time from Run's start). A failed
+  // write is said once on `log` and ends the recording, not the run.
+  AppendOnlyFile* rounds = nullptr;
   // Optional: called on the loop's thread before each round, so that an
   // owner on another thread can hand over changes (the daemon's reloaded
   // rules: PolicyEngine::Reconfigure) at a point where no round runs.
@@ -249,6 +254,9 @@ class AttachLoop {
   int blind_full_rounds_ = 0;
   bool blind_full_said_ = false;
   uint64_t start_ns_ = 0;
+  // --rounds: the line being written; set after a failed write.
+  std::string round_line_;
+  bool rounds_failed_ = false;
   absl::Duration cpu_start_;
   std::string stop_reason_ = "the process exited";
   absl::Status error_;

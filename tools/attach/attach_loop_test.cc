@@ -40,6 +40,7 @@
 #include "policy/topology.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/base/clock.h"
+#include "tools/base/json.h"
 #include "tools/base/kernel/fake_tree.h"
 #include "tools/base/kernel/kernel_fs.h"
 #include "tools/base/termination_signals.h"
@@ -209,6 +210,7 @@ class AttachLoopTest : public ::testing::Test {
     parts.target_alive = [this] { return alive_; };
     parts.stop = &stop_;
     parts.log = &log_;
+    parts.rounds = rounds_;
     parts.before_round = before_round_;
     parts.cpu_time = cpu_time_;
     parts.wall_ns = wall_ns_;
@@ -250,6 +252,7 @@ class AttachLoopTest : public ::testing::Test {
   bool alive_ = true;
   std::atomic<bool> stop_{false};
   std::ostringstream log_;
+  AppendOnlyFile* rounds_ = nullptr;  // --rounds
   std::function<void()> before_round_;
   bool migrator_external_ = false;
   std::function<absl::Duration()> cpu_time_;  // empty: the loop's default
@@ -316,6 +319,40 @@ TEST_F(AttachLoopTest, QuietDropsRoundLinesAndTheHookRunsBeforeEachRound) {
                                 "hotpage daemon: w: pid 7: --duration 1 s "
                                 "reached after 1.0 s"))
       << log_.str();
+}
+
+// --rounds: one JSON line per round (tools/round_log.h), in order, each
+// with the round's planned moves; the round lines on the log stay as they
+// are.
+TEST_F(AttachLoopTest, RoundsAreRecordedAsOneJsonLineEach) {
+  options_.dry_run = true;
+  options_.duration_s = 1;
+  const std::string path =
+      absl::StrCat(::testing::TempDir(), "/attach_rounds.jsonl");
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> file =
+      AppendOnlyFile::Create(path, 0600);
+  ASSERT_TRUE(file.ok()) << file.status();
+  rounds_ = file->get();
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok()) << log_.str();
+  std::ifstream in(path);
+  std::vector<Json> lines;
+  for (std::string line; std::getline(in, line);) {
+    absl::StatusOr<Json> j = ParseJson(line);
+    ASSERT_TRUE(j.ok()) << j.status() << "\n" << line;
+    lines.push_back(*j);
+  }
+  ASSERT_EQ(lines.size(), Rounds().size());  // 50 ms (early), 200, ... 800
+  ASSERT_EQ(lines.size(), 5u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["round"].get<uint64_t>(), i + 1);
+    // Dry run: every round plans the hot pages' promotions again.
+    EXPECT_EQ(lines[i]["promoted_pages"].get<int>(), kHotPages);
+    ASSERT_EQ(lines[i]["moves"].size(), static_cast<size_t>(kHotPages));
+    EXPECT_EQ(lines[i]["moves"][0][4].get<std::string>(), "promote");
+  }
+  EXPECT_NEAR(lines[0]["t_s"].get<double>(), 0.05, 1e-9);
+  EXPECT_NEAR(lines[1]["t_s"].get<double>(), 0.2, 1e-9);
+  EXPECT_TRUE(absl::StrContains(log_.str(), "round=5")) << log_.str();
 }
 
 TEST_F(AttachLoopTest, DryRunDecidesAndReportsButMovesNothing) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <random>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,33 +14,51 @@
 
 namespace hotpage {
 
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view contents, int mode) {
+namespace {
+
+// A new file beside `path` (its name: path.tmp.XXXXXXXX), created
+// O_EXCL|O_NOFOLLOW; the descriptor and the name.
+absl::StatusOr<std::pair<int, std::string>> CreateBeside(
+    const std::string& path, int mode) {
   if (path.empty()) return absl::InvalidArgumentError("empty output path");
   std::random_device rd;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-    tmp = absl::StrFormat("%s.tmp.%08x", path, rd());
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              mode);
-    if (fd < 0 && errno != EEXIST)
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string tmp = absl::StrFormat("%s.tmp.%08x", path, rd());
+    const int fd =
+        open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+             mode);
+    if (fd >= 0) return std::make_pair(fd, std::move(tmp));
+    if (errno != EEXIST)
       return ErrnoStatus(errno, absl::StrCat("create ", tmp));
   }
-  if (fd < 0)
-    return ErrnoStatus(EEXIST,
-                       absl::StrCat("create a temporary file next to ", path));
+  return ErrnoStatus(EEXIST,
+                     absl::StrCat("create a temporary file next to ", path));
+}
+
+// write(2) until all of `bytes` is written; EINTR retried.
+absl::Status WriteAll(int fd, absl::string_view bytes,
+                      const std::string& name) {
   size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = write(fd, contents.data() + done, contents.size() - done);
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      close(fd);
-      unlink(tmp.c_str());
-      return ErrnoStatus(err, absl::StrCat("write ", tmp));
-    }
+    if (n <= 0)
+      return ErrnoStatus(n < 0 ? errno : EIO, absl::StrCat("write ", name));
     done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view contents, int mode) {
+  HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(path, mode));
+  const auto& [fd, tmp] = created;
+  if (absl::Status s = WriteAll(fd, contents, tmp); !s.ok()) {
+    close(fd);
+    unlink(tmp.c_str());
+    return s;
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     int err = errno;
@@ -52,6 +71,25 @@ absl::Status WriteFileAtomically(const std::string& path,
     return ErrnoStatus(err, absl::StrCat("rename ", tmp, " to ", path));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<AppendOnlyFile>> AppendOnlyFile::Create(
+    const std::string& path, int mode) {
+  HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(path, mode));
+  const auto& [fd, tmp] = created;
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return ErrnoStatus(err, absl::StrCat("rename ", tmp, " to ", path));
+  }
+  return std::unique_ptr<AppendOnlyFile>(new AppendOnlyFile(fd, path));
+}
+
+AppendOnlyFile::~AppendOnlyFile() { close(fd_); }
+
+absl::Status AppendOnlyFile::Append(absl::string_view bytes) {
+  return WriteAll(fd_, bytes, path_);
 }
 
 }  // namespace hotpage

@@ -12,15 +12,44 @@
 #ifndef HOTPAGE_TOOLS_BASE_ATOMIC_FILE_H_
 #define HOTPAGE_TOOLS_BASE_ATOMIC_FILE_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace hotpage {
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents, int mode = 0644);
+
+// A file written by appending, from empty (a log that other programs may
+// read while it grows: `hotpage attach --rounds`). Created as
+// WriteFileAtomically creates its file: a new temporary file beside `path`
+// (O_CREAT|O_EXCL|O_NOFOLLOW, `mode`) renamed over `path`, so a symlink or
+// a hard link planted at the name is replaced, never written through; the
+// file is then written through its descriptor only. Thread-compatible.
+class AppendOnlyFile {
+ public:
+  // Errors: an empty path, the directory's (ENOENT, EACCES), the rename's.
+  static absl::StatusOr<std::unique_ptr<AppendOnlyFile>> Create(
+      const std::string& path, int mode = 0644);
+  ~AppendOnlyFile();
+  AppendOnlyFile(const AppendOnlyFile&) = delete;
+  AppendOnlyFile& operator=(const AppendOnlyFile&) = delete;
+
+  // Writes all of `bytes` at the end (write(2) until done; EINTR retried).
+  // After an error the file may hold part of `bytes`.
+  absl::Status Append(absl::string_view bytes);
+  const std::string& path() const { return path_; }
+
+ private:
+  AppendOnlyFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+};
 
 }  // namespace hotpage
 

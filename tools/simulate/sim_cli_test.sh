@@ -55,7 +55,7 @@ if ! grep -q '"kernel_demotion": true' "$tmp/kd.json" || ! grep -q '"reclaim_pro
 else
   echo "ok: --kernel-demotion in the report"
 fi
-# --rounds: one JSON line per round of the hotpage policy (sim_rounds.h),
+# --rounds: one JSON line per round of the hotpage policy (tools/round_log.h),
 # as many as the report counts, each with its decision and moves.
 expect 0 "^ +--rounds FILE +write each round of the hotpage policy" -- --help
 expect 2 "--rounds records the hotpage policy; --policy memtis" -- "$trace" --policy memtis --rounds "$tmp/r.jsonl"

@@ -59,7 +59,7 @@ struct SimulateOptions {
   bool kernel_demotion = false;
   SimObserver* observer = nullptr;
   // Each round of the hotpage policy's engine, as it ends (`--rounds`,
-  // sim_rounds.h); may be null.
+  // tools/round_log.h); may be null.
   std::function<void(const RoundReport&)> hotpage_rounds;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;

@@ -1,6 +1,8 @@
-// The hotpage policy's rounds as JSON Lines (`hotpage simulate --rounds
-// FILE`): what each round of the engine saw and decided, the evidence
-// behind a row of the comparison table.
+// A policy engine's rounds as JSON Lines (`hotpage attach --rounds FILE`,
+// `hotpage simulate --rounds FILE`): what each round saw and decided, and
+// why; the evidence behind a run's stats or a row of the simulator's table.
+// The moves are the round's plan (PlacementDecision), not their outcome:
+// attach's migrator may still fail or skip one (its stats count those).
 //
 // One line per round (policy/engine.h RoundReport), in the rounds' order:
 //   {"t_s": 2.25, "round": 9, "early": true, "room_round": false,
@@ -13,15 +15,16 @@
 //    "promote_skipped": {"not_enough_evidence": 484},
 //    "moves": [["0x7f3600042000", 4096, 2, 0, "promote", "swap",
 //               "0x7f3a00001000"], ...]}
-// t_s is seconds since the trace's first sample (`start_ns`). A move is
+// t_s is seconds since `start_ns` (the trace's first sample; attach's
+// start). A move is
 // [vaddr, page bytes, from node, to node, reason, trigger, paired vaddr or
 // null] with
 // the names of policy/placement_types.h (PlacementReasonName,
 // PlacementTriggerName; the skip reasons' SkipReasonName); a swap's
 // promotion names the victim it displaced. Numbers are JsonWriter's
 // (json_writer.h): exact, and the same bytes for the same run.
-#ifndef HOTPAGE_TOOLS_SIMULATE_SIM_ROUNDS_H_
-#define HOTPAGE_TOOLS_SIMULATE_SIM_ROUNDS_H_
+#ifndef HOTPAGE_TOOLS_ROUND_LOG_H_
+#define HOTPAGE_TOOLS_ROUND_LOG_H_
 
 #include <cstdint>
 #include <string>
@@ -35,4 +38,4 @@ void AppendRoundLine(const RoundReport& r, uint64_t start_ns, std::string* out);
 
 }  // namespace hotpage
 
-#endif  // HOTPAGE_TOOLS_SIMULATE_SIM_ROUNDS_H_
+#endif  // HOTPAGE_TOOLS_ROUND_LOG_H_

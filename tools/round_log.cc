@@ -1,4 +1,4 @@
-#include "tools/simulate/sim_rounds.h"
+#include "tools/round_log.h"
 
 #include "absl/strings/str_format.h"
 #include "tools/base/json_writer.h"

@@ -1,4 +1,4 @@
-#include "tools/simulate/sim_rounds.h"
+#include "tools/round_log.h"
 
 #include <string>
 
@@ -52,7 +52,7 @@ RoundReport SampleReport() {
   return r;
 }
 
-TEST(SimRoundsTest, OneParsableLinePerRoundWithTheDecisionAndItsMoves) {
+TEST(RoundLogTest, OneParsableLinePerRoundWithTheDecisionAndItsMoves) {
   std::string out;
   AppendRoundLine(SampleReport(), 1'000'000'000'000, &out);
   AppendRoundLine(RoundReport{}, 0, &out);  // appends, never replaces
@@ -92,7 +92,7 @@ TEST(SimRoundsTest, OneParsableLinePerRoundWithTheDecisionAndItsMoves) {
   EXPECT_TRUE((*empty)["promote_skipped"].empty());
 }
 
-TEST(SimRoundsTest, ARoundBeforeTheStartHasANegativeTime) {
+TEST(RoundLogTest, ARoundBeforeTheStartHasANegativeTime) {
   RoundReport r;
   r.time_ns = 500'000'000;
   std::string out;
