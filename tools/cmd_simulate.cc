@@ -252,18 +252,18 @@ int RunSimulate(const std::vector<std::string>& args) {
     svg = std::make_unique<SvgObserver>(*topology, opt.interval_ms);
     opt.observer = svg.get();
   }
-  // --rounds: the hotpage policy's rounds, formatted once the trace's start
-  // is known (after the run).
+  // --rounds: the hotpage policy's rounds, one line each as it ends.
   std::optional<std::string> rounds_path = flags->Get("rounds");
-  std::vector<RoundReport> rounds;
+  std::string rounds_text;
   if (rounds_path) {
     if (opt.policy != "all" && opt.policy != "hotpage") {
       return usage_error(
           absl::StrCat("--rounds records the hotpage policy; --policy ",
                        opt.policy, " does not run it"));
     }
-    opt.hotpage_rounds = [&rounds](const RoundReport& report) {
-      rounds.push_back(report);
+    opt.hotpage_rounds = [&rounds_text](const RoundReport& report,
+                                        uint64_t start_ns) {
+      AppendRoundLine(report, start_ns, &rounds_text);
     };
   }
   const double start = MonotonicSeconds();
@@ -281,10 +281,8 @@ int RunSimulate(const std::vector<std::string>& args) {
       return fail(s);
   }
   if (rounds_path) {
-    std::string text;
-    for (const RoundReport& report : rounds)
-      AppendRoundLine(report, r->sim->start_ns(), &text);
-    if (absl::Status s = WriteFileAtomically(*rounds_path, text); !s.ok())
+    if (absl::Status s = WriteFileAtomically(*rounds_path, rounds_text);
+        !s.ok())
       return fail(s);
   }
   if (svg) {

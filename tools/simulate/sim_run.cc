@@ -107,8 +107,6 @@ absl::StatusOr<std::vector<std::unique_ptr<SimPolicy>>> BuildPolicies(
       absl::StatusOr<std::unique_ptr<HotpagePolicy>> p =
           HotpagePolicy::Create(machine.topology, std::move(*mem), h);
       if (!p.ok()) return p.status();
-      if (options.hotpage_rounds)
-        (*p)->set_round_listener(options.hotpage_rounds);
       out.push_back(std::move(*p));
     } else if (name == "first-touch") {
       out.push_back(std::make_unique<FirstTouchPolicy>(std::move(*mem)));
@@ -205,6 +203,18 @@ absl::StatusOr<SimulateResult> SimulateTrace(const SimulateOptions& options) {
   if (!policies.ok()) return policies.status();
   result.sim = std::make_unique<Simulation>(
       std::move(*policies), options.interval_ms * 1000000, options.observer);
+  // --rounds: each hotpage round with the replay's start (its first sample,
+  // which comes before any round).
+  if (const int h = result.sim->IndexOf("hotpage");
+      options.hotpage_rounds && h >= 0) {
+    auto* hotpage =
+        dynamic_cast<HotpagePolicy*>(result.sim->policies()[h].get());
+    if (hotpage != nullptr) {
+      hotpage->set_round_listener(
+          [cb = options.hotpage_rounds, sim = result.sim.get()](
+              const RoundReport& r) { cb(r, sim->start_ns()); });
+    }
+  }
 
   // Pass 2: the replay.
   absl::StatusOr<std::unique_ptr<TraceSource>> src =

@@ -58,9 +58,10 @@ struct SimulateOptions {
   // and attach's engine options follow (ApplySourceEngineOptions).
   bool kernel_demotion = false;
   SimObserver* observer = nullptr;
-  // Each round of the hotpage policy's engine, as it ends (`--rounds`,
+  // Each round of the hotpage policy's engine as it ends, with the
+  // replay's start (its first sample's time: `--rounds`,
   // tools/round_log.h); may be null.
-  std::function<void(const RoundReport&)> hotpage_rounds;
+  std::function<void(const RoundReport&, uint64_t start_ns)> hotpage_rounds;
   // (pass 1 or 2, bytes read, total bytes); may be null.
   std::function<void(int, uint64_t, uint64_t)> progress;
 };
