@@ -78,12 +78,14 @@ constexpr char kDaemonExample[] = R"(Example /etc/hotpage/hotpage.toml:
   interval_ms = 1000
   rate_limit_mbps = 256          # shared by every workload
   kernel_tiering = "refuse"      # refuse | coexist | take-over
+  rounds_dir = "/var/log/hotpage"
 
   [[workload]]
   name = "cache"
   cgroup = "system.slice/memcached.service"
   fast_floor = "4GiB"            # kept however hot the others are
   fast_cap = "60%"               # never more than this of the fast tier
+  rounds = true                  # each round's decisions, below
 
   [[workload]]
   name = "batch"
@@ -96,6 +98,15 @@ Without PEBS or IBS, `source = "hintfault"` (with kernel_tiering =
 --source hintfault` does: while the daemon runs, kernel.numa_balancing is 2
 and its promotion rate limit 0 (the kernel's scanner senses, hotpage alone
 moves), both restored at exit.
+
+A workload with `rounds = true` has each process's rounds recorded in
+rounds_dir as NAME-PID-START.jsonl (START: the process's start time in
+clock ticks since boot): one JSON line per round, as `hotpage attach
+--rounds` writes them (every planned move with its reason and trigger,
+and the evidence the round weighed). The directory is created 0700 and
+refused if anyone but root can write it; the files are 0600. A file stops
+at rounds_max_bytes (default 64MiB), saying so once in the log; the files
+of processes that ended stay.
 )";
 
 // sd_notify(3): one datagram to $NOTIFY_SOCKET; nothing when unset.
@@ -150,6 +161,7 @@ int Check(const DaemonConfig& cfg, const KernelFs& fs,
     std::cout << "  " << w.name << ": " << SelectorKindName(w.selector)
               << (w.match.empty() ? "" : " ") << w.match << ", source "
               << w.source;
+    if (w.rounds) std::cout << ", rounds recorded in " << cfg.rounds_dir;
     if (sel.ok()) {
       std::cout << "; selects " << (*sel)[i].size() << " process(es) now";
       size_t shown = 0;
@@ -404,6 +416,17 @@ int RunDaemon(const std::vector<std::string>& args) {
       StateDir::Open(cfg->state_dir, "the daemon's state directory",
                      "the take-over record and the status socket");
   if (!state.ok()) return Fail("daemon", state.status().message());
+  // Workloads' rounds files (DaemonConfig::rounds_dir): a directory nobody
+  // else can write, as the state directory, opened once; a reload cannot
+  // move it.
+  std::optional<StateDir> rounds_dir;
+  if (!cfg->rounds_dir.empty()) {
+    absl::StatusOr<StateDir> r =
+        StateDir::Open(cfg->rounds_dir, "the rounds directory (rounds_dir)",
+                       "the workloads' rounds files");
+    if (!r.ok()) return Fail("daemon", r.status().message());
+    rounds_dir.emplace(std::move(*r));
+  }
   absl::StatusOr<std::unique_ptr<LiveSysfsWriter>> writer =
       LiveSysfsWriter::Open("/");
   if (!writer.ok()) return Fail("daemon", writer.status().message());
@@ -462,6 +485,8 @@ int RunDaemon(const std::vector<std::string>& args) {
   env.interval_ms = cfg->interval_ms;
   env.dry_run = flags->Has("dry-run");
   env.round_lines = level == LogLevel::kDebug;
+  env.rounds_dir = rounds_dir ? &*rounds_dir : nullptr;
+  env.rounds_max_bytes = cfg->rounds_max_bytes;
   env.log = &out;
   DaemonParts parts;
   parts.fs = &*fs;
@@ -551,14 +576,17 @@ int RunDaemon(const std::vector<std::string>& args) {
                              next.status().message()));
       } else if (next->socket != loop.config().socket ||
                  next->state_dir != loop.config().state_dir ||
+                 next->rounds_dir != loop.config().rounds_dir ||
+                 next->rounds_max_bytes != loop.config().rounds_max_bytes ||
                  next->kernel_tiering != loop.config().kernel_tiering ||
                  (!self_memory_flag &&
                   SelfMemoryRequestName(next->self_memory) !=
                       SelfMemoryRequestName(loop.config().self_memory))) {
         log.Log(LogLevel::kError,
                 "hotpage daemon: reload rejected: socket, state_dir, "
-                "kernel_tiering and self_memory change only with a restart; "
-                "the running config stays");
+                "rounds_dir, rounds_max_bytes, kernel_tiering and "
+                "self_memory change only with a restart; the running "
+                "config stays");
       } else if (absl::Status s = CheckConfigOnMachine(
                      *next, *topo, kernel_floors, self_memory_flag);
                  !s.ok()) {

@@ -42,17 +42,19 @@ check "missing config: says so" contains "$out" "none.toml: no such file"
 cat >"$tmp/ok.toml" <<TOML
 [daemon]
 kernel_tiering = "coexist"
+rounds_dir = "$tmp/rounds"
 [[workload]]
 name = "me"
 pid = $$
 fast_floor = "10%"
+rounds = true
 [[workload]]
 name = "nobody"
 comm = "no-such-comm"
 TOML
 out=$("$HOTPAGE" daemon --config "$tmp/ok.toml" --check 2>&1); rc=$?
 check "--check: the config is OK" contains "$out" "ok.toml: OK, 2 workload(s)"
-check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto; selects 1 process(es) now ${$}("
+check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto, rounds recorded in $tmp/rounds; selects 1 process(es) now ${$}("
 check "--check: nothing for an unknown comm" contains "$out" "nobody: comm no-such-comm, source auto; selects 0 process(es) now"
 check "--check: names the machine" contains "$out" "machine: "
 # coexist starts whatever the kernel's movers do; the machine decides the

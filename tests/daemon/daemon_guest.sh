@@ -7,7 +7,8 @@
 # running config stays, as it does for a node the machine lacks, which
 # also refuses a start; `--check` on two tiers; `hotpage status --json`;
 # the daemon's own memory (and a dry-run attach's) on the slow node;
-# SIGTERM leaves nothing.
+# workload a's rounds recorded (rounds_dir), b's not; SIGTERM leaves
+# nothing.
 . /daemon_guest_lib.sh  # ok, bad, wait_file, free0, hot0, W_ARGS, MiB; cgroups a and b
 # Leave ~140 MiB of node 0 free: after the high watermark (~33 MiB: the
 # kernel's floor on node 0, 21-23 MiB, plus 2%; tools/kernel_floor.h) and
@@ -30,6 +31,7 @@ kernel_tiering = "coexist"
 socket = "/tmp/hp/hotpage.sock"
 state_dir = "/tmp/hp"
 prom_file = "/tmp/hotpage.prom"
+rounds_dir = "/tmp/hp/rounds"
 
 [[workload]]
 name = "a"
@@ -37,6 +39,7 @@ cgroup = "a"
 source = "pagefault"
 write_faults = true
 fast_floor = "20MiB"
+rounds = true
 
 [[workload]]
 name = "b"
@@ -118,6 +121,28 @@ json_expect /tmp/self.json /tmp/s.json && ok "status --json: machine.self_memory
 grep -q 'hotpage_daemon_self_memory_info{daemon="[^"]*",requested="slow",mode="preferred",nodes="1"} 1' /tmp/hotpage.prom \
   && ok "prom_file: hotpage_daemon_self_memory_info" || bad "prom_file: no self-memory series: $(grep self_memory /tmp/hotpage.prom)"
 grep -q "^daemon memory: preferred on node(s) 1 (self_memory slow)" /tmp/st.txt && ok "status says where its memory goes" || bad "status: no daemon memory line"
+
+# rounds = true (a, not b): each round's decision as a JSON line
+# (tools/round_log.h) in rounds_dir, one file per process named by the
+# workload, the pid and its start time; the directory 0700, the file 0600.
+RF=$(ls /tmp/hp/rounds/a-$WA-*.jsonl 2>/dev/null | head -n 1)
+if [ -n "$RF" ]; then
+  ok "a's rounds file: $RF, $(wc -l <"$RF") lines, $(grep -o '"promote"' "$RF" | wc -l) planned promotions"
+  [ "$(stat -c %a /tmp/hp/rounds)" = 700 ] && [ "$(stat -c %a "$RF")" = 600 ] \
+    && ok "rounds_dir 0700, its file 0600" || bad "modes: dir $(stat -c %a /tmp/hp/rounds), file $(stat -c %a "$RF")"
+  head -n 1 "$RF" >/tmp/r1.json
+  json_expect /tmp/any.json /tmp/r1.json >/dev/null && grep -q '^{"t_s":[0-9.e-]*,"round":[0-9]*,' /tmp/r1.json \
+    && ok "its first line is a round, as JSON: $(head -c 80 /tmp/r1.json)" || bad "first rounds line: $(head -c 300 /tmp/r1.json)"
+  # The placement the prom file shows was planned in those lines: a's hot
+  # set went from node 1 to node 0.
+  n=$(grep -o '\["0x[0-9a-f]*",4096,1,0,"promote"' "$RF" | wc -l)
+  [ "$n" -ge $((20 * MiB)) ] && ok "a's rounds plan $n promotions from node 1 to node 0 (its floor: $((20 * MiB)) pages)" \
+    || bad "a's rounds: $n promotions 1 -> 0: $(head -c 400 "$RF")"
+else
+  bad "no rounds file for a: $(ls -la /tmp/hp/rounds 2>&1)"
+fi
+ls /tmp/hp/rounds/b-* >/dev/null 2>&1 && bad "b has a rounds file without rounds = true" || ok "b (rounds unset): no file"
+grep -q "a: pid $WA: rounds to /tmp/hp/rounds/a-$WA-" /tmp/d.log && ok "the log names a's rounds file" || bad "no 'rounds to' line: $(grep -m3 rounds /tmp/d.log)"
 
 # SIGHUP: b loses its floor and gets a 20 MiB cap; its member stays.
 sed -i 's/fast_floor = "70MiB"/fast_cap = "20MiB"/' /tmp/h.toml

@@ -188,7 +188,7 @@ void AttachLoop::Round(uint64_t now_ns) {
     AppendRoundLine(report, start_ns_, &round_line_);
     if (absl::Status s = parts_.rounds->Append(round_line_); !s.ok()) {
       rounds_failed_ = true;
-      *parts_.log << options_.log_prefix << "warning: --rounds: " << s.message()
+      *parts_.log << options_.log_prefix << "warning: rounds: " << s.message()
                   << "; no further round is recorded\n";
     }
   }

@@ -355,6 +355,41 @@ TEST_F(AttachLoopTest, RoundsAreRecordedAsOneJsonLineEach) {
   EXPECT_TRUE(absl::StrContains(log_.str(), "round=5")) << log_.str();
 }
 
+// A rounds file at its bound (the daemon's rounds_max_bytes) keeps the
+// whole lines it has, says so once, and the run goes on to its end.
+TEST_F(AttachLoopTest, ARoundsFileAtItsBoundStopsRecordingNotTheRun) {
+  options_.dry_run = true;
+  options_.duration_s = 1;
+  const std::string path =
+      absl::StrCat(::testing::TempDir(), "/attach_rounds_bound.jsonl");
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> file =
+      AppendOnlyFile::Create(path, 0600);
+  ASSERT_TRUE(file.ok()) << file.status();
+  AppendOnlyFile* f = file->get();
+  rounds_ = f;
+  // Once the first line is in: room for two lines of about its size, not
+  // three (a dry run's rounds plan the same moves).
+  before_round_ = [f] {
+    if (f->max_bytes() == 0 && f->bytes() > 0) {
+      f->set_max_bytes(f->bytes() * 5 / 2);
+    }
+  };
+  ASSERT_TRUE(Run(absl::Milliseconds(200)).ok()) << log_.str();
+  EXPECT_EQ(Rounds().size(), 5u);  // the run went on
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    ASSERT_TRUE(ParseJson(line).ok()) << line;
+  }
+  EXPECT_EQ(lines, 2);
+  const std::string log = log_.str();
+  const std::string warning = "warning: rounds: ";
+  ASSERT_TRUE(absl::StrContains(log, warning)) << log;
+  EXPECT_EQ(log.find(warning), log.rfind(warning)) << log;  // once
+  EXPECT_TRUE(absl::StrContains(log, "would pass its bound of")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "no further round is recorded")) << log;
+}
+
 TEST_F(AttachLoopTest, DryRunDecidesAndReportsButMovesNothing) {
   options_.dry_run = true;
   ASSERT_TRUE(Run().ok());

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <random>
 #include <utility>
 
@@ -17,22 +18,38 @@ namespace hotpage {
 namespace {
 
 // A new file beside `path` (its name: path.tmp.XXXXXXXX), created
-// O_EXCL|O_NOFOLLOW; the descriptor and the name.
+// O_EXCL|O_NOFOLLOW relative to `dir_fd` (AT_FDCWD: `path` as it is); the
+// descriptor and the name.
 absl::StatusOr<std::pair<int, std::string>> CreateBeside(
-    const std::string& path, int mode) {
+    int dir_fd, const std::string& path, int mode) {
   if (path.empty()) return absl::InvalidArgumentError("empty output path");
   std::random_device rd;
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::string tmp = absl::StrFormat("%s.tmp.%08x", path, rd());
     const int fd =
-        open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-             mode);
+        openat(dir_fd, tmp.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd >= 0) return std::make_pair(fd, std::move(tmp));
     if (errno != EEXIST)
       return ErrnoStatus(errno, absl::StrCat("create ", tmp));
   }
   return ErrnoStatus(EEXIST,
                      absl::StrCat("create a temporary file next to ", path));
+}
+
+// CreateBeside, then the new file renamed over `path`: an open descriptor
+// of an empty file at `path` that no link planted there could redirect.
+absl::StatusOr<int> CreateOver(int dir_fd, const std::string& path,
+                               const std::string& display, int mode) {
+  HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(dir_fd, path, mode));
+  const auto& [fd, tmp] = created;
+  if (renameat(dir_fd, tmp.c_str(), dir_fd, path.c_str()) != 0) {
+    int err = errno;
+    close(fd);
+    unlinkat(dir_fd, tmp.c_str(), 0);
+    return ErrnoStatus(err, absl::StrCat("rename ", tmp, " to ", display));
+  }
+  return fd;
 }
 
 // write(2) until all of `bytes` is written; EINTR retried.
@@ -53,7 +70,7 @@ absl::Status WriteAll(int fd, absl::string_view bytes,
 
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents, int mode) {
-  HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(path, mode));
+  HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(AT_FDCWD, path, mode));
   const auto& [fd, tmp] = created;
   if (absl::Status s = WriteAll(fd, contents, tmp); !s.ok()) {
     close(fd);
@@ -75,21 +92,35 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 absl::StatusOr<std::unique_ptr<AppendOnlyFile>> AppendOnlyFile::Create(
     const std::string& path, int mode) {
-  HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(path, mode));
-  const auto& [fd, tmp] = created;
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    close(fd);
-    unlink(tmp.c_str());
-    return ErrnoStatus(err, absl::StrCat("rename ", tmp, " to ", path));
-  }
+  HOTPAGE_ASSIGN_OR_RETURN(int fd, CreateOver(AT_FDCWD, path, path, mode));
   return std::unique_ptr<AppendOnlyFile>(new AppendOnlyFile(fd, path));
+}
+
+absl::StatusOr<std::unique_ptr<AppendOnlyFile>> AppendOnlyFile::CreateAt(
+    int dir_fd, const std::string& name, std::string display, int mode) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a plain file name: \"", name, "\""));
+  }
+  HOTPAGE_ASSIGN_OR_RETURN(int fd, CreateOver(dir_fd, name, display, mode));
+  return std::unique_ptr<AppendOnlyFile>(
+      new AppendOnlyFile(fd, std::move(display)));
 }
 
 AppendOnlyFile::~AppendOnlyFile() { close(fd_); }
 
 absl::Status AppendOnlyFile::Append(absl::string_view bytes) {
-  return WriteAll(fd_, bytes, path_);
+  if (max_bytes_ != 0 && bytes_ + bytes.size() > max_bytes_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path_, " would pass its bound of ", max_bytes_, " bytes (",
+                     bytes_, " written)"));
+  }
+  absl::Status s = WriteAll(fd_, bytes, path_);
+  // After a short write the count is not the file's size; nothing is
+  // appended after an error (the callers stop at the first).
+  if (s.ok()) bytes_ += bytes.size();
+  return s;
 }
 
 }  // namespace hotpage

@@ -12,6 +12,7 @@
 #ifndef HOTPAGE_TOOLS_BASE_ATOMIC_FILE_H_
 #define HOTPAGE_TOOLS_BASE_ATOMIC_FILE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,19 +37,33 @@ class AppendOnlyFile {
   // Errors: an empty path, the directory's (ENOENT, EACCES), the rename's.
   static absl::StatusOr<std::unique_ptr<AppendOnlyFile>> Create(
       const std::string& path, int mode = 0644);
+  // The same, in the directory open as `dir_fd` (the caller keeps it
+  // open; tools/base/state_dir.h checks that nobody else can write it):
+  // `name` is a plain file name (no '/', not "." or ".."); `display` names
+  // the file in messages.
+  static absl::StatusOr<std::unique_ptr<AppendOnlyFile>> CreateAt(
+      int dir_fd, const std::string& name, std::string display, int mode);
   ~AppendOnlyFile();
   AppendOnlyFile(const AppendOnlyFile&) = delete;
   AppendOnlyFile& operator=(const AppendOnlyFile&) = delete;
 
   // Writes all of `bytes` at the end (write(2) until done; EINTR retried).
-  // After an error the file may hold part of `bytes`.
+  // After a write error the file may hold part of `bytes`. An append that
+  // would take the file past max_bytes() writes nothing and returns
+  // ResourceExhausted, so the file holds whole appends only.
   absl::Status Append(absl::string_view bytes);
+  // The bound on the file's size; 0 (the default): none.
+  void set_max_bytes(uint64_t max_bytes) { max_bytes_ = max_bytes; }
+  uint64_t max_bytes() const { return max_bytes_; }
+  uint64_t bytes() const { return bytes_; }  // appended so far
   const std::string& path() const { return path_; }
 
  private:
   AppendOnlyFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_;
   std::string path_;
+  uint64_t max_bytes_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace hotpage

@@ -1,5 +1,6 @@
 #include "tools/base/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -109,6 +110,48 @@ TEST(AppendOnlyFile, MissingDirectoryOrEmptyPathIsAnError) {
   EXPECT_NE(f.status().message().find("/nonexistent/dir/x.jsonl"),
             std::string::npos);
   EXPECT_FALSE(AppendOnlyFile::Create("").ok());
+}
+
+TEST(AppendOnlyFile, AnAppendPastTheBoundWritesNothing) {
+  FakeTree t;
+  const std::string p = t.root() + "/rounds.jsonl";
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> f = AppendOnlyFile::Create(p);
+  ASSERT_TRUE(f.ok()) << f.status();
+  (*f)->set_max_bytes(10);
+  ASSERT_TRUE((*f)->Append("12345\n").ok());
+  ASSERT_TRUE((*f)->Append("123\n").ok());  // exactly 10
+  absl::Status s = (*f)->Append("x");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find(p), std::string::npos) << s;
+  EXPECT_NE(s.message().find("10 bytes"), std::string::npos) << s;
+  EXPECT_EQ(Slurp(p), "12345\n123\n");  // whole appends only
+  EXPECT_EQ((*f)->bytes(), 10u);
+}
+
+TEST(AppendOnlyFile, CreateAtTakesPlainNamesInTheDirectoryOnly) {
+  FakeTree t;
+  t.Write("/d/victim", "precious");
+  t.Symlink(t.root() + "/d/victim", "/d/a.jsonl");
+  const int dir = open((t.root() + "/d").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dir, 0);
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> f =
+      AppendOnlyFile::CreateAt(dir, "a.jsonl", "DIR/a.jsonl", 0600);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->path(), "DIR/a.jsonl");
+  ASSERT_TRUE((*f)->Append("line\n").ok());
+  EXPECT_EQ(Slurp(t.root() + "/d/victim"), "precious");
+  EXPECT_EQ(Slurp(t.root() + "/d/a.jsonl"), "line\n");
+  struct stat st;
+  ASSERT_EQ(lstat((t.root() + "/d/a.jsonl").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  for (const char* bad : {"", ".", "..", "../a.jsonl", "x/a.jsonl"}) {
+    absl::StatusOr<std::unique_ptr<AppendOnlyFile>> b =
+        AppendOnlyFile::CreateAt(dir, bad, "bad", 0600);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_FALSE(std::filesystem::exists(t.root() + "/a.jsonl"));
+  close(dir);
 }
 
 }  // namespace

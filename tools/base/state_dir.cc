@@ -160,6 +160,12 @@ absl::Status StateDir::WriteAtomically(absl::string_view name,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<AppendOnlyFile>> StateDir::CreateAppendOnly(
+    absl::string_view name) const {
+  return AppendOnlyFile::CreateAt(dir_fd_, std::string(name), Display(name),
+                                  0600);
+}
+
 absl::Status StateDir::Remove(absl::string_view name) {
   const std::string n(name);
   if (unlinkat(dir_fd_, n.c_str(), 0) != 0 && errno != ENOENT) {

@@ -29,6 +29,7 @@
 #define HOTPAGE_TOOLS_BASE_STATE_DIR_H_
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tools/base/atomic_file.h"
 
 namespace hotpage {
 
@@ -75,6 +77,12 @@ class StateDir {
   // Replaces `name` atomically (see above), mode 0600.
   absl::Status WriteAtomically(absl::string_view name,
                                absl::string_view contents);
+  // A new, empty file `name` (mode 0600) for appending, created as
+  // AppendOnlyFile::Create creates one (whatever was at the name is
+  // replaced). Unlike the methods above it may be used by another thread
+  // than the owner's, after it returns: the file has its own descriptor.
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> CreateAppendOnly(
+      absl::string_view name) const;
   // Removes `name`; OK when it does not exist.
   absl::Status Remove(absl::string_view name);
 

@@ -155,6 +155,24 @@ TEST(StateDir, WriteReadRemove) {
   EXPECT_TRUE(s->Remove("st").ok());  // already gone: fine
 }
 
+TEST(StateDir, CreateAppendOnlyMakesAPrivateFileInTheDirectory) {
+  FakeTree t;
+  absl::StatusOr<StateDir> s = OpenDir(t.root() + "/s");
+  ASSERT_TRUE(s.ok());
+  t.Write("/s/old.jsonl", "an old run\n");
+  absl::StatusOr<std::unique_ptr<AppendOnlyFile>> f =
+      s->CreateAppendOnly("old.jsonl");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->path(), t.root() + "/s/old.jsonl");
+  ASSERT_TRUE((*f)->Append("one\n").ok());
+  EXPECT_EQ(Slurp(t.root() + "/s/old.jsonl"), "one\n");
+  struct stat st;
+  ASSERT_EQ(stat((t.root() + "/s/old.jsonl").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_FALSE(s->CreateAppendOnly("../escape.jsonl").ok());
+  EXPECT_FALSE(std::filesystem::exists(t.root() + "/escape.jsonl"));
+}
+
 TEST(StateDir, ReadIsBoundedAndDoesNotFollowSymlinks) {
   FakeTree t;
   absl::StatusOr<StateDir> s = OpenDir(t.root() + "/s");

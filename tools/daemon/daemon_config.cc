@@ -184,6 +184,19 @@ class Checker {
     lhs = *std::move(_r);                  \
   } while (0)
 
+// A size: a non-negative integer (bytes) or a string ParseByteSize takes.
+absl::StatusOr<uint64_t> ParseSize(const Checker& ck, const Value& v,
+                                   absl::string_view key) {
+  if (v.is_integer() && v.as_integer() >= 0) {
+    return static_cast<uint64_t>(v.as_integer());
+  }
+  std::string s;
+  HP_ASSIGN_OR_RETURN_CFG(s, ck.String(v, key));
+  absl::StatusOr<uint64_t> b = ParseByteSize(s);
+  if (!b.ok()) return ck.Error(v, key, b.status().message());
+  return *b;
+}
+
 absl::StatusOr<FastShare> ParseFastShare(const Checker& ck, const Value& v,
                                          absl::string_view key) {
   FastShare share;
@@ -239,11 +252,11 @@ absl::Status CheckCgroupPath(absl::string_view p) {
 absl::StatusOr<WorkloadConfig> ParseWorkload(const Checker& ck,
                                              const Value& t) {
   static const std::set<std::string> kKnown = {
-      "name",        "cgroup",        "comm",       "cmdline",
-      "pid",         "all",           "source",     "promote_to",
-      "weights",     "package_aware", "locality",   "keep_interleave",
-      "huge_strict", "rate_share",    "fast_floor", "fast_cap",
-      "write_faults"};
+      "name",         "cgroup",        "comm",       "cmdline",
+      "pid",          "all",           "source",     "promote_to",
+      "weights",      "package_aware", "locality",   "keep_interleave",
+      "huge_strict",  "rate_share",    "fast_floor", "fast_cap",
+      "write_faults", "rounds"};
   if (!t.is_table()) return ck.Error(t, "workload", "must be a table");
   if (absl::Status s = ck.OnlyKnown(t, "[[workload]]", kKnown); !s.ok()) {
     return s;
@@ -345,6 +358,8 @@ absl::StatusOr<WorkloadConfig> ParseWorkload(const Checker& ck,
       w.placement.weights = *weights;
     } else if (k == "write_faults") {
       HP_ASSIGN_OR_RETURN_CFG(w.write_faults, ck.Bool(v, k));
+    } else if (k == "rounds") {
+      HP_ASSIGN_OR_RETURN_CFG(w.rounds, ck.Bool(v, k));
     } else if (k == "package_aware") {
       HP_ASSIGN_OR_RETURN_CFG(w.placement.package_aware, ck.Bool(v, k));
     } else if (k == "locality") {
@@ -490,9 +505,9 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
     const Value& t = d->second;
     if (!t.is_table()) return ck.Error(t, "daemon", "must be a table");
     static const std::set<std::string> kKnown = {
-        "interval_ms", "rate_limit_mbps", "kernel_tiering",
-        "socket",      "state_dir",       "prom_file",
-        "log_level",   "min_rss",         "self_memory"};
+        "interval_ms", "rate_limit_mbps", "kernel_tiering",  "socket",
+        "state_dir",   "prom_file",       "log_level",       "min_rss",
+        "self_memory", "rounds_dir",      "rounds_max_bytes"};
     if (absl::Status s = ck.OnlyKnown(t, "[daemon]", kKnown); !s.ok()) {
       return s;
     }
@@ -517,16 +532,18 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
         } else {
           return ck.Error(v, k, "one of refuse, coexist, take-over");
         }
-      } else if (k == "socket" || k == "state_dir" || k == "prom_file") {
+      } else if (k == "socket" || k == "state_dir" || k == "prom_file" ||
+                 k == "rounds_dir") {
         std::string p;
         HP_ASSIGN_OR_RETURN_CFG(p, ck.String(v, k));
         if (p.empty() || p.front() != '/' || p.size() > 4000 ||
             p.find("/../") != std::string::npos || absl::EndsWith(p, "/..")) {
           return ck.Error(v, k, "must be an absolute path without '..'");
         }
-        (k == "socket"      ? cfg.socket
-         : k == "state_dir" ? cfg.state_dir
-                            : cfg.prom_file) = p;
+        (k == "socket"       ? cfg.socket
+         : k == "state_dir"  ? cfg.state_dir
+         : k == "rounds_dir" ? cfg.rounds_dir
+                             : cfg.prom_file) = p;
       } else if (k == "log_level") {
         HP_ASSIGN_OR_RETURN_CFG(cfg.log_level, ck.String(v, k));
         if (cfg.log_level != "debug" && cfg.log_level != "info" &&
@@ -544,16 +561,14 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
         absl::StatusOr<SelfMemoryRequest> req = ParseSelfMemory(text);
         if (!req.ok()) return ck.Error(v, k, req.status().message());
         cfg.self_memory = *req;
-      } else if (k == "min_rss") {
-        if (v.is_integer() && v.as_integer() >= 0) {
-          cfg.min_rss_bytes = static_cast<uint64_t>(v.as_integer());
-        } else {
-          std::string s;
-          HP_ASSIGN_OR_RETURN_CFG(s, ck.String(v, k));
-          absl::StatusOr<uint64_t> b = ParseByteSize(s);
-          if (!b.ok()) return ck.Error(v, k, b.status().message());
-          cfg.min_rss_bytes = *b;
+      } else if (k == "rounds_max_bytes") {
+        HP_ASSIGN_OR_RETURN_CFG(cfg.rounds_max_bytes, ParseSize(ck, v, k));
+        if (cfg.rounds_max_bytes < kMinRoundsMaxBytes ||
+            cfg.rounds_max_bytes > kMaxRoundsMaxBytes) {
+          return ck.Error(v, k, "must be 64KiB to 1TiB");
         }
+      } else if (k == "min_rss") {
+        HP_ASSIGN_OR_RETURN_CFG(cfg.min_rss_bytes, ParseSize(ck, v, k));
       }
     }
   }
@@ -585,6 +600,11 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
             "the daemon then sets kernel.numa_balancing to 2 and its "
             "promotion rate limit to 0 while it runs (the kernel's scanner "
             "senses, hotpage alone moves) and restores them at exit");
+      }
+      if (wc.rounds && cfg.rounds_dir.empty()) {
+        return ck.Error(t.as_table().at("rounds"), "rounds",
+                        "needs rounds_dir in [daemon]: the directory where "
+                        "each process's rounds file is written");
       }
       if (wc.fast_floor.set && wc.fast_floor.percent) {
         floor_pct += wc.fast_floor.value;

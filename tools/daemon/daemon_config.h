@@ -21,6 +21,8 @@
 //   log_level = "info"            # debug | info | warning | error
 //   self_memory = "slow"          # slow | local | NODE: hotpage's own
 //                                 # memory (tools/self_memory.h)
+//   rounds_dir = "/var/log/hotpage/rounds"  # for workloads' `rounds`
+//   rounds_max_bytes = "64MiB"    # per process's file
 //
 //   [[workload]]
 //   name = "cache"                # unique; labels metrics and status
@@ -37,6 +39,9 @@
 //   rate_share = 1                # relative share of rate_limit_mbps
 //   fast_floor = "2GiB"           # bytes (B, KiB, MiB, GiB, TiB) or "25%"
 //   fast_cap = "50%"              #   of the fast tier
+//   rounds = false                # each round's decision as a JSON line,
+//                                 # as attach's --rounds, in rounds_dir:
+//                                 # NAME-PID-START.jsonl, one per process
 //
 // Everything is validated before anything runs: unknown keys and tables
 // (a typo must not silently fall back to a default), wrong types, values
@@ -68,6 +73,8 @@ inline constexpr char kDefaultDaemonConfigPath[] = "/etc/hotpage/hotpage.toml";
 inline constexpr size_t kMaxDaemonConfigBytes = 1 << 20;
 inline constexpr int kMaxDaemonConfigDepth = 16;
 inline constexpr size_t kMaxWorkloads = 256;
+inline constexpr uint64_t kMinRoundsMaxBytes = 64ull << 10;
+inline constexpr uint64_t kMaxRoundsMaxBytes = 1ull << 40;
 
 enum class KernelTieringMode { kRefuse, kCoexist, kTakeOver };
 absl::string_view KernelTieringModeName(KernelTieringMode m);
@@ -97,6 +104,10 @@ struct WorkloadConfig {
   // With source "pagefault": re-arm write faults (soft-dirty) so pages
   // the process keeps writing fault again (attach's --write-faults).
   bool write_faults = false;
+  // Each round's decision appended to the process's file in rounds_dir
+  // (tools/round_log.h: the lines `hotpage attach --rounds` writes). A
+  // reload that turns it on or off applies to processes managed after it.
+  bool rounds = false;
   std::string promote_to;     // node list; checked against the machine later
   PlacementConfig placement;  // weights, package_aware, locality, ...
   double rate_share = 1;      // relative weight of the global budget
@@ -112,6 +123,12 @@ struct DaemonConfig {
   std::string socket = "/run/hotpage/hotpage.sock";
   std::string state_dir = "/run/hotpage";
   std::string prom_file;  // empty: none
+  // Where workloads with `rounds` write their rounds files, one per
+  // process (empty: none may). Checked as state_dir is (tools/base/
+  // state_dir.h: created 0700, nobody else may write it); the files are
+  // 0600. A file stops growing at rounds_max_bytes, saying so once.
+  std::string rounds_dir;
+  uint64_t rounds_max_bytes = 64ull << 20;
   std::string log_level = "info";
   uint64_t min_rss_bytes = 64ull << 20;  // for `all = true`
   // Where the daemon's own memory goes (`--self-memory` overrides it); a

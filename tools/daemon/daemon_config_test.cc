@@ -19,6 +19,8 @@ prom_file = "/var/lib/node-exporter/hotpage.prom"
 log_level = "warning"
 min_rss = "1GiB"
 self_memory = "local"
+rounds_dir = "/var/log/hotpage/rounds"
+rounds_max_bytes = "1MiB"
 
 [[workload]]
 name = "cache"
@@ -39,6 +41,7 @@ name = "db"
 cmdline = "^postgres: .*"
 source = "pagefault"
 write_faults = true
+rounds = true
 
 [[workload]]
 name = "one"
@@ -68,7 +71,7 @@ TEST(DaemonConfigTest, ParsesEveryKey) {
   ASSERT_EQ(c->workloads.size(), 5u);
   const WorkloadConfig& w = c->workloads[0];
   EXPECT_EQ(w.name, "cache");
-  EXPECT_EQ(w.line, 13);
+  EXPECT_EQ(w.line, 15);
   EXPECT_EQ(w.selector, SelectorKind::kCgroup);
   EXPECT_EQ(w.match, "system.slice/memcached.service");  // leading '/' gone
   EXPECT_EQ(w.source, "damon");
@@ -83,6 +86,10 @@ TEST(DaemonConfigTest, ParsesEveryKey) {
   EXPECT_EQ(c->workloads[1].selector, SelectorKind::kCmdline);
   EXPECT_TRUE(c->workloads[1].write_faults);
   EXPECT_FALSE(w.write_faults);
+  EXPECT_EQ(c->rounds_dir, "/var/log/hotpage/rounds");
+  EXPECT_EQ(c->rounds_max_bytes, 1ull << 20);
+  EXPECT_TRUE(c->workloads[1].rounds);
+  EXPECT_FALSE(w.rounds);
   EXPECT_EQ(c->workloads[2].selector, SelectorKind::kPid);
   EXPECT_EQ(c->workloads[2].match, "4242");
   EXPECT_EQ(c->workloads[3].selector, SelectorKind::kComm);
@@ -102,6 +109,9 @@ TEST(DaemonConfigTest, DefaultsWithOneWorkload) {
   EXPECT_EQ(c->workloads[0].source, "auto");
   EXPECT_EQ(c->self_memory.choice, SelfMemoryChoice::kSlow);
   EXPECT_FALSE(c->self_memory.given);
+  EXPECT_EQ(c->rounds_dir, "");
+  EXPECT_EQ(c->rounds_max_bytes, 64ull << 20);
+  EXPECT_FALSE(c->workloads[0].rounds);
 }
 
 // self_memory: slow, local or a node, as a string or a number (checked
@@ -197,6 +207,16 @@ TEST(DaemonConfigTest, RejectsWithLineAndReason) {
       {"[[workload]]\nname=\"a\"\npid=1\nsource=\"hintfault\"\n",
        "hintfault needs kernel_tiering"},
       {"[daemon]\n", "no [[workload]]: nothing to manage"},
+      {"[[workload]]\nname=\"a\"\npid=1\nrounds=true\n",
+       "h.toml:4: rounds: needs rounds_dir in [daemon]"},
+      {"[[workload]]\nname=\"a\"\npid=1\nrounds=\"yes\"\n",
+       "rounds: must be true or false"},
+      {"[daemon]\nrounds_dir=\"log/rounds\"\n",
+       "h.toml:2: rounds_dir: must be an absolute path"},
+      {"[daemon]\nrounds_max_bytes=\"1KiB\"\n",
+       "h.toml:2: rounds_max_bytes: must be 64KiB to 1TiB"},
+      {"[daemon]\nrounds_max_bytes=\"lots\"\n", "rounds_max_bytes: 'lots'"},
+      {"[daemon]\nrounds_max_bytes=-5\n", "rounds_max_bytes: must be a string"},
       {"workload = 3\n", "must be an array of tables"},
       {"[[workload]]\nname=\"a\"\npid=1\nlocality=1\n",
        "locality: must be true or false"},

@@ -24,6 +24,7 @@
 #include "tools/attach/attach_loop.h"
 #include "tools/attach/attach_stats.h"
 #include "tools/attach/live_sources.h"
+#include "tools/base/atomic_file.h"
 #include "tools/base/clock.h"
 #include "tools/base/kernel/proc_stat.h"
 #include "tools/base/mutex.h"
@@ -149,6 +150,7 @@ class LiveMember : public DaemonMember {
           return static_cast<int64_t>(b.in) - static_cast<int64_t>(b.out);
         });
     engine_->RefreshHugeChunks(*view_);
+    OpenRoundsFile(w, p.key);
     return absl::OkStatus();
   }
 
@@ -173,6 +175,7 @@ class LiveMember : public DaemonMember {
     parts.stop = stop;
     parts.damon_recovered = damon_ ? damon_->recovered() : std::string();
     parts.rearm = rearm_.get();
+    parts.rounds = rounds_.get();
     // Hint faults: the first-touch filter's budget (attach_loop.h).
     if (source_name_ == "hintfault") {
       parts.resident_pages = [this] { return FootprintPages(); };
@@ -251,6 +254,27 @@ class LiveMember : public DaemonMember {
   }
 
  private:
+  // `rounds`: the member's file in the rounds directory. A file that
+  // cannot be made is said once in the log; the member runs without it
+  // (placement does not wait on a record of it).
+  void OpenRoundsFile(const WorkloadConfig& w, const ProcessKey& key) {
+    if (!w.rounds || env_.rounds_dir == nullptr) return;
+    const std::string file =
+        absl::StrCat(name_, "-", pid_, "-", key.start_time_ticks, ".jsonl");
+    absl::StatusOr<std::unique_ptr<AppendOnlyFile>> f =
+        env_.rounds_dir->CreateAppendOnly(file);
+    const std::string prefix =
+        absl::StrCat("hotpage daemon: ", name_, ": pid ", pid_, ": ");
+    if (!f.ok()) {
+      *env_.log << prefix << "warning: rounds: " << f.status().message()
+                << "; its rounds are not recorded\n";
+      return;
+    }
+    (*f)->set_max_bytes(env_.rounds_max_bytes);
+    *env_.log << prefix << "rounds to " << (*f)->path() << "\n";
+    rounds_ = std::move(*f);
+  }
+
   absl::Status StartSource(const WorkloadConfig& w, const ProcessKey& key) {
     if (w.source == "hintfault") {
       // The sysctls are the daemon's (kernel_tiering.h: take-over with a
@@ -376,7 +400,8 @@ class LiveMember : public DaemonMember {
   const pid_t pid_;
   std::optional<ProcessHandle> handle_;
   std::unique_ptr<PolicyEngine> engine_;
-  LinuxPerfEventSystem perf_sys_;  // outlives the sampler
+  std::unique_ptr<AppendOnlyFile> rounds_;  // `rounds`; null: none
+  LinuxPerfEventSystem perf_sys_;           // outlives the sampler
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<DamonSource> damon_;
   std::unique_ptr<WriteFaultRearm> rearm_;

@@ -30,12 +30,14 @@
 #ifndef HOTPAGE_TOOLS_DAEMON_LIVE_MEMBER_H_
 #define HOTPAGE_TOOLS_DAEMON_LIVE_MEMBER_H_
 
+#include <cstdint>
 #include <ostream>
 #include <vector>
 
 #include "policy/placement_types.h"
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
+#include "tools/base/state_dir.h"
 #include "tools/daemon/daemon_loop.h"
 #include "tools/daemon/machine_damon.h"
 #include "tools/daemon/machine_sampler.h"
@@ -49,6 +51,14 @@ struct LiveMemberEnv {
   int interval_ms = 1000;
   bool dry_run = false;
   bool round_lines = false;  // each round's line (--log-level debug)
+  // Workloads with `rounds`: each member appends its rounds
+  // (tools/round_log.h) to NAME-PID-START.jsonl here (START: the
+  // process's start time in clock ticks since boot, so a reused pid gets
+  // a file of its own), created by the factory on the daemon's thread and
+  // written by the member's loop alone; at most rounds_max_bytes each.
+  // Null: no recording.
+  const StateDir* rounds_dir = nullptr;
+  uint64_t rounds_max_bytes = 0;
   std::ostream* log = nullptr;
   // Perf sources (pebs, ibs, pagefault, auto) come from the machine's
   // sampler set (machine_sampler.h); null: a sampler per member.
