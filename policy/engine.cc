@@ -56,7 +56,7 @@ std::vector<PolicyEngine::MemoryPart> PolicyEngine::MemoryBreakdown() const {
       {"lists", VectorBytes(candidates_) + VectorBytes(victims_) +
                     VectorBytes(hot_on_fast_) + VectorBytes(shed_candidates_)},
       {"since_change", MapBytes(since_change_)},
-      {"promoted", MapBytes(promoted_) + MapBytes(promoted_at_)},
+      {"promoted", MapBytes(moved_by_rounds_) + MapBytes(promoted_at_)},
       {"demotions", MapBytes(demoted_at_) + MapBytes(protected_until_) +
                         MapBytes(reclaim_held_until_) +
                         MapBytes(demoted_keys_)},
@@ -595,7 +595,9 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     const uint64_t key = PageKey::PackSample(a);
     if (key == 0) continue;
     if (watch_returns && promoted_at_.contains(key)) NoteReturn(key, s.time_ns);
-    if (!promoted_.empty() && promoted_.contains(key)) ++counters_.yield_hits;
+    // The entry's last move by a round, if followed: true promoted.
+    const auto moved = moved_by_rounds_.empty() ? moved_by_rounds_.end()
+                                                : moved_by_rounds_.find(key);
     // One placement lookup serves both tallies. The shift detector counts
     // pages of known node only; the bandwidth demand counts a page of
     // unknown node (new since the last round) at the round, on the node
@@ -604,7 +606,16 @@ void PolicyEngine::Ingest(absl::Span<const Sample> samples) {
     // sampling CPU's node (the kernel's default local policy).
     int demand_node =
         a.node >= 0 ? a.node : (fast_nodes_.empty() ? -1 : fast_nodes_[0]);
-    if (KeyState* placed = FindPlaced(key)) {
+    KeyState* placed = FindPlaced(key);
+    if (moved != moved_by_rounds_.end()) {
+      // Yield and regret (EngineCounters): where the page is now, if the
+      // last query or planned move says; else where its move sent it.
+      const bool on_fast =
+          placed != nullptr ? IsFastNode(placed->node) : moved->second;
+      counters_.yield_hits += moved->second && on_fast;
+      counters_.regret_hits += !moved->second && !on_fast;
+    }
+    if (placed != nullptr) {
       demand_node = placed->node;
       ++window_known_;
       window_fast_ += IsFastNode(placed->node);
@@ -790,8 +801,13 @@ bool PolicyEngine::RoundWaitsForArrivals(uint64_t now_ns,
 }
 
 void PolicyEngine::RecordPromotion(uint64_t key, uint64_t now_ns) {
-  if (promoted_.size() < options_.max_promoted_tracked &&
-      promoted_.insert(key).second) {
+  // A change of direction or a new entry counts (the parts of a split
+  // entry are one entry's moves).
+  if (auto it = moved_by_rounds_.find(key); it != moved_by_rounds_.end()) {
+    counters_.promoted_entries += !it->second;
+    it->second = true;
+  } else if (moved_by_rounds_.size() < options_.max_promoted_tracked) {
+    moved_by_rounds_.emplace(key, true);
     ++counters_.promoted_entries;
   }
   if (promoted_at_.size() < options_.max_promoted_tracked)
@@ -1454,6 +1470,16 @@ void PolicyEngine::DropProtectedVictims(uint64_t now_ns,
   });
 }
 
+void PolicyEngine::RecordDemotion(uint64_t key) {
+  if (auto it = moved_by_rounds_.find(key); it != moved_by_rounds_.end()) {
+    counters_.demoted_entries += it->second;
+    it->second = false;
+  } else if (moved_by_rounds_.size() < options_.max_promoted_tracked) {
+    moved_by_rounds_.emplace(key, false);
+    ++counters_.demoted_entries;
+  }
+}
+
 void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
                                      uint64_t now_ns) {
   for (const PlannedMove& m : d.moves) {
@@ -1475,12 +1501,17 @@ void PolicyEngine::ApplyPlannedMoves(const PlacementDecision& d,
     }
     if (promote) {
       RecordPromotion(key, now_ns);
-    } else if (promoted_at_.erase(key) > 0 &&
-               m.trigger != PlacementTrigger::kBandwidth) {
-      // A promoted page's life on the fast tier ends (the horizon); a page
-      // shed for bandwidth is still hot: censored, not a death.
-      ++deaths_;
+      continue;
     }
+    const bool shed = m.trigger == PlacementTrigger::kBandwidth;
+    if (shed) {
+      moved_by_rounds_.erase(key);  // hot on purpose: no regret
+    } else {
+      RecordDemotion(key);
+    }
+    // A promoted page's life on the fast tier ends (the horizon); a page
+    // shed for bandwidth is still hot: censored, not a death.
+    if (promoted_at_.erase(key) > 0 && !shed) ++deaths_;
   }
 }
 

@@ -1093,7 +1093,8 @@ struct EngineOptions {
   // pass, 1-19 s apart) sets more than 1 so that one sample outlives the
   // epoch halvings before the next pass.
   uint16_t sample_weight = 1;
-  // Promoted entries remembered for the promotion-yield statistic.
+  // Moved entries remembered for the promotion-yield and demotion-regret
+  // statistics (EngineCounters::yield_hits, regret_hits).
   size_t max_promoted_tracked = size_t{1} << 20;
   // Bring a round forward when the fast tier's share of samples drops (the
   // file comment). shift_z: one-sided normal quantile of the drop, checked
@@ -1251,10 +1252,21 @@ struct EngineCounters {
   // Rounds whose returns cut the repeat window (file comment).
   uint64_t repeat_window_cuts = 0;
   uint64_t planned_demotions = 0;
-  uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
-  uint64_t yield_hits = 0;        // samples on promoted entries afterwards
-  uint64_t early_rounds = 0;      // rounds brought forward (report.early)
-  uint64_t burst_rounds = 0;      // of those, by an evidence burst
+  // Whether the moves paid off, in samples. yield_hits: samples on entries
+  // whose last move was a promotion, while on a fast node; regret_hits:
+  // samples on entries whose last move was a demotion (not a bandwidth
+  // shed, which moves hot pages on purpose), while off the fast nodes
+  // (the node the last placement query found, or the planned move's
+  // target until the next; a page not queried counts where its move
+  // sent it). Their denominators: the promotions and demotions recorded
+  // (an entry moved again counts again). Entries past max_promoted_tracked
+  // are not followed.
+  uint64_t promoted_entries = 0;
+  uint64_t yield_hits = 0;
+  uint64_t demoted_entries = 0;
+  uint64_t regret_hits = 0;
+  uint64_t early_rounds = 0;  // rounds brought forward (report.early)
+  uint64_t burst_rounds = 0;  // of those, by an evidence burst
   // Of those, brought forward because new pages used up the room the last
   // round left on a fast node; they only demote (file comment, "New pages
   // use up the room").
@@ -1740,7 +1752,10 @@ class PolicyEngine {
   static constexpr size_t kIngestPieceSamples = 4096;
   static_assert(kIngestPieceSamples % HotnessTable::kChunk == 0);
   std::vector<AccessSample> batch_;
-  absl::flat_hash_set<uint64_t> promoted_;  // packed keys of promoted entries
+  // Packed keys of entries a round moved, by the direction of their last
+  // move: true promoted, false demoted (the yield and regret statistics;
+  // at most max_promoted_tracked).
+  absl::flat_hash_map<uint64_t, bool> moved_by_rounds_;
   absl::flat_hash_set<uint64_t> huge_chunks_;  // THP-backed 2 MiB chunk starts
   // The sweep's place: the address it resumes at (0: the first range).
   uint64_t sweep_cursor_ = 0;
@@ -1822,6 +1837,8 @@ class PolicyEngine {
   // (promoted_) and the horizon's start (promoted_at_), each bounded by
   // max_promoted_tracked. RunRound and PlaceArrivals.
   void RecordPromotion(uint64_t key, uint64_t now_ns);
+  // A planned demotion of the entry `key` (not a shed): the regret set.
+  void RecordDemotion(uint64_t key);
   // PlaceArrivals: unknown_demand_ read up to here since the last round, the
   // keys it planned since then, and its scratch.
   size_t arrivals_cursor_ = 0;

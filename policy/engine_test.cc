@@ -3380,6 +3380,68 @@ TEST(PolicyEngineTest, TrackedPagesBeyondTheQueryBudgetAreNotSwept) {
   EXPECT_GE(demoted, 150u);
 }
 
+// Whether the moves paid off (EngineCounters): samples on promoted pages
+// while on a fast node are yield, samples on demoted pages while on a slower
+// node are regret; a page the kernel moved back (the next placement query
+// finds it there) counts neither.
+TEST(PolicyEngineTest, YieldAndRegretCountSamplesWhereTheMovesPutPages) {
+  const Topology topo = ThreeNodes();
+  auto engine = MakeEngine(topo);
+  engine->Start(0);
+  MapView view;
+  view.free = {{0, 0}, {1, kGiB / 2}, {2, kGiB / 2}};  // node 0 is full
+  std::vector<Sample> samples;
+  // Five cold pages on node 0 (one sample each) and five hot pages on the
+  // slow node (forty each).
+  for (int i = 0; i < 5; ++i) {
+    view.node[kBase + i * kPage] = 0;
+    samples.push_back(At(kBase + i * kPage, kSec / 8));
+    view.node[kBase + (100 + i) * kPage] = 2;
+    for (int n = 0; n < 40; ++n)
+      samples.push_back(At(kBase + (100 + i) * kPage, kSec / 8));
+  }
+  engine->Ingest(samples);
+  const RoundReport r = engine->RunRound(view, kSec / 4);
+  std::set<uint64_t> promoted, demoted;
+  for (const PlannedMove& m : r.decision.moves) {
+    (m.reason == PlacementReason::kPromote ? promoted : demoted)
+        .insert(m.vaddr);
+    view.node[m.vaddr] = m.to_node;  // the migrator did it
+  }
+  ASSERT_EQ(promoted.size(), 5u) << DecisionToString(r.decision);
+  ASSERT_EQ(demoted.size(), 5u) << DecisionToString(r.decision);
+  EXPECT_EQ(engine->counters().promoted_entries, 5u);
+  EXPECT_EQ(engine->counters().demoted_entries, 5u);
+  EXPECT_EQ(engine->counters().yield_hits, 0u);
+  EXPECT_EQ(engine->counters().regret_hits, 0u);
+  // Two samples on each moved page, and one on a page never moved.
+  view.node[kBase + 200 * kPage] = 2;
+  std::vector<Sample> later = {At(kBase + 200 * kPage, kSec / 2)};
+  for (uint64_t v : promoted) later.push_back(At(v, kSec / 2));
+  for (uint64_t v : demoted) later.push_back(At(v, kSec / 2));
+  engine->Ingest(later);
+  engine->Ingest(later);
+  EXPECT_EQ(engine->counters().yield_hits, 10u);
+  EXPECT_EQ(engine->counters().regret_hits, 10u);
+  // The kernel put a promoted page back on the slow node and a demoted one
+  // on the fast: once a round's query has found them there, their samples
+  // are neither yield nor regret.
+  const uint64_t back = *promoted.begin(), up = *demoted.begin();
+  view.node[back] = 2;
+  view.node[up] = 0;
+  view.held = {back};  // not promoted again by this round
+  view.free = {{0, kGiB / 2}, {1, kGiB / 2}, {2, kGiB / 2}};
+  const RoundReport r2 = engine->RunRound(view, kSec);
+  for (const PlannedMove& m : r2.decision.moves) {
+    ASSERT_NE(m.vaddr, back) << DecisionToString(r2.decision);
+    ASSERT_NE(m.vaddr, up) << DecisionToString(r2.decision);
+  }
+  const EngineCounters before = engine->counters();
+  engine->Ingest(std::vector<Sample>{At(back, kSec + 1), At(up, kSec + 1)});
+  EXPECT_EQ(engine->counters().yield_hits, before.yield_hits);
+  EXPECT_EQ(engine->counters().regret_hits, before.regret_hits);
+}
+
 TEST(PolicyEngineTest, WithoutTheSweepTheWatermarkTakesTrackedHotPages) {
   const Topology topo = ThreeNodes();
   SweepSetup s;

@@ -679,7 +679,9 @@ int RunStatus(const std::vector<std::string>& args) {
   const char* description =
       "Asks the running `hotpage daemon` for each workload's processes,\n"
       "fast-tier bytes and share, floor and cap use, target, hot set,\n"
-      "promotions, demotions, yield, CPU and errors, and for the machine's\n"
+      "promotions, demotions, yield and regret (samples on promoted pages\n"
+      "while fast, on demoted pages while slow, per move), CPU and errors,\n"
+      "and for the machine's\n"
       "own: the daemon's whole CPU (every member plus the migrator and\n"
       "sampler threads) and each machine sampler's routed, unmapped,\n"
       "inbox-full, throttle and lost counts. Root only.";
@@ -724,22 +726,24 @@ int RunStatus(const std::vector<std::string>& args) {
     if (v == nullptr || !v->is_number()) return std::string("-");
     return absl::StrFormat("%.2fG", v->get<double>() / (1u << 30));
   };
-  std::cout << absl::StrFormat("%-16s %5s %10s %7s %10s %10s %10s %9s %9s\n",
-                               "WORKLOAD", "PROCS", "FAST", "SHARE", "TARGET",
-                               "FLOOR", "CAP", "PROMOTED", "DEMOTED");
+  std::cout << absl::StrFormat(
+      "%-16s %5s %10s %7s %10s %10s %10s %9s %9s %6s %6s\n", "WORKLOAD",
+      "PROCS", "FAST", "SHARE", "TARGET", "FLOOR", "CAP", "PROMOTED", "DEMOTED",
+      "YIELD", "REGRET");
   const Json* workloads = JsonMember(*doc, "workloads");
   if (workloads != nullptr && workloads->is_array()) {
     for (const Json& w : *workloads) {
       const Json* name = JsonMember(w, "name");
       const Json* procs = JsonMember(w, "processes");
       std::cout << absl::StrFormat(
-          "%-16s %5d %10s %6.1f%% %10s %10s %10s %9.0f %9.0f\n",
+          "%-16s %5d %10s %6.1f%% %10s %10s %10s %9.0f %9.0f %6.2f %6.2f\n",
           name != nullptr && name->is_string() ? name->get<std::string>()
                                                : std::string("?"),
           procs != nullptr && procs->is_array() ? procs->size() : 0,
           gib(w, "fast_bytes"), 100 * num(w, "fast_share"),
           gib(w, "target_bytes"), gib(w, "floor_bytes"), gib(w, "cap_bytes"),
-          num(w, "promoted_pages"), num(w, "demoted_pages"));
+          num(w, "promoted_pages"), num(w, "demoted_pages"), num(w, "yield"),
+          num(w, "regret"));
     }
   }
   // The machine's own, once.

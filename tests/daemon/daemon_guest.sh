@@ -86,6 +86,11 @@ hotpage status --socket /tmp/hp/hotpage.sock --json >/tmp/s.json; rc=$?
 echo '{}' >/tmp/any.json
 json_expect /tmp/any.json /tmp/s.json >/dev/null && ok "status --json parses" || bad "status --json does not parse: $(head -c 300 /tmp/s.json)"
 grep -q "\"pid\": $WA" /tmp/s.json && grep -q "\"pid\": $WB" /tmp/s.json && ok "status lists both processes" || bad "status: $(cat /tmp/s.json)"
+# Whether the moves paid off: samples on a's promoted pages while fast
+# (its hot set, written every pass) per promotion, and the regret beside it.
+y=$(tr -d '\n' </tmp/s.json | grep -o '"name": "a",.*' | grep -o '"yield": [0-9.e+-]*' | head -n 1 | sed 's/.*: //')
+r=$(tr -d '\n' </tmp/s.json | grep -o '"name": "a",.*' | grep -o '"regret": [0-9.e+-]*' | head -n 1 | sed 's/.*: //')
+awk -v y="${y:-0}" 'BEGIN { exit !(y > 0) }' && [ -n "$r" ] && ok "status: a's yield $y samples per promotion, regret $r per demotion" || bad "status yield/regret for a: '$y' '$r'"
 grep -q 'hotpage_workload_fast_bytes{workload="b"}' /tmp/hotpage.prom && ok "labelled metrics in the prom file" || bad "prom file: $(head -20 /tmp/hotpage.prom)"
 grep -q '"machine": {' /tmp/s.json && grep -q '"sampler ' /tmp/s.json && ok "status --json has the machine's counters and threads" || bad "status: no machine object: $(head -c 600 /tmp/s.json)"
 grep -q '^hotpage_daemon_cpu_seconds_total{daemon="/tmp/hp/hotpage.sock"} ' /tmp/hotpage.prom && ok "the daemon's CPU series, labelled by the daemon" || bad "prom file: no daemon CPU series"

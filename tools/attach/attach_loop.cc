@@ -224,6 +224,8 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.planned_locality += d.locality_bytes / 4096;
   stats_.promoted_entries = c.promoted_entries;
   stats_.yield_hits = c.yield_hits;
+  stats_.demoted_entries = c.demoted_entries;
+  stats_.regret_hits = c.regret_hits;
   // Demotions first, then promotions (migrator/move_requests.h says why).
   // Found hot at the round's time, on the migrator's clock.
   requests_.clear();

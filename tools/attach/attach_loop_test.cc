@@ -982,6 +982,8 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.planned_locality = 1;
   s.promoted_entries = 4;
   s.yield_hits = 6;
+  s.demoted_entries = 2;
+  s.regret_hits = 1;
   s.early_rounds = 1;
   s.room_rounds = 1;
   s.short_window_held_rounds = 2;
@@ -1044,6 +1046,9 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
     "2": 10
   },
   "promotion_yield": 1.5,
+  "demotion_regret": 0.5,
+  "yield_samples": 6,
+  "regret_samples": 1,
   "hot_to_moved_ms": {
     "count": 1,
     "p50": 3,
@@ -1123,6 +1128,15 @@ hotpage_hot_pages_by_node{workload="cache",pid="4242",cgroup="system.slice/memca
 # HELP hotpage_promotion_yield Samples on promoted pages after promotion, per promoted page.
 # TYPE hotpage_promotion_yield gauge
 hotpage_promotion_yield{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1.5
+# HELP hotpage_demotion_regret Samples on demoted pages after demotion, while on a slower tier, per demoted page (bandwidth sheds not counted).
+# TYPE hotpage_demotion_regret gauge
+hotpage_demotion_regret{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 0.5
+# HELP hotpage_yield_samples_total Samples on promoted pages while on the fast tier.
+# TYPE hotpage_yield_samples_total counter
+hotpage_yield_samples_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 6
+# HELP hotpage_regret_samples_total Samples on demoted pages while on a slower tier.
+# TYPE hotpage_regret_samples_total counter
+hotpage_regret_samples_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 1
 # HELP hotpage_hot_to_moved_seconds From found hot to moved (quantiles are the upper bounds of power-of-two buckets).
 # TYPE hotpage_hot_to_moved_seconds summary
 hotpage_hot_to_moved_seconds{workload="cache",pid="4242",cgroup="system.slice/memcached.service",quantile="0.5"} 0.003

@@ -115,6 +115,14 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Double(s.promoted_entries ? static_cast<double>(s.yield_hits) /
                                     static_cast<double>(s.promoted_entries)
                               : 0.0);
+  w.Key("demotion_regret");
+  w.Double(s.demoted_entries ? static_cast<double>(s.regret_hits) /
+                                   static_cast<double>(s.demoted_entries)
+                             : 0.0);
+  w.Key("yield_samples");
+  w.Uint(s.yield_hits);
+  w.Key("regret_samples");
+  w.Uint(s.regret_hits);
   w.Key("hot_to_moved_ms");
   w.BeginObject();
   w.Key("count");
@@ -285,6 +293,16 @@ std::string AttachStatsProm(const AttachStats& s) {
       s.promoted_entries ? static_cast<double>(s.yield_hits) /
                                static_cast<double>(s.promoted_entries)
                          : 0.0);
+  one("hotpage_demotion_regret", "gauge",
+      "Samples on demoted pages after demotion, while on a slower tier, per "
+      "demoted page (bandwidth sheds not counted).",
+      s.demoted_entries ? static_cast<double>(s.regret_hits) /
+                              static_cast<double>(s.demoted_entries)
+                        : 0.0);
+  one("hotpage_yield_samples_total", "counter",
+      "Samples on promoted pages while on the fast tier.", s.yield_hits);
+  one("hotpage_regret_samples_total", "counter",
+      "Samples on demoted pages while on a slower tier.", s.regret_hits);
   const LatencyHistogram& h = s.migrator.hot_to_moved;
   const size_t lat =
       p.Declare({"hotpage_hot_to_moved_seconds", "summary",

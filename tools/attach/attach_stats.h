@@ -155,8 +155,13 @@ struct AttachStats {
   uint64_t planned_promotions = 0;  // pages (4 KiB) the policy chose to promote
   uint64_t planned_demotions = 0;
   uint64_t planned_locality = 0;  // pages (4 KiB) moved by --locality in a tier
-  uint64_t promoted_entries = 0;  // table entries promoted (yield denominator)
-  uint64_t yield_hits = 0;  // samples that hit promoted entries afterwards
+  // Whether the moves paid off (EngineCounters): samples on promoted
+  // entries while on the fast tier, per promotion, and on demoted entries
+  // while off it, per demotion.
+  uint64_t promoted_entries = 0;  // yield denominator
+  uint64_t yield_hits = 0;
+  uint64_t demoted_entries = 0;  // regret denominator
+  uint64_t regret_hits = 0;
   // CPU time since the loop started: every hotpage thread's (the process
   // CPU clock) for `hotpage attach`; AttachLoopParts::cpu_time says.
   double cpu_seconds = 0;

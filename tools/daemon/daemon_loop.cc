@@ -36,6 +36,8 @@ MemberSnapshot& operator+=(MemberSnapshot& a, const MemberSnapshot& b) {
   a.failed_pages += b.failed_pages;
   a.promoted_entries += b.promoted_entries;
   a.yield_hits += b.yield_hits;
+  a.demoted_entries += b.demoted_entries;
+  a.regret_hits += b.regret_hits;
   a.first_touches_dropped += b.first_touches_dropped;
   a.cpu_seconds += b.cpu_seconds;
   return a;
@@ -576,6 +578,11 @@ void DaemonLoop::Publish() {
     j.Double(total.promoted_entries
                  ? static_cast<double>(total.yield_hits) /
                        static_cast<double>(total.promoted_entries)
+                 : 0);
+    j.Key("regret");
+    j.Double(total.demoted_entries
+                 ? static_cast<double>(total.regret_hits) /
+                       static_cast<double>(total.demoted_entries)
                  : 0);
     j.Key("cpu_seconds");
     j.Double(total.cpu_seconds);

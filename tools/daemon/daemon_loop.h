@@ -98,6 +98,8 @@ struct MemberSnapshot {
   uint64_t failed_pages = 0;
   uint64_t promoted_entries = 0;  // yield denominator
   uint64_t yield_hits = 0;
+  uint64_t demoted_entries = 0;  // regret denominator
+  uint64_t regret_hits = 0;
   // Hint faults: fault samples dropped as possible first touches
   // (sampler/hintfault/first_touch_filter.h).
   uint64_t first_touches_dropped = 0;

@@ -246,6 +246,8 @@ class LiveMember : public DaemonMember {
     m.failed_pages = FailedTotal(s.migrator);
     m.promoted_entries = s.promoted_entries;
     m.yield_hits = s.yield_hits;
+    m.demoted_entries = s.demoted_entries;
+    m.regret_hits = s.regret_hits;
     m.first_touches_dropped = s.first_touches_dropped;
     // Every thread the member runs: the loop's and the migrator's.
     m.cpu_seconds = s.cpu_seconds + absl::ToDoubleSeconds(s.migrator.cpu_time);

@@ -215,6 +215,8 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"planned_demotions", c.planned_demotions},
       {"promoted_entries", c.promoted_entries},
       {"yield_hits", c.yield_hits},
+      {"demoted_entries", c.demoted_entries},
+      {"regret_hits", c.regret_hits},
       {"requests_submitted", m.submitted},
       {"dropped_queue_full", m.dropped_queue_full},
       {"dropped_node_backoff", m.dropped_node_backoff + m.skipped_node_backoff},
