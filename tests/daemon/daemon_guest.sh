@@ -148,6 +148,9 @@ else
 fi
 ls /tmp/hp/rounds/b-* >/dev/null 2>&1 && bad "b has a rounds file without rounds = true" || ok "b (rounds unset): no file"
 grep -q "a: pid $WA: rounds to /tmp/hp/rounds/a-$WA-" /tmp/d.log && ok "the log names a's rounds file" || bad "no 'rounds to' line: $(grep -m3 rounds /tmp/d.log)"
+hotpage status --socket /tmp/hp/hotpage.sock --json >/tmp/s1.json
+grep -q "\"rounds_file\": \"$RF\"" /tmp/s1.json && grep -q '"rounds_file": null' /tmp/s1.json \
+  && ok "status --json names a's rounds file (b's null)" || bad "status rounds_file: $(grep rounds_file /tmp/s1.json)"
 
 # SIGHUP: b loses its floor and gets a 20 MiB cap; its member stays.
 sed -i 's/fast_floor = "70MiB"/fast_cap = "20MiB"/' /tmp/h.toml

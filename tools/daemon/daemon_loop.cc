@@ -505,6 +505,12 @@ void DaemonLoop::Publish() {
       j.String(r->process.cgroup);
       j.Key("source");
       j.String(s.source);
+      j.Key("rounds_file");
+      if (s.rounds_file.empty()) {
+        j.Null();
+      } else {
+        j.String(s.rounds_file);
+      }
       j.Key("fast_bytes");
       j.Uint(FastNow(s));
       j.Key("target_bytes");

@@ -107,6 +107,8 @@ struct MemberSnapshot {
   // pooled: MigratorPool::Cpu's in_members); not the machine threads'.
   double cpu_seconds = 0;
   std::string source;
+  // The member's rounds file (WorkloadConfig::rounds); empty: none.
+  std::string rounds_file;
 };
 
 class DaemonMember {

@@ -252,6 +252,7 @@ class LiveMember : public DaemonMember {
     // Every thread the member runs: the loop's and the migrator's.
     m.cpu_seconds = s.cpu_seconds + absl::ToDoubleSeconds(s.migrator.cpu_time);
     m.source = source_name_;
+    if (rounds_ != nullptr) m.rounds_file = rounds_->path();
     return m;
   }
 
