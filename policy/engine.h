@@ -1258,9 +1258,9 @@ struct EngineCounters {
   // shed, which moves hot pages on purpose), while off the fast nodes
   // (the node the last placement query found, or the planned move's
   // target until the next; a page not queried counts where its move
-  // sent it). Their denominators: the promotions and demotions recorded
-  // (an entry moved again counts again). Entries past max_promoted_tracked
-  // are not followed.
+  // sent it). Their denominators: the entries that changed direction (a
+  // first move, or a move back; the parts of a split entry moved the same
+  // way count once). Entries past max_promoted_tracked are not followed.
   uint64_t promoted_entries = 0;
   uint64_t yield_hits = 0;
   uint64_t demoted_entries = 0;
@@ -1834,7 +1834,7 @@ class PolicyEngine {
   uint32_t prev_epoch_ = 0;
   double long_window_s_ = 0;
   // A planned promotion of the entry `key` at `now_ns`: the yield set
-  // (promoted_) and the horizon's start (promoted_at_), each bounded by
+  // (moved_by_rounds_) and the horizon's start (promoted_at_), each bounded by
   // max_promoted_tracked. RunRound and PlaceArrivals.
   void RecordPromotion(uint64_t key, uint64_t now_ns);
   // A planned demotion of the entry `key` (not a shed): the regret set.

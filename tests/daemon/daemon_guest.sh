@@ -183,6 +183,15 @@ for i in $(seq 1 30); do grep -q "workload b: promote_to" /tmp/d.log && break; s
 grep -q "reload rejected, the running config stays: /tmp/h.toml:[0-9]*: workload b: promote_to: node 7 is not on this machine (nodes: 0-1)" /tmp/d.log \
   && ok "a node the machine lacks: reload rejected with its line" || bad "promote_to 7 on reload: $(tail -3 /tmp/d.log)"
 kill -0 $D && ok "daemon still running after it" || bad "daemon died on a reload naming node 7"
+# rounds_dir changes only with a restart: the reload is rejected, the
+# members keep their files.
+sed -i '$d' /tmp/h.toml
+sed -i 's#^rounds_dir = "/tmp/hp/rounds"#rounds_dir = "/tmp/hp/rounds2"#' /tmp/h.toml
+kill -HUP $D
+for i in $(seq 1 30); do grep -q "rounds_max_bytes, kernel_tiering" /tmp/d.log && break; sleep 0.1; done
+grep -q "reload rejected: socket, state_dir, rounds_dir, rounds_max_bytes, kernel_tiering and self_memory change only with a restart" /tmp/d.log \
+  && [ ! -e /tmp/hp/rounds2 ] && ok "a new rounds_dir: reload rejected, nothing created" || bad "rounds_dir on reload: $(tail -3 /tmp/d.log)"
+kill -0 $D && ok "daemon still running after it" || bad "daemon died on a reload moving rounds_dir"
 
 # What the daemon costs with two workloads: CPU, memory, descriptors.
 cpu_ticks=$(awk '{print $14 + $15}' /proc/$D/stat)
