@@ -63,6 +63,7 @@
 #include "tools/daemon/machine_damon.h"
 #include "tools/daemon/machine_sampler.h"
 #include "tools/daemon/migrator_pool.h"
+#include "tools/daemon/rounds_dir.h"
 #include "tools/daemon/status_socket.h"
 #include "tools/daemon/sysctl_takeover.h"
 #include "tools/daemon/workload_select.h"
@@ -105,8 +106,12 @@ clock ticks since boot): one JSON line per round, as `hotpage attach
 --rounds` writes them (every planned move with its reason and trigger,
 and the evidence the round weighed). The directory is created 0700 and
 refused if anyone but root can write it; the files are 0600. A file stops
-at rounds_max_bytes (default 64MiB), saying so once in the log; the files
-of processes that ended stay.
+at rounds_max_bytes (default 64MiB), saying so once in the log. The files
+of processes that ended stay until the directory's rounds files pass
+rounds_dir_max_bytes (default 16 x rounds_max_bytes; at least
+rounds_max_bytes): then the least recently written go first, at start-up,
+before each new file and once a minute. A running process's file is never
+removed.
 )";
 
 // sd_notify(3): one datagram to $NOTIFY_SOCKET; nothing when unset.
@@ -161,7 +166,11 @@ int Check(const DaemonConfig& cfg, const KernelFs& fs,
     std::cout << "  " << w.name << ": " << SelectorKindName(w.selector)
               << (w.match.empty() ? "" : " ") << w.match << ", source "
               << w.source;
-    if (w.rounds) std::cout << ", rounds recorded in " << cfg.rounds_dir;
+    if (w.rounds) {
+      std::cout << ", rounds recorded in " << cfg.rounds_dir << " (at most "
+                << cfg.rounds_max_bytes << " bytes a process, "
+                << cfg.rounds_dir_max_bytes << " in all)";
+    }
     if (sel.ok()) {
       std::cout << "; selects " << (*sel)[i].size() << " process(es) now";
       size_t shown = 0;
@@ -418,14 +427,17 @@ int RunDaemon(const std::vector<std::string>& args) {
   if (!state.ok()) return Fail("daemon", state.status().message());
   // Workloads' rounds files (DaemonConfig::rounds_dir): a directory nobody
   // else can write, as the state directory, opened once; a reload cannot
-  // move it.
-  std::optional<StateDir> rounds_dir;
+  // move it or change its bounds. Pruned at once (rounds_dir.h), so that
+  // a restart with a lower bound applies it before any new file.
+  std::optional<RoundsDir> rounds_dir;
   if (!cfg->rounds_dir.empty()) {
     absl::StatusOr<StateDir> r =
         StateDir::Open(cfg->rounds_dir, "the rounds directory (rounds_dir)",
                        "the workloads' rounds files");
     if (!r.ok()) return Fail("daemon", r.status().message());
-    rounds_dir.emplace(std::move(*r));
+    rounds_dir.emplace(*std::move(r), cfg->rounds_max_bytes,
+                       cfg->rounds_dir_max_bytes, &out);
+    rounds_dir->Prune();
   }
   absl::StatusOr<std::unique_ptr<LiveSysfsWriter>> writer =
       LiveSysfsWriter::Open("/");
@@ -486,7 +498,6 @@ int RunDaemon(const std::vector<std::string>& args) {
   env.dry_run = flags->Has("dry-run");
   env.round_lines = level == LogLevel::kDebug;
   env.rounds_dir = rounds_dir ? &*rounds_dir : nullptr;
-  env.rounds_max_bytes = cfg->rounds_max_bytes;
   env.log = &out;
   DaemonParts parts;
   parts.fs = &*fs;
@@ -565,6 +576,9 @@ int RunDaemon(const std::vector<std::string>& args) {
   bool ready = false;
   absl::Time last_notify = absl::Now();
   absl::Time next_movers_check = absl::Now() + absl::Minutes(1);
+  // The live rounds files grow between new ones: the directory's bound is
+  // checked again once a minute (a listing of one directory).
+  absl::Time next_rounds_prune = absl::Now() + absl::Minutes(1);
   std::vector<std::string> takeover_drift;  // Drifted() at the last look
   while (!stop.load(std::memory_order_relaxed)) {
     if (reload.exchange(false)) {
@@ -578,15 +592,17 @@ int RunDaemon(const std::vector<std::string>& args) {
                  next->state_dir != loop.config().state_dir ||
                  next->rounds_dir != loop.config().rounds_dir ||
                  next->rounds_max_bytes != loop.config().rounds_max_bytes ||
+                 next->rounds_dir_max_bytes !=
+                     loop.config().rounds_dir_max_bytes ||
                  next->kernel_tiering != loop.config().kernel_tiering ||
                  (!self_memory_flag &&
                   SelfMemoryRequestName(next->self_memory) !=
                       SelfMemoryRequestName(loop.config().self_memory))) {
         log.Log(LogLevel::kError,
                 "hotpage daemon: reload rejected: socket, state_dir, "
-                "rounds_dir, rounds_max_bytes, kernel_tiering and "
-                "self_memory change only with a restart; the running "
-                "config stays");
+                "rounds_dir, rounds_max_bytes, rounds_dir_max_bytes, "
+                "kernel_tiering and self_memory change only with a "
+                "restart; the running config stays");
       } else if (absl::Status s = CheckConfigOnMachine(
                      *next, *topo, kernel_floors, self_memory_flag);
                  !s.ok()) {
@@ -625,6 +641,10 @@ int RunDaemon(const std::vector<std::string>& args) {
                     "the originals are still restored at exit"));
       }
       takeover_drift = std::move(drift);
+    }
+    if (rounds_dir && absl::Now() >= next_rounds_prune) {
+      next_rounds_prune = absl::Now() + absl::Minutes(1);
+      rounds_dir->Prune();
     }
     if (absl::Now() >= next_movers_check) {
       next_movers_check = absl::Now() + absl::Minutes(1);

@@ -54,7 +54,7 @@ comm = "no-such-comm"
 TOML
 out=$("$HOTPAGE" daemon --config "$tmp/ok.toml" --check 2>&1); rc=$?
 check "--check: the config is OK" contains "$out" "ok.toml: OK, 2 workload(s)"
-check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto, rounds recorded in $tmp/rounds; selects 1 process(es) now ${$}("
+check "--check: pid selects this shell" contains "$out" "me: pid $$, source auto, rounds recorded in $tmp/rounds (at most 67108864 bytes a process, 1073741824 in all); selects 1 process(es) now ${$}("
 check "--check: nothing for an unknown comm" contains "$out" "nobody: comm no-such-comm, source auto; selects 0 process(es) now"
 check "--check: names the machine" contains "$out" "machine: "
 # coexist starts whatever the kernel's movers do; the machine decides the

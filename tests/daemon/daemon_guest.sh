@@ -7,7 +7,8 @@
 # running config stays, as it does for a node the machine lacks, which
 # also refuses a start; `--check` on two tiers; `hotpage status --json`;
 # the daemon's own memory (and a dry-run attach's) on the slow node;
-# workload a's rounds recorded (rounds_dir), b's not; SIGTERM leaves
+# workload a's rounds recorded (rounds_dir), b's not, an old file past
+# rounds_dir_max_bytes removed; SIGTERM leaves
 # nothing.
 . /daemon_guest_lib.sh  # ok, bad, wait_file, free0, hot0, W_ARGS, MiB; cgroups a and b
 # Leave ~140 MiB of node 0 free: after the high watermark (~33 MiB: the
@@ -32,6 +33,7 @@ socket = "/tmp/hp/hotpage.sock"
 state_dir = "/tmp/hp"
 prom_file = "/tmp/hotpage.prom"
 rounds_dir = "/tmp/hp/rounds"
+rounds_dir_max_bytes = "256MiB"
 
 [[workload]]
 name = "a"
@@ -52,6 +54,14 @@ sh -c "echo \$\$ > /sys/fs/cgroup/a/cgroup.procs && exec hot_set_workload $W_ARG
 WA=$!
 wait_file /tmp/la || bad "workload a started"
 grep -q "^$WA\$" /sys/fs/cgroup/a/cgroup.procs && ok "a runs in cgroup a" || bad "a not in its cgroup: $(cat /sys/fs/cgroup/a/cgroup.procs)"
+# Files an earlier run left in rounds_dir: an ended process's 300 MiB
+# (sparse) from 2020, one of 1 KiB from now, and a file that is no
+# rounds file. Past rounds_dir_max_bytes, the oldest goes and nothing else.
+mkdir -p -m 0700 /tmp/hp/rounds
+truncate -s 300M /tmp/hp/rounds/old-1-1.jsonl
+touch -d "2020-01-01 00:00:00" /tmp/hp/rounds/old-1-1.jsonl
+head -c 1024 /dev/zero >/tmp/hp/rounds/recent-2-2.jsonl
+truncate -s 300M /tmp/hp/rounds/notes.txt
 hotpage daemon --config /tmp/h.toml 2>/tmp/d.log &
 D=$!
 diag() { hotpage status --socket /tmp/hp/hotpage.sock --json | head -c 2500; echo; tail -n 20 /tmp/d.log; }
@@ -146,6 +156,10 @@ if [ -n "$RF" ]; then
 else
   bad "no rounds file for a: $(ls -la /tmp/hp/rounds 2>&1)"
 fi
+[ ! -e /tmp/hp/rounds/old-1-1.jsonl ] && [ -e /tmp/hp/rounds/recent-2-2.jsonl ] && [ -e /tmp/hp/rounds/notes.txt ] \
+  && grep -q "rounds: removed 1 file(s) of ended processes from /tmp/hp/rounds (300.0 MiB" /tmp/d.log \
+  && ok "rounds_dir_max_bytes: the old 300 MiB file went, the recent one and notes.txt stayed, said in the log" \
+  || bad "rounds pruning: $(ls -la /tmp/hp/rounds); $(grep -m2 'rounds:' /tmp/d.log)"
 ls /tmp/hp/rounds/b-* >/dev/null 2>&1 && bad "b has a rounds file without rounds = true" || ok "b (rounds unset): no file"
 grep -q "a: pid $WA: rounds to /tmp/hp/rounds/a-$WA-" /tmp/d.log && ok "the log names a's rounds file" || bad "no 'rounds to' line: $(grep -m3 rounds /tmp/d.log)"
 hotpage status --socket /tmp/hp/hotpage.sock --json >/tmp/s1.json
@@ -188,8 +202,8 @@ kill -0 $D && ok "daemon still running after it" || bad "daemon died on a reload
 sed -i '$d' /tmp/h.toml
 sed -i 's#^rounds_dir = "/tmp/hp/rounds"#rounds_dir = "/tmp/hp/rounds2"#' /tmp/h.toml
 kill -HUP $D
-for i in $(seq 1 30); do grep -q "rounds_max_bytes, kernel_tiering" /tmp/d.log && break; sleep 0.1; done
-grep -q "reload rejected: socket, state_dir, rounds_dir, rounds_max_bytes, kernel_tiering and self_memory change only with a restart" /tmp/d.log \
+for i in $(seq 1 30); do grep -q "rounds_dir_max_bytes, kernel_tiering" /tmp/d.log && break; sleep 0.1; done
+grep -q "reload rejected: socket, state_dir, rounds_dir, rounds_max_bytes, rounds_dir_max_bytes, kernel_tiering and self_memory change only with a restart" /tmp/d.log \
   && [ ! -e /tmp/hp/rounds2 ] && ok "a new rounds_dir: reload rejected, nothing created" || bad "rounds_dir on reload: $(tail -3 /tmp/d.log)"
 kill -0 $D && ok "daemon still running after it" || bad "daemon died on a reload moving rounds_dir"
 

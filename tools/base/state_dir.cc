@@ -1,5 +1,6 @@
 #include "tools/base/state_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -7,6 +8,7 @@
 
 #include <cerrno>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/base/status_macros.h"
@@ -172,6 +174,42 @@ absl::Status StateDir::Remove(absl::string_view name) {
     return ErrnoStatus(errno, absl::StrCat("remove ", Display(name)));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<StateDir::FileInfo>> StateDir::List(
+    absl::string_view suffix) const {
+  // fdopendir takes the descriptor it is given: a fresh one of the same
+  // directory, so that closedir leaves dir_fd_ open.
+  const int fd = openat(dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path_));
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    const int err = errno;
+    close(fd);
+    return ErrnoStatus(err, absl::StrCat("read ", path_));
+  }
+  std::vector<FileInfo> files;
+  errno = 0;
+  while (const dirent* e = readdir(d)) {
+    const absl::string_view name(e->d_name);
+    if (name == "." || name == ".." || !absl::EndsWith(name, suffix)) {
+      continue;
+    }
+    struct stat st;
+    if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
+      continue;  // gone since readdir, or not a regular file
+    }
+    files.push_back(
+        FileInfo{std::string(name), static_cast<uint64_t>(st.st_size),
+                 static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+                     st.st_mtim.tv_nsec});
+    errno = 0;
+  }
+  const int err = errno;
+  closedir(d);
+  if (err != 0) return ErrnoStatus(err, absl::StrCat("read ", path_));
+  return files;
 }
 
 }  // namespace hotpage

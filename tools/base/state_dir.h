@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -85,6 +86,20 @@ class StateDir {
       absl::string_view name) const;
   // Removes `name`; OK when it does not exist.
   absl::Status Remove(absl::string_view name);
+
+  // A regular file in the directory, as List() saw it.
+  struct FileInfo {
+    std::string name;
+    uint64_t size_bytes = 0;  // st_size
+    int64_t mtime_ns = 0;     // last modification, since the epoch
+  };
+  // The regular files directly in the directory whose names end in
+  // `suffix` (every one for ""), in no particular order. Read through the
+  // directory's descriptor; each entry is stat'ed without following it, so
+  // symlinks, directories and other kinds are left out. A file removed
+  // while the list is read is left out too. Like CreateAppendOnly it may
+  // be called from another thread than the owner's.
+  absl::StatusOr<std::vector<FileInfo>> List(absl::string_view suffix) const;
 
   const std::string& path() const { return path_; }
   // path() + "/" + name, for messages.

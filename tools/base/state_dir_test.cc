@@ -1,9 +1,11 @@
 #include "tools/base/state_dir.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -189,6 +191,34 @@ TEST(StateDir, ReadIsBoundedAndDoesNotFollowSymlinks) {
   ASSERT_TRUE(s->WriteAtomically("link", "mine").ok());
   EXPECT_EQ(Slurp(t.root() + "/secret"), "root's");
   EXPECT_EQ(**s->Read("link", 100), "mine");
+}
+
+TEST(StateDir, ListGivesTheRegularFilesWithTheSuffixOnly) {
+  FakeTree t;
+  absl::StatusOr<StateDir> s = OpenDir(t.root() + "/s");
+  ASSERT_TRUE(s.ok());
+  t.Write("/s/a-1-2.jsonl", "12345");
+  t.Write("/s/b-3-4.jsonl", "");
+  t.Write("/s/notes.txt", "not a rounds file");
+  t.Write("/secret.jsonl", std::string(1000, 'x'));
+  t.Symlink(t.root() + "/secret.jsonl", "/s/link.jsonl");
+  t.Mkdir("/s/dir.jsonl");
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {1000, 5}};
+  ASSERT_EQ(
+      utimensat(AT_FDCWD, (t.root() + "/s/a-1-2.jsonl").c_str(), times, 0), 0);
+  absl::StatusOr<std::vector<StateDir::FileInfo>> l = s->List(".jsonl");
+  ASSERT_TRUE(l.ok()) << l.status();
+  std::sort(l->begin(), l->end(),
+            [](const auto& x, const auto& y) { return x.name < y.name; });
+  ASSERT_EQ(l->size(), 2u);  // no symlink, directory or other suffix
+  EXPECT_EQ((*l)[0].name, "a-1-2.jsonl");
+  EXPECT_EQ((*l)[0].size_bytes, 5u);
+  EXPECT_EQ((*l)[0].mtime_ns, 1000 * 1'000'000'000ll + 5);
+  EXPECT_EQ((*l)[1].name, "b-3-4.jsonl");
+  EXPECT_EQ((*l)[1].size_bytes, 0u);
+  absl::StatusOr<std::vector<StateDir::FileInfo>> all = s->List("");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);  // notes.txt too
 }
 
 }  // namespace

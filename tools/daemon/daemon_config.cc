@@ -505,9 +505,10 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
     const Value& t = d->second;
     if (!t.is_table()) return ck.Error(t, "daemon", "must be a table");
     static const std::set<std::string> kKnown = {
-        "interval_ms", "rate_limit_mbps", "kernel_tiering",  "socket",
-        "state_dir",   "prom_file",       "log_level",       "min_rss",
-        "self_memory", "rounds_dir",      "rounds_max_bytes"};
+        "interval_ms", "rate_limit_mbps",  "kernel_tiering",
+        "socket",      "state_dir",        "prom_file",
+        "log_level",   "min_rss",          "self_memory",
+        "rounds_dir",  "rounds_max_bytes", "rounds_dir_max_bytes"};
     if (absl::Status s = ck.OnlyKnown(t, "[daemon]", kKnown); !s.ok()) {
       return s;
     }
@@ -567,9 +568,27 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text,
             cfg.rounds_max_bytes > kMaxRoundsMaxBytes) {
           return ck.Error(v, k, "must be 64KiB to 1TiB");
         }
+      } else if (k == "rounds_dir_max_bytes") {
+        HP_ASSIGN_OR_RETURN_CFG(cfg.rounds_dir_max_bytes, ParseSize(ck, v, k));
+        if (cfg.rounds_dir_max_bytes < kMinRoundsMaxBytes ||
+            cfg.rounds_dir_max_bytes > kMaxRoundsDirMaxBytes) {
+          return ck.Error(v, k, "must be 64KiB to 16TiB");
+        }
       } else if (k == "min_rss") {
         HP_ASSIGN_OR_RETURN_CFG(cfg.min_rss_bytes, ParseSize(ck, v, k));
       }
+    }
+    // The directory's bound holds one file at its bound at least: a live
+    // file is never removed, so a lower one could never be met.
+    if (auto b = t.as_table().find("rounds_dir_max_bytes");
+        b != t.as_table().end()) {
+      if (cfg.rounds_dir_max_bytes < cfg.rounds_max_bytes) {
+        return ck.Error(b->second, "rounds_dir_max_bytes",
+                        absl::StrCat("must be at least rounds_max_bytes (",
+                                     cfg.rounds_max_bytes, " bytes)"));
+      }
+    } else {
+      cfg.rounds_dir_max_bytes = kRoundsDirDefaultFiles * cfg.rounds_max_bytes;
     }
   }
 

@@ -23,6 +23,9 @@
 //                                 # memory (tools/self_memory.h)
 //   rounds_dir = "/var/log/hotpage/rounds"  # for workloads' `rounds`
 //   rounds_max_bytes = "64MiB"    # per process's file
+//   rounds_dir_max_bytes = "1GiB" # all of them: ended processes' files
+//                                 # go, oldest first (default 16 x the
+//                                 # per-file bound)
 //
 //   [[workload]]
 //   name = "cache"                # unique; labels metrics and status
@@ -75,6 +78,9 @@ inline constexpr int kMaxDaemonConfigDepth = 16;
 inline constexpr size_t kMaxWorkloads = 256;
 inline constexpr uint64_t kMinRoundsMaxBytes = 64ull << 10;
 inline constexpr uint64_t kMaxRoundsMaxBytes = 1ull << 40;
+inline constexpr uint64_t kMaxRoundsDirMaxBytes = 16ull << 40;
+// rounds_dir_max_bytes when not given: this many files at their bound.
+inline constexpr uint64_t kRoundsDirDefaultFiles = 16;
 
 enum class KernelTieringMode { kRefuse, kCoexist, kTakeOver };
 absl::string_view KernelTieringModeName(KernelTieringMode m);
@@ -126,9 +132,15 @@ struct DaemonConfig {
   // Where workloads with `rounds` write their rounds files, one per
   // process (empty: none may). Checked as state_dir is (tools/base/
   // state_dir.h: created 0700, nobody else may write it); the files are
-  // 0600. A file stops growing at rounds_max_bytes, saying so once.
+  // 0600. A file stops growing at rounds_max_bytes, saying so once; the
+  // files of ended processes are removed, the least recently written
+  // first, while the directory's rounds files add up to more than
+  // rounds_dir_max_bytes (tools/daemon/rounds_dir.h). Not given, it is
+  // kRoundsDirDefaultFiles x rounds_max_bytes; given, at least
+  // rounds_max_bytes (room for one live file).
   std::string rounds_dir;
   uint64_t rounds_max_bytes = 64ull << 20;
+  uint64_t rounds_dir_max_bytes = kRoundsDirDefaultFiles * (64ull << 20);
   std::string log_level = "info";
   uint64_t min_rss_bytes = 64ull << 20;  // for `all = true`
   // Where the daemon's own memory goes (`--self-memory` overrides it); a

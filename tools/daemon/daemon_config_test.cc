@@ -21,6 +21,7 @@ min_rss = "1GiB"
 self_memory = "local"
 rounds_dir = "/var/log/hotpage/rounds"
 rounds_max_bytes = "1MiB"
+rounds_dir_max_bytes = "3MiB"
 
 [[workload]]
 name = "cache"
@@ -71,7 +72,7 @@ TEST(DaemonConfigTest, ParsesEveryKey) {
   ASSERT_EQ(c->workloads.size(), 5u);
   const WorkloadConfig& w = c->workloads[0];
   EXPECT_EQ(w.name, "cache");
-  EXPECT_EQ(w.line, 15);
+  EXPECT_EQ(w.line, 16);
   EXPECT_EQ(w.selector, SelectorKind::kCgroup);
   EXPECT_EQ(w.match, "system.slice/memcached.service");  // leading '/' gone
   EXPECT_EQ(w.source, "damon");
@@ -88,6 +89,7 @@ TEST(DaemonConfigTest, ParsesEveryKey) {
   EXPECT_FALSE(w.write_faults);
   EXPECT_EQ(c->rounds_dir, "/var/log/hotpage/rounds");
   EXPECT_EQ(c->rounds_max_bytes, 1ull << 20);
+  EXPECT_EQ(c->rounds_dir_max_bytes, 3ull << 20);
   EXPECT_TRUE(c->workloads[1].rounds);
   EXPECT_FALSE(w.rounds);
   EXPECT_EQ(c->workloads[2].selector, SelectorKind::kPid);
@@ -111,6 +113,14 @@ TEST(DaemonConfigTest, DefaultsWithOneWorkload) {
   EXPECT_FALSE(c->self_memory.given);
   EXPECT_EQ(c->rounds_dir, "");
   EXPECT_EQ(c->rounds_max_bytes, 64ull << 20);
+  EXPECT_EQ(c->rounds_dir_max_bytes, 1ull << 30);  // 16 files at their bound
+  // The directory's default follows the per-file bound.
+  c = ParseDaemonConfig(
+      "[daemon]\nrounds_max_bytes=\"2MiB\"\n[[workload]]\nname=\"a\"\n"
+      "pid=1\n",
+      "h.toml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rounds_dir_max_bytes, 32ull << 20);
   EXPECT_FALSE(c->workloads[0].rounds);
 }
 
@@ -217,6 +227,12 @@ TEST(DaemonConfigTest, RejectsWithLineAndReason) {
        "h.toml:2: rounds_max_bytes: must be 64KiB to 1TiB"},
       {"[daemon]\nrounds_max_bytes=\"lots\"\n", "rounds_max_bytes: 'lots'"},
       {"[daemon]\nrounds_max_bytes=-5\n", "rounds_max_bytes: must be a string"},
+      {"[daemon]\nrounds_dir_max_bytes=\"17TiB\"\n",
+       "h.toml:2: rounds_dir_max_bytes: must be 64KiB to 16TiB"},
+      // Below the per-file bound, whichever key comes first.
+      {"[daemon]\nrounds_dir_max_bytes=\"1MiB\"\nrounds_max_bytes=\"2MiB\"\n",
+       "h.toml:2: rounds_dir_max_bytes: must be at least rounds_max_bytes "
+       "(2097152 bytes)"},
       {"workload = 3\n", "must be an array of tables"},
       {"[[workload]]\nname=\"a\"\npid=1\nlocality=1\n",
        "locality: must be true or false"},

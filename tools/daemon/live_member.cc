@@ -175,7 +175,7 @@ class LiveMember : public DaemonMember {
     parts.stop = stop;
     parts.damon_recovered = damon_ ? damon_->recovered() : std::string();
     parts.rearm = rearm_.get();
-    parts.rounds = rounds_.get();
+    parts.rounds = rounds_ != nullptr ? rounds_->get() : nullptr;
     // Hint faults: the first-touch filter's budget (attach_loop.h).
     if (source_name_ == "hintfault") {
       parts.resident_pages = [this] { return FootprintPages(); };
@@ -264,8 +264,8 @@ class LiveMember : public DaemonMember {
     if (!w.rounds || env_.rounds_dir == nullptr) return;
     const std::string file =
         absl::StrCat(name_, "-", pid_, "-", key.start_time_ticks, ".jsonl");
-    absl::StatusOr<std::unique_ptr<AppendOnlyFile>> f =
-        env_.rounds_dir->CreateAppendOnly(file);
+    absl::StatusOr<std::unique_ptr<RoundsDir::File>> f =
+        env_.rounds_dir->Create(file);
     const std::string prefix =
         absl::StrCat("hotpage daemon: ", name_, ": pid ", pid_, ": ");
     if (!f.ok()) {
@@ -273,7 +273,6 @@ class LiveMember : public DaemonMember {
                 << "; its rounds are not recorded\n";
       return;
     }
-    (*f)->set_max_bytes(env_.rounds_max_bytes);
     *env_.log << prefix << "rounds to " << (*f)->path() << "\n";
     rounds_ = std::move(*f);
   }
@@ -403,8 +402,8 @@ class LiveMember : public DaemonMember {
   const pid_t pid_;
   std::optional<ProcessHandle> handle_;
   std::unique_ptr<PolicyEngine> engine_;
-  std::unique_ptr<AppendOnlyFile> rounds_;  // `rounds`; null: none
-  LinuxPerfEventSystem perf_sys_;           // outlives the sampler
+  std::unique_ptr<RoundsDir::File> rounds_;  // `rounds`; null: none
+  LinuxPerfEventSystem perf_sys_;            // outlives the sampler
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<DamonSource> damon_;
   std::unique_ptr<WriteFaultRearm> rearm_;

@@ -37,11 +37,11 @@
 #include "policy/placement_types.h"
 #include "policy/topology.h"
 #include "tools/base/kernel/kernel_fs.h"
-#include "tools/base/state_dir.h"
 #include "tools/daemon/daemon_loop.h"
 #include "tools/daemon/machine_damon.h"
 #include "tools/daemon/machine_sampler.h"
 #include "tools/daemon/migrator_pool.h"
+#include "tools/daemon/rounds_dir.h"
 
 namespace hotpage {
 
@@ -55,10 +55,9 @@ struct LiveMemberEnv {
   // (tools/round_log.h) to NAME-PID-START.jsonl here (START: the
   // process's start time in clock ticks since boot, so a reused pid gets
   // a file of its own), created by the factory on the daemon's thread and
-  // written by the member's loop alone; at most rounds_max_bytes each.
-  // Null: no recording.
-  const StateDir* rounds_dir = nullptr;
-  uint64_t rounds_max_bytes = 0;
+  // written by the member's loop alone; bounded each and in all
+  // (rounds_dir.h). Null: no recording.
+  RoundsDir* rounds_dir = nullptr;
   std::ostream* log = nullptr;
   // Perf sources (pebs, ibs, pagefault, auto) come from the machine's
   // sampler set (machine_sampler.h); null: a sampler per member.
