@@ -185,8 +185,8 @@ size_t Migrator::ReleaseHolds(absl::Time now) {
 
 bool Migrator::NodeBackedOffAt(int node, absl::Time now) const {
   MutexLock lock(&node_mu_);
-  auto it = backoff_until_.find(node);
-  return it != backoff_until_.end() && it->second > now;
+  auto it = backoff_.find(node);
+  return it != backoff_.end() && it->second.until > now;
 }
 
 bool Migrator::IsNodeBackedOff(int node) const {
@@ -196,8 +196,8 @@ bool Migrator::IsNodeBackedOff(int node) const {
 std::vector<int> Migrator::BackedOffNodes(absl::Time now) const {
   MutexLock lock(&node_mu_);
   std::vector<int> nodes;
-  for (const auto& [node, until] : backoff_until_) {
-    if (until > now) nodes.push_back(node);
+  for (const auto& [node, b] : backoff_) {
+    if (b.until > now) nodes.push_back(node);
   }
   std::sort(nodes.begin(), nodes.end());
   return nodes;
@@ -205,14 +205,29 @@ std::vector<int> Migrator::BackedOffNodes(absl::Time now) const {
 
 void Migrator::ClearNodeBackoff(int node) {
   MutexLock lock(&node_mu_);
-  backoff_until_.erase(node);
+  backoff_.erase(node);
 }
 
 void Migrator::BackOffNode(int node, absl::Time now) {
   MutexLock lock(&node_mu_);
-  backoff_until_[node] = options_.enomem_backoff > absl::ZeroDuration()
-                             ? now + options_.enomem_backoff
-                             : absl::InfiniteFuture();
+  const absl::Duration max = options_.enomem_backoff;
+  if (max <= absl::ZeroDuration()) {
+    backoff_[node] = {absl::InfiniteFuture(), absl::InfiniteDuration()};
+    return;
+  }
+  absl::Duration length = std::min(options_.enomem_backoff_first, max);
+  if (auto it = backoff_.find(node); it != backoff_.end() &&
+                                     it->second.length > absl::ZeroDuration() &&
+                                     now - it->second.until < max) {
+    length = std::min(2 * it->second.length, max);  // in a row
+  }
+  backoff_[node] = {now + length, length};
+}
+
+void Migrator::NodeTookPages(int node) {
+  MutexLock lock(&node_mu_);
+  if (auto it = backoff_.find(node); it != backoff_.end())
+    it->second.length = absl::ZeroDuration();
 }
 
 void Migrator::SetRateLimit(double bytes_per_sec) {
@@ -745,6 +760,7 @@ void Migrator::Retry(Entry e, int err, absl::Time now) {
 
 bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
                          size_t* moved) {
+  const size_t moved_before = *moved;
   addrs_.clear();
   for (size_t k = 0; k < n; ++k) addrs_.push_back(work_[group[k]].req.vaddr);
   nodes_.assign(n, node);
@@ -803,7 +819,11 @@ bool Migrator::MoveGroup(const std::vector<size_t>& group, size_t n, int node,
       }
     }
   }
-  if (backoff) BackOffNode(node, after);
+  if (backoff) {
+    BackOffNode(node, after);
+  } else if (*moved > moved_before) {
+    NodeTookPages(node);
+  }
   bytes_bucket_.Give(unmoved_bytes, after);
   if (EndOnCallError(rc)) return false;
   // Remove the group's first n entries from work_ (all are settled).

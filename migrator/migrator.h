@@ -148,8 +148,17 @@ struct MigratorOptions {
   absl::Duration retry_delay = absl::Milliseconds(20);
   // Pages waiting for a retry; 0: queue_capacity.
   size_t retry_capacity = 0;
-  // After -ENOMEM from a node, no moves to it for this long or until
-  // ClearNodeBackoff(); ZeroDuration: only ClearNodeBackoff() ends it.
+  // After -ENOMEM from a node, no moves to it for a while or until
+  // ClearNodeBackoff(): enomem_backoff_first, doubled for each further
+  // back-off of the node in a row, at most enomem_backoff. In a row: no
+  // page moved to the node since the last one, which ended less than
+  // enomem_backoff ago. So one ENOMEM (another process's allocation took
+  // the room between the round's look at free memory and the move, and
+  // the next round's demotions make it again) costs a second of
+  // promotions, not ten; a node that keeps refusing is tried at 1, 2, 4,
+  // 8, 10, 10 ... s. ZeroDuration enomem_backoff: only ClearNodeBackoff()
+  // ends a back-off.
+  absl::Duration enomem_backoff_first = absl::Seconds(1);
   absl::Duration enomem_backoff = absl::Seconds(10);
   PingPongOptions pingpong;
   // Pages in the moved-page log (Migrator::MovedSince), allocated once
@@ -352,6 +361,8 @@ class Migrator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(stats_mu_);
   void Fail(int err) ABSL_EXCLUSIVE_LOCKS_REQUIRED(stats_mu_);
   void BackOffNode(int node, absl::Time now) ABSL_LOCKS_EXCLUDED(node_mu_);
+  // A page moved to `node`: its next back-off is a first one again.
+  void NodeTookPages(int node) ABSL_LOCKS_EXCLUDED(node_mu_);
   bool NodeBackedOffAt(int node, absl::Time now) const
       ABSL_LOCKS_EXCLUDED(node_mu_);
   // Ends the migrator in `state`; abandons pending work.
@@ -413,9 +424,14 @@ class Migrator {
   std::vector<MovedPage> moved_log_ ABSL_GUARDED_BY(stats_mu_);
   uint64_t moved_seq_ ABSL_GUARDED_BY(stats_mu_) = 0;
 
-  // ENOMEM back-offs: node -> until (InfiniteFuture: until cleared).
+  // ENOMEM back-offs: node -> until (InfiniteFuture: until cleared) and
+  // the length of the last (MigratorOptions::enomem_backoff_first).
+  struct NodeBackoff {
+    absl::Time until;
+    absl::Duration length;
+  };
   mutable Mutex node_mu_;
-  absl::flat_hash_map<int, absl::Time> backoff_until_ ABSL_GUARDED_BY(node_mu_);
+  absl::flat_hash_map<int, NodeBackoff> backoff_ ABSL_GUARDED_BY(node_mu_);
 
   // Round-private: the worker thread's (or the RunOnce() caller's).
   std::vector<Entry> work_;

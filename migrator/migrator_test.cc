@@ -427,6 +427,7 @@ TEST_F(MigratorTest, EnomemBackoffExpires) {
   mover_.AddPages(kBase, 2, k4K, 1);
   mover_.SetNodeFull(0, true, /*call_level=*/true);
   MigratorOptions o = Unlimited();
+  o.enomem_backoff_first = absl::Seconds(10);
   o.enomem_backoff = absl::Seconds(10);
   auto m = Make(o);
   ASSERT_TRUE(m->Submit(Promote(kBase)));
@@ -443,6 +444,55 @@ TEST_F(MigratorTest, EnomemBackoffExpires) {
   ASSERT_TRUE(m->Submit(Promote(kBase + k4K)));
   Drain(*m);
   EXPECT_EQ(m->Snapshot().promoted_pages, 1u);
+}
+
+TEST_F(MigratorTest, EnomemBackoffStartsShortAndDoublesInARow) {
+  mover_.AddPages(kBase, 8, k4K, 1);
+  mover_.SetNodeFull(0, true, /*call_level=*/true);
+  MigratorOptions o = Unlimited();
+  o.enomem_backoff_first = absl::Seconds(1);
+  o.enomem_backoff = absl::Seconds(10);
+  auto m = Make(o);
+  // The node keeps refusing: back-offs of 1, 2, 4, 8, then 10 s.
+  const absl::Duration lengths[] = {absl::Seconds(1),  absl::Seconds(2),
+                                    absl::Seconds(4),  absl::Seconds(8),
+                                    absl::Seconds(10), absl::Seconds(10)};
+  uint64_t vaddr = kBase;
+  for (absl::Duration length : lengths) {
+    ASSERT_TRUE(m->Submit(Promote(vaddr)));
+    vaddr += k4K;
+    Drain(*m);
+    ASSERT_TRUE(m->IsNodeBackedOff(0));
+    clock_.Advance(length - absl::Milliseconds(1));
+    EXPECT_TRUE(m->IsNodeBackedOff(0)) << length;
+    clock_.Advance(absl::Milliseconds(1));
+    EXPECT_FALSE(m->IsNodeBackedOff(0)) << length;
+  }
+  EXPECT_EQ(m->Snapshot().call_errors_by_errno[ENOMEM], 6u);
+  // A page moved to the node: the next ENOMEM is a first one again.
+  mover_.SetNodeFull(0, false);
+  ASSERT_TRUE(m->Submit(Promote(vaddr)));
+  vaddr += k4K;
+  Drain(*m);
+  EXPECT_EQ(m->Snapshot().promoted_pages, 1u);
+  mover_.SetNodeFull(0, true, /*call_level=*/true);
+  ASSERT_TRUE(m->Submit(Promote(vaddr)));
+  vaddr += k4K;
+  Drain(*m);
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_FALSE(m->IsNodeBackedOff(0));
+  // So is one that comes long (enomem_backoff or more) after the last
+  // back-off ended, even with nothing moved between.
+  ASSERT_TRUE(m->Submit(Promote(vaddr)));
+  vaddr += k4K;
+  Drain(*m);
+  clock_.Advance(absl::Seconds(2));  // a second back-off in a row: 2 s
+  EXPECT_FALSE(m->IsNodeBackedOff(0));
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(m->Submit(Promote(vaddr)));
+  Drain(*m);
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_FALSE(m->IsNodeBackedOff(0));
 }
 
 TEST_F(MigratorTest, FaultAndNotPresentPagesAreDropped) {

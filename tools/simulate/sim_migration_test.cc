@@ -316,14 +316,16 @@ TEST(SimMigrationTest, EnomemBacksTheNodeOff) {
   mig.Submit(Requests(1, 1, 0), 0);
   mig.RunUntil(0);
   EXPECT_EQ(mig.stats().failed_enomem, 1u);
-  EXPECT_EQ(mig.BackedOffNodes(kSec), std::vector<int>{0});
-  m->set_now(kSec);
+  EXPECT_EQ(mig.BackedOffNodes(kSec / 2), std::vector<int>{0});
+  m->set_now(kSec / 2);
   EXPECT_EQ(m->BackedOffNodes(), std::vector<int>{0});
-  // Submitting to it during the back-off is refused; after 10 s it is not.
-  EXPECT_EQ(mig.Submit(Requests(1, 1, 0), kSec), 0u);
+  // Submitting to it during the back-off is refused; after the first
+  // back-off's second (MigratorOptions::enomem_backoff_first, from the
+  // failed call's end) it is not.
+  EXPECT_EQ(mig.Submit(Requests(1, 1, 0), kSec / 2), 0u);
   EXPECT_EQ(mig.stats().dropped_node_backoff, 1u);
-  EXPECT_TRUE(mig.BackedOffNodes(11 * kSec).empty());
-  EXPECT_EQ(mig.Submit(Requests(1, 1, 0), 11 * kSec), 1u);
+  EXPECT_TRUE(mig.BackedOffNodes(2 * kSec).empty());
+  EXPECT_EQ(mig.Submit(Requests(1, 1, 0), 2 * kSec), 1u);
 }
 
 TEST(SimMigrationTest, PingPongPagesAreHeld) {
@@ -429,8 +431,10 @@ TEST(MoveRequestsTest, DemotionsFirstKeepPromotionsBehindTheirRoom) {
       EXPECT_EQ(mig.stats().promoted_pages, 600u);
       EXPECT_TRUE(mig.BackedOffNodes(10 * kSec).empty());
     } else {
+      // The promotions ahead of their room met ENOMEM, and the back-off
+      // dropped others.
       EXPECT_GT(mig.stats().failed_enomem, 0u);
-      EXPECT_EQ(mig.BackedOffNodes(10 * kSec), std::vector<int>{0});
+      EXPECT_LT(mig.stats().promoted_pages, 600u);
     }
   }
 }
