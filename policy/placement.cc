@@ -168,6 +168,10 @@ class Engine final : public PlacementContext {
     std::optional<int> rank;
     bool known = false;
     int64_t free = 0;  // projected
+    // Bytes this round's promotions take out of the node. The migrator
+    // moves every other move first (migrator/move_requests.h), so a
+    // demotion into the node cannot use them: its room is free less these.
+    int64_t promoted_out = 0;
     uint64_t free_before = 0;
     uint64_t low = 0, high = 0;
     bool backed_off = false;
@@ -412,6 +416,8 @@ void Engine::AddPart(const PageHeat& p, uint32_t offset, uint32_t bytes, int to,
   m.paired_vaddr = paired;
   Find(p.current_node)->free += bytes;
   Find(to)->free -= bytes;
+  if (reason == PlacementReason::kPromote)
+    Find(p.current_node)->promoted_out += bytes;
   TrackRange(m.vaddr, p.current_node, to, bytes);
   spent_bytes_ += bytes;
   moved_.insert(p.vaddr);
@@ -425,6 +431,8 @@ void Engine::UndoMovesTo(size_t moves_size) {
     const PlannedMove& m = decision_.moves.back();
     Find(m.from_node)->free -= m.page_bytes;
     Find(m.to_node)->free += m.page_bytes;
+    if (m.reason == PlacementReason::kPromote)
+      Find(m.from_node)->promoted_out -= m.page_bytes;
     TrackRange(m.vaddr, m.from_node, m.to_node,
                -static_cast<int64_t>(m.page_bytes));
     spent_bytes_ -= m.page_bytes;
@@ -480,8 +488,11 @@ DemoteResult Engine::TryDemote(const PageHeat& v, PlacementTrigger trigger,
   for (int t : order_) {
     if (!std::binary_search(allowed_.begin(), allowed_.end(), t)) continue;
     const NodeState& dst = *Find(t);
-    if (!dst.known || dst.free - static_cast<int64_t>(v.page_bytes) <
-                          static_cast<int64_t>(dst.low)) {
+    // Room that is there when the demotion runs: not what this round's
+    // promotions out of the node will free (they run after it).
+    if (!dst.known ||
+        dst.free - dst.promoted_out - static_cast<int64_t>(v.page_bytes) <
+            static_cast<int64_t>(dst.low)) {
       continue;
     }
     if (!BudgetAllows(v.page_bytes, 1)) {
@@ -543,9 +554,11 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
   const double mark_long_prior_hi = max_demoted_long_prior_hi_;
   const int64_t mark_prior_count = max_demoted_prior_count_;
   const int64_t mark_long_prior_count = max_demoted_long_prior_count_;
-  // The candidate leaves its node: a victim may go into that room.
-  NodeState& src = *Find(c.current_node);
-  src.free += c.page_bytes;
+  // No victim goes into the room the candidate leaves on its node: the
+  // migrator moves the victims first (see NodeState::promoted_out), so
+  // that room is not there yet when they move. Between two full nodes (a
+  // middle tier) such a swap met ENOMEM on the victim's move and then on
+  // the candidate's.
   uint64_t freed = 0;
   bool any_victim = false;
   *why = SkipReason::kNoRoom;
@@ -609,7 +622,6 @@ bool Engine::TrySwap(const PageHeat& c, int target, SkipReason* why) {
       break;
     }
   }
-  src.free -= c.page_bytes;
   if (freed >= c.page_bytes && !t.backed_off && t.known &&
       BudgetAllows(c.page_bytes, 1)) {
     for (uint32_t vi : used) victim_state_[vi] = VictimState::kUsed;

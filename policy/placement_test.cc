@@ -475,6 +475,53 @@ TEST(Placement, DemotionTargetIsNearestNodeOfNextTier) {
   for (const PlannedMove& m : d.moves) EXPECT_EQ(m.to_node, 4);
 }
 
+// Tiers 0, 1, 2: nodes 0 (CPUs), 1 and 2 (CPU-less), nearest first.
+Topology ThreeTiers() {
+  Topology t;
+  t.nodes.push_back(Node(0, {0}, {10, 20, 30}, 0, 0));
+  t.nodes.push_back(Node(1, {}, {20, 10, 20}, 1, 0));
+  t.nodes.push_back(Node(2, {}, {30, 20, 10}, 2, 0));
+  t.tiers = {MemoryTier{0, {0}}, MemoryTier{1, {1}}, MemoryTier{2, {2}}};
+  return t;
+}
+
+TEST(Placement, ASwapsVictimUsesOnlyRoomThereWhenItMoves) {
+  // Node 0 at its high watermark (no room for a promotion without a swap)
+  // and node 1 at its low one (no room for a demotion): a swap between
+  // them would put the victim into the room the candidate leaves on node
+  // 1, but the migrator moves the victim first (move_requests.h), into a
+  // node with no room: ENOMEM, and then none for the candidate either.
+  // The victim goes to node 2, which has room now.
+  Round r;
+  r.topo = ThreeTiers();
+  r.SetFree(0, 200);
+  r.SetFree(1, 100);
+  r.candidates = {Page(A(1), 1, 50, 80, /*accessor=*/0)};
+  r.victims = {Page(A(100), 0, 1, 2)};
+  PlacementDecision d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].reason, PlacementReason::kDemote);
+  EXPECT_EQ(d.moves[0].to_node, 2) << DecisionToString(d);
+  EXPECT_EQ(d.moves[1].reason, PlacementReason::kPromote);
+  EXPECT_EQ(d.moves[1].from_node, 1);
+  EXPECT_EQ(d.moves[1].to_node, 0);
+  // With room on node 1 now, the victim takes the nearer tier.
+  r.SetFree(1, 101);
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 2u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+  // A second candidate promoted out of node 1 in the same round frees no
+  // room for the second victim either: it goes to node 2.
+  r.SetFree(0, 200);
+  r.candidates.push_back(Page(A(2), 1, 50, 80, /*accessor=*/0));
+  r.victims.push_back(Page(A(101), 0, 1, 2));
+  d = r.Decide();
+  ASSERT_EQ(d.moves.size(), 4u) << DecisionToString(d);
+  EXPECT_EQ(d.moves[0].to_node, 1);
+  EXPECT_EQ(d.moves[2].reason, PlacementReason::kDemote);
+  EXPECT_EQ(d.moves[2].to_node, 2) << DecisionToString(d);
+}
+
 TEST(Placement, DemotionStopsWhenSlowNodeIsFull) {
   Round r;
   r.SetFree(0, 50);
