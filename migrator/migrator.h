@@ -425,7 +425,9 @@ class Migrator {
   uint64_t moved_seq_ ABSL_GUARDED_BY(stats_mu_) = 0;
 
   // ENOMEM back-offs: node -> until (InfiniteFuture: until cleared) and
-  // the length of the last (MigratorOptions::enomem_backoff_first).
+  // the last one's length, the base of the next in a row; zero once a page
+  // moved to the node since (NodeTookPages), so the next is a first one
+  // (MigratorOptions::enomem_backoff_first).
   struct NodeBackoff {
     absl::Time until;
     absl::Duration length;

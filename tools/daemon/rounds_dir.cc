@@ -11,7 +11,8 @@
 namespace hotpage {
 namespace {
 
-std::string MiB(uint64_t bytes) {
+// Bytes as KiB below a MiB, else MiB, one decimal (for the log).
+std::string SizeText(uint64_t bytes) {
   if (bytes < (1 << 20)) {
     return absl::StrFormat("%.1f KiB", static_cast<double>(bytes) / 1024);
   }
@@ -105,16 +106,16 @@ void RoundsDir::PruneLocked() {
   if (removed > 0) {
     *log_ << "hotpage daemon: rounds: removed " << removed
           << " file(s) of ended processes from " << path_ << " ("
-          << MiB(removed_bytes) << ", the least recently written first) "
+          << SizeText(removed_bytes) << ", the least recently written first) "
           << "to keep its rounds files within rounds_dir_max_bytes ("
-          << MiB(dir_max_bytes_) << ")\n";
+          << SizeText(dir_max_bytes_) << ")\n";
   }
   if (plan.over && !said_over_) {
     *log_ << "hotpage daemon: warning: rounds: the files of running "
-          << "processes in " << path_ << " hold " << MiB(plan.live_bytes)
-          << ", past rounds_dir_max_bytes (" << MiB(dir_max_bytes_)
+          << "processes in " << path_ << " hold " << SizeText(plan.live_bytes)
+          << ", past rounds_dir_max_bytes (" << SizeText(dir_max_bytes_)
           << "); they are not removed while written, and each stops at "
-          << "rounds_max_bytes (" << MiB(file_max_bytes_) << ")\n";
+          << "rounds_max_bytes (" << SizeText(file_max_bytes_) << ")\n";
   }
   said_over_ = plan.over;
 }
