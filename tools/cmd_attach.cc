@@ -627,6 +627,14 @@ int AttachMain(const std::vector<std::string>& args, const CommandEnv& env) {
   // (started here, after the signal thread, so that its thread inherits the
   // blocked signals, and before any source changes the machine, so that a
   // port in use fails the run with nothing to undo).
+  // Their paths are checked now, for the same reason as --rounds below:
+  // a write that would fail at every publication fails the run at once.
+  for (const char* output : {"stats-json", "prom-file"}) {
+    if (std::optional<std::string> path = a.flags.Get(output)) {
+      if (absl::Status s = CheckCanWriteFileAtomically(*path); !s.ok())
+        return Fail(s);
+    }
+  }
   AttachStatsFiles stats_files(a.flags.Get("stats-json"),
                                a.flags.Get("prom-file"), &std::cerr,
                                /*keep_prom=*/a.metrics_listen.has_value());

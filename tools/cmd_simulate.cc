@@ -266,6 +266,14 @@ int RunSimulate(const std::vector<std::string>& args) {
       AppendRoundLine(report, start_ns, &rounds_text);
     };
   }
+  // The outputs are written after the run: a path that cannot be written
+  // fails now, not after minutes of replay.
+  for (const char* output : {"report", "rounds", "svg"}) {
+    if (std::optional<std::string> path = flags->Get(output)) {
+      if (absl::Status s = CheckCanWriteFileAtomically(*path); !s.ok())
+        return fail(s);
+    }
+  }
   const double start = MonotonicSeconds();
   absl::StatusOr<SimulateResult> r = SimulateTrace(opt);
   if (progress) std::fputs("\r\033[K", stderr);

@@ -69,5 +69,18 @@ hotpage attach --pid 4194000 2>/tmp/e1; rc=$?
 hotpage attach --pid 1 --promote-to 7 2>/tmp/e2; rc=$?
 [ $rc -eq 2 ] && grep -q "node 7" /tmp/e2 && ok "bad --promote-to: exit 2, named" || bad "bad --promote-to: rc=$rc $(cat /tmp/e2)"
 
+# An output path that cannot be written fails the run at its start (before
+# any source changes the machine), not at each publication.
+sleep 30 & S=$!
+t0=$(cut -d' ' -f1 /proc/uptime)
+hotpage attach --pid $S --source damon --stats-json /nonexistent/s.json --quiet 2>/tmp/e3; rc=$?
+t1=$(cut -d' ' -f1 /proc/uptime)
+if [ $rc -eq 1 ] && grep -q "cannot write /nonexistent/s.json" /tmp/e3 && [ "$(kdamonds)" = 0 ]; then
+  ok "unwritable --stats-json: exit 1 in $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}') s, named, no kdamond"
+else
+  bad "unwritable --stats-json: rc=$rc kdamonds=$(kdamonds) $(cat /tmp/e3)"
+fi
+kill $S; wait $S 2>/dev/null
+
 echo "attach VM test: $fails failed"
 exit $fails

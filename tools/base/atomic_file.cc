@@ -68,6 +68,23 @@ absl::Status WriteAll(int fd, absl::string_view bytes,
 
 }  // namespace
 
+absl::Status CheckCanWriteFileAtomically(const std::string& path) {
+  absl::StatusOr<std::pair<int, std::string>> created =
+      CreateBeside(AT_FDCWD, path, 0600);
+  if (!created.ok()) {
+    return absl::Status(
+        created.status().code(),
+        absl::StrCat("cannot write ", path, ": ", created.status().message()));
+  }
+  const auto& [fd, tmp] = *created;
+  close(fd);
+  unlink(tmp.c_str());
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return ErrnoStatus(EISDIR, absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents, int mode) {
   HOTPAGE_ASSIGN_OR_RETURN(auto created, CreateBeside(AT_FDCWD, path, mode));

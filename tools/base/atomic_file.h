@@ -26,6 +26,14 @@ namespace hotpage {
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents, int mode = 0644);
 
+// Whether WriteFileAtomically(path, ...) can create its file now: creates
+// and removes the temporary file it would write (so a missing or read-only
+// directory, or one this process may not write, gives the error the write
+// would), and refuses a directory at `path` (which rename(2) could not
+// replace). For a command that writes its output after minutes of work: the
+// mistake shows before the work, not after. Writes nothing at `path`.
+absl::Status CheckCanWriteFileAtomically(const std::string& path);
+
 // A file written by appending, from empty (a log that other programs may
 // read while it grows: `hotpage attach --rounds`). Created as
 // WriteFileAtomically creates its file: a new temporary file beside `path`

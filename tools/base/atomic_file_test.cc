@@ -1,5 +1,6 @@
 #include "tools/base/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +53,35 @@ TEST(WriteFileAtomically, MissingDirectoryIsAnError) {
   auto s = WriteFileAtomically("/nonexistent/dir/x.json", "x");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("/nonexistent/dir/x.json"), std::string::npos);
+}
+
+TEST(CheckCanWriteFileAtomically, SaysWhatTheWriteWouldSayAndWritesNothing) {
+  FakeTree t;
+  const std::string p = t.root() + "/out.json";
+  EXPECT_TRUE(CheckCanWriteFileAtomically(p).ok());
+  // Nothing left behind: not the file, not the probe.
+  DIR* d = opendir(t.root().c_str());
+  ASSERT_NE(d, nullptr);
+  int entries = 0;
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+      ++entries;
+  }
+  closedir(d);
+  EXPECT_EQ(entries, 0);
+
+  absl::Status s = CheckCanWriteFileAtomically("/nonexistent/dir/x.svg");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot write /nonexistent/dir/x.svg: "),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("ENOENT"), std::string::npos) << s.message();
+
+  s = CheckCanWriteFileAtomically(t.root());  // a directory
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("EISDIR"), std::string::npos) << s.message();
+
+  EXPECT_FALSE(CheckCanWriteFileAtomically("").ok());
 }
 
 TEST(AppendOnlyFile, StartsEmptyAndGrowsByEachAppend) {

@@ -70,6 +70,16 @@ else
   echo "ok: --rounds: $lines rounds, $moves moves"
 fi
 expect 1 "nonexistent" -- "$trace" --policy hotpage --quiet --rounds "$tmp/nonexistent/r.jsonl"
+# An output that cannot be written fails before the replay, not after it:
+# the error, and no table.
+for output in --svg --report --rounds; do
+  expect 1 "cannot write $tmp/nonexistent/out: .*ENOENT" -- "$trace" --quiet $output "$tmp/nonexistent/out"
+  if [[ -s $tmp/out ]]; then
+    echo "FAIL: $output into a missing directory ran the replay first:"; cat "$tmp/out"; fail=1
+  fi
+done
+expect 1 "EISDIR" -- "$trace" --quiet --svg "$tmp"
+[[ -s $tmp/out ]] && { echo "FAIL: --svg DIR ran the replay first"; fail=1; }
 # The engine flags, as attach takes them (tools/engine_flags.h).
 for flag in --promote-to --weights --package-aware --keep-interleave --huge-strict --locality; do
   expect 0 "^ +$flag" -- --help
