@@ -499,6 +499,14 @@ uint32_t PolicyEngine::RoundSamples(uint64_t key) const {
              : it->second.samples;
 }
 
+double PolicyEngine::EpochDecay(uint64_t last_ns, uint64_t now_ns) const {
+  const double tau_s =
+      static_cast<double>(options_.epoch_rounds * options_.interval_ns) / 1e9;
+  return last_ns != 0 && now_ns > last_ns && tau_s > 0
+             ? std::exp(-static_cast<double>(now_ns - last_ns) / 1e9 / tau_s)
+             : 1.0;
+}
+
 bool PolicyEngine::WeighSwapPayoff(uint64_t now_ns, RoundReport& report) {
   report.swap_payoff_promoted = payoff_promoted_;
   report.swap_payoff_displaced = payoff_displaced_;
@@ -511,12 +519,7 @@ bool PolicyEngine::WeighSwapPayoff(uint64_t now_ns, RoundReport& report) {
   }
   swap_pairs_.clear();
   const double w = static_cast<double>(options_.sample_weight);
-  const double tau_s =
-      static_cast<double>(options_.epoch_rounds * options_.interval_ns) / 1e9;
-  const double f =
-      payoff_ns_ != 0 && now_ns > payoff_ns_ && tau_s > 0
-          ? std::exp(-static_cast<double>(now_ns - payoff_ns_) / 1e9 / tau_s)
-          : 1.0;
+  const double f = EpochDecay(payoff_ns_, now_ns);
   payoff_promoted_ = payoff_promoted_ * f + promoted / w;
   payoff_displaced_ = payoff_displaced_ * f + displaced / w;
   payoff_ns_ = now_ns;
@@ -531,7 +534,52 @@ bool PolicyEngine::WeighSwapPayoff(uint64_t now_ns, RoundReport& report) {
   return held;
 }
 
-void PolicyEngine::RememberSwapPairs(const PlacementDecision& d) {
+void PolicyEngine::WeighSilences(uint64_t now_ns, RoundReport& report) {
+  if (!silence_victims_.empty() && now_ns > silence_swaps_ns_) {
+    const double w = static_cast<double>(options_.sample_weight);
+    const double since_s =
+        static_cast<double>(now_ns - silence_swaps_ns_) / 1e9;
+    double observed = 0;
+    double claimed = 0;
+    for (const auto& [key, rate] : silence_victims_) {
+      observed += RoundSamples(key) / w;
+      claimed += rate * since_s;
+    }
+    // Decayed over the epoch, as the swaps' payoff.
+    const double f = EpochDecay(silence_ns_, now_ns);
+    silence_observed_ = silence_observed_ * f + observed;
+    silence_claimed_ = silence_claimed_ * f + claimed;
+    silence_ns_ = now_ns;
+  }
+  silence_victims_.clear();
+  // Poisson counts: the difference's variance is their sum. At the bounds'
+  // own z: their claim is what is tested.
+  silences_doubted_ =
+      options_.doubt_silences_that_do_not_hold && !rates_bound_accesses_ &&
+      silence_observed_ - silence_claimed_ >
+          options_.z * std::sqrt(silence_observed_ + silence_claimed_);
+  report.silence_observed = silence_observed_;
+  report.silence_claimed = silence_claimed_;
+  report.silences_doubted = silences_doubted_;
+  if (silences_doubted_) ++counters_.silences_doubted_rounds;
+}
+
+void PolicyEngine::RememberSwapPairs(const PlacementDecision& d,
+                                     uint64_t now_ns) {
+  // Silences that do not hold: the victims displaced by this round's swaps
+  // that were chosen by their silence.
+  silence_victims_.clear();
+  if (!silence_claims_.empty()) {
+    for (const PlannedMove& m : d.moves) {
+      if (m.reason != PlacementReason::kDemote ||
+          m.trigger != PlacementTrigger::kSwap)
+        continue;
+      auto it = silence_claims_.find(m.vaddr);
+      if (it != silence_claims_.end()) silence_victims_.push_back(it->second);
+    }
+    silence_claims_.clear();
+  }
+  silence_swaps_ns_ = now_ns;
   swap_pairs_.clear();
   if (!options_.hold_short_window_when_swaps_lose || options_.shift_z <= 0 ||
       rates_bound_accesses_)
@@ -961,14 +1009,16 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // still one (at twice the tail: a union bound).
   const uint64_t table_now = table_->now_ns();
   const double period = scan.window.sample_period;
-  auto silence_hi = [&](const PageEstimate& e) {
+  // `zero_hi`: U(0), or for a victim VictimZeroHi() (engine.h, "Silences
+  // that do not hold").
+  auto silence_hi = [&](const PageEstimate& e, double zero_hi) {
     const uint64_t seen_end = e.entry.last_seen_ns + kLastSeenTickNs;
     if (table_now <= seen_end) return std::numeric_limits<double>::infinity();
     const double gap_s = static_cast<double>(table_now - seen_end) / 1e9;
-    return zero_count_hi_ * period / gap_s;
+    return zero_hi * period / gap_s;
   };
-  auto recency_bound = [&](PageHeat& h, const PageEstimate& e) {
-    h.rate_hi = std::min(h.rate_hi, silence_hi(e));
+  auto recency_bound = [&](PageHeat& h, const PageEstimate& e, double zero_hi) {
+    h.rate_hi = std::min(h.rate_hi, silence_hi(e, zero_hi));
     h.rate = std::min(h.rate, h.rate_hi);
   };
   // A candidate that stopped (engine.h): its silence since its last sample
@@ -976,7 +1026,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   // bounds (the decayed count's or the short window's, and the count
   // prior's) are capped by it, and its count takes no part in the pair test.
   auto stopped_bound = [&](PageHeat& h, const PageEstimate& e) {
-    const double hi = silence_hi(e);
+    const double hi = silence_hi(e, zero_count_hi_);
     if (!(hi < h.rate_lo || hi < h.prior_lo)) return;
     h.rate_lo = std::min(h.rate_lo, hi);
     h.prior_lo = std::min(h.prior_lo, hi);
@@ -990,6 +1040,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
   report.hot_threshold = scan.HotThreshold(fast_bytes_ / 4096);
   const uint64_t prior_samples = CountRound(now_ns, prev_round_ns, report);
   const bool hold_short_window = WeighSwapPayoff(now_ns, report);
+  WeighSilences(now_ns, report);
   // A change point, first or second, ends the holds (file comment), once
   // CountRound has confirmed a first one.
   if (change_ns_ != 0 && change_ns_ != change_before) {
@@ -1089,14 +1140,26 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     // The candidate's recent upper bound: the decayed count's, capped by
     // the recency bound (as a victim's).
     PageHeat recent = heat;
-    recency_bound(recent, e);
+    recency_bound(recent, e, zero_count_hi_);
     ApplyLongPrior(long_counts_now_[e.index], period, /*candidate=*/true,
                    recent.rate_hi, candidates.back());
     stopped_bound(candidates.back(), e);
   }
+  silence_claims_.clear();
+  const bool claim_silences =
+      options_.doubt_silences_that_do_not_hold && !rates_bound_accesses_;
   for (const PageEstimate& e : scan.coldest_on_fast) {
     victims.push_back(to_heat(e));
-    recency_bound(victims.back(), e);
+    // Silences that do not hold (engine.h): the rate its silence's bound
+    // at the scan's z allows (the claim tested is the per-page bound's,
+    // also while silences are doubted), where that bound is below the
+    // decayed count's.
+    const double silence = silence_hi(e, zero_count_hi_);
+    if (claim_silences && silence < victims.back().rate_hi) {
+      silence_claims_[victims.back().vaddr] = {e.entry.key.Pack(),
+                                               silence / period};
+    }
+    recency_bound(victims.back(), e, VictimZeroHi());
     ApplyLongWindow(long_counts_now_[e.index], period, victims.back());
     ApplyCountPrior(prior_count(e), period, window_s, /*candidate=*/false,
                     victims.back());
@@ -1179,7 +1242,7 @@ RoundReport PolicyEngine::RunRound(MemoryView& view, uint64_t now_ns) {
     report.pair_tail = in.pair_tail;
   }
   report.decision = DecideMoves(in, config_, *strategy_);
-  RememberSwapPairs(report.decision);
+  RememberSwapPairs(report.decision, now_ns);
   // What is left of victims_ is the next room round's (file comment).
   DropMovedVictims(report.decision);
   ArmRoom(report);
@@ -1271,7 +1334,7 @@ RoundReport PolicyEngine::RoomRound(MemoryView& view, RoundReport report) {
           static_cast<double>(table_now - v->last_seen_ns - kLastSeenTickNs) /
           1e9;
       PageHeat& r = room_victims_.back();
-      r.rate_hi = std::min(r.rate_hi, zero_count_hi_ * period / gap_s);
+      r.rate_hi = std::min(r.rate_hi, VictimZeroHi() * period / gap_s);
       r.rate = std::min(r.rate, r.rate_hi);
       // The longer gap may now show it cooled.
       if (r.ShowedCooling()) r.rank_by_long_window = false;
@@ -1885,10 +1948,12 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
   FastTierCooling cooling(long_window_s_, dt_s);
   uint64_t decayed_samples = 0;
   if (trial) decayed_histogram_.assign(CountPrior::kMaxCount + 1, 0);
+  size_t fast_entries = 0;
   for (size_t j = 0; j < entries_.size(); ++j) {
     const EntryView& e = entries_[j];
     const uint64_t key = e.key.Pack();
     const uint32_t count = e.count;
+    if (nodes_[j] >= 0 && IsFastNode(nodes_[j])) ++fast_entries;
     float long_count = KeyState::kNoLongCount;
     bool long_looked_up = false;
     if (count > 0) {
@@ -1985,6 +2050,10 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
       if (n <= CountPrior::kMaxCount) ++long_histogram_[n];
     }
   }
+  // Silences that do not hold: the family-wise tail over the fast tier's
+  // tracked pages, -ln(a / M) = U(0) + ln M.
+  family_zero_hi_ =
+      zero_count_hi_ + std::log(std::max<double>(1.0, fast_entries));
   // A key without a count this round has none for the next (its entry is
   // erased at the next sweep unless it has a long count).
   counted_round_ = round;

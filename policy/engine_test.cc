@@ -1044,6 +1044,115 @@ TEST(PolicyEngineTest, SwapsThatDoNotPayHoldTheShortWindowBack) {
   }
 }
 
+// Silences that do not hold (engine.h). Node 0 is between its watermarks
+// and holds 30 pages sampled four times a second since 0 s. Ten of them
+// (the first group) draw no sample after 6.75 s: at the round at 8 s their
+// silence (about 1.05 s, counted from the end of the table's last-seen
+// tick) bounds each below U(0) / 1.05 s = 2.0/s, and ten pages of the slow
+// node 2 sampled six times in the last half second (a lower bound of
+// L(6) / 1 s = 3.6/s) are swapped in for them. If the displaced pages then
+// keep their four samples a second (the silences did not hold: 40 samples
+// against the 20 their bounds allowed, over z sqrt(60) = 9.0), the round at
+// 9 s takes the victims' recency bounds at the family-wise tail,
+// (U(0) + ln 40) / 1.05 s = 5.5/s, for a second group of ten silent since
+// 7.75 s, and ten more slow pages with six samples displace none of them.
+// If the displaced pages fall silent instead (they had cooled), or with
+// the rule off, the second group goes as the first did. The promoted pages
+// draw four samples a second too, so the swaps pay as much as they cost
+// and the short window is not held ("Swaps that do not pay").
+TEST(PolicyEngineTest, SilencesThatDoNotHoldAreDoubted) {
+  enum Mode { kSteady, kCooled, kOff };
+  for (const Mode mode : {kSteady, kCooled, kOff}) {
+    SCOPED_TRACE(mode);
+    const Topology topo = ThreeNodes();
+    EngineOptions opt;
+    opt.shift_z = 0;  // the detector off: this is about the evidence
+    opt.doubt_silences_that_do_not_hold = mode != kOff;
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    view.free = {{0, kGiB * 3 / 100}, {1, 0}, {2, kGiB / 2}};
+    const uint64_t steady = kBase, fresh = kBase + 1000 * kPage;
+    auto page = [](uint64_t base, uint64_t i) { return base + i * kPage; };
+    for (uint64_t i = 0; i < 30; ++i) view.node[page(steady, i)] = 0;
+    for (uint64_t i = 0; i < 20; ++i) view.node[page(fresh, i)] = 2;
+    // Four samples a second of the steady pages in [from, to), but for the
+    // group silent from `quiet_from`.
+    auto steady_samples = [&](uint64_t from_q, uint64_t to_q,
+                              std::vector<Sample>& out) {
+      for (uint64_t q = from_q; q < to_q; ++q) {  // quarter seconds
+        for (uint64_t i = 0; i < 30; ++i) {
+          if (i < 10 && q >= 28) continue;  // first group: silent from 7 s
+          if (i >= 10 && i < 20 && q >= 32) continue;  // second: from 8 s
+          out.push_back(At(page(steady, i), q * kSec / 4));
+        }
+      }
+    };
+    RoundReport r;
+    for (uint64_t t = 1; t <= 7; ++t) {
+      std::vector<Sample> samples;
+      steady_samples(4 * (t - 1), 4 * t, samples);
+      engine->Ingest(samples);
+      r = engine->RunRound(view, t * kSec);
+      ASSERT_TRUE(r.decision.moves.empty())
+          << t << DecisionToString(r.decision);
+    }
+    // Burst candidates: six samples in the last half second.
+    auto burst = [&](uint64_t first, uint64_t t, std::vector<Sample>& out) {
+      for (uint64_t i = first; i < first + 10; ++i) {
+        for (uint64_t n = 0; n < 6; ++n)
+          out.push_back(
+              At(page(fresh, i), t * kSec - kSec / 2 + n * kSec / 16));
+      }
+    };
+    std::vector<Sample> samples;
+    steady_samples(28, 32, samples);
+    burst(0, 8, samples);
+    engine->Ingest(samples);
+    r = engine->RunRound(view, 8 * kSec);
+    ASSERT_EQ(r.decision.promoted_pages, 10u) << DecisionToString(r.decision);
+    ASSERT_FALSE(r.silences_doubted);
+    for (const PlannedMove& m : r.decision.moves) {
+      ASSERT_EQ(m.trigger, PlacementTrigger::kSwap);
+      if (m.reason == PlacementReason::kDemote) {
+        ASSERT_LT(m.vaddr, page(steady, 10)) << "the first group goes";
+      }
+      view.node[m.vaddr] = m.to_node;  // the migrator moved it
+    }
+    samples.clear();
+    steady_samples(32, 36, samples);
+    for (uint64_t q = 32; q < 36; ++q) {
+      for (uint64_t i = 0; i < 10; ++i) {
+        samples.push_back(At(page(fresh, i), q * kSec / 4 + kSec / 8));
+        if (mode != kCooled)
+          samples.push_back(At(page(steady, i), q * kSec / 4 + kSec / 8));
+      }
+    }
+    burst(10, 9, samples);
+    engine->Ingest(samples);
+    r = engine->RunRound(view, 9 * kSec);
+    EXPECT_FALSE(r.short_window_held);
+    if (mode == kSteady) {
+      EXPECT_TRUE(r.silences_doubted);
+      EXPECT_DOUBLE_EQ(r.silence_observed, 40);
+      EXPECT_GT(r.silence_claimed, 10 * 2.1 / 1.25);  // gap under 1.25 s
+      EXPECT_LT(r.silence_claimed, 10 * 2.1 / 1.0);   // and over 1 s
+      EXPECT_EQ(r.decision.promoted_pages, 0u) << DecisionToString(r.decision);
+      EXPECT_EQ(engine->counters().silences_doubted_rounds, 1u);
+    } else {
+      EXPECT_FALSE(r.silences_doubted);
+      EXPECT_EQ(r.decision.promoted_pages, 10u) << DecisionToString(r.decision);
+      for (const PlannedMove& m : r.decision.moves) {
+        if (m.reason == PlacementReason::kDemote) {
+          EXPECT_GE(m.vaddr, page(steady, 10));
+          EXPECT_LT(m.vaddr, page(steady, 20));
+        }
+      }
+      EXPECT_EQ(engine->counters().silences_doubted_rounds, 0u);
+    }
+  }
+}
+
 // The empirical-Bayes prior (policy/count_prior.h). Node 0 holds 300 cold
 // pages, each sampled once at 1.5 s, and 200 hot ones, each sampled 6 times
 // then; so is a page on the slow node 2 (mapped only after the round at

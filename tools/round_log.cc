@@ -44,6 +44,8 @@ void AppendRoundLine(const RoundReport& r, uint64_t start_ns,
   w.Double(r.migration_cost_ns);
   w.Key("short_window_held");
   w.Bool(r.short_window_held);
+  w.Key("silences_doubted");
+  w.Bool(r.silences_doubted);
   const PlacementDecision& d = r.decision;
   w.Key("promoted_pages");
   w.Uint(d.promoted_pages);

@@ -35,6 +35,7 @@ RoundReport SampleReport() {
   r.fast_share_baseline = 0.875;
   r.fast_loaded_latency_ns = 121;
   r.next_loaded_latency_ns = 416;
+  r.silences_doubted = true;
   r.decision.promoted_pages = 1;
   r.decision.demoted_pages = 2;
   r.decision.promote_skipped[SkipReason::kNotEnoughEvidence] = 484;
@@ -69,6 +70,8 @@ TEST(RoundLogTest, OneParsableLinePerRoundWithTheDecisionAndItsMoves) {
   EXPECT_DOUBLE_EQ((*j)["fast_share"].get<double>(), 0.75);
   EXPECT_DOUBLE_EQ((*j)["fast_share_baseline"].get<double>(), 0.875);
   EXPECT_DOUBLE_EQ((*j)["next_loaded_latency_ns"].get<double>(), 416);
+  EXPECT_FALSE((*j)["short_window_held"].get<bool>());
+  EXPECT_TRUE((*j)["silences_doubted"].get<bool>());
   EXPECT_EQ((*j)["promoted_pages"].get<int>(), 1);
   EXPECT_EQ((*j)["demoted_pages"].get<int>(), 2);
   // Only the reasons that held pages back, by their names.

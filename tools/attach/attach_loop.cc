@@ -198,6 +198,7 @@ void AttachLoop::Round(uint64_t now_ns) {
   stats_.early_rounds = c.early_rounds;
   stats_.room_rounds = c.room_rounds;
   stats_.short_window_held_rounds = c.short_window_held_rounds;
+  stats_.silences_doubted_rounds = c.silences_doubted_rounds;
   stats_.odds_pair_rounds = c.odds_pair_rounds;
   stats_.arrival_promotions = c.arrival_promotions;
   stats_.refault_protections = c.refault_protections;

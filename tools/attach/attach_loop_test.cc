@@ -987,6 +987,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   s.early_rounds = 1;
   s.room_rounds = 1;
   s.short_window_held_rounds = 2;
+  s.silences_doubted_rounds = 4;
   s.odds_pair_rounds = 5;
   s.arrival_promotions = 40;
   s.rounds_waited_for_arrivals = 3;
@@ -1064,6 +1065,7 @@ TEST(AttachStatsTest, JsonAndPrometheusFormats) {
   "early_rounds": 1,
   "room_rounds": 1,
   "short_window_held_rounds": 2,
+  "silences_doubted_rounds": 4,
   "odds_pair_rounds": 5,
   "arrival_promotions": 40,
   "rounds_waited_for_arrivals": 3,
@@ -1173,6 +1175,9 @@ hotpage_room_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memca
 # HELP hotpage_short_window_held_rounds_total Rounds that ranked candidates without their samples since the last round: the last rounds' swaps displaced pages that then drew more samples than the pages promoted.
 # TYPE hotpage_short_window_held_rounds_total counter
 hotpage_short_window_held_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 2
+# HELP hotpage_silences_doubted_rounds_total Rounds that took the victims' silences at the family-wise level: the pages the last rounds' swaps displaced for their silence then drew more samples than their bounds allowed.
+# TYPE hotpage_silences_doubted_rounds_total counter
+hotpage_silences_doubted_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 4
 # HELP hotpage_odds_pair_rounds_total Rounds whose swap test took the odds (a candidate more likely hotter than its victim than not): a slower tier was saturated.
 # TYPE hotpage_odds_pair_rounds_total counter
 hotpage_odds_pair_rounds_total{workload="cache",pid="4242",cgroup="system.slice/memcached.service"} 5

@@ -152,6 +152,8 @@ std::string AttachStatsJson(const AttachStats& s) {
   w.Uint(s.room_rounds);
   w.Key("short_window_held_rounds");
   w.Uint(s.short_window_held_rounds);
+  w.Key("silences_doubted_rounds");
+  w.Uint(s.silences_doubted_rounds);
   w.Key("odds_pair_rounds");
   w.Uint(s.odds_pair_rounds);
   w.Key("arrival_promotions");
@@ -343,6 +345,11 @@ std::string AttachStatsProm(const AttachStats& s) {
       "round: the last rounds' swaps displaced pages that then drew more "
       "samples than the pages promoted.",
       s.short_window_held_rounds);
+  one("hotpage_silences_doubted_rounds_total", "counter",
+      "Rounds that took the victims' silences at the family-wise level: the "
+      "pages the last rounds' swaps displaced for their silence then drew "
+      "more samples than their bounds allowed.",
+      s.silences_doubted_rounds);
   one("hotpage_odds_pair_rounds_total", "counter",
       "Rounds whose swap test took the odds (a candidate more likely hotter "
       "than its victim than not): a slower tier was saturated.",

@@ -99,6 +99,11 @@ struct AttachStats {
   // rounds' swaps displaced pages that then drew more samples than the
   // pages promoted (policy/engine.h, "Swaps that do not pay").
   uint64_t short_window_held_rounds = 0;
+  // Rounds that took the victims' recency bounds at the family-wise tail:
+  // the pages the last rounds' swaps displaced for their silence then drew
+  // more samples than their bounds allowed (policy/engine.h, "Silences
+  // that do not hold").
+  uint64_t silences_doubted_rounds = 0;
   // Rounds whose swap test took the odds (a posterior of up to 1/2 on a
   // candidate not being hotter): a slower tier was saturated (policy/
   // engine.h, "The odds suffice while a slower tier is saturated").

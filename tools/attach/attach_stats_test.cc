@@ -323,6 +323,7 @@ TEST(AttachStatsPromTest, CarriesEveryFieldOfTheJson) {
       {"early_rounds", "hotpage_early_rounds_total"},
       {"room_rounds", "hotpage_room_rounds_total"},
       {"short_window_held_rounds", "hotpage_short_window_held_rounds_total"},
+      {"silences_doubted_rounds", "hotpage_silences_doubted_rounds_total"},
       {"odds_pair_rounds", "hotpage_odds_pair_rounds_total"},
       {"arrival_promotions", "hotpage_arrival_promotions_total"},
       {"rounds_waited_for_arrivals",

@@ -203,6 +203,7 @@ std::vector<std::pair<std::string, uint64_t>> HotpagePolicy::Details() const {
       {"change_window_rounds", c.change_window_rounds},
       {"released_holds", c.released_holds},
       {"short_window_held_rounds", c.short_window_held_rounds},
+      {"silences_doubted_rounds", c.silences_doubted_rounds},
       {"odds_pair_rounds", c.odds_pair_rounds},
       {"bandwidth_bound_rounds", c.bandwidth_bound_rounds},
       {"bandwidth_shed_rounds", c.bandwidth_shed_rounds},
