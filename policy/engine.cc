@@ -568,16 +568,15 @@ void PolicyEngine::RememberSwapPairs(const PlacementDecision& d,
                                      uint64_t now_ns) {
   // Silences that do not hold: the victims displaced by this round's swaps
   // that were chosen by their silence.
+  // (silence_claims_ is this round's: the victims' loop refills it.)
   silence_victims_.clear();
-  if (!silence_claims_.empty()) {
-    for (const PlannedMove& m : d.moves) {
-      if (m.reason != PlacementReason::kDemote ||
-          m.trigger != PlacementTrigger::kSwap)
-        continue;
-      auto it = silence_claims_.find(m.vaddr);
-      if (it != silence_claims_.end()) silence_victims_.push_back(it->second);
-    }
-    silence_claims_.clear();
+  for (const PlannedMove& m : d.moves) {
+    if (silence_claims_.empty()) break;
+    if (m.reason != PlacementReason::kDemote ||
+        m.trigger != PlacementTrigger::kSwap)
+      continue;
+    auto it = silence_claims_.find(m.vaddr);
+    if (it != silence_claims_.end()) silence_victims_.push_back(it->second);
   }
   silence_swaps_ns_ = now_ns;
   swap_pairs_.clear();

@@ -1076,8 +1076,8 @@ TEST(PolicyEngineTest, SilencesThatDoNotHoldAreDoubted) {
     auto page = [](uint64_t base, uint64_t i) { return base + i * kPage; };
     for (uint64_t i = 0; i < 30; ++i) view.node[page(steady, i)] = 0;
     for (uint64_t i = 0; i < 20; ++i) view.node[page(fresh, i)] = 2;
-    // Four samples a second of the steady pages in [from, to), but for the
-    // group silent from `quiet_from`.
+    // Four samples a second of the steady pages over quarter seconds
+    // [from_q, to_q), less the two groups' silences (from 7 s and 8 s).
     auto steady_samples = [&](uint64_t from_q, uint64_t to_q,
                               std::vector<Sample>& out) {
       for (uint64_t q = from_q; q < to_q; ++q) {  // quarter seconds
