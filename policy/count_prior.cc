@@ -21,11 +21,15 @@ void CountPrior::MakeGrid() {
     }
     for (int j = 0; j < kGridPoints; ++j) row[j] = std::exp(row[j] - best);
   }
+  seen_.resize(kGridPoints);
+  for (int j = 0; j < kGridPoints; ++j) seen_[j] = 1.0 / -std::expm1(-grid_[j]);
 }
 
-void CountPrior::Fit(absl::Span<const uint64_t> histogram, double z) {
+void CountPrior::Fit(absl::Span<const uint64_t> histogram, double z,
+                     bool zero_truncated) {
   if (grid_.empty()) MakeGrid();
   fitted_ = false;
+  zero_truncated_ = false;
   present_.clear();
   double total = 0;
   const size_t n = std::min<size_t>(histogram.size(), kMaxCount + 1);
@@ -35,20 +39,42 @@ void CountPrior::Fit(absl::Span<const uint64_t> histogram, double z) {
     total += static_cast<double>(histogram[k]);
   }
   if (present_.size() < 2) return;
+  // A zero bin is data: such a histogram is fitted as it is.
+  const bool truncated = zero_truncated && present_.front() != 0;
   weights_.assign(kGridPoints, 1.0 / kGridPoints);
   next_.resize(kGridPoints);
+  // EM on the likelihood of each count: Poisson, or for a zero-truncated
+  // histogram Poisson over the probability of a count above 0 (seen_).
   for (int it = 0; it < kEmIterations; ++it) {
     std::fill(next_.begin(), next_.end(), 0.0);
     for (uint32_t k : present_) {
       const double* row = &like_[static_cast<size_t>(k) * kGridPoints];
       double denom = 0;
-      for (int j = 0; j < kGridPoints; ++j) denom += weights_[j] * row[j];
+      if (truncated) {
+        for (int j = 0; j < kGridPoints; ++j)
+          denom += weights_[j] * row[j] * seen_[j];
+      } else {
+        for (int j = 0; j < kGridPoints; ++j) denom += weights_[j] * row[j];
+      }
       if (!(denom > 0)) continue;
       const double scale = static_cast<double>(histogram[k]) / denom;
-      for (int j = 0; j < kGridPoints; ++j)
-        next_[j] += scale * weights_[j] * row[j];
+      if (truncated) {
+        for (int j = 0; j < kGridPoints; ++j)
+          next_[j] += scale * weights_[j] * row[j] * seen_[j];
+      } else {
+        for (int j = 0; j < kGridPoints; ++j)
+          next_[j] += scale * weights_[j] * row[j];
+      }
     }
     for (int j = 0; j < kGridPoints; ++j) weights_[j] = next_[j] / total;
+  }
+  if (truncated) {
+    // The fitted weights are the rates of the pages seen; the prior of all
+    // pages weighs each rate by 1 / P(seen) (file comment).
+    double sum = 0;
+    for (int j = 0; j < kGridPoints; ++j) sum += weights_[j] *= seen_[j];
+    for (int j = 0; j < kGridPoints; ++j) weights_[j] /= sum;
+    zero_truncated_ = true;
   }
   // The posterior bounds of every count the fit covers.
   const double tail = 0.5 * std::erfc(z / std::sqrt(2.0));

@@ -132,5 +132,66 @@ TEST(CountPrior, PairTestPassesWhereTheIntervalsOverlap) {
   EXPECT_FALSE(empty.ProbNotHotter(1, 0));
 }
 
+// A histogram with no zeros to show (count_prior.h): the table's counts
+// before its first epoch, as stream_mix's at 0.5 s. 512 streamed pages at
+// 2.35 samples so far, 1024 hot-set pages at 0.3 and 8192 cold pages at
+// 0.01, of which only those sampled are in the table (no count of 0).
+// Fitted as a whole population, the prior must explain the missing zeros
+// and credits a count of 1 to rates near the streamed pages': a count of 3
+// against a count of 1 is a coin toss (P(not hotter) 0.51). Fitted as
+// zero-truncated, a count of 1 may be the hot set's or a cold page's, and
+// the pair test leans the right way.
+TEST(CountPrior, ZeroTruncatedFitSeparatesWhatTheBlurredOneCannot) {
+  std::vector<uint64_t> h(CountPrior::kMaxCount + 1, 0);
+  AddPoisson(h, 512, 2.35);
+  AddPoisson(h, 1024, 0.3);
+  AddPoisson(h, 8192, 0.01);
+  h[0] = 0;  // the pages not sampled yet are not in the table
+  const double a = 0.5 * std::erfc(kZ / std::sqrt(2.0));
+  CountPrior blurred;
+  blurred.Fit(h, kZ);
+  ASSERT_TRUE(blurred.fitted());
+  EXPECT_FALSE(blurred.zero_truncated());
+  CountPrior truncated;
+  truncated.Fit(h, kZ, /*zero_truncated=*/true);
+  ASSERT_TRUE(truncated.fitted());
+  EXPECT_TRUE(truncated.zero_truncated());
+  // Of the 422 pages of count 1, 308 are the hot set's or cold: the
+  // blurred prior still bounds a count of 1 above 1.5 samples (at the
+  // bounds' tail), the truncated one below the hot set's 0.3.
+  EXPECT_GT(blurred.Bounds(1)->lo, 1.0);
+  EXPECT_LT(truncated.Bounds(1)->lo, 0.3);
+  // The pair test: 3 against 1 a coin toss blurred (0.51), 0.16 truncated;
+  // 2 against 1 passes the saturated tier's odds (1/2) only truncated.
+  EXPECT_GT(*blurred.ProbNotHotter(3, 1), 0.5);
+  EXPECT_LT(*truncated.ProbNotHotter(3, 1), 0.2);
+  EXPECT_GT(*blurred.ProbNotHotter(2, 1), 0.5);
+  EXPECT_LT(*truncated.ProbNotHotter(2, 1), 0.5);
+  EXPECT_LT(*truncated.ProbNotHotter(5, 1), a);
+  // Still a distribution, and monotone in the count.
+  double sum = 0;
+  for (double w : truncated.weights()) sum += w;
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+  for (uint32_t k = 1; k + 1 <= 12; ++k) {
+    EXPECT_LE(truncated.Bounds(k)->lo, truncated.Bounds(k + 1)->lo) << k;
+    EXPECT_LE(truncated.Bounds(k)->hi, truncated.Bounds(k + 1)->hi) << k;
+  }
+  // A zero bin is data: with it the flag changes nothing.
+  std::vector<uint64_t> with_zeros(CountPrior::kMaxCount + 1, 0);
+  AddPoisson(with_zeros, 512, 2.35);
+  AddPoisson(with_zeros, 1024, 0.3);
+  CountPrior plain, flagged;
+  plain.Fit(with_zeros, kZ);
+  flagged.Fit(with_zeros, kZ, /*zero_truncated=*/true);
+  EXPECT_FALSE(flagged.zero_truncated());
+  EXPECT_EQ(plain.weights(), flagged.weights());
+  // Two counts above 0 are needed, as two counts are without the flag.
+  std::vector<uint64_t> one(CountPrior::kMaxCount + 1, 0);
+  one[2] = 50;
+  CountPrior single;
+  single.Fit(one, kZ, /*zero_truncated=*/true);
+  EXPECT_FALSE(single.fitted());
+}
+
 }  // namespace
 }  // namespace hotpage

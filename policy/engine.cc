@@ -2070,7 +2070,12 @@ uint64_t PolicyEngine::CountRound(uint64_t now_ns, uint64_t prev_round_ns,
       ++counters_.unconfirmed_changes;
     }
   }
-  prior_.Fit(prior_histogram_, options_.z);
+  // A histogram with no zeros to show (engine.h): the decayed counts
+  // before the table first halved them, where samples count accesses.
+  const bool zero_truncated =
+      table_->epoch() == 0 && change_ns_ == 0 && !rates_bound_accesses_;
+  prior_.Fit(prior_histogram_, options_.z, zero_truncated);
+  report.prior_zero_truncated = prior_.zero_truncated();
   if (long_prior) {
     long_prior_.Fit(long_histogram_, options_.z);
   } else {

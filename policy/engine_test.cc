@@ -1200,6 +1200,47 @@ TEST(PolicyEngineTest, PriorFittedToTheCountsPromotesWhatPoissonCannot) {
   EXPECT_EQ(engine->counters().short_window_candidates, 0u);
 }
 
+// A histogram with no zeros to show (engine.h, "A prior fitted to the
+// table"; count_prior.h): until the table first halves its counts (after
+// the round at 2 s here) every tracked page was sampled, so the round fits
+// the count prior as zero-truncated; after it (counts of 0 are then data),
+// and for a fault source (its counts are not Poisson in the rate), it does
+// not.
+TEST(PolicyEngineTest, TheFirstEpochsPriorIsFittedZeroTruncated) {
+  const Topology topo = ThreeNodes();
+  for (const SampleSource source :
+       {SampleSource::kPebsLoad, SampleSource::kPageFault}) {
+    SCOPED_TRACE(SampleSourceName(source));
+    EngineOptions opt;
+    opt.shift_z = 0;
+    opt.epoch_rounds = 2;  // the first halving at 2 s
+    auto engine = MakeEngine(topo, {}, opt);
+    engine->Start(0);
+    MapView view;
+    auto samples_at = [&](uint64_t t) {
+      std::vector<Sample> v;
+      for (uint64_t i = 0; i < 150; ++i) {
+        view.node[kBase + i * kPage] = 2;
+        for (int n = 0; n < (i < 100 ? 1 : 4); ++n) {
+          v.push_back(At(kBase + i * kPage, t));
+          v.back().source = source;
+        }
+      }
+      return v;
+    };
+    engine->Ingest(samples_at(kSec / 2));
+    const RoundReport first = engine->RunRound(view, kSec);
+    EXPECT_EQ(first.prior_zero_truncated, source == SampleSource::kPebsLoad);
+    // The round at 2 s still counts unhalved (the epoch ends after it).
+    const RoundReport second = engine->RunRound(view, 2 * kSec);
+    EXPECT_EQ(second.prior_zero_truncated, source == SampleSource::kPebsLoad);
+    EXPECT_TRUE(second.epoch_advanced);
+    engine->Ingest(samples_at(kSec * 5 / 2));
+    const RoundReport later = engine->RunRound(view, 3 * kSec);
+    EXPECT_FALSE(later.prior_zero_truncated);
+  }
+}
+
 // The swap test's pair form (EngineOptions::pair_test) rests on counts
 // that are Poisson in the access rate: a round has it for samples that
 // count accesses, not for a fault source's (one per re-arm or scan pass)

@@ -46,6 +46,8 @@ void AppendRoundLine(const RoundReport& r, uint64_t start_ns,
   w.Bool(r.short_window_held);
   w.Key("silences_doubted");
   w.Bool(r.silences_doubted);
+  w.Key("prior_zero_truncated");
+  w.Bool(r.prior_zero_truncated);
   const PlacementDecision& d = r.decision;
   w.Key("promoted_pages");
   w.Uint(d.promoted_pages);

@@ -36,6 +36,7 @@ RoundReport SampleReport() {
   r.fast_loaded_latency_ns = 121;
   r.next_loaded_latency_ns = 416;
   r.silences_doubted = true;
+  r.prior_zero_truncated = true;
   r.decision.promoted_pages = 1;
   r.decision.demoted_pages = 2;
   r.decision.promote_skipped[SkipReason::kNotEnoughEvidence] = 484;
@@ -72,6 +73,7 @@ TEST(RoundLogTest, OneParsableLinePerRoundWithTheDecisionAndItsMoves) {
   EXPECT_DOUBLE_EQ((*j)["next_loaded_latency_ns"].get<double>(), 416);
   EXPECT_FALSE((*j)["short_window_held"].get<bool>());
   EXPECT_TRUE((*j)["silences_doubted"].get<bool>());
+  EXPECT_TRUE((*j)["prior_zero_truncated"].get<bool>());
   EXPECT_EQ((*j)["promoted_pages"].get<int>(), 1);
   EXPECT_EQ((*j)["demoted_pages"].get<int>(), 2);
   // Only the reasons that held pages back, by their names.
