@@ -11,7 +11,7 @@
 //    "bandwidth_bound": false, "fast_loaded_latency_ns": 121,
 //    "next_loaded_latency_ns": 416, "horizon_s": 14.8,
 //    "migration_cost_ns": 4832, "short_window_held": false,
-//    "silences_doubted": false,
+//    "silences_doubted": false, "prior_zero_truncated": false,
 //    "promoted_pages": 3, "demoted_pages": 24, "shed_pages": 0,
 //    "promote_skipped": {"not_enough_evidence": 484},
 //    "moves": [["0x7f3600042000", 4096, 2, 0, "promote", "swap",
